@@ -1,0 +1,25 @@
+"""amqp-jms: the JMS 2.0 messaging model on AMQP 1.0, in Python."""
+
+from .destination import (
+    Destination,
+    Queue,
+    TemporaryQueue,
+    TemporaryTopic,
+    Topic,
+    parse_destination,
+)
+from .exceptions import *  # noqa: F403
+from .exceptions import __all__ as _exc_all
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Destination",
+    "Queue",
+    "TemporaryQueue",
+    "TemporaryTopic",
+    "Topic",
+    "__version__",
+    "parse_destination",
+    *_exc_all,
+]

@@ -1,0 +1,8 @@
+"""Sans-IO driver of proton's AMQP engine, shared by the client's provider and the broker.
+
+Nothing in this package imports asyncio, socket, threading or time (a test enforces it).
+"""
+
+from .core import Engine, EngineError, SaslConfig
+
+__all__ = ["Engine", "EngineError", "SaslConfig"]

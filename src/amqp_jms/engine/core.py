@@ -1,0 +1,186 @@
+"""One AMQP connection as a state machine over proton's engine: bytes in, events out.
+
+proton's engine (``Connection`` + ``Transport`` + ``Collector``) already is a sans-IO protocol
+core; this class is the thin, typed seam both the client's provider and the broker drive it
+through, so neither re-learns proton's buffer dance. It never touches a socket, a clock, a
+thread or asyncio: the adapter feeds bytes with ``receive_data``, writes what ``data_to_send``
+returns, calls ``tick(now)`` at the deadline it returns, and handles ``events()``.
+
+Errors: proton reports transport-level failures (a malformed frame, an idle timeout, a failed
+SASL exchange) as a transport error condition and a ``TRANSPORT_CLOSED`` event; the engine never
+raises out of ``receive_data`` for bad input. ``closed`` turns true once both directions are
+done, and ``error`` holds the condition that ended it, if any.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
+
+__all__ = ["Engine", "EngineError", "SaslConfig"]
+
+
+@dataclass(frozen=True, slots=True)
+class EngineError:
+    """The AMQP error condition that ended a connection (ours or the peer's)."""
+
+    name: str
+    description: str | None = None
+
+    @classmethod
+    def from_condition(cls, cond: Condition | None) -> EngineError | None:
+        if cond is None or not cond.name:
+            return None
+        return cls(str(cond.name), cond.description)
+
+
+@dataclass(frozen=True, slots=True)
+class SaslConfig:
+    """SASL settings. ``mechanisms`` is a space-separated allow-list (proton's form)."""
+
+    enabled: bool = True
+    mechanisms: str | None = None
+    user: str | None = None
+    password: str | None = None
+    allow_insecure: bool = True
+
+
+class Engine:
+    """proton's Connection/Transport/Collector bound together, driven by an external adapter.
+
+    ``server=True`` makes the transport accept an incoming connection (broker role). With
+    ``sasl=None`` no SASL layer is expected (the AMQP header comes first).
+    """
+
+    def __init__(
+        self,
+        *,
+        server: bool = False,
+        sasl: SaslConfig | None = None,
+        ssl_domain: SSLDomain | None = None,
+        max_frame_size: int | None = None,
+        idle_timeout_s: float | None = None,
+        connection: Connection | None = None,
+    ) -> None:
+        self.server = server
+        self.connection: Connection = connection if connection is not None else Connection()
+        self.collector = Collector()
+        self.connection.collect(self.collector)
+        self.transport = Transport(Transport.SERVER if server else Transport.CLIENT)
+        if max_frame_size:
+            self.transport.max_frame_size = max_frame_size
+        if idle_timeout_s:
+            self.transport.idle_timeout = idle_timeout_s
+        if sasl is not None and sasl.enabled:
+            s = self.transport.sasl()
+            if sasl.mechanisms:
+                s.allowed_mechs(sasl.mechanisms)
+            s.allow_insecure_mechs = sasl.allow_insecure
+            if not server and sasl.user is not None:
+                self.connection.user = sasl.user
+                if sasl.password is not None:
+                    self.connection.password = sasl.password
+        if ssl_domain is not None:
+            from proton import SSL
+
+            SSL(self.transport, ssl_domain)
+        self.transport.bind(self.connection)
+        self._head_closed = False
+        self._tail_closed = False
+
+    # -- input ---------------------------------------------------------------------------------
+    def receive_data(self, data: bytes) -> None:
+        """Feed bytes read from the peer; ``b""`` means the peer closed its side (EOF)."""
+        if self._tail_closed:
+            return
+        if not data:
+            self._tail_closed = True
+            self.transport.close_tail()
+            return
+        view = memoryview(data)
+        while view:
+            cap = self.transport.capacity()
+            if cap <= 0:
+                # the transport will take no more input (closed or errored): drop the rest, the
+                # TRANSPORT_CLOSED event tells the adapter.
+                self._tail_closed = True
+                return
+            n = min(cap, len(view))
+            self.transport.push(bytes(view[:n]))
+            view = view[n:]
+
+    # -- output --------------------------------------------------------------------------------
+    def data_to_send(self) -> bytes:
+        """All bytes proton has ready for the peer (possibly ``b""``)."""
+        if self._head_closed:
+            return b""
+        chunks = []
+        while True:
+            pending = self.transport.pending()
+            if pending < 0:
+                self._head_closed = True
+                break
+            if pending == 0:
+                break
+            chunks.append(self.transport.peek(pending))
+            self.transport.pop(pending)
+        return b"".join(chunks)
+
+    def write_failed(self) -> None:
+        """The adapter could not write (socket gone): the output side is finished."""
+        if not self._head_closed:
+            self._head_closed = True
+            self.transport.close_head()
+
+    # -- time ----------------------------------------------------------------------------------
+    def tick(self, now: float) -> float:
+        """Run timers (idle timeout, heartbeats) at ``now`` (seconds, any monotonic clock).
+
+        Returns the next deadline in the same clock, or 0.0 when none is set.
+        """
+        return float(self.transport.tick(now))
+
+    # -- events --------------------------------------------------------------------------------
+    def events(self) -> Iterator[Event]:
+        """Pop and yield every pending proton event, in order."""
+        collector = self.collector
+        while True:
+            ev = collector.peek()
+            if ev is None:
+                return
+            try:
+                yield ev
+            finally:
+                collector.pop()
+
+    # -- state ---------------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """Both directions are finished: the adapter can close the socket."""
+        return self.transport.closed or (self._head_closed and self._tail_closed)
+
+    @property
+    def error(self) -> EngineError | None:
+        """The condition that ended the connection: transport, then remote, then local."""
+        return (
+            EngineError.from_condition(self.transport.condition)
+            or EngineError.from_condition(self.connection.remote_condition)
+            or EngineError.from_condition(self.connection.condition)
+        )
+
+    def close(self, error: EngineError | None = None) -> None:
+        """Begin a clean close of the connection, optionally with an error condition."""
+        if error is not None:
+            self.connection.condition = Condition(error.name, error.description)
+        self.connection.close()
+
+    def abort(self) -> None:
+        """Give up on the connection at once (e.g. the socket died)."""
+        if not self._tail_closed:
+            self._tail_closed = True
+            self.transport.close_tail()
+        if not self._head_closed:
+            self._head_closed = True
+            self.transport.close_head()
