@@ -31,6 +31,7 @@ class Destination:
     """Base of the four destination kinds. Immutable, hashable."""
 
     __slots__ = ("_name",)
+    _name: str
     kind: ClassVar[str] = "destination"
     #: URI scheme used by ``str()`` and ``parse_destination``.
     scheme: ClassVar[str] = ""
@@ -95,7 +96,9 @@ class Topic(Destination):
 class _Temporary(Destination):
     """A temporary destination: lives as long as the connection that created it."""
 
-    __slots__ = ("_deleter", "_deleted")
+    __slots__ = ("_deleted", "_deleter")
+    _deleted: bool
+    _deleter: Callable[[Destination], None] | None
     is_temporary = True
 
     def __init__(self, name: str) -> None:

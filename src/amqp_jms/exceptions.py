@@ -247,7 +247,7 @@ _RUNTIME_TWINS: dict[type[JMSException], type[JMSRuntimeException]] = {
 def to_runtime(exc: JMSException) -> JMSRuntimeException:
     """The unchecked twin of a checked JMS exception, as the simplified API raises it."""
     for cls in type(exc).__mro__:
-        twin = _RUNTIME_TWINS.get(cls)  # type: ignore[arg-type]
+        twin = _RUNTIME_TWINS.get(cls)
         if twin is not None:
             return twin(exc.reason, exc.error_code, exc)
     return JMSRuntimeException(exc.reason, exc.error_code, exc)

@@ -116,7 +116,7 @@ class Engine:
         """All bytes proton has ready for the peer (possibly ``b""``)."""
         if self._head_closed:
             return b""
-        chunks = []
+        chunks: list[bytes] = []
         while True:
             pending = self.transport.pending()
             if pending < 0:
@@ -124,7 +124,7 @@ class Engine:
                 break
             if pending == 0:
                 break
-            chunks.append(self.transport.peek(pending))
+            chunks.append(self.transport.peek(pending) or b"")
             self.transport.pop(pending)
         return b"".join(chunks)
 

@@ -1,0 +1,1 @@
+"""Tools for testing against real AMQP peers (RabbitMQ, rhea, a scripted peer)."""
