@@ -1,1 +1,11 @@
-"""Tools for testing against real AMQP peers (RabbitMQ, rhea, a scripted peer)."""
+"""Tools for testing against real AMQP peers, shipped so users can use them too.
+
+* :mod:`amqp_jms.testing.rabbitmq`: :class:`RabbitMQ`, a private RabbitMQ 3.10 with its AMQP 1.0
+  plugin on loopback, started and stopped (with its epmd) by a context manager.
+* :mod:`amqp_jms.testing.rhea`: run rhea (Node.js AMQP 1.0 stack) scripts, JSON in and out.
+"""
+
+from . import rabbitmq, rhea
+from .rabbitmq import RabbitMQ, RabbitMQError
+
+__all__ = ["RabbitMQ", "RabbitMQError", "rabbitmq", "rhea"]
