@@ -1,0 +1,286 @@
+"""RFH2 folder XML: a small element tree read with expat, IBM's ``dt`` typed values, escaping.
+
+Folders are parsed with a real XML parser (expat) with namespace processing *off*, because IBM
+writes ``xsi:nil='true'`` without declaring the ``xsi`` prefix, which a namespace-aware parser
+rejects. Document type declarations are refused (no entity tricks in a message header). Values
+carry IBM's data types (``dt``): ``boolean i1 i2 i4 i8 int r4 r8 bin.hex string``, plus ``char``
+for map/stream bodies; an element without ``dt`` is a string, ``xsi:nil='true'`` is null.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import xml.parsers.expat
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..types import (
+    UUID,
+    Byte,
+    Char,
+    Double,
+    Float,
+    Int,
+    Long,
+    Short,
+    Symbol,
+    Timestamp,
+    UByte,
+    UInt,
+    ULong,
+    UShort,
+)
+from .errors import MQFormatError
+
+__all__ = [
+    "Element",
+    "check_usr_name",
+    "decode_value",
+    "element",
+    "encode_value",
+    "escape_attr",
+    "escape_text",
+    "parse_folder",
+]
+
+
+@dataclass(slots=True)
+class Element:
+    """An XML element: its name, attributes, own text and child elements."""
+
+    name: str
+    attrs: dict[str, str] = field(default_factory=dict)
+    text: str = ""
+    children: list[Element] = field(default_factory=list)
+
+    def child(self, name: str) -> Element | None:
+        for c in self.children:
+            if c.name == name:
+                return c
+        return None
+
+
+class _Refused(Exception):
+    pass
+
+
+def parse_folder(text: str, where: str = "folder") -> Element:
+    """Parse one folder's XML into an Element tree; MQFormatError naming ``where`` if malformed."""
+    parser = xml.parsers.expat.ParserCreate()
+    root: list[Element] = []
+    stack: list[Element] = []
+    chunks: list[list[str]] = []
+
+    def start(name: str, attrs: dict[str, str]) -> None:
+        el = Element(name, attrs)
+        if stack:
+            stack[-1].children.append(el)
+        else:
+            root.append(el)
+        stack.append(el)
+        chunks.append([])
+
+    def end(name: str) -> None:
+        el = stack.pop()
+        el.text = "".join(chunks.pop())
+
+    def chars(data: str) -> None:
+        if chunks:
+            chunks[-1].append(data)
+
+    def refuse(*_args: Any) -> None:
+        raise _Refused("document type declarations are not allowed in an RFH2 folder")
+
+    parser.StartElementHandler = start
+    parser.EndElementHandler = end
+    parser.CharacterDataHandler = chars
+    parser.StartDoctypeDeclHandler = refuse
+    parser.EntityDeclHandler = refuse
+    parser.buffer_text = True
+    try:
+        parser.Parse(text, True)
+    except _Refused as exc:
+        raise MQFormatError(str(exc), structure="MQRFH2", field=where) from None
+    except xml.parsers.expat.ExpatError as exc:
+        raise MQFormatError(
+            f"is not well-formed XML ({xml.parsers.expat.errors.messages.get(exc.code, exc.code)}, "
+            f"line {exc.lineno} column {exc.offset}): {text[:80]!r}",
+            structure="MQRFH2",
+            field=where,
+        ) from None
+    except (ValueError, RecursionError) as exc:
+        raise MQFormatError(f"cannot be parsed: {exc}", structure="MQRFH2", field=where) from None
+    if len(root) != 1:
+        raise MQFormatError("must contain exactly one root element", structure="MQRFH2", field=where)
+    return root[0]
+
+
+_ILLEGAL_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+
+
+def _check_chars(value: str, what: str) -> None:
+    bad = _ILLEGAL_XML.search(value)
+    if bad:
+        raise MQFormatError(
+            f"{what} contains U+{ord(bad.group()):04X}, which XML 1.0 (and so an RFH2 folder) cannot carry",
+            structure="MQRFH2",
+        )
+
+
+def escape_text(value: str, what: str = "value") -> str:
+    """Escape character data; CR becomes ``&#13;`` so XML line-end normalisation cannot eat it."""
+    _check_chars(value, what)
+    return value.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("\r", "&#13;")
+
+
+def escape_attr(value: str, what: str = "attribute") -> str:
+    _check_chars(value, what)
+    return (
+        value.replace("&", "&amp;")
+        .replace("<", "&lt;")
+        .replace(">", "&gt;")
+        .replace('"', "&quot;")
+        .replace("\r", "&#13;")
+        .replace("\n", "&#10;")
+        .replace("\t", "&#9;")
+    )
+
+
+def _float_text(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    return repr(float(value))
+
+
+def encode_value(
+    value: Any, what: str = "value", *, allow_char: bool = False
+) -> tuple[str | None, str | None]:
+    """``(dt, text)`` for a typed value; ``dt`` None means string, ``text`` None means null.
+
+    AMQP-only types (unsigned, timestamp, symbol, UUID) widen to the JMS type that holds them.
+    """
+    if value is None:
+        return None, None
+    if isinstance(value, bool):
+        return "boolean", "1" if value else "0"
+    if isinstance(value, Byte):
+        return "i1", str(int(value))
+    if isinstance(value, (Short, UByte)):
+        return "i2", str(int(value))
+    if isinstance(value, (Int, UShort)):
+        return "i4", str(int(value))
+    if isinstance(value, int):  # plain int = long; Long, UInt, ULong, Timestamp widen to i8
+        if not -(2**63) <= value < 2**63:
+            raise MQFormatError(f"{what} = {value} does not fit an i8", structure="MQRFH2")
+        return "i8", str(int(value))
+    if isinstance(value, Float):
+        return "r4", _float_text(value)
+    if isinstance(value, float):
+        return "r8", _float_text(value)
+    if isinstance(value, Char):
+        if allow_char:
+            return "char", escape_text(str(value), what)
+        return None, escape_text(str(value), what)
+    if isinstance(value, str):
+        return None, escape_text(str(value), what)
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "bin.hex", bytes(value).hex().upper()
+    if isinstance(value, UUID):
+        return None, str(value)
+    raise MQFormatError(
+        f"{what} has type {type(value).__name__}, which an RFH2 folder cannot carry", structure="MQRFH2"
+    )
+
+
+_INT = re.compile(r"[+-]?[0-9]+")
+_FLOAT = re.compile(
+    r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|Infinity|NaN)[fFdD]?"
+)
+_RANGES = {"i1": (Byte, -128, 127), "i2": (Short, -(2**15), 2**15 - 1), "i4": (Int, -(2**31), 2**31 - 1)}
+
+
+def decode_value(dt: str | None, text: str, nil: bool, what: str = "value") -> Any:
+    """The typed value of an element with data type ``dt`` and text ``text`` (inverse of encode)."""
+    if nil:
+        return None
+    if dt is None or dt == "string":
+        return text
+    try:
+        if dt in _RANGES:
+            cls, lo, hi = _RANGES[dt]
+            t = text.strip()
+            if not _INT.fullmatch(t) or not lo <= int(t) <= hi:
+                raise ValueError(f"{text!r} is not an {dt}")
+            return cls(int(t))
+        if dt in ("i8", "int"):
+            t = text.strip()
+            if not _INT.fullmatch(t) or not -(2**63) <= int(t) < 2**63:
+                raise ValueError(f"{text!r} is not an {dt} (64-bit)")
+            return int(t)
+        if dt in ("r4", "r8"):
+            t = text.strip()
+            if not _FLOAT.fullmatch(t):
+                raise ValueError(f"{text!r} is not a number")
+            t = t.rstrip("fFdD")
+            v = float(t)
+            return Float(v) if dt == "r4" else v
+        if dt == "boolean":
+            t = text.strip().lower()
+            if t in ("1", "true"):
+                return True
+            if t in ("0", "false"):
+                return False
+            raise ValueError(f"{text!r} is not a boolean (1/0/true/false)")
+        if dt == "bin.hex":
+            return bytes.fromhex(text.strip())
+        if dt == "char":
+            return Char(text)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise MQFormatError(f"{what}: {exc}", structure="MQRFH2") from None
+    raise MQFormatError(f"{what} has unknown data type dt={dt!r}", structure="MQRFH2")
+
+
+def element(
+    name: str, value: Any, what: str, *, allow_char: bool = False, name_attr: str | None = None
+) -> str:
+    """One element ``<name dt='..'>text</name>`` (or ``xsi:nil``), with an optional ``name`` attribute."""
+    dt, text = encode_value(value, what, allow_char=allow_char)
+    attrs = "" if name_attr is None else f' name="{escape_attr(name_attr, what)}"'
+    if dt:
+        attrs += f' dt="{dt}"'
+    if text is None:
+        return f"<{name}{attrs} xsi:nil='true'></{name}>"
+    return f"<{name}{attrs}>{text}</{name}>"
+
+
+_SQL_WORDS = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
+_XML_NAME = re.compile(r"[^\W\d][\w\-]*")
+
+
+def check_usr_name(name: str) -> None:
+    """IBM's rules for a ``<usr>`` element name; MQFormatError saying which one is broken."""
+    if not isinstance(name, str) or not _XML_NAME.fullmatch(name):
+        raise MQFormatError(
+            f"property name {name!r} is not a valid XML element name without '.', ':' or '$'",
+            structure="MQRFH2",
+            field="usr",
+        )
+    if name.upper().startswith("JMS"):
+        raise MQFormatError(
+            f"property name {name!r} starts with 'JMS', which IBM reserves in the usr folder",
+            structure="MQRFH2",
+            field="usr",
+        )
+    if name.upper() in _SQL_WORDS:
+        raise MQFormatError(
+            f"property name {name!r} is a selector keyword, which IBM forbids in the usr folder",
+            structure="MQRFH2",
+            field="usr",
+        )
+
+
+# re-exported for callers that widen AMQP types explicitly
+_WIDENED = (UByte, UShort, UInt, ULong, Timestamp, Long, Double, Symbol)
