@@ -1,1 +1,27 @@
-"""amqp_jms.spark."""
+"""amqp_jms.spark: the PySpark ``jms`` data source and column functions.
+
+``register(spark)`` makes ``format("jms")`` available to ``spark.read``, ``spark.readStream``,
+``df.write`` and ``df.writeStream``. Importing this package sets ``PYSPARK_PYTHON`` to the running
+interpreter when it is unset: Spark's Python workers otherwise start the system ``python3``,
+which lacks pyarrow and this package. See ``docs/spark.md``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from .options import JmsOptions, parse_options
+from .schema import COLUMNS, row_schema
+from .source import JmsDataSource
+
+__all__ = ["COLUMNS", "JmsDataSource", "JmsOptions", "parse_options", "register", "row_schema"]
+
+if not os.environ.get("PYSPARK_PYTHON"):
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+
+
+def register(spark: Any) -> None:
+    """Register the ``jms`` format with ``spark`` (a ``SparkSession``)."""
+    spark.dataSource.register(JmsDataSource)

@@ -1,0 +1,271 @@
+"""Options of the ``jms`` data source, parsed once into a frozen value object.
+
+Spark hands a data source its options as a case-insensitive dict of strings (keys arrive
+lower-cased). Everything the source, the readers and the writers need is parsed here, with
+defaults in one place, so that a typo fails the query at planning time with a message naming
+the option instead of being silently ignored:
+
+=========================  ==========  ==============================================================
+option                     default     meaning
+=========================  ==========  ==============================================================
+``url``                    (required)  the broker, ``amqp://host:port`` or ``amqps://…``
+``jms.*`` ``amqp.*``       —           any client URL option (``jms.prefetchPolicy.all`` …), appended
+``transport.*``                        to the URL's query string exactly as the client documents them
+``destination``            (required)  ``queue://name`` or ``topic://name`` (a bare name is a queue)
+``selector``               none        JMS message selector, pushed to the broker as the consumer's
+``subscription``           none        durable subscription name (topics; needs ``clientId``)
+``clientId``               none        JMS client ID of the connection
+``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing) or
+                                       ``consume`` (drains, one transaction per read)
+``maxMessages``            unlimited   batch reads: stop after this many messages
+``timeoutMs``              ``1000``    batch reads: stop when nothing arrived for this long
+``maxMessagesPerTrigger``  unlimited   streaming reads: the default ``ReadMaxRows`` limit
+``pollMs``                 ``200``     streaming reads: how long one trigger waits for a message
+``walPath``                (required)  streaming reads: directory of the write-ahead log
+``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
+``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
+``includeAmqp``            ``false``   add the ``amqp`` column (the raw encoded message)
+``deliveryMode``           ``2``       writes: default delivery mode (1, 2, ``PERSISTENT``,
+                                       ``NON_PERSISTENT``) where a row has no ``delivery_mode``
+``priority``               ``4``       writes: default priority (0–9)
+``timeToLive``             ``0``       writes: time to live in ms (0 = never expires)
+``messageType``            inferred    writes: force ``Text``, ``Bytes``, ``Map`` or ``Message``
+=========================  ==========  ==============================================================
+
+Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
+``destination``. Any other key raises ``ValueError`` naming the option and the allowed names
+(Java's ``IllegalArgumentException``), which Spark reports as the query's error.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from ..destination import Destination, Queue, Topic, parse_destination
+from ..exceptions import InvalidDestinationException
+
+__all__ = ["BODY_AS", "CLIENT_OPTION_NAMES", "MESSAGE_TYPES", "MODES", "JmsOptions", "parse_options"]
+
+MODES = ("browse", "consume")
+BODY_AS = ("binary", "string")
+MESSAGE_TYPES = ("Text", "Bytes", "Map", "Stream", "Message")
+
+#: Client URL options in their documented spelling: Spark lower-cases option keys, the client's
+#: URL parser is case-sensitive, so the spelling is restored from this table.
+CLIENT_OPTION_NAMES = (
+    "jms.clientID",
+    "jms.username",
+    "jms.password",
+    "jms.prefetchPolicy.all",
+    "jms.prefetchPolicy.queuePrefetch",
+    "jms.prefetchPolicy.topicPrefetch",
+    "jms.prefetchPolicy.queueBrowserPrefetch",
+    "jms.prefetchPolicy.durableTopicPrefetch",
+    "jms.presettlePolicy.presettleAll",
+    "jms.presettlePolicy.presettleProducers",
+    "jms.presettlePolicy.presettleConsumers",
+    "jms.presettlePolicy.presettleTransactedProducers",
+    "jms.redeliveryPolicy.maxRedeliveries",
+    "jms.forceAsyncSend",
+    "jms.forceSyncSend",
+    "jms.sendTimeout",
+    "jms.requestTimeout",
+    "jms.connectTimeout",
+    "jms.closeTimeout",
+    "jms.validatePropertyNames",
+    "jms.localMessageExpiry",
+    "amqp.idleTimeout",
+    "amqp.saslMechanisms",
+    "amqp.maxFrameSize",
+    "amqp.vhost",
+    "amqp.drainTimeout",
+    "amqp.anonymousFallbackCacheSize",
+    "amqp.anonymousFallbackCacheTimeout",
+    "transport.trustStoreLocation",
+    "transport.keyStoreLocation",
+    "transport.verifyHost",
+)
+_CLIENT_BY_LOWER = {name.lower(): name for name in CLIENT_OPTION_NAMES}
+_CLIENT_PREFIXES = ("jms.", "amqp.", "transport.")
+
+_KNOWN = (
+    "url",
+    "destination",
+    "path",
+    "selector",
+    "subscription",
+    "clientId",
+    "mode",
+    "maxMessages",
+    "timeoutMs",
+    "maxMessagesPerTrigger",
+    "pollMs",
+    "walPath",
+    "segmentMessages",
+    "bodyAs",
+    "includeAmqp",
+    "deliveryMode",
+    "priority",
+    "timeToLive",
+    "messageType",
+)
+_KNOWN_BY_LOWER = {name.lower(): name for name in _KNOWN}
+
+
+@dataclass(frozen=True)
+class JmsOptions:
+    """The parsed options; picklable, so readers and writers carry it to executors."""
+
+    url: str
+    destination: Destination | None = None
+    selector: str | None = None
+    subscription: str | None = None
+    client_id: str | None = None
+    mode: str = "browse"
+    max_messages: int | None = None
+    timeout_ms: int = 1000
+    max_messages_per_trigger: int | None = None
+    poll_ms: int = 200
+    wal_path: str | None = None
+    segment_messages: int = 10000
+    body_as: str = "binary"
+    include_amqp: bool = False
+    delivery_mode: int = 2
+    priority: int = 4
+    time_to_live: int = 0
+    message_type: str | None = None
+
+    def require_destination(self) -> Destination:
+        """The destination, or a clear error if the option was not given."""
+        if self.destination is None:
+            raise ValueError("jms data source: option 'destination' is required (queue://… or topic://…)")
+        return self.destination
+
+    def require_wal_path(self) -> str:
+        if not self.wal_path:
+            raise ValueError("jms data source: streaming reads need option 'walPath' (a directory)")
+        return self.wal_path
+
+    def with_(self, **changes: object) -> JmsOptions:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+def _int(name: str, text: str, lo: int, hi: int | None = None) -> int:
+    try:
+        value = int(text.strip())
+    except (TypeError, ValueError):
+        raise ValueError(f"jms data source: option {name!r} must be an integer, got {text!r}") from None
+    if value < lo or (hi is not None and value > hi):
+        bound = f"{lo}..{hi}" if hi is not None else f">= {lo}"
+        raise ValueError(f"jms data source: option {name!r} must be {bound}, got {value}")
+    return value
+
+
+def _bool(name: str, text: str) -> bool:
+    lowered = text.strip().lower()
+    if lowered in ("true", "1", "yes"):
+        return True
+    if lowered in ("false", "0", "no"):
+        return False
+    raise ValueError(f"jms data source: option {name!r} must be true or false, got {text!r}")
+
+
+def _choice(name: str, text: str, choices: tuple[str, ...]) -> str:
+    for choice in choices:
+        if text.strip().lower() == choice.lower():
+            return choice
+    raise ValueError(f"jms data source: option {name!r} must be one of {', '.join(choices)}; got {text!r}")
+
+
+def _delivery_mode(text: str) -> int:
+    lowered = text.strip().upper()
+    if lowered in ("PERSISTENT", "2"):
+        return 2
+    if lowered in ("NON_PERSISTENT", "1"):
+        return 1
+    raise ValueError(
+        f"jms data source: option 'deliveryMode' must be PERSISTENT (2) or NON_PERSISTENT (1), got {text!r}"
+    )
+
+
+def _destination(text: str) -> Destination:
+    try:
+        dest = parse_destination(text.strip())
+    except InvalidDestinationException as exc:
+        raise ValueError(f"jms data source: option 'destination': {exc}") from None
+    if not isinstance(dest, Queue | Topic) or dest.is_temporary:
+        raise ValueError(
+            f"jms data source: option 'destination' must be queue://… or topic://…, got {text!r}"
+        )
+    return dest
+
+
+def parse_options(options: Mapping[str, str]) -> JmsOptions:
+    """Parse Spark's option dict; raise ``ValueError`` naming any unknown or malformed option."""
+    values: dict[str, str] = {}
+    client: list[tuple[str, str]] = []
+    for key, raw in options.items():
+        value = "" if raw is None else str(raw)
+        lower = key.lower()
+        if lower in _KNOWN_BY_LOWER:
+            values[_KNOWN_BY_LOWER[lower]] = value
+        elif lower.startswith(_CLIENT_PREFIXES):
+            client.append((_CLIENT_BY_LOWER.get(lower, key), value))
+        else:
+            raise ValueError(
+                f"jms data source: unknown option {key!r}; known options are "
+                + ", ".join(_KNOWN)
+                + " and client URL options (jms.*, amqp.*, transport.*)"
+            )
+    url = values.get("url", "").strip()
+    if not url:
+        raise ValueError("jms data source: option 'url' is required (amqp://host:port)")
+    parts = urlsplit(url)
+    if parts.scheme not in ("amqp", "amqps"):
+        raise ValueError(f"jms data source: option 'url' must start with amqp:// or amqps://, got {url!r}")
+    if client:
+        query = parse_qsl(parts.query, keep_blank_values=True) + client
+        url = urlunsplit(parts._replace(query=urlencode(query, safe=".:/")))
+    dest_text = values.get("destination") or values.get("path")
+    kwargs: dict[str, object] = {"url": url}
+    if dest_text:
+        kwargs["destination"] = _destination(dest_text)
+    if values.get("selector", "").strip():
+        kwargs["selector"] = values["selector"]
+    if values.get("subscription", "").strip():
+        kwargs["subscription"] = values["subscription"].strip()
+    if values.get("clientId", "").strip():
+        kwargs["client_id"] = values["clientId"].strip()
+    if "mode" in values:
+        kwargs["mode"] = _choice("mode", values["mode"], MODES)
+    if "maxMessages" in values:
+        kwargs["max_messages"] = _int("maxMessages", values["maxMessages"], 1)
+    if "timeoutMs" in values:
+        kwargs["timeout_ms"] = _int("timeoutMs", values["timeoutMs"], 0)
+    if "maxMessagesPerTrigger" in values:
+        kwargs["max_messages_per_trigger"] = _int("maxMessagesPerTrigger", values["maxMessagesPerTrigger"], 1)
+    if "pollMs" in values:
+        kwargs["poll_ms"] = _int("pollMs", values["pollMs"], 0)
+    if values.get("walPath", "").strip():
+        kwargs["wal_path"] = values["walPath"].strip()
+    if "segmentMessages" in values:
+        kwargs["segment_messages"] = _int("segmentMessages", values["segmentMessages"], 1)
+    if "bodyAs" in values:
+        kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
+    if "includeAmqp" in values:
+        kwargs["include_amqp"] = _bool("includeAmqp", values["includeAmqp"])
+    if "deliveryMode" in values:
+        kwargs["delivery_mode"] = _delivery_mode(values["deliveryMode"])
+    if "priority" in values:
+        kwargs["priority"] = _int("priority", values["priority"], 0, 9)
+    if "timeToLive" in values:
+        kwargs["time_to_live"] = _int("timeToLive", values["timeToLive"], 0)
+    if values.get("messageType", "").strip():
+        kwargs["message_type"] = _choice("messageType", values["messageType"], MESSAGE_TYPES)
+    opts = JmsOptions(**kwargs)  # type: ignore[arg-type]
+    if opts.subscription and isinstance(opts.destination, Queue):
+        raise ValueError("jms data source: option 'subscription' only applies to topic:// destinations")
+    return opts

@@ -1,0 +1,331 @@
+"""The one row schema of the ``jms`` data source, and message ↔ row conversion.
+
+Every read (batch, streaming) produces these columns, in this order; every write accepts any
+subset of them. The schema is part of the public contract: columns are only ever added.
+
+=================  ===============  ==========================================================
+column             type             from the JMS message
+=================  ===============  ==========================================================
+message_id         STRING           JMSMessageID (``ID:…``)
+correlation_id     STRING           JMSCorrelationID
+destination        STRING           JMSDestination as ``queue://name`` / ``topic://name``
+reply_to           STRING           JMSReplyTo, same form
+jms_type           STRING           JMSType
+delivery_mode      INT              JMSDeliveryMode: 1 non-persistent, 2 persistent
+priority           INT              JMSPriority 0–9
+redelivered        BOOLEAN          JMSRedelivered
+delivery_count     INT              JMSXDeliveryCount (1 on first delivery)
+timestamp          TIMESTAMP        JMSTimestamp (null when 0)
+expiration         TIMESTAMP        JMSExpiration (null when the message never expires)
+delivery_time      TIMESTAMP        JMSDeliveryTime (null when 0)
+message_type       STRING           ``Text``, ``Bytes``, ``Map``, ``Stream``, ``Object``, ``Message``
+text               STRING           TextMessage body
+body               BINARY/STRING    BytesMessage body (STRING when ``bodyAs=string``, decoded as
+                                    UTF-8); a Java-serialized ObjectMessage's raw bytes
+map_body           STRING           MapMessage body as typed JSON (:mod:`.typed_json`)
+stream_body        STRING           StreamMessage body as a typed JSON list
+object_body        STRING           ObjectMessage body (AMQP-typed) as one typed JSON value
+properties         MAP<STRING,      every property as its JMS String conversion
+                   STRING>
+typed_properties   STRING           every property as typed JSON, keeping its JMS type
+content_type       STRING           AMQP content-type (``JMS_AMQP_CONTENT_TYPE``)
+group_id           STRING           JMSXGroupID
+group_seq          LONG             JMSXGroupSeq
+amqp               BINARY           the raw encoded AMQP message (only with ``includeAmqp=true``)
+=================  ===============  ==========================================================
+
+The conversion functions need the message model and the mapping; they import them lazily so that
+this module (and the schema) can be loaded where only pyspark is present.
+"""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import pyarrow as pa
+
+__all__ = [
+    "COLUMNS",
+    "WRITE_COLUMNS",
+    "arrow_schema",
+    "jms_string",
+    "message_to_values",
+    "row_schema",
+    "rows_to_batch",
+]
+
+#: (name, spark type name) in schema order; ``body`` switches type with ``bodyAs``.
+COLUMNS: tuple[tuple[str, str], ...] = (
+    ("message_id", "string"),
+    ("correlation_id", "string"),
+    ("destination", "string"),
+    ("reply_to", "string"),
+    ("jms_type", "string"),
+    ("delivery_mode", "int"),
+    ("priority", "int"),
+    ("redelivered", "boolean"),
+    ("delivery_count", "int"),
+    ("timestamp", "timestamp"),
+    ("expiration", "timestamp"),
+    ("delivery_time", "timestamp"),
+    ("message_type", "string"),
+    ("text", "string"),
+    ("body", "binary"),
+    ("map_body", "string"),
+    ("stream_body", "string"),
+    ("object_body", "string"),
+    ("properties", "map<string,string>"),
+    ("typed_properties", "string"),
+    ("content_type", "string"),
+    ("group_id", "string"),
+    ("group_seq", "bigint"),
+)
+#: Columns a writer understands (the rest of a row is ignored, ``message_id`` included: the
+#: producer assigns ids).
+WRITE_COLUMNS = frozenset(name for name, _ in COLUMNS) - {"redelivered", "delivery_count"}
+
+_TIMESTAMPS = frozenset({"timestamp", "expiration", "delivery_time"})
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
+
+
+def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
+    """The Spark ``StructType`` of a read."""
+    from pyspark.sql.types import StructType, _parse_datatype_string
+
+    fields = []
+    for name, type_name in COLUMNS:
+        if name == "body" and body_as == "string":
+            type_name = "string"
+        fields.append((name, type_name))
+    if include_amqp:
+        fields.append(("amqp", "binary"))
+    struct = StructType()
+    for name, type_name in fields:
+        struct.add(name, _parse_datatype_string(type_name), nullable=True)
+    return struct
+
+
+def arrow_schema(body_as: str = "binary", include_amqp: bool = False) -> pa.Schema:
+    """The Arrow schema Spark expects for record batches of :func:`row_schema` (UTC, microseconds)."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(row_schema(body_as, include_amqp), timezone="UTC")
+
+
+def jms_string(value: Any) -> str | None:
+    """A property value as JMS converts it to String (table 3.2): Java spelling of booleans."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value).hex()
+    return str(value)
+
+
+def _millis(value: int | None) -> int | None:
+    """JMS millisecond times become microseconds for Arrow; 0 means unset."""
+    if not value:
+        return None
+    return int(value) * 1000
+
+
+def _dest(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
+    """One JMS message as a dict of column values (times in epoch microseconds)."""
+    from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
+    from .typed_json import dumps_list, dumps_map, to_typed
+
+    out: dict[str, Any] = {
+        "message_id": message.get_jms_message_id(),
+        "correlation_id": message.get_jms_correlation_id(),
+        "destination": _dest(message.get_jms_destination()),
+        "reply_to": _dest(message.get_jms_reply_to()),
+        "jms_type": message.get_jms_type(),
+        "delivery_mode": message.get_jms_delivery_mode(),
+        "priority": message.get_jms_priority(),
+        "redelivered": message.get_jms_redelivered(),
+        "timestamp": _millis(message.get_jms_timestamp()),
+        "expiration": _millis(message.get_jms_expiration()),
+        "delivery_time": _millis(message.get_jms_delivery_time()),
+    }
+    props: dict[str, Any] = {}
+    for name in message.get_property_names():
+        props[name] = message.get_object_property(name)
+    count = props.get("JMSXDeliveryCount")
+    out["delivery_count"] = None if count is None else int(count)
+    out["content_type"] = jms_string(props.get("JMS_AMQP_CONTENT_TYPE"))
+    out["group_id"] = jms_string(props.get("JMSXGroupID"))
+    seq = props.get("JMSXGroupSeq")
+    out["group_seq"] = None if seq is None else int(seq)
+    out["properties"] = [(k, jms_string(v)) for k, v in props.items()]
+    out["typed_properties"] = dumps_map(props) if props else None
+    if isinstance(message, TextMessage):
+        out["message_type"] = "Text"
+        out["text"] = message.get_text()
+    elif isinstance(message, BytesMessage):
+        out["message_type"] = "Bytes"
+        data = message.get_body(bytes)
+        out["body"] = _body(data, body_as)
+    elif isinstance(message, MapMessage):
+        out["message_type"] = "Map"
+        out["map_body"] = dumps_map({name: message.get_object(name) for name in message.get_map_names()})
+    elif isinstance(message, StreamMessage):
+        out["message_type"] = "Stream"
+        out["stream_body"] = dumps_list(_read_stream(message))
+    elif isinstance(message, ObjectMessage):
+        out["message_type"] = "Object"
+        value = message.get_object()
+        raw = getattr(value, "data", None)
+        if type(value).__name__ == "JavaSerializedObject" and isinstance(raw, bytes | bytearray):
+            out["body"] = _body(bytes(raw), body_as)
+        else:
+            import json
+
+            out["object_body"] = json.dumps(to_typed(value), separators=(",", ":"))
+    else:
+        out["message_type"] = "Message"
+    return out
+
+
+def _body(data: bytes | None, body_as: str) -> bytes | str | None:
+    if data is None:
+        return None
+    if body_as == "string":
+        return bytes(data).decode("utf-8", errors="replace")
+    return bytes(data)
+
+
+def _read_stream(message: Any) -> list[Any]:
+    from ..exceptions import MessageEOFException
+
+    items = []
+    message.reset()
+    while True:
+        try:
+            items.append(message.read_object())
+        except MessageEOFException:
+            break
+    message.reset()
+    return items
+
+
+def rows_to_batch(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
+    """Column dicts (from :func:`message_to_values`) as one record batch of ``schema``."""
+    names = schema.names
+    columns: dict[str, list[Any]] = {name: [] for name in names}
+    for row in rows:
+        for name in names:
+            columns[name].append(row.get(name))
+    arrays = []
+    for field in schema:
+        values = columns[field.name]
+        if field.name in _TIMESTAMPS:
+            arrays.append(pa.array(values, type=pa.int64()).cast(field.type))
+        else:
+            arrays.append(pa.array(values, type=field.type))
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+def epoch_millis(value: Any) -> int:
+    """A Spark TIMESTAMP cell (``datetime``) or a number as JMS epoch milliseconds (0 for null)."""
+    if value is None:
+        return 0
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is None:
+            value = value.astimezone()  # Spark hands naive datetimes in the session's local zone
+        return int((value - _EPOCH).total_seconds() * 1000)
+    return int(value)
+
+
+def _infer_type(row: Mapping[str, Any], forced: str | None) -> str:
+    if forced:
+        return forced
+    declared = row.get("message_type")
+    if declared:
+        return str(declared)
+    for column, kind in (("text", "Text"), ("body", "Bytes"), ("map_body", "Map"), ("stream_body", "Stream")):
+        if row.get(column) is not None:
+            return kind
+    if row.get("object_body") is not None:
+        return "Object"
+    return "Message"
+
+
+def values_to_message(row: Mapping[str, Any], message_type: str | None = None) -> Any:
+    """Build the JMS message a row describes (the inverse of :func:`message_to_values`).
+
+    ``text`` makes a TextMessage, ``body`` a BytesMessage, ``map_body`` a MapMessage,
+    ``stream_body`` a StreamMessage, ``object_body`` an ObjectMessage; ``message_type`` (the
+    column, or the ``messageType`` option passed here) overrides the inference. Headers the
+    producer owns (id, timestamp, destination, expiration, delivery mode, priority) are not set
+    here: the writer passes them to ``send``.
+    """
+    import json
+
+    from ..destination import parse_destination
+    from ..exceptions import MessageFormatException
+    from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+    from .typed_json import from_typed, loads_list, loads_map
+
+    kind = _infer_type(row, message_type)
+    msg: Any
+    if kind == "Text":
+        msg = TextMessage(row.get("text"))
+    elif kind == "Bytes":
+        msg = BytesMessage()
+        body = row.get("body")
+        if body is not None:
+            msg.write_bytes(body.encode("utf-8") if isinstance(body, str) else bytes(body))
+    elif kind == "Map":
+        msg = MapMessage()
+        if row.get("map_body") is not None:
+            for name, value in loads_map(row["map_body"]).items():
+                msg.set_object(name, value)
+    elif kind == "Stream":
+        msg = StreamMessage()
+        if row.get("stream_body") is not None:
+            for value in loads_list(row["stream_body"]):
+                msg.write_object(value)
+    elif kind == "Object":
+        msg = ObjectMessage()
+        if row.get("object_body") is not None:
+            try:
+                msg.set_object(from_typed(json.loads(row["object_body"])))
+            except ValueError as exc:
+                raise MessageFormatException(f"column 'object_body' is not typed JSON: {exc}") from None
+    elif kind == "Message":
+        msg = Message()
+    else:
+        raise MessageFormatException(
+            f"message_type {kind!r} is not one of Text, Bytes, Map, Stream, Object, Message"
+        )
+    if row.get("correlation_id") is not None:
+        msg.set_jms_correlation_id(row["correlation_id"])
+    if row.get("jms_type") is not None:
+        msg.set_jms_type(row["jms_type"])
+    if row.get("reply_to") is not None:
+        msg.set_jms_reply_to(parse_destination(row["reply_to"]))
+    props = row.get("properties")
+    if props:
+        items = props.items() if isinstance(props, Mapping) else props
+        for name, value in items:
+            if value is not None:
+                msg.set_string_property(name, value)
+    if row.get("typed_properties"):
+        for name, value in loads_map(row["typed_properties"]).items():
+            msg.set_object_property(name, value)
+    if row.get("group_id") is not None:
+        msg.set_string_property("JMSXGroupID", row["group_id"])
+    if row.get("group_seq") is not None:
+        from ..types import Int
+
+        msg.set_object_property("JMSXGroupSeq", Int(int(row["group_seq"])))
+    if row.get("content_type") is not None:
+        msg.set_string_property("JMS_AMQP_CONTENT_TYPE", row["content_type"])
+    return msg
