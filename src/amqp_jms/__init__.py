@@ -10,10 +10,36 @@ from .destination import (
 )
 from .exceptions import *  # noqa: F403
 from .exceptions import __all__ as _exc_all
+from .message import (
+    DEFAULT_DELIVERY_DELAY,
+    DEFAULT_DELIVERY_MODE,
+    DEFAULT_PRIORITY,
+    DEFAULT_TIME_TO_LIVE,
+    BytesMessage,
+    DeliveryMode,
+    JavaSerializedObject,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "DEFAULT_DELIVERY_DELAY",
+    "DEFAULT_DELIVERY_MODE",
+    "DEFAULT_PRIORITY",
+    "DEFAULT_TIME_TO_LIVE",
+    "BytesMessage",
+    "DeliveryMode",
+    "JavaSerializedObject",
+    "MapMessage",
+    "Message",
+    "ObjectMessage",
+    "StreamMessage",
+    "TextMessage",
     "Destination",
     "Queue",
     "TemporaryQueue",
