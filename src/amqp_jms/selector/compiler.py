@@ -1,0 +1,421 @@
+"""Compile a selector AST once into Python closures: the per-message evaluator.
+
+Every compiled function takes ``(props, msg)``: ``props`` answers ``.get(name)`` for properties
+(the message's ``_props`` dict, or a wrapper around a user lookup function) and ``msg`` is what
+header readers read. Conditions compile to two plain-``bool`` functions, *is-true* and
+*is-false*, instead of one returning ``True/False/None``: with them SQL's three-valued logic
+(tables 3.4-3.6) needs no ``None`` juggling at all:
+
+==============  ==============================  ==============================
+node            is-true                         is-false
+==============  ==============================  ==============================
+``a AND b``     true(a) and true(b)             false(a) or false(b)
+``a OR b``      true(a) or true(b)              false(a) and false(b)
+``NOT a``       false(a)                        true(a)
+==============  ==============================  ==============================
+
+and a selector matches exactly when *is-true* holds. The common leaves (identifier compared with
+a literal, ``BETWEEN`` with literal bounds, ``IN``, ``LIKE``, ``IS NULL``) are specialised so a
+typical selector costs one closure call per term; everything else goes through the generic
+three-valued helpers in ``values.py``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+from .ast import (
+    And,
+    Arithmetic,
+    Between,
+    Compare,
+    Identifier,
+    In,
+    IsNull,
+    Like,
+    Literal,
+    Node,
+    Not,
+    Or,
+    Unary,
+)
+from .values import (
+    CMP_OPS,
+    KINDS,
+    D,
+    F,
+    I,
+    L,
+    arith,
+    classify,
+    compare,
+    delivery_mode,
+    negate,
+    priority,
+    to_f32,
+)
+
+__all__ = ["HeaderReaders", "compile_selector", "like_regex", "lookup_headers", "message_headers"]
+
+Fn = Callable[[Any, Any], Any]
+Pred = Callable[[Any, Any], bool]
+HeaderReaders = dict[str, Fn]
+
+_FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NUMERIC_CLASSES = [cls for cls, kind in KINDS.items() if kind in (I, L, F, D)]
+
+
+def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
+    """The regex for a LIKE pattern: ``%`` any run, ``_`` one character, everything else literal
+    (newlines and regex metacharacters included); ``escape`` makes the next character literal."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if escape is not None and c == escape and i + 1 < len(pattern):
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
+
+
+def compile_selector(node: Node, headers: HeaderReaders) -> Pred:
+    """``(props, msg) -> bool``: whether the selector evaluates to TRUE. ``headers`` maps each
+    header identifier to its reader; any other identifier is ``props.get(name)``."""
+    return _Compiler(headers).true(node)
+
+
+def _numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None, Any]]:
+    """For each numeric value class: (convert the value or None, the literal as compared)."""
+    n, lk = lit.value, lit.kind
+    table: dict[type, tuple[Callable[[Any], Any] | None, Any]] = {}
+    entry: tuple[Callable[[Any], Any] | None, Any]
+    for cls in _NUMERIC_CLASSES:
+        vk = KINDS[cls]
+        if lk in ("int", "long"):
+            entry = (None, n) if vk in (I, L) else (None, float(n)) if vk == D else (None, to_f32(n))  # type: ignore[arg-type]
+        elif lk == "double":
+            entry = (float, n) if vk in (I, L) else (None, n)
+        else:  # float literal
+            entry = (to_f32, n) if vk in (I, L) else (None, n)
+        table[cls] = entry
+    return table
+
+
+def _slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:
+    """Table entry for a value whose exact class isn't listed (a subclass), or None."""
+    kind = classify(v)
+    for cls, entry in table.items():
+        if KINDS[cls] == kind:
+            return entry
+    return None
+
+
+class _Compiler:
+    def __init__(self, headers: HeaderReaders) -> None:
+        self._headers = headers
+
+    # -- values -------------------------------------------------------------------------------
+    def _reader(self, ident: Identifier) -> Fn:
+        name = ident.name
+        hdr = self._headers.get(name)
+        if hdr is not None:
+            return hdr
+
+        def prop(p: Any, m: Any) -> Any:
+            return p.get(name)
+
+        return prop
+
+    def _value(self, node: Node) -> Fn:
+        if isinstance(node, Literal):
+            const = node.value
+
+            def literal(p: Any, m: Any) -> Any:
+                return const
+
+            return literal
+        if isinstance(node, Identifier):
+            return self._reader(node)
+        if isinstance(node, Arithmetic):
+            op, left, right = node.op, self._value(node.left), self._value(node.right)
+
+            def arithmetic(p: Any, m: Any) -> Any:
+                return arith(op, left(p, m), right(p, m))
+
+            return arithmetic
+        if isinstance(node, Unary):
+            uop, operand = node.op, self._value(node.operand)
+
+            def unary(p: Any, m: Any) -> Any:
+                return negate(uop, operand(p, m))
+
+            return unary
+        t, f = self.true(node), self._false(node)
+
+        def condition(p: Any, m: Any) -> bool | None:
+            return True if t(p, m) else False if f(p, m) else None
+
+        return condition
+
+    # -- conditions ---------------------------------------------------------------------------
+    def true(self, node: Node) -> Pred:
+        return self._cond(node, True)
+
+    def _false(self, node: Node) -> Pred:
+        return self._cond(node, False)
+
+    def _cond(self, node: Node, want: bool) -> Pred:
+        """A predicate: does ``node`` evaluate to ``want`` (TRUE or FALSE, never UNKNOWN)?"""
+        if isinstance(node, Not):
+            return self._cond(node.operand, not want)
+        if isinstance(node, (And, Or)):
+            a, b = self._cond(node.left, want), self._cond(node.right, want)
+            if isinstance(node, And) == want:  # TRUE of AND, FALSE of OR: both
+
+                def both(p: Any, m: Any) -> bool:
+                    return a(p, m) and b(p, m)
+
+                return both
+
+            def either(p: Any, m: Any) -> bool:
+                return a(p, m) or b(p, m)
+
+            return either
+        if isinstance(node, IsNull):
+            r = self._reader(node.identifier)
+            if want != node.negated:
+
+                def is_null(p: Any, m: Any) -> bool:
+                    return r(p, m) is None
+
+                return is_null
+
+            def not_null(p: Any, m: Any) -> bool:
+                return r(p, m) is not None
+
+            return not_null
+        if isinstance(node, In):
+            return self._in_like(node.identifier, node.values, None, want != node.negated)
+        if isinstance(node, Like):
+            rx = like_regex(node.pattern, node.escape)
+            return self._in_like(node.identifier, None, rx.fullmatch, want != node.negated)
+        if isinstance(node, Compare):
+            special = self._compare_literal(node, want)
+            if special is not None:
+                return special
+        if isinstance(node, Between):
+            special = self._between_literal(node, want)
+            if special is not None:
+                return special
+            return self._generic(self._between_value(node), want)
+        if isinstance(node, Literal) and node.kind == "boolean":
+            result = node.value is want
+
+            def constant(p: Any, m: Any) -> bool:
+                return result
+
+            return constant
+        if isinstance(node, Identifier):
+            r = self._reader(node)
+
+            def flag(p: Any, m: Any) -> bool:
+                return r(p, m) is want
+
+            return flag
+        if isinstance(node, Compare):
+            cop, left, right = node.op, self._value(node.left), self._value(node.right)
+
+            def cmp(p: Any, m: Any) -> bool | None:
+                return compare(cop, left(p, m), right(p, m))
+
+            return self._generic(cmp, want)
+        # arithmetic or non-boolean literal used as a condition: never TRUE nor FALSE
+        return self._generic(self._value(node), want)
+
+    @staticmethod
+    def _generic(value: Fn, want: bool) -> Pred:
+        def generic(p: Any, m: Any) -> bool:
+            return value(p, m) is want
+
+        return generic
+
+    def _in_like(
+        self,
+        ident: Identifier,
+        values: tuple[str, ...] | None,
+        match: Callable[[str], Any] | None,
+        positive: bool,
+    ) -> Pred:
+        """IN / LIKE: TRUE for a matching String, FALSE for any other non-NULL value."""
+        name = ident.name
+        hdr = self._headers.get(name)
+        choices = frozenset(values or ())
+
+        if match is None:
+
+            def hit(v: Any) -> bool:
+                return isinstance(v, str) and v in choices
+        else:
+
+            def hit(v: Any) -> bool:
+                return isinstance(v, str) and match(v) is not None
+
+        if positive:
+
+            def true(p: Any, m: Any) -> bool:
+                return hit(p.get(name) if hdr is None else hdr(p, m))
+
+            return true
+
+        def false(p: Any, m: Any) -> bool:
+            v = p.get(name) if hdr is None else hdr(p, m)
+            return v is not None and not hit(v)
+
+        return false
+
+    def _compare_literal(self, node: Compare, want: bool) -> Pred | None:
+        op: str = node.op
+        left, right = node.left, node.right
+        if isinstance(left, Literal) and isinstance(right, Identifier):
+            op, left, right = _FLIP[op], right, left
+        if not (isinstance(left, Identifier) and isinstance(right, Literal)):
+            return None
+        name = left.name
+        hdr = self._headers.get(name)
+        lit = right
+        if lit.kind in ("string", "boolean"):
+            value = lit.value
+            cls = str if lit.kind == "string" else bool
+            if op not in ("=", "<>"):
+                return None
+            equal = op == "="
+            if want:
+
+                def like_true(p: Any, m: Any) -> bool:
+                    v = p.get(name) if hdr is None else hdr(p, m)
+                    return isinstance(v, cls) and (v == value) is equal
+
+                return like_true
+
+            def like_false(p: Any, m: Any) -> bool:
+                v = p.get(name) if hdr is None else hdr(p, m)
+                return v is not None and not (isinstance(v, cls) and (v == value) is equal)
+
+            return like_false
+        table = _numeric_table(lit)
+        opf = CMP_OPS[op]
+        if want:
+
+            def num_true(p: Any, m: Any) -> bool:
+                v = p.get(name) if hdr is None else hdr(p, m)
+                e = table.get(v.__class__)
+                if e is None:
+                    e = _slow_entry(table, v)
+                    if e is None:
+                        return False
+                conv, x = e
+                return opf(v if conv is None else conv(v), x)
+
+            return num_true
+
+        def num_false(p: Any, m: Any) -> bool:
+            v = p.get(name) if hdr is None else hdr(p, m)
+            e = table.get(v.__class__)
+            if e is None:
+                if v is None:
+                    return False
+                e = _slow_entry(table, v)
+                if e is None:
+                    return True
+            conv, x = e
+            return not opf(v if conv is None else conv(v), x)
+
+        return num_false
+
+    def _between_literal(self, node: Between, want: bool) -> Pred | None:
+        x, lo, hi = node.operand, node.low, node.high
+        numeric = ("int", "long", "float", "double")
+        if not (
+            isinstance(x, Identifier)
+            and isinstance(lo, Literal)
+            and isinstance(hi, Literal)
+            and lo.kind in numeric
+            and hi.kind in numeric
+        ):
+            return None
+        name = x.name
+        hdr = self._headers.get(name)
+        lo_t, hi_t = _numeric_table(lo), _numeric_table(hi)
+        both = {cls: (lo_t[cls][0], lo_t[cls][1], hi_t[cls][0], hi_t[cls][1]) for cls in lo_t}
+        negated = node.negated
+
+        def between(p: Any, m: Any) -> bool | None:
+            v = p.get(name) if hdr is None else hdr(p, m)
+            e = both.get(v.__class__)
+            if e is None:
+                if v is None:
+                    return None
+                kind = classify(v)
+                e = next((ent for cls, ent in both.items() if KINDS[cls] == kind), None)
+                if e is None:
+                    return False  # unlike types: both comparisons FALSE, so BETWEEN and NOT BETWEEN are FALSE
+            c1, a, c2, b = e
+            u1 = v if c1 is None else c1(v)
+            u2 = v if c2 is None else c2(v)
+            if negated:
+                return u1 < a or u2 > b
+            return a <= u1 and u2 <= b
+
+        return self._generic(between, want)
+
+    def _between_value(self, node: Between) -> Fn:
+        x, lo, hi, negated = (
+            self._value(node.operand),
+            self._value(node.low),
+            self._value(node.high),
+            node.negated,
+        )
+
+        def between(p: Any, m: Any) -> bool | None:
+            v = x(p, m)
+            if negated:
+                return _or3(compare("<", v, lo(p, m)), compare(">", v, hi(p, m)))
+            return _and3(compare(">=", v, lo(p, m)), compare("<=", v, hi(p, m)))
+
+        return between
+
+
+def _and3(a: bool | None, b: bool | None) -> bool | None:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
+
+
+def _or3(a: bool | None, b: bool | None) -> bool | None:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
+
+
+def message_headers() -> HeaderReaders:
+    """Header readers for amqp_jms messages (``msg.get_jms_*()``)."""
+    return {
+        "JMSDeliveryMode": lambda p, m: delivery_mode(m.get_jms_delivery_mode()),
+        "JMSPriority": lambda p, m: priority(m.get_jms_priority()),
+        "JMSMessageID": lambda p, m: m.get_jms_message_id(),
+        "JMSTimestamp": lambda p, m: m.get_jms_timestamp(),
+        "JMSCorrelationID": lambda p, m: m.get_jms_correlation_id(),
+        "JMSType": lambda p, m: m.get_jms_type(),
+    }
+
+
+def lookup_headers() -> HeaderReaders:
+    """Header readers for ``matches_lookup``: the lookup answers header names too."""
+    return {
+        "JMSDeliveryMode": lambda p, m: delivery_mode(p.get("JMSDeliveryMode")),
+        "JMSPriority": lambda p, m: priority(p.get("JMSPriority")),
+    }

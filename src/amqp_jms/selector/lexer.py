@@ -1,0 +1,145 @@
+"""Selector tokens: Java literal and identifier syntax, SQL keywords, operators.
+
+Why a hand-written scanner: the literal rules are Java's (octal ``017``, hex ``0x1F``, binary
+``0b101``, ``_`` digit separators, ``L``/``F``/``D`` suffixes, hex floats), identifiers use
+``Character.isJavaIdentifierStart/Part`` (Unicode letters, ``$``, ``_``, currency symbols), and
+every error must name a position and what was expected. Numeric tokens keep their text; the
+parser turns them into typed literals because a leading minus sign changes what is in range.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..exceptions import InvalidSelectorException
+
+__all__ = ["KEYWORDS", "Token", "selector_error", "tokenize"]
+
+KEYWORDS = frozenset({"NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE", "NULL", "TRUE", "FALSE"})
+
+# Java whitespace for selectors: space, tab, form feed, line terminators.
+_WHITESPACE = " \t\f\n\r"
+
+_D = r"[0-9](?:[0-9_]*[0-9])?"
+_H = r"[0-9a-fA-F](?:[0-9a-fA-F_]*[0-9a-fA-F])?"
+_EXP = rf"[eE][+-]?{_D}"
+_NUMBER_FORMS = [
+    ("hexfloat", re.compile(rf"0[xX](?:{_H}?\.{_H}|{_H}\.?)[pP][+-]?{_D}[fFdD]?")),
+    ("hex", re.compile(rf"0[xX]{_H}[lL]?")),
+    ("bin", re.compile(r"0[bB][01](?:[01_]*[01])?[lL]?")),
+    (
+        "float",
+        re.compile(
+            rf"{_D}\.(?:{_D})?(?:{_EXP})?[fFdD]?|\.{_D}(?:{_EXP})?[fFdD]?|{_D}{_EXP}[fFdD]?|{_D}[fFdD]"
+        ),
+    ),
+    ("int", re.compile(rf"{_D}[lL]?")),
+]
+
+_OPERATORS = ("<>", "<=", ">=", "=", "<", ">", "+", "-", "*", "/", "(", ")", ",")
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """``kind`` is ``keyword`` (text upper-cased), ``ident``, ``string``, ``number`` (kind of
+    number in ``form``), ``op`` or ``end``; ``pos`` is the 0-based character offset."""
+
+    kind: str
+    text: str
+    pos: int
+    form: str = ""
+
+    def describe(self) -> str:
+        if self.kind == "end":
+            return "end of selector"
+        if self.kind == "string":
+            return f"string literal {self.text!r}"
+        if self.kind == "keyword":
+            return f"keyword {self.text}"
+        return f"{self.text!r}"
+
+
+def selector_error(text: str, pos: int, message: str) -> InvalidSelectorException:
+    """An ``InvalidSelectorException`` naming the position (0-based column) and the problem."""
+    return InvalidSelectorException(f"invalid selector at position {pos}: {message} (selector: {text!r})")
+
+
+@lru_cache(maxsize=4096)
+def _ident_start(ch: str) -> bool:
+    # Character.isJavaIdentifierStart: letters, letter numbers, currency symbols, connectors.
+    cat = unicodedata.category(ch)
+    return cat[0] == "L" or cat in ("Nl", "Sc", "Pc")
+
+
+@lru_cache(maxsize=4096)
+def _ident_part(ch: str) -> bool:
+    # Character.isJavaIdentifierPart: the above plus digits, combining marks, and the
+    # "identifier-ignorable" controls (Cf, U+0000-0008, U+000E-001B, U+007F-009F).
+    if _ident_start(ch):
+        return True
+    cat = unicodedata.category(ch)
+    if cat in ("Nd", "Mn", "Mc", "Cf"):
+        return True
+    code = ord(ch)
+    return code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F
+
+
+def tokenize(text: str) -> list[Token]:
+    """Split ``text`` into tokens, ending with an ``end`` token; raise on any lexical error."""
+    tokens: list[Token] = []
+    i, n = 0, len(text)
+    while True:
+        while i < n and text[i] in _WHITESPACE:
+            i += 1
+        if i >= n:
+            tokens.append(Token("end", "", n))
+            return tokens
+        ch = text[i]
+        if ch == "'":
+            start, i, parts = i, i + 1, []
+            while True:
+                j = text.find("'", i)
+                if j < 0:
+                    raise selector_error(text, start, "unterminated string literal (expected a closing ')")
+                parts.append(text[i:j])
+                if j + 1 < n and text[j + 1] == "'":
+                    parts.append("'")
+                    i = j + 2
+                    continue
+                i = j + 1
+                break
+            tokens.append(Token("string", "".join(parts), start))
+        elif (ch.isdigit() and ch.isascii()) or (ch == "." and i + 1 < n and "0" <= text[i + 1] <= "9"):
+            best_form, best_end = "", i
+            for form, rx in _NUMBER_FORMS:
+                m = rx.match(text, i)
+                if m and m.end() > best_end:
+                    best_form, best_end = form, m.end()
+            if best_end < n and (text[best_end] == "." or _ident_part(text[best_end])):
+                raise selector_error(text, i, f"malformed numeric literal {text[i : best_end + 1]!r}")
+            tokens.append(Token("number", text[i:best_end], i, best_form))
+            i = best_end
+        elif _ident_start(ch):
+            start = i
+            i += 1
+            while i < n and _ident_part(text[i]):
+                i += 1
+            word = text[start:i]
+            upper = word.upper()
+            if upper in KEYWORDS and word.isascii():
+                tokens.append(Token("keyword", upper, start))
+            else:
+                tokens.append(Token("ident", word, start))
+        else:
+            for op in _OPERATORS:
+                if text.startswith(op, i):
+                    tokens.append(Token("op", op, i))
+                    i += len(op)
+                    break
+            else:
+                raise selector_error(
+                    text, i, f"unexpected character {ch!r} (expected an identifier, literal, operator or '(')"
+                )
