@@ -26,7 +26,7 @@ from .errors import MQFormatError
 
 __all__ = ["MQRFH2", "ParsedData", "pad_folder", "parse_headers"]
 
-_FIXED = {o: struct.Struct(o + "4siiiii8sii") for o in "<>"}
+_FIXED = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
 _UTF16 = {1200, 13488, 17584}
 

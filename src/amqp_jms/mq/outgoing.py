@@ -1,0 +1,314 @@
+"""JMS -> MQ: IBM's outgoing mapping ("Mapping JMS fields onto IBM MQ fields").
+
+Header fields go to the MQMD where IBM puts them, and to the RFH2 ``jms``/``mcd`` folders;
+application properties go to ``usr`` (IBM's name rules enforced); ``JMSX*`` and ``JMS_IBM_*``
+properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, and say so:
+
+* JMSMessageID ``ID:`` + 48 lower-case hex -> MsgId; any other id is kept whole in the ``ajms``
+  folder (``Mid``) and MsgId gets a 24-byte BLAKE2b digest of it (stable, unique in practice).
+* Other vendor properties (``JMSX*`` without an MQMD field, ``JMS_*``) cannot live in ``usr``
+  (IBM reserves ``JMS``): they go, typed, in our own ``ajms`` folder, which IBM ignores.
+* JMSDeliveryTime -> ``mqext`` ``Dlt`` (i8, ms). A null TextMessage/ObjectMessage body is
+  marked ``<ajms><Nul>1</Nul></ajms>`` so it does not come back as ``""``.
+* An ObjectMessage holding a Java-serialized object sends its bytes (``Msd jms_object``); one
+  holding an AMQP-typed value sends the AMQP encoding of it, marked ``<ajms><Obj>amqp</Obj>``.
+* ``target_client="mq"`` sends no RFH2 (IBM's ``targetClient=MQ``): only what the MQMD holds
+  survives; map and stream bodies go as their XML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from datetime import UTC, datetime
+from typing import Any
+
+from ..destination import Destination
+from ..types import Int
+from ._binary import byte_order, encode_char
+from ._uri import destination_to_uri, split_jms_type
+from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
+from .constants import (
+    MQAT_JAVA,
+    MQCCSI_UTF8,
+    MQEI_UNLIMITED,
+    MQENC_NATIVE,
+    MQENC_NORMAL,
+    MQENC_REVERSED,
+    MQFMT_NONE,
+    MQFMT_RF_HEADER_2,
+    MQFMT_STRING,
+    MQMF_LAST_MSG_IN_GROUP,
+    MQMF_MSG_IN_GROUP,
+    MQMT_DATAGRAM,
+    MQMT_REQUEST,
+    MQPER_NOT_PERSISTENT,
+    MQPER_PERSISTENT,
+    REPORT_PROPERTIES,
+)
+from .errors import MQFormatError
+from .message import MQMessage
+from .mqmd import MQMD
+from .rfh2 import MQRFH2
+from .xmlfolder import check_usr_name, element, escape_text
+
+__all__ = ["body_domain", "to_mq"]
+
+_MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
+_ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
+_ENCODINGS.update({"big": MQENC_NORMAL, "normal": MQENC_NORMAL})
+
+
+def _encoding(value: str | int) -> int:
+    if isinstance(value, str):
+        if value.lower() not in _ENCODINGS:
+            raise MQFormatError(f"encoding {value!r}: expected native, big, little or an MQENC_* int")
+        return _ENCODINGS[value.lower()]
+    byte_order(value, "MQMD", "Encoding")
+    return value
+
+
+def body_domain(message: Any) -> str:
+    """The ``mcd`` Msd of a message's JMS type: jms_none/text/bytes/map/stream/object."""
+    return {
+        "TextMessage": "jms_text",
+        "BytesMessage": "jms_bytes",
+        "MapMessage": "jms_map",
+        "StreamMessage": "jms_stream",
+        "ObjectMessage": "jms_object",
+    }.get(getattr(message, "jms_type", "Message"), "jms_none")
+
+
+def _provider_id(value: str) -> bytes | None:
+    """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
+    if len(value) == 51 and value.startswith("ID:"):
+        hexpart = value[3:]
+        if all(c in "0123456789abcdef" for c in hexpart):
+            return bytes.fromhex(hexpart)
+    return None
+
+
+def _put_date_time(ms: int) -> tuple[str, str]:
+    t = datetime.fromtimestamp(ms / 1000, UTC)
+    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
+
+
+def _int_prop(name: str, value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise MQFormatError(f"must be an integer, not {type(value).__name__} {value!r}", field=name)
+    if not -(2**31) <= value < 2**31:
+        raise MQFormatError(f"{value} does not fit the MQLONG it maps to", field=name)
+    return int(value)
+
+
+def _str_prop(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise MQFormatError(f"must be a String, not {type(value).__name__} {value!r}", field=name)
+    return value
+
+
+def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
+    """(body bytes, is-null-marker)."""
+    if domain == "jms_text":
+        text = message._text
+        return (b"", True) if text is None else (encode_text(text, ccsid), False)
+    if domain == "jms_bytes":
+        return bytes(message._body_bytes()), False
+    if domain == "jms_map":
+        return encode_text(encode_map(message._map), ccsid), False
+    if domain == "jms_stream":
+        return encode_text(encode_stream(list(message._items)), ccsid), False
+    if domain == "jms_object":
+        obj = message._object
+        if obj is None:
+            return b"", True
+        data = getattr(obj, "data", None)
+        if type(obj).__name__ == "JavaSerializedObject" and isinstance(data, bytes):
+            return data, False
+        from ..mapping.codec import encode_value
+
+        try:
+            return encode_value(obj), False
+        except Exception as exc:
+            raise MQFormatError(
+                f"ObjectMessage body cannot be AMQP-encoded: {exc}", structure="body"
+            ) from exc
+    return b"", False
+
+
+def to_mq(
+    message: Any,
+    *,
+    queue_manager: str | None = None,
+    target_client: str = "jms",
+    encoding: str | int = "native",
+) -> MQMessage:
+    """The MQ form of a JMS message: an MQMD and the data (RFH2 + body) an MQPUT would send."""
+    if target_client not in ("jms", "mq"):
+        raise MQFormatError(f"target_client {target_client!r}: expected 'jms' or 'mq'")
+    enc = _encoding(encoding)
+    order = byte_order(enc, "MQMD")
+    extra = message._extra or {}
+    md = MQMD(encoding=enc, put_appl_type=MQAT_JAVA)
+    domain = body_domain(message)
+    body_ccsid = MQCCSI_UTF8
+    body_enc = enc
+    body_fmt = MQFMT_STRING if domain == "jms_text" else MQFMT_NONE
+    jms: list[str] = []
+    usr: list[str] = []
+    ajms: list[str] = []
+    msg_flags = 0
+    report = 0
+    msg_type: int | None = None
+
+    # ---- properties
+    for name, value in message._props.items():
+        if name == "JMSXUserID":
+            md.user_identifier = _trunc(_str_prop(name, value), 12, "UserIdentifier")
+        elif name == "JMSXAppID":
+            md.put_appl_name = _trunc(_str_prop(name, value), 28, "PutApplName")
+        elif name == "JMSXGroupID":
+            gid = _str_prop(name, value)
+            raw = _provider_id(gid)
+            md.group_id = raw if raw is not None else gid.encode("utf-8")[:24].ljust(24, b"\x00")
+            msg_flags |= MQMF_MSG_IN_GROUP
+            jms.append(element("Gid", gid, name))
+        elif name == "JMSXGroupSeq":
+            md.msg_seq_number = _int_prop(name, value)
+            msg_flags |= MQMF_MSG_IN_GROUP
+            jms.append(element("Seq", Int(md.msg_seq_number), name))
+        elif name == "JMSXDeliveryCount":
+            continue  # receive-only: BackoutCount + 1
+        elif name in REPORT_PROPERTIES:
+            report |= _int_prop(name, value) & REPORT_PROPERTIES[name]
+        elif name == "JMS_IBM_MsgType":
+            msg_type = _int_prop(name, value)
+        elif name == "JMS_IBM_Feedback":
+            md.feedback = _int_prop(name, value)
+        elif name == "JMS_IBM_Format":
+            body_fmt = _str_prop(name, value)
+            encode_char(body_fmt, 8, "MQMD", "Format")
+        elif name == "JMS_IBM_PutApplType":
+            md.put_appl_type = _int_prop(name, value)
+        elif name == "JMS_IBM_Encoding":
+            body_enc = _int_prop(name, value)
+        elif name == "JMS_IBM_Character_Set":
+            body_ccsid = ccsid_from_charset(value)
+        elif name == "JMS_IBM_PutDate":
+            md.put_date = _str_prop(name, value)
+        elif name == "JMS_IBM_PutTime":
+            md.put_time = _str_prop(name, value)
+        elif name == "JMS_IBM_Last_Msg_In_Group":
+            if value is True or (isinstance(value, str) and value.lower() == "true"):
+                msg_flags |= MQMF_LAST_MSG_IN_GROUP | MQMF_MSG_IN_GROUP
+        elif name.startswith("JMS"):
+            ajms.append(element("p", value, name, allow_char=True, name_attr=name))
+        else:
+            check_usr_name(name)
+            usr.append(element(name, value, name))
+
+    # ---- headers
+    md.report = report
+    md.msg_flags = msg_flags
+    md.persistence = MQPER_PERSISTENT if message._delivery_mode == 2 else MQPER_NOT_PERSISTENT
+    md.priority = message._priority
+    if message._priority != 4:
+        jms.append(element("Pri", Int(message._priority), "JMSPriority"))
+    jms.append(element("Dlv", Int(message._delivery_mode), "JMSDeliveryMode"))
+
+    mid = message._message_id
+    if mid:
+        raw = _provider_id(mid)
+        if raw is None:
+            raw = hashlib.blake2b(mid.encode("utf-8", "surrogatepass"), digest_size=24).digest()
+            ajms.append(element("Mid", mid, "JMSMessageID"))
+        md.msg_id = raw
+
+    cid = message._correlation_id
+    if isinstance(cid, (bytes, bytearray)):
+        md.correl_id = bytes(cid)[:24].ljust(24, b"\x00")
+    elif cid is not None:
+        raw = _provider_id(cid)
+        if raw is not None:
+            md.correl_id = raw
+        else:
+            md.correl_id = cid.encode("utf-8", "surrogatepass")[:24].ljust(24, b"\x00")
+            jms.append(element("Cid", cid, "JMSCorrelationID"))
+
+    ts = message._timestamp
+    if ts:
+        jms.append(element("Tms", int(ts), "JMSTimestamp"))
+        if not md.put_date and not md.put_time:
+            md.put_date, md.put_time = _put_date_time(ts)
+
+    exp = message._expiration
+    if exp:
+        # TTL = expiration - send time; an unstamped message is being sent now
+        ttl = exp - (ts or int(time.time() * 1000))
+        if ttl > _MAX_EXPIRY_MS:
+            md.expiry = MQEI_UNLIMITED
+        else:
+            md.expiry = max(1, -(-ttl // 100))
+        jms.append(element("Exp", int(exp), "JMSExpiration"))
+    else:
+        md.expiry = MQEI_UNLIMITED
+
+    dest: Destination | None = message._destination
+    if dest is not None:
+        jms.insert(
+            0, element("Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager), "Dst")
+        )
+    reply: Destination | None = message._reply_to
+    if reply is not None:
+        rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
+        jms.insert(1 if dest is not None else 0, element("Rto", destination_to_uri(reply, rqm), "Rto"))
+        if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
+            md.reply_to_q = reply.name
+            md.reply_to_q_mgr = rqm
+    md.msg_type = (
+        msg_type
+        if msg_type is not None
+        else (MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM)
+    )
+
+    body, null_body = _body(message, domain, body_ccsid)
+
+    if target_client == "mq":
+        md.format, md.coded_char_set_id, md.encoding = body_fmt, body_ccsid, body_enc
+        return MQMessage(md, body)
+
+    # ---- RFH2
+    mcd = [f"<Msd>{domain}</Msd>"]
+    if message._type is not None:
+        type_, set_, fmt = split_jms_type(message._type, domain)
+        if set_:
+            mcd.append(f"<Set>{escape_text(set_, 'JMSType')}</Set>")
+        mcd.append(f"<Type>{escape_text(type_, 'JMSType')}</Type>")
+        if fmt:
+            mcd.append(f"<Fmt>{escape_text(fmt, 'JMSType')}</Fmt>")
+    if null_body:
+        ajms.append("<Nul>1</Nul>")
+    if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
+        ajms.append("<Obj>amqp</Obj>")
+
+    rfh = MQRFH2(encoding=body_enc, coded_char_set_id=body_ccsid, format=body_fmt, order=order)
+    rfh.add_folder("<mcd>" + "".join(mcd) + "</mcd>")
+    rfh.add_folder("<jms>" + "".join(jms) + "</jms>")
+    if usr:
+        rfh.add_folder("<usr>" + "".join(usr) + "</usr>")
+    if message._delivery_time:
+        rfh.add_folder(
+            "<mqext>" + element("Dlt", int(message._delivery_time), "JMSDeliveryTime") + "</mqext>"
+        )
+    if ajms:
+        rfh.add_folder("<ajms>" + "".join(ajms) + "</ajms>")
+    for raw_folder in extra.get("mq.folders", ()):
+        rfh.folders.append(bytes(raw_folder))
+    md.format = MQFMT_RF_HEADER_2
+    md.coded_char_set_id = MQCCSI_UTF8
+    return MQMessage(md, rfh.pack(order) + body)
+
+
+def _trunc(value: str, width: int, field: str) -> str:
+    raw = encode_char(value, width, "MQMD", field, truncate=True)
+    return raw.rstrip(b" ").decode("utf-8")
