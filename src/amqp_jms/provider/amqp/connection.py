@@ -1,0 +1,387 @@
+"""The AMQP provider: one socket, one proton ``Engine``, one asyncio loop thread.
+
+``AmqpProvider`` is an adapter in the uvicorn shape: an ``asyncio.Protocol`` feeds the engine
+the bytes it reads, every batch of work ends with one ``_flush`` (process events, write what
+proton produced, re-arm the heartbeat timer). Protocol state (proton objects, our resource
+objects) is touched only on the loop thread; the JMS layer reaches it through futures
+(``submit``/``run``) or batched posts (``LoopThread.post``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import ssl
+import sys
+import uuid
+from typing import Any
+
+from proton import Condition, Event, symbol
+
+from ... import __version__
+from ...engine import Engine, SaslConfig
+from ...exceptions import IllegalStateException, JMSException
+from ..base import Provider, ProviderListener, ProviderSession
+from ..config import ConnectionConfig
+from ..errors import to_jms
+from ..loop import LoopThread
+from .terminus import symbol_array, symbols_of
+
+__all__ = ["AmqpProvider", "generate_connection_id"]
+
+DESIRED_CAPABILITIES = ("sole-connection-for-container", "DELAYED_DELIVERY", "ANONYMOUS-RELAY", "SHARED-SUBS")
+_conn_counter = itertools.count(1)
+_process_uuid = str(uuid.uuid4())
+
+
+def generate_connection_id() -> str:
+    """``ID:<uuid>:<n>``, the Qpid JMS connection id form (also the default container-id)."""
+    return f"ID:{_process_uuid}:{next(_conn_counter)}"
+
+
+class _Protocol(asyncio.Protocol):
+    def __init__(self, provider: AmqpProvider) -> None:
+        self.p = provider
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.p._transport = transport
+        sock = transport.get_extra_info("socket")
+        if sock is not None and self.p.config.transport.tcp_no_delay:
+            import socket
+
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self.p.flush()
+
+    def data_received(self, data: bytes) -> None:
+        self.p._on_data(data)
+
+    def eof_received(self) -> bool:
+        self.p._on_data(b"")
+        return False
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.p._on_socket_lost(exc)
+
+
+def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
+    t = config.transport
+    ctx = ssl.create_default_context(cafile=t.trust_store_location)
+    if t.trust_all:
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    elif not t.verify_host:
+        ctx.check_hostname = False
+    if t.key_store_location:
+        ctx.load_cert_chain(t.key_store_location, t.key_location, t.key_store_password)
+    return ctx
+
+
+class AmqpProvider(Provider):
+    """The provider for one JMS connection."""
+
+    def __init__(self, config: ConnectionConfig, connection_id: str | None = None) -> None:
+        self.config = config
+        self.connection_id = connection_id or generate_connection_id()
+        self._container_id = config.client_id or self.connection_id
+        self.lt = LoopThread("amqp-jms-io")
+        self.lt.set_after_ops(self.flush)
+        self.loop = self.lt.loop
+        self.engine: Engine | None = None
+        self._transport: asyncio.Transport | None = None
+        self._listener: ProviderListener | None = None
+        self._opened: asyncio.Future[None] | None = None
+        self._closed_fut: asyncio.Future[None] | None = None
+        self.failure: JMSException | None = None
+        self.closing = False
+        self._remote_caps: frozenset[str] = frozenset()
+        self.remote_properties: dict[str, Any] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self.sessions: set[Any] = set()
+        self._session_ids = itertools.count(1)
+        self._establishment_failed = False
+
+    # -- Provider API (any thread) -------------------------------------------------------------
+    @property
+    def remote_capabilities(self) -> frozenset[str]:
+        return self._remote_caps
+
+    @property
+    def container_id(self) -> str:
+        return self._container_id
+
+    def set_client_id(self, client_id: str) -> None:
+        self._container_id = client_id
+
+    def connect(self, listener: ProviderListener) -> concurrent.futures.Future[None]:
+        self._listener = listener
+        return self.lt.submit(self._connect())
+
+    def create_session(self, transacted: bool) -> concurrent.futures.Future[ProviderSession]:
+        from .session import AmqpSession
+
+        async def go() -> ProviderSession:
+            self.check_usable()
+            s = AmqpSession(self, f"{self.connection_id}:{next(self._session_ids)}", transacted)
+            await s.open()
+            return s
+
+        return self.lt.submit(go())
+
+    def close(self) -> concurrent.futures.Future[None]:
+        if self.loop.is_closed():
+            f: concurrent.futures.Future[None] = concurrent.futures.Future()
+            f.set_result(None)
+            return f
+        return self.lt.submit(self._close())
+
+    def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
+        if self.lt.in_loop():
+            raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            raise JMSException(f"{what} timed out after {timeout} s") from None
+        except concurrent.futures.CancelledError:
+            raise JMSException(f"{what} was cancelled: the connection closed") from None
+
+    def shutdown(self) -> None:
+        """Stop the I/O thread (after close); idempotent."""
+        self.lt.stop()
+
+    # -- loop side -----------------------------------------------------------------------------
+    def check_usable(self) -> None:
+        if self.failure is not None:
+            raise type(self.failure)(self.failure.reason, self.failure.error_code, self.failure)
+        if self.closing or self.engine is None:
+            raise IllegalStateException("the connection is closed")
+
+    def request_timeout(self) -> float | None:
+        return self.config.seconds(self.config.request_timeout_ms)
+
+    async def await_remote(self, fut: asyncio.Future[Any], timeout: float | None, what: str) -> Any:
+        """Await a peer's answer; a timeout raises JMSException naming ``what``."""
+        self.flush()
+        try:
+            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+        except TimeoutError:
+            raise JMSException(f"timed out after {timeout} s waiting for the peer to {what}") from None
+
+    async def _connect(self) -> None:
+        cfg = self.config
+        loop = asyncio.get_running_loop()
+        timeout = cfg.seconds(cfg.connect_timeout_ms)
+        ctx = _ssl_context(cfg) if cfg.secure else None
+        sasl = None
+        if cfg.sasl_layer:
+            mechs = " ".join(cfg.sasl_mechanisms) or None
+            sasl = SaslConfig(mechanisms=mechs, user=cfg.username, password=cfg.password)
+        self.engine = Engine(
+            sasl=sasl,
+            max_frame_size=cfg.max_frame_size or None,
+            idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
+        )
+        try:
+            await asyncio.wait_for(
+                loop.create_connection(
+                    lambda: _Protocol(self), cfg.host, cfg.port, ssl=ctx,
+                    server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
+                ),
+                timeout,
+            )
+        except TimeoutError:
+            raise JMSException(f"could not connect to {cfg.host}:{cfg.port} within {timeout} s") from None
+        except OSError as e:
+            raise JMSException(f"could not connect to {cfg.host}:{cfg.port}: {e}", linked_exception=e) from e
+        c = self.engine.connection
+        c.container = self._container_id
+        c.hostname = cfg.vhost or cfg.host
+        caps = list(DESIRED_CAPABILITIES)
+        if not cfg.client_id:
+            caps.remove("sole-connection-for-container")
+        c.desired_capabilities = symbol_array(caps)
+        c.properties = {
+            symbol("product"): "amqp-jms",
+            symbol("version"): __version__,
+            symbol("platform"): f"Python/{sys.version.split()[0]}",
+        }
+        self._opened = loop.create_future()
+        c.open()
+        self.flush()
+        try:
+            await self.await_remote(self._opened, timeout, "open the connection")
+        except BaseException:
+            self._abort()
+            raise
+
+    async def _close(self) -> None:
+        if self.closing or self.engine is None:
+            self._abort()
+            return
+        self.closing = True
+        loop = asyncio.get_running_loop()
+        self._closed_fut = loop.create_future()
+        if self.failure is None:
+            self.engine.connection.close()
+            try:
+                await self.await_remote(
+                    self._closed_fut, self.config.seconds(self.config.close_timeout_ms), "close"
+                )
+            except JMSException:
+                pass
+        self._abort()
+
+    def _abort(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._transport is not None:
+            self._transport.close()
+            self._transport = None
+
+    # -- I/O -----------------------------------------------------------------------------------
+    def _on_data(self, data: bytes) -> None:
+        if self.engine is None:
+            return
+        self.engine.receive_data(data)
+        self.flush()
+
+    def _on_socket_lost(self, exc: Exception | None) -> None:
+        self._transport = None
+        if self.engine is not None:
+            self.engine.abort()
+            self.flush()
+        if not self.closing:
+            self.fail(JMSException(f"connection to {self.config.host}:{self.config.port} lost"
+                                   + (f": {exc}" if exc else "")))
+        if self._closed_fut is not None and not self._closed_fut.done():
+            self._closed_fut.set_result(None)
+
+    def flush(self) -> None:
+        """Process every pending engine event, then write what proton has to send."""
+        eng = self.engine
+        if eng is None:
+            return
+        self._dispatch(eng)
+        out = eng.data_to_send()
+        if out and self._transport is not None:
+            self._transport.write(out)
+        if self._timer is None and self._transport is not None:
+            self._arm_timer()
+
+    def _arm_timer(self) -> None:
+        eng = self.engine
+        if eng is None:
+            return
+        deadline = eng.tick(self.loop.time())
+        if deadline:
+            self._timer = self.loop.call_at(deadline, self._on_timer)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self._arm_timer()
+        self.flush()
+
+    # -- events --------------------------------------------------------------------------------
+    def _dispatch(self, eng: Engine) -> None:
+        for ev in eng.events():
+            t = ev.type
+            if t == Event.DELIVERY:
+                res = getattr(ev.link, "jms", None)
+                if res is not None:
+                    res.on_delivery(ev.delivery)
+            elif t == Event.LINK_FLOW:
+                res = getattr(ev.link, "jms", None)
+                if res is not None:
+                    res.on_flow()
+            elif t == Event.LINK_REMOTE_OPEN:
+                res = getattr(ev.link, "jms", None)
+                if res is not None:
+                    res.on_remote_open()
+            elif t in (Event.LINK_REMOTE_CLOSE, Event.LINK_REMOTE_DETACH):
+                res = getattr(ev.link, "jms", None)
+                if res is not None:
+                    res.on_remote_close()
+            elif t == Event.SESSION_REMOTE_OPEN:
+                res = getattr(ev.session, "jms", None)
+                if res is not None:
+                    res.on_remote_open()
+            elif t == Event.SESSION_REMOTE_CLOSE:
+                res = getattr(ev.session, "jms", None)
+                if res is not None:
+                    res.on_remote_close()
+            elif t == Event.CONNECTION_REMOTE_OPEN:
+                self._on_remote_open()
+            elif t == Event.CONNECTION_REMOTE_CLOSE:
+                self._on_remote_close()
+            elif t == Event.TRANSPORT_CLOSED:
+                self._on_transport_closed()
+
+    def _on_remote_open(self) -> None:
+        assert self.engine is not None
+        c = self.engine.connection
+        self._remote_caps = symbols_of(c.remote_offered_capabilities)
+        props = c.remote_properties or {}
+        self.remote_properties = {str(k): v for k, v in props.items()}
+        if "amqp:connection-establishment-failed" in self.remote_properties:
+            self._establishment_failed = True  # a close with the reason follows at once
+            return
+        self._timer_reset()
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_result(None)
+
+    def _timer_reset(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self._arm_timer()
+
+    def _on_remote_close(self) -> None:
+        assert self.engine is not None
+        c = self.engine.connection
+        cond: Condition | None = c.remote_condition
+        name = str(cond.name) if cond is not None and cond.name else None
+        desc = cond.description if cond is not None else None
+        if self.closing:
+            if self._closed_fut is not None and not self._closed_fut.done():
+                self._closed_fut.set_result(None)
+            return
+        opening = self._opened is not None and not self._opened.done()
+        refused_id = opening and name == "amqp:invalid-field" and (
+            self._establishment_failed or bool(self.config.client_id)
+        )
+        what = "open the connection" if opening else "keep the connection open"
+        exc = to_jms(name, desc, f"the peer refused to {what}", container_id_refused=refused_id)
+        c.close()
+        self.fail(exc)
+
+    def _on_transport_closed(self) -> None:
+        assert self.engine is not None
+        err = self.engine.error
+        if self.closing:
+            if self._closed_fut is not None and not self._closed_fut.done():
+                self._closed_fut.set_result(None)
+            return
+        if err is not None:
+            self.fail(to_jms(err.name, err.description, "the connection failed"))
+        else:
+            self.fail(JMSException("the connection was closed by the peer"))
+        self._abort()
+
+    def fail(self, exc: JMSException) -> None:
+        """The connection is dead: fail every pending operation, tell the listener once."""
+        if self.failure is not None:
+            return
+        self.failure = exc
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_exception(exc)
+            self._abort()
+            return
+        for s in list(self.sessions):
+            s.fail(exc)
+        if self._closed_fut is not None and not self._closed_fut.done():
+            self._closed_fut.set_result(None)
+        if self._listener is not None and not self.closing:
+            self._listener.on_connection_failure(exc)

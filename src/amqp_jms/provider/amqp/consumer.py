@@ -1,0 +1,243 @@
+"""Receiving links: credit (prefetch, pull, drain), inbound deliveries and their settlement."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from typing import TYPE_CHECKING, Any
+
+from proton import Delivery, Described, Link, Terminus, ulong
+
+from ...exceptions import JMSException
+from .. import codec
+from ..base import (
+    ACCEPTED,
+    MODIFIED_FAILED,
+    MODIFIED_FAILED_UNDELIVERABLE,
+    REJECTED,
+    RELEASED,
+    ConsumerSpec,
+    InboundSink,
+    ProviderConsumer,
+)
+from .link import AmqpLink
+from .producer import TRANSACTIONAL_STATE
+from .terminus import OUTCOMES, capability_for, has_filter, put_symbols, set_filters
+
+if TYPE_CHECKING:
+    from .session import AmqpSession
+
+__all__ = ["AmqpConsumer", "AmqpInbound"]
+
+_OUTCOME_CODES = {ACCEPTED: 0x24, REJECTED: 0x25, RELEASED: 0x26, MODIFIED_FAILED: 0x27,
+                  MODIFIED_FAILED_UNDELIVERABLE: 0x27}
+
+
+class AmqpInbound:
+    """One received transfer: its bytes, its (unsettled) delivery, its decoded message."""
+
+    __slots__ = ("_msg", "consumer", "data", "delivery", "local_redeliveries")
+
+    def __init__(self, data: bytes, delivery: Delivery | None, consumer: AmqpConsumer) -> None:
+        self.data = data
+        self.delivery = delivery
+        self.consumer = consumer
+        self.local_redeliveries = 0
+        self._msg: Any = None
+
+    def decode(self) -> Any:
+        if self._msg is None:
+            self._msg = codec.decode(self.data, self.consumer.spec.destination)
+        return self._msg
+
+
+class AmqpConsumer(AmqpLink, ProviderConsumer):
+    kind = "consumer"
+
+    def __init__(self, session: AmqpSession, spec: ConsumerSpec, sink: InboundSink, name: str) -> None:
+        super().__init__(session, name)
+        self.spec = spec
+        self.sink = sink
+        self.prefetch = spec.prefetch
+        #: the peer did not echo our selector filter: the JMS layer must evaluate it itself
+        self.selector_applied_remotely = True
+        self.credit = 0  # mirror of the link credit, readable from any thread
+        self._refill_posted = False
+        self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
+
+    async def open(self) -> None:
+        spec = self.spec
+        rcv = self.session.pn.receiver(self.name)
+        src = rcv.source
+        src.address = spec.destination.name
+        put_symbols(src.capabilities, [capability_for(spec.destination)])
+        put_symbols(src.outcomes, OUTCOMES)
+        set_filters(src, spec.selector, spec.no_local)
+        if spec.durable:
+            src.durability = Terminus.DELIVERIES
+            src.expiry_policy = Terminus.EXPIRE_NEVER
+            src.distribution_mode = Terminus.DIST_MODE_COPY
+        elif spec.browser:
+            src.distribution_mode = Terminus.DIST_MODE_COPY
+        rcv.target.address = None
+        rcv.snd_settle_mode = Link.SND_SETTLED if spec.presettle else Link.SND_UNSETTLED
+        rcv.rcv_settle_mode = Link.RCV_FIRST
+        await self.attach(rcv, f"attach consumer link {self.name!r}")
+
+    def on_attached(self) -> None:
+        assert self.pn is not None
+        if self.spec.selector:
+            self.selector_applied_remotely = has_filter(self.pn.remote_source.filter, "jms-selector")
+        if self.prefetch > 0:
+            self.pn.flow(self.prefetch)
+            self.credit = self.pn.credit
+
+    # -- loop: inbound -------------------------------------------------------------------------
+    def on_delivery(self, delivery: Delivery) -> None:
+        if delivery.partial or not delivery.readable:
+            return
+        rcv = self.pn
+        assert rcv is not None
+        data = rcv.recv(delivery.pending)
+        rcv.advance()
+        self.credit = rcv.credit
+        if self.spec.presettle or delivery.settled:
+            delivery.settle()
+            inbound = AmqpInbound(data, None, self)
+        else:
+            inbound = AmqpInbound(data, delivery, self)
+        if self.closed:
+            if inbound.delivery is not None:
+                inbound.delivery.update(Delivery.RELEASED)
+                inbound.delivery.settle()
+            return
+        self.sink.deliver(inbound)
+        if self._drain_waiters and not rcv.draining():
+            self._drain_done()
+
+    def on_flow(self) -> None:
+        rcv = self.pn
+        if rcv is None:
+            return
+        self.credit = rcv.credit
+        if self._drain_waiters and rcv.credit == 0:
+            self._drain_done()
+
+    def _drain_done(self) -> None:
+        assert self.pn is not None
+        self.pn.drain_mode = False
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)
+
+    # -- any thread ----------------------------------------------------------------------------
+    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+        if inbound.delivery is None:
+            return
+        self.provider.lt.post(lambda: self.settle(inbound, outcome))
+
+    def taken(self) -> None:
+        if self.prefetch <= 0 or self._refill_posted:
+            return
+        if self.credit + len(self.sink) <= self.prefetch // 2:
+            self._refill_posted = True
+            self.provider.lt.post(self.refill)
+
+    def pull(self, drain: bool) -> concurrent.futures.Future[None]:
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def go() -> None:
+            rcv = self.pn
+            if self.failure is not None or rcv is None or self.closed:
+                fut.set_exception(self.failure or JMSException("the consumer is closed"))
+                return
+            if rcv.credit == 0 and len(self.sink) == 0:
+                rcv.flow(1)
+            self.credit = rcv.credit
+            if not drain:
+                fut.set_result(None)
+                return
+            self._start_drain(fut)
+
+        self.provider.lt.post(go)
+        return fut
+
+    def drain(self) -> concurrent.futures.Future[None]:
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def go() -> None:
+            if self.failure is not None or self.pn is None or self.closed:
+                fut.set_result(None)
+                return
+            self._start_drain(fut)
+
+        self.provider.lt.post(go)
+        return fut
+
+    def _start_drain(self, fut: concurrent.futures.Future[None]) -> None:
+        rcv = self.pn
+        assert rcv is not None
+        if rcv.credit == 0:
+            fut.set_result(None)
+            return
+        self._drain_waiters.append(fut)
+        rcv.drain(0)
+
+    def redeliver(self, inbound: Any) -> bool:
+        inbound.local_redeliveries += 1
+        return True
+
+    def close(self) -> concurrent.futures.Future[None]:
+        return self.provider.lt.submit(self.detach())
+
+    # -- loop: settlement and credit -----------------------------------------------------------
+    def settle(self, inbound: AmqpInbound, outcome: int, txn_id: Any = None) -> None:
+        d = inbound.delivery
+        if d is None:
+            return
+        inbound.delivery = None
+        if self.failure is None and not d.settled:
+            txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
+            if txn is not None:
+                d.local.data = [txn, Described(ulong(_OUTCOME_CODES[outcome]), [])]  # type: ignore[list-item]
+                d.update(TRANSACTIONAL_STATE)
+            elif outcome == ACCEPTED:
+                d.update(Delivery.ACCEPTED)
+            elif outcome == REJECTED:
+                d.update(Delivery.REJECTED)
+            elif outcome == RELEASED:
+                d.update(Delivery.RELEASED)
+            else:
+                d.local.failed = True
+                d.local.undeliverable = outcome == MODIFIED_FAILED_UNDELIVERABLE
+                d.update(Delivery.MODIFIED)
+            d.settle()
+        self.refill()
+
+    def refill(self) -> None:
+        self._refill_posted = False
+        rcv = self.pn
+        if rcv is None or self.closed or self.failure is not None or self.prefetch <= 0:
+            return
+        if rcv.drain_mode:
+            return
+        have = rcv.credit + len(self.sink)
+        if have <= self.prefetch // 2:
+            rcv.flow(self.prefetch - have)
+        self.credit = rcv.credit
+
+    def on_failed(self, exc: JMSException) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_exception(exc)
+        closer = getattr(self.sink, "on_closed", None)
+        if closer is not None:
+            closer(exc)
+
+    def before_detach(self) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for w in waiters:
+            if not w.done():
+                w.set_result(None)

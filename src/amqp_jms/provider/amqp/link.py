@@ -1,0 +1,137 @@
+"""What every AMQP link resource shares: attach, refused attach, detach, failure."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from proton import Link, Terminus
+
+from ...exceptions import IllegalStateException, JMSException
+from ..errors import to_jms
+
+if TYPE_CHECKING:
+    from .session import AmqpSession
+
+__all__ = ["AmqpLink"]
+
+
+class AmqpLink:
+    """Base of producer, consumer and coordinator links (loop-thread state only)."""
+
+    kind = "link"
+
+    def __init__(self, session: AmqpSession, name: str) -> None:
+        self.session = session
+        self.provider = session.p
+        self.name = name
+        self.pn: Link | None = None
+        self._attached: asyncio.Future[None] | None = None
+        self._detached: asyncio.Future[None] | None = None
+        self.failure: JMSException | None = None
+        self.closed = False
+
+    # -- attach --------------------------------------------------------------------------------
+    async def attach(self, link: Link, what: str) -> None:
+        self.pn = link
+        link.jms = self
+        self.session.links.add(self)
+        self._attached = self.provider.loop.create_future()
+        link.open()
+        try:
+            await self.provider.await_remote(self._attached, self.provider.request_timeout(), what)
+        except BaseException:
+            self._forget()
+            if not self.closed and link.state & Link.LOCAL_ACTIVE:
+                link.close()
+                self.provider.flush()
+            raise
+
+    def _remote_terminus_missing(self) -> bool:
+        assert self.pn is not None
+        term = self.pn.remote_target if self.pn.is_sender else self.pn.remote_source
+        return term.type == Terminus.UNSPECIFIED
+
+    def on_remote_open(self) -> None:
+        if self._attached is None or self._attached.done():
+            return
+        if self._remote_terminus_missing():
+            return  # a refusal: the detach with the error condition follows
+        self._attached.set_result(None)
+        self.on_attached()
+
+    def on_attached(self) -> None:
+        """Hook: the peer accepted the attach."""
+
+    def on_remote_close(self) -> None:
+        assert self.pn is not None
+        cond = self.pn.remote_condition
+        name = str(cond.name) if cond is not None and cond.name else None
+        desc = cond.description if cond is not None else None
+        if self._attached is not None and not self._attached.done():
+            exc = to_jms(name, desc, f"the peer refused the {self.kind} link {self.name!r}")
+            self._attached.set_exception(exc)
+            self.closed = True
+            self.pn.close()
+            return
+        if self._detached is not None and not self._detached.done():
+            self._detached.set_result(None)
+            self._forget()
+            return
+        # detached by the peer while in use
+        self.pn.close()
+        self.fail(to_jms(name, desc, f"the peer closed the {self.kind} link {self.name!r}"))
+
+    # -- close / failure -----------------------------------------------------------------------
+    async def detach(self, close: bool = True) -> None:
+        if self.closed or self.pn is None:
+            return
+        self.closed = True
+        self.before_detach()
+        if self.failure is not None or self.session.failure is not None:
+            self._forget()
+            return
+        self._detached = self.provider.loop.create_future()
+        if close:
+            self.pn.close()
+        else:
+            self.pn.detach()
+        try:
+            await self.provider.await_remote(
+                self._detached, self.provider.config.seconds(self.provider.config.close_timeout_ms), "detach"
+            )
+        finally:
+            self._forget()
+
+    def before_detach(self) -> None:
+        """Hook: fail what cannot complete once the link goes."""
+
+    def _forget(self) -> None:
+        self.session.links.discard(self)
+
+    def fail(self, exc: JMSException) -> None:
+        if self.failure is not None:
+            return
+        self.failure = exc
+        self.closed = True
+        for fut in (self._attached, self._detached):
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+                fut.exception()  # retrieved: no "never retrieved" warning if nobody awaits
+        self.on_failed(exc)
+        self._forget()
+
+    def on_failed(self, exc: JMSException) -> None:
+        """Hook: fail pending operations of this link."""
+
+    def check(self) -> None:
+        if self.failure is not None:
+            raise type(self.failure)(self.failure.reason, self.failure.error_code, self.failure)
+        if self.closed:
+            raise IllegalStateException(f"the {self.kind} is closed")
+
+    def on_flow(self) -> None:
+        """Hook: credit or drain changed."""
+
+    def on_delivery(self, delivery: Any) -> None:
+        """Hook: a delivery arrived or its state changed."""

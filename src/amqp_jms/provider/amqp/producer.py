@@ -1,0 +1,190 @@
+"""Sending links: producer (and the transaction coordinator's control link)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+from typing import TYPE_CHECKING, Any
+
+from proton import Delivery, Link
+
+from ...destination import Destination
+from ...exceptions import JMSException, SendFailedException
+from .. import codec
+from ..base import ProducerSpec, ProviderProducer
+from .link import AmqpLink
+from .terminus import OUTCOMES, capability_for, put_symbols
+
+if TYPE_CHECKING:
+    from .session import AmqpSession
+
+__all__ = ["AmqpProducer", "outcome_error"]
+
+TRANSACTIONAL_STATE = 0x34
+_REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
+
+
+def outcome_error(state: Any, delivery: Delivery, what: str) -> JMSException | None:
+    """None for ``accepted``; otherwise the SendFailedException naming the peer's error."""
+    code: int = int(state or 0)
+    cond_name: str | None = None
+    cond_desc: str | None = None
+    if code == TRANSACTIONAL_STATE:
+        data: Any = delivery.remote.data or []
+        inner: Any = data[1] if len(data) > 1 else None
+        code = int(inner.descriptor) if inner is not None and hasattr(inner, "descriptor") else 0x24
+        if code == 0x25 and inner.value:
+            err: Any = inner.value[0]
+            if err is not None and getattr(err, "value", None):
+                cond_name = str(err.value[0])
+                cond_desc = str(err.value[1]) if len(err.value) > 1 and err.value[1] else None
+    else:
+        c = delivery.remote.condition
+        if c is not None and c.name:
+            cond_name, cond_desc = str(c.name), c.description
+    if code in (0, 0x24):
+        return None
+    name = _REFUSED.get(code, f"refused (outcome {code:#x})")
+    cond_txt = f" ({cond_name})" if cond_name else ""
+    desc = f": {cond_desc}" if cond_desc else ""
+    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
+
+
+class AmqpProducer(AmqpLink, ProviderProducer):
+    kind = "producer"
+
+    def __init__(self, session: AmqpSession, spec: ProducerSpec, name: str) -> None:
+        super().__init__(session, name)
+        self.spec = spec
+        self._tag = 0
+        self._waiting: dict[str, concurrent.futures.Future[None]] = {}
+
+    async def open(self) -> None:
+        snd = self.session.pn.sender(self.name)
+        dest = self.spec.destination
+        if dest is not None:
+            snd.target.address = dest.name
+            put_symbols(snd.target.capabilities, [capability_for(dest)])
+        put_symbols(snd.source.outcomes, OUTCOMES)
+        snd.snd_settle_mode = Link.SND_SETTLED if self.spec.presettle else Link.SND_UNSETTLED
+        snd.rcv_settle_mode = Link.RCV_FIRST
+        await self.attach(snd, f"attach producer link {self.name!r}")
+
+    # -- any thread ----------------------------------------------------------------------------
+    def send(
+        self, message: Any, destination: Destination | None, sync: bool
+    ) -> concurrent.futures.Future[None] | None:
+        data = codec.encode(message, destination)
+        lt = self.provider.lt
+        if sync and not self.spec.presettle:
+            fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+            lt.post(lambda: self._transfer(data, fut))
+            return fut
+        lt.post(lambda: self._transfer(data, None))
+        return None
+
+    def close(self) -> concurrent.futures.Future[None]:
+        return self.provider.lt.submit(self.detach())
+
+    # -- loop ----------------------------------------------------------------------------------
+    def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
+        if self.failure is not None or self.closed:
+            if fut is not None:
+                fut.set_exception(self.failure or JMSException("the producer is closed"))
+            return
+        snd = self.pn
+        assert snd is not None
+        self._tag += 1
+        tag = str(self._tag)
+        d = snd.delivery(tag)
+        txn = self.session.txn_id()
+        if txn is not None:
+            d.local.data = [txn]
+            d.update(TRANSACTIONAL_STATE)
+        snd.stream(data)
+        snd.advance()
+        if self.spec.presettle:
+            d.settle()
+            if fut is not None:
+                fut.set_result(None)
+        elif fut is not None:
+            self._waiting[tag] = fut
+
+    def on_delivery(self, delivery: Delivery) -> None:
+        state = delivery.remote_state
+        if not state and not delivery.settled:
+            return
+        fut = self._waiting.pop(delivery.tag, None)
+        if fut is not None and not fut.done():
+            err = outcome_error(state, delivery, "the message")
+            if err is None:
+                fut.set_result(None)
+            else:
+                fut.set_exception(err)
+        delivery.settle()
+
+    def before_detach(self) -> None:
+        self._fail_waiting(JMSException("the producer was closed before the peer settled the message"))
+
+    def on_failed(self, exc: JMSException) -> None:
+        self._fail_waiting(exc)
+
+    def _fail_waiting(self, exc: JMSException) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for fut in waiting.values():
+            if not fut.done():
+                fut.set_exception(exc)
+
+
+class TxCoordinator(AmqpLink):
+    """The control link to the peer's coordinator (``amqp:local-transactions``)."""
+
+    kind = "transaction coordinator"
+
+    def __init__(self, session: AmqpSession, name: str) -> None:
+        super().__init__(session, name)
+        self._tag = 0
+        self._waiting: dict[str, Any] = {}
+        self.txn_id: Any = None
+
+    async def open(self) -> None:
+        from proton import Terminus
+
+        snd = self.session.pn.sender(self.name)
+        snd.target.type = Terminus.COORDINATOR
+        put_symbols(snd.target.capabilities, ["amqp:local-transactions"])
+        put_symbols(snd.source.outcomes, OUTCOMES)
+        await self.attach(snd, "attach the transaction coordinator")
+
+    async def control(self, descriptor: int, fields: list[Any]) -> tuple[int, Delivery]:
+        from proton import Described, Message, ulong
+
+        self.check()
+        snd = self.pn
+        assert snd is not None
+        self._tag += 1
+        tag = f"txn-{self._tag}"
+        fut = self.provider.loop.create_future()
+        self._waiting[tag] = fut
+        snd.delivery(tag)
+        snd.stream(Message(body=Described(ulong(descriptor), fields)).encode())
+        snd.advance()
+        result: tuple[int, Delivery] = await self.provider.await_remote(
+            fut, self.provider.request_timeout(), "answer a transaction request"
+        )
+        return result
+
+    def on_delivery(self, delivery: Delivery) -> None:
+        state = delivery.remote_state
+        if not state and not delivery.settled:
+            return
+        fut = self._waiting.pop(delivery.tag, None)
+        if fut is not None and not fut.done():
+            fut.set_result((state, delivery))
+        delivery.settle()
+
+    def on_failed(self, exc: JMSException) -> None:
+        waiting, self._waiting = self._waiting, {}
+        for fut in waiting.values():
+            if not fut.done():
+                fut.set_exception(exc)
+

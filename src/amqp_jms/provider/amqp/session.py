@@ -1,0 +1,200 @@
+"""One AMQP session per JMS session, with its links and (if transacted) its coordinator."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from proton import Delivery
+
+from ...exceptions import JMSException, TransactionRolledBackException
+from ..base import ConsumerSpec, InboundSink, ProducerSpec, ProviderSession
+from ..errors import to_jms
+from .consumer import AmqpConsumer
+from .producer import AmqpProducer, TxCoordinator
+
+if TYPE_CHECKING:
+    from .connection import AmqpProvider
+
+__all__ = ["AmqpSession"]
+
+DECLARE = 0x31
+DISCHARGE = 0x32
+DECLARED = 0x33
+
+
+class AmqpSession(ProviderSession):
+    def __init__(self, provider: AmqpProvider, session_id: str, transacted: bool) -> None:
+        self.p = provider
+        self.id = session_id
+        self.transacted = transacted
+        self.pn: Any = None
+        self.links: set[Any] = set()
+        self.failure: JMSException | None = None
+        self.closed = False
+        self._opened: asyncio.Future[None] | None = None
+        self._ended: asyncio.Future[None] | None = None
+        self._ids = itertools.count(1)
+        self.coordinator: TxCoordinator | None = None
+
+    # -- loop ----------------------------------------------------------------------------------
+    async def open(self) -> None:
+        assert self.p.engine is not None
+        pn = self.p.engine.connection.session()
+        pn.jms = self
+        self.pn = pn
+        self.p.sessions.add(self)
+        self._opened = self.p.loop.create_future()
+        pn.open()
+        try:
+            await self.p.await_remote(self._opened, self.p.request_timeout(), "begin a session")
+            if self.transacted:
+                self.coordinator = TxCoordinator(self, f"qpid-jms:coordinator:{self.id}")
+                await self.coordinator.open()
+                await self._declare()
+        except BaseException:
+            self.p.sessions.discard(self)
+            raise
+
+    def on_remote_open(self) -> None:
+        if self._opened is not None and not self._opened.done():
+            self._opened.set_result(None)
+
+    def on_remote_close(self) -> None:
+        cond = self.pn.remote_condition
+        name = str(cond.name) if cond is not None and cond.name else None
+        desc = cond.description if cond is not None else None
+        if self._ended is not None and not self._ended.done():
+            self._ended.set_result(None)
+            return
+        self.pn.close()
+        self.fail(to_jms(name, desc, "the peer ended the session"))
+
+    def fail(self, exc: JMSException) -> None:
+        if self.failure is not None:
+            return
+        self.failure = exc
+        for fut in (self._opened, self._ended):
+            if fut is not None and not fut.done():
+                fut.set_exception(exc)
+                fut.exception()
+        for link in list(self.links):
+            link.fail(exc)
+        self.p.sessions.discard(self)
+
+    def txn_id(self) -> Any:
+        c = self.coordinator
+        return c.txn_id if c is not None else None
+
+    def _link_name(self, kind: str, address: str | None) -> str:
+        return f"qpid-jms:{kind}:{self.id}:{next(self._ids)}:{address or ''}"
+
+    async def _declare(self) -> None:
+        assert self.coordinator is not None
+        self.coordinator.txn_id = None
+        state, d = await self.coordinator.control(DECLARE, [])
+        if state != DECLARED:
+            c = d.remote.condition
+            raise to_jms(str(c.name) if c is not None else None, c.description if c is not None else None,
+                         "the peer refused to declare a transaction")
+        data: Any = d.remote.data or [None]
+        self.coordinator.txn_id = data[0]
+
+    async def _discharge(self, fail: bool) -> None:
+        assert self.coordinator is not None
+        txn = self.coordinator.txn_id
+        if txn is None:
+            raise TransactionRolledBackException("no transaction is active (the last declare failed)")
+        self.coordinator.txn_id = None
+        try:
+            state, d = await self.coordinator.control(DISCHARGE, [txn, fail])
+            if state != Delivery.ACCEPTED and not fail:
+                c = d.remote.condition
+                name = str(c.name) if c is not None and c.name else "amqp:transaction:rollback"
+                raise to_jms(name, c.description if c is not None else None,
+                             "the commit failed and the transaction was rolled back",
+                             default=TransactionRolledBackException)
+        finally:
+            if self.failure is None and not self.closed:
+                await self._declare()
+
+    # -- any thread ----------------------------------------------------------------------------
+    def create_producer(self, spec: ProducerSpec) -> concurrent.futures.Future[Any]:
+        async def go() -> AmqpProducer:
+            self.check()
+            addr = spec.destination.name if spec.destination is not None else None
+            prod = AmqpProducer(self, spec, self._link_name("sender", addr))
+            await prod.open()
+            return prod
+
+        return self.p.lt.submit(go())
+
+    def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> concurrent.futures.Future[Any]:
+        async def go() -> AmqpConsumer:
+            self.check()
+            name = spec.subscription_name if spec.durable and spec.subscription_name else \
+                self._link_name("receiver", spec.destination.name)
+            cons = AmqpConsumer(self, spec, sink, name)
+            await cons.open()
+            return cons
+
+        return self.p.lt.submit(go())
+
+    def commit(self) -> concurrent.futures.Future[None]:
+        return self.p.lt.submit(self._discharge(False))
+
+    def rollback(self, before: Callable[[], Iterable[Any]]) -> concurrent.futures.Future[None]:
+        async def go() -> None:
+            self.check()
+            for inbound in before():
+                self._release(inbound)
+            await self._discharge(True)
+            for link in list(self.links):
+                if isinstance(link, AmqpConsumer):
+                    link.refill()
+
+        return self.p.lt.submit(go())
+
+    @staticmethod
+    def _release(inbound: Any) -> None:
+        """Give a prefetched, never-delivered message back to the peer (not transactional)."""
+        d = inbound.delivery
+        inbound.delivery = None
+        if d is not None and not d.settled:
+            d.update(Delivery.RELEASED)
+            d.settle()
+
+    def close(self) -> concurrent.futures.Future[None]:
+        return self.p.lt.submit(self._close())
+
+    async def _close(self) -> None:
+        if self.closed:
+            return
+        self.closed = True
+        for link in list(self.links):
+            try:
+                await link.detach()
+            except JMSException:
+                pass
+        self.p.sessions.discard(self)
+        if self.failure is not None or self.p.failure is not None or self.p.closing:
+            return
+        self._ended = self.p.loop.create_future()
+        self.pn.close()
+        try:
+            timeout = self.p.config.seconds(self.p.config.close_timeout_ms)
+            await self.p.await_remote(self._ended, timeout, "end")
+        except JMSException:
+            pass
+
+    def check(self) -> None:
+        self.p.check_usable()
+        if self.failure is not None:
+            raise type(self.failure)(self.failure.reason, self.failure.error_code, self.failure)
+        if self.closed:
+            from ...exceptions import IllegalStateException
+
+            raise IllegalStateException("the session is closed")

@@ -1,0 +1,184 @@
+"""The provider SPI: what the JMS objects call, with no AMQP in sight.
+
+The JMS layer (``amqp_jms.client``) holds one ``Provider`` per connection and resource handles
+(``ProviderSession``, ``ProviderProducer``, ``ProviderConsumer``) created through it. Every
+operation that talks to the peer returns a ``concurrent.futures.Future`` (resolved on the
+provider's I/O thread), so the blocking API waits on it with a timeout and the asyncio API
+(``amqp_jms.aio``) awaits it through ``asyncio.wrap_future``: one core, two faces.
+Fire-and-forget operations (presettled sends, acknowledgements) return ``None``.
+
+Inbound messages reach the JMS layer through an ``InboundSink`` the consumer passes in: the
+provider calls ``sink.deliver(inbound)`` on its I/O thread, which must only queue it; decoding
+(``Inbound.decode()``) happens later on the thread that hands the message to the application.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..destination import Destination
+from ..exceptions import JMSException
+from .config import ConnectionConfig
+
+__all__ = [
+    "ACCEPTED",
+    "MODIFIED_FAILED",
+    "MODIFIED_FAILED_UNDELIVERABLE",
+    "REJECTED",
+    "RELEASED",
+    "ConsumerSpec",
+    "Inbound",
+    "InboundSink",
+    "ProducerSpec",
+    "Provider",
+    "ProviderConsumer",
+    "ProviderListener",
+    "ProviderProducer",
+    "ProviderSession",
+]
+
+Future = concurrent.futures.Future
+
+# Acknowledgement outcomes, named as JMS_AMQP_ACK_TYPE values (Qpid JMS's numbering).
+ACCEPTED = 1
+REJECTED = 2
+RELEASED = 3
+MODIFIED_FAILED = 4
+MODIFIED_FAILED_UNDELIVERABLE = 5
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerSpec:
+    """A producer link: ``destination`` None means anonymous (issue 7)."""
+
+    destination: Destination | None
+    presettle: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerSpec:
+    """A consumer link. The subscription fields are for durable/shared consumers (issue 7)."""
+
+    destination: Destination
+    selector: str | None = None
+    no_local: bool = False
+    prefetch: int = 1000
+    presettle: bool = False
+    subscription_name: str | None = None
+    durable: bool = False
+    shared: bool = False
+    browser: bool = False
+
+
+class Inbound(Protocol):
+    """One received message, still encoded, plus what acknowledging it needs."""
+
+    #: times redelivered locally by ``recover``/rollback (added to the peer's delivery count)
+    local_redeliveries: int
+
+    def decode(self) -> Any:
+        """The JMS message (decoded once, cached)."""
+        ...
+
+
+class InboundSink(Protocol):
+    def deliver(self, inbound: Any) -> None:
+        """Called on the I/O thread for every message that arrives: queue it, never block."""
+        ...
+
+    def __len__(self) -> int:
+        """Messages queued locally, not yet handed to the application (for credit)."""
+        ...
+
+    def take_all(self) -> list[Any]:
+        """Remove and return every locally queued message (rollback releases them)."""
+        ...
+
+
+class ProviderListener(Protocol):
+    def on_connection_failure(self, exc: JMSException) -> None:
+        """The connection died (called on the I/O thread: hand off, do not block)."""
+        ...
+
+
+class ProviderProducer(ABC):
+    @abstractmethod
+    def send(self, message: Any, destination: Destination | None, sync: bool) -> Future[None] | None:
+        """Encode (on the calling thread) and send; a future for the outcome when ``sync``."""
+
+    @abstractmethod
+    def close(self) -> Future[None]: ...
+
+
+class ProviderConsumer(ABC):
+    @abstractmethod
+    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+        """Settle one delivery with ``outcome`` (fire and forget, in order)."""
+
+    @abstractmethod
+    def taken(self) -> None:
+        """The application took a message from the local queue: top credit up if needed."""
+
+    @abstractmethod
+    def pull(self, drain: bool) -> Future[None]:
+        """Prefetch 0: grant one credit; with ``drain`` complete when the peer drained."""
+
+    @abstractmethod
+    def drain(self) -> Future[None]:
+        """Ask the peer to use or return all credit; completes when it has."""
+
+    @abstractmethod
+    def redeliver(self, inbound: Any) -> bool:
+        """Count a local redelivery; False (and settled per policy) if over the limit."""
+
+    @abstractmethod
+    def close(self) -> Future[None]: ...
+
+
+class ProviderSession(ABC):
+    transacted: bool
+
+    @abstractmethod
+    def create_producer(self, spec: ProducerSpec) -> Future[ProviderProducer]: ...
+
+    @abstractmethod
+    def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[ProviderConsumer]: ...
+
+    @abstractmethod
+    def commit(self) -> Future[None]: ...
+
+    @abstractmethod
+    def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
+        """Release what ``before()`` returns (prefetched, undelivered), then roll back."""
+
+    @abstractmethod
+    def close(self) -> Future[None]: ...
+
+
+class Provider(ABC):
+    config: ConnectionConfig
+
+    @abstractmethod
+    def connect(self, listener: ProviderListener) -> Future[None]: ...
+
+    @abstractmethod
+    def create_session(self, transacted: bool) -> Future[ProviderSession]: ...
+
+    @abstractmethod
+    def close(self) -> Future[None]: ...
+
+    @abstractmethod
+    def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
+        """Block for ``fut`` (refusing on the I/O thread); a timeout raises JMSException."""
+
+    @property
+    @abstractmethod
+    def remote_capabilities(self) -> frozenset[str]: ...
+
+    @property
+    @abstractmethod
+    def container_id(self) -> str: ...

@@ -1,0 +1,303 @@
+"""Connection URL and options, parsed once into frozen value objects.
+
+The option names are Qpid JMS's (``jms.*``, ``amqp.*``, ``transport.*``) so that a URL written
+for a Java client works here unchanged where the option applies. Every default lives in this
+module; nothing else reads the raw query string. An unknown option, or a value of the wrong
+kind, raises ``JMSException`` naming the option: a typo must never be silently ignored.
+
+Durations are milliseconds, as in Qpid JMS; ``-1`` (or any negative number) means "no limit".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from ..exceptions import JMSException
+
+__all__ = [
+    "ConnectionConfig",
+    "PrefetchPolicy",
+    "PresettlePolicy",
+    "RedeliveryPolicy",
+    "TransportConfig",
+    "parse_url",
+]
+
+DEFAULT_PREFETCH = 1000
+#: AMQP outcomes a redelivery policy may use for a message over its redelivery limit.
+REDELIVERY_OUTCOMES = ("MODIFIED_FAILED_UNDELIVERABLE", "MODIFIED_FAILED", "REJECTED", "RELEASED", "ACCEPTED")
+
+
+@dataclass(frozen=True, slots=True)
+class PrefetchPolicy:
+    """Link credit granted to consumers; 0 makes a consumer pull one message per receive."""
+
+    queue_prefetch: int = DEFAULT_PREFETCH
+    topic_prefetch: int = DEFAULT_PREFETCH
+    queue_browser_prefetch: int = DEFAULT_PREFETCH
+    durable_topic_prefetch: int = DEFAULT_PREFETCH
+
+    def for_destination(self, is_topic: bool, durable: bool = False, browser: bool = False) -> int:
+        if browser:
+            return self.queue_browser_prefetch
+        if is_topic:
+            return self.durable_topic_prefetch if durable else self.topic_prefetch
+        return self.queue_prefetch
+
+
+@dataclass(frozen=True, slots=True)
+class PresettlePolicy:
+    """Which links send or receive presettled (at-most-once, no outcome awaited)."""
+
+    presettle_all: bool = False
+    presettle_producers: bool = False
+    presettle_topic_producers: bool = False
+    presettle_queue_producers: bool = False
+    presettle_transacted_producers: bool = False
+    presettle_consumers: bool = False
+    presettle_topic_consumers: bool = False
+    presettle_queue_consumers: bool = False
+
+    def producer(self, is_topic: bool, transacted: bool) -> bool:
+        if self.presettle_all or self.presettle_producers:
+            return True
+        if transacted and self.presettle_transacted_producers:
+            return True
+        return self.presettle_topic_producers if is_topic else self.presettle_queue_producers
+
+    def consumer(self, is_topic: bool) -> bool:
+        if self.presettle_all or self.presettle_consumers:
+            return True
+        return self.presettle_topic_consumers if is_topic else self.presettle_queue_consumers
+
+
+@dataclass(frozen=True, slots=True)
+class RedeliveryPolicy:
+    """``max_redeliveries`` < 0 disables the check; over the limit a message gets ``outcome``."""
+
+    max_redeliveries: int = -1
+    outcome: str = "MODIFIED_FAILED_UNDELIVERABLE"
+
+
+@dataclass(frozen=True, slots=True)
+class TransportConfig:
+    """Socket and TLS settings. The ``*Location`` options name PEM files (not Java key stores)."""
+
+    trust_store_location: str | None = None
+    key_store_location: str | None = None
+    key_store_password: str | None = None
+    key_location: str | None = None
+    verify_host: bool = True
+    trust_all: bool = False
+    tcp_no_delay: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionConfig:
+    """Everything a connection needs, from ``parse_url`` or ``ConnectionFactory`` keywords."""
+
+    scheme: str = "amqp"
+    host: str = "localhost"
+    port: int = 5672
+    client_id: str | None = None
+    username: str | None = None
+    password: str | None = None
+    prefetch: PrefetchPolicy = field(default_factory=PrefetchPolicy)
+    presettle: PresettlePolicy = field(default_factory=PresettlePolicy)
+    redelivery: RedeliveryPolicy = field(default_factory=RedeliveryPolicy)
+    transport: TransportConfig = field(default_factory=TransportConfig)
+    force_async_send: bool = False
+    force_sync_send: bool = False
+    send_timeout_ms: int = -1
+    request_timeout_ms: int = -1
+    connect_timeout_ms: int = 15000
+    close_timeout_ms: int = 60000
+    validate_property_names: bool = True
+    local_message_expiry: bool = True
+    receive_local_only: bool = False
+    receive_no_wait_local_only: bool = False
+    populate_jmsx_user_id: bool = False
+    idle_timeout_ms: int = 60000
+    sasl_mechanisms: tuple[str, ...] = ()
+    sasl_layer: bool = True
+    max_frame_size: int = 1048576
+    vhost: str | None = None
+    drain_timeout_ms: int = 60000
+    anonymous_fallback_cache_size: int = 1
+    anonymous_fallback_cache_timeout_ms: int = 30000
+
+    @property
+    def secure(self) -> bool:
+        return self.scheme == "amqps"
+
+    @staticmethod
+    def seconds(ms: int) -> float | None:
+        """A millisecond option as a timeout in seconds (``None`` = wait forever)."""
+        return None if ms < 0 else ms / 1000.0
+
+    def replace(self, **changes: Any) -> ConnectionConfig:
+        return dataclasses.replace(self, **changes)
+
+
+# -- option table ------------------------------------------------------------------------------
+def _bool(name: str, v: str) -> bool:
+    low = v.strip().lower()
+    if low in ("true", "1", "yes", "on"):
+        return True
+    if low in ("false", "0", "no", "off"):
+        return False
+    raise JMSException(f"option {name}={v!r}: expected true or false")
+
+
+def _int(name: str, v: str) -> int:
+    try:
+        return int(v.strip())
+    except ValueError:
+        raise JMSException(f"option {name}={v!r}: expected an integer") from None
+
+
+def _nonneg(name: str, v: str) -> int:
+    n = _int(name, v)
+    if n < 0:
+        raise JMSException(f"option {name}={v!r}: must not be negative")
+    return n
+
+
+def _str(name: str, v: str) -> str:
+    return v
+
+
+def _mechs(name: str, v: str) -> tuple[str, ...]:
+    mechs = tuple(m.strip().upper() for m in v.replace(" ", ",").split(",") if m.strip())
+    if not mechs:
+        raise JMSException(f"option {name}: expected a comma separated list of SASL mechanisms")
+    return mechs
+
+
+def _outcome(name: str, v: str) -> str:
+    up = v.strip().upper()
+    if up not in REDELIVERY_OUTCOMES:
+        raise JMSException(f"option {name}={v!r}: expected one of {', '.join(REDELIVERY_OUTCOMES)}")
+    return up
+
+
+# option name -> (group or None, field, converter). Groups: prefetch, presettle, redelivery,
+# transport; None = a ConnectionConfig field. "jms.prefetchPolicy.all" is special-cased.
+_Conv = Callable[[str, str], Any]
+_OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
+    "jms.clientID": (None, "client_id", _str),
+    "jms.username": (None, "username", _str),
+    "jms.password": (None, "password", _str),
+    "jms.forceAsyncSend": (None, "force_async_send", _bool),
+    "jms.forceSyncSend": (None, "force_sync_send", _bool),
+    "jms.sendTimeout": (None, "send_timeout_ms", _int),
+    "jms.requestTimeout": (None, "request_timeout_ms", _int),
+    "jms.connectTimeout": (None, "connect_timeout_ms", _int),
+    "jms.closeTimeout": (None, "close_timeout_ms", _int),
+    "jms.validatePropertyNames": (None, "validate_property_names", _bool),
+    "jms.localMessageExpiry": (None, "local_message_expiry", _bool),
+    "jms.receiveLocalOnly": (None, "receive_local_only", _bool),
+    "jms.receiveNoWaitLocalOnly": (None, "receive_no_wait_local_only", _bool),
+    "jms.populateJMSXUserID": (None, "populate_jmsx_user_id", _bool),
+    "jms.prefetchPolicy.queuePrefetch": ("prefetch", "queue_prefetch", _nonneg),
+    "jms.prefetchPolicy.topicPrefetch": ("prefetch", "topic_prefetch", _nonneg),
+    "jms.prefetchPolicy.queueBrowserPrefetch": ("prefetch", "queue_browser_prefetch", _nonneg),
+    "jms.prefetchPolicy.durableTopicPrefetch": ("prefetch", "durable_topic_prefetch", _nonneg),
+    "jms.presettlePolicy.presettleAll": ("presettle", "presettle_all", _bool),
+    "jms.presettlePolicy.presettleProducers": ("presettle", "presettle_producers", _bool),
+    "jms.presettlePolicy.presettleTopicProducers": ("presettle", "presettle_topic_producers", _bool),
+    "jms.presettlePolicy.presettleQueueProducers": ("presettle", "presettle_queue_producers", _bool),
+    "jms.presettlePolicy.presettleTransactedProducers": (
+        "presettle",
+        "presettle_transacted_producers",
+        _bool,
+    ),
+    "jms.presettlePolicy.presettleConsumers": ("presettle", "presettle_consumers", _bool),
+    "jms.presettlePolicy.presettleTopicConsumers": ("presettle", "presettle_topic_consumers", _bool),
+    "jms.presettlePolicy.presettleQueueConsumers": ("presettle", "presettle_queue_consumers", _bool),
+    "jms.redeliveryPolicy.maxRedeliveries": ("redelivery", "max_redeliveries", _int),
+    "jms.redeliveryPolicy.outcome": ("redelivery", "outcome", _outcome),
+    "amqp.idleTimeout": (None, "idle_timeout_ms", _nonneg),
+    "amqp.saslMechanisms": (None, "sasl_mechanisms", _mechs),
+    "amqp.saslLayer": (None, "sasl_layer", _bool),
+    "amqp.maxFrameSize": (None, "max_frame_size", _nonneg),
+    "amqp.vhost": (None, "vhost", _str),
+    "amqp.drainTimeout": (None, "drain_timeout_ms", _int),
+    "amqp.anonymousFallbackCacheSize": (None, "anonymous_fallback_cache_size", _nonneg),
+    "amqp.anonymousFallbackCacheTimeout": (None, "anonymous_fallback_cache_timeout_ms", _int),
+    "transport.trustStoreLocation": ("transport", "trust_store_location", _str),
+    "transport.keyStoreLocation": ("transport", "key_store_location", _str),
+    "transport.keyStorePassword": ("transport", "key_store_password", _str),
+    "transport.keyLocation": ("transport", "key_location", _str),
+    "transport.verifyHost": ("transport", "verify_host", _bool),
+    "transport.trustAll": ("transport", "trust_all", _bool),
+    "transport.tcpNoDelay": ("transport", "tcp_no_delay", _bool),
+}
+_PREFETCH_ALL = "jms.prefetchPolicy.all"
+#: every option name understood, for docs and error messages
+OPTION_NAMES: tuple[str, ...] = (_PREFETCH_ALL, *_OPTIONS)
+
+
+def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConfig:
+    top: dict[str, Any] = {}
+    groups: dict[str, dict[str, Any]] = {"prefetch": {}, "presettle": {}, "redelivery": {}, "transport": {}}
+    for name, raw in options.items():
+        if name == _PREFETCH_ALL:
+            n = _nonneg(name, raw)
+            groups["prefetch"].update(
+                queue_prefetch=n, topic_prefetch=n, queue_browser_prefetch=n, durable_topic_prefetch=n
+            )
+            continue
+        spec = _OPTIONS.get(name)
+        if spec is None:
+            raise JMSException(
+                f"unknown connection option {name!r}; see docs/client.md for the supported options"
+            )
+        group, fname, conv = spec
+        value = conv(name, raw)
+        (top if group is None else groups[group])[fname] = value
+    for g, changes in groups.items():
+        if changes:
+            top[g] = dataclasses.replace(getattr(base, g), **changes)
+    return dataclasses.replace(base, **top) if top else base
+
+
+def parse_url(url: str, **options: Any) -> ConnectionConfig:
+    """``amqp[s]://[user:pass@]host[:port][?option=value&...]`` plus keyword overrides.
+
+    Keyword ``options`` use the same names as the query (``**{"jms.clientID": "a"}``) or the
+    short forms ``client_id``, ``username``, ``password``; they win over the URL.
+    """
+    if not isinstance(url, str):
+        raise TypeError("connection URL must be a str")
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    if scheme not in ("amqp", "amqps"):
+        raise JMSException(f"unsupported URL scheme {parts.scheme!r} in {url!r}: use amqp:// or amqps://")
+    try:
+        port = parts.port
+    except ValueError:
+        raise JMSException(f"invalid port in connection URL {url!r}") from None
+    if parts.path not in ("", "/"):
+        raise JMSException(f"connection URL {url!r} must not have a path")
+    base = ConnectionConfig(
+        scheme=scheme,
+        host=parts.hostname or "localhost",
+        port=port if port is not None else (5671 if scheme == "amqps" else 5672),
+        username=unquote(parts.username) if parts.username else None,
+        password=unquote(parts.password) if parts.password is not None else None,
+    )
+    query: dict[str, str] = {}
+    for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
+        query[k] = v
+    aliases = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
+    for k, v in options.items():
+        key = aliases.get(k, k)
+        if v is None:
+            continue
+        query[key] = str(v).lower() if isinstance(v, bool) else str(v)
+    return _apply(base, query)

@@ -1,0 +1,122 @@
+"""The per-connection event-loop thread and the bridge from blocking callers onto it.
+
+One named daemon thread runs an asyncio loop; all protocol state is touched only there. Blocking
+callers go through ``run(coro, timeout)``, which refuses to run on the loop thread itself (that
+would deadlock) with ``IllegalStateException``. Fire-and-forget work (presettled sends,
+acknowledgements, credit) goes through ``post(fn)``: a lock-free deque drained in batches, with
+at most one loop wake-up outstanding, so a burst of sends costs one self-pipe write, not one
+per message.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+import threading
+from collections import deque
+from collections.abc import Callable, Coroutine
+from typing import Any, TypeVar
+
+from ..exceptions import IllegalStateException, JMSException
+
+__all__ = ["LoopThread"]
+
+T = TypeVar("T")
+_ids = itertools.count(1)
+
+
+class LoopThread:
+    """An asyncio loop on its own daemon thread, plus ``run``/``submit``/``post`` bridges."""
+
+    def __init__(self, name: str = "amqp-jms-loop") -> None:
+        self.loop = asyncio.new_event_loop()
+        self._ops: deque[Callable[[], None]] = deque()
+        self._wake_pending = False
+        self._after_ops: Callable[[], None] | None = None
+        self._thread = threading.Thread(target=self._main, name=f"{name}-{next(_ids)}", daemon=True)
+        self._started = threading.Event()
+        self._thread.start()
+        self._started.wait()
+
+    def _main(self) -> None:
+        asyncio.set_event_loop(self.loop)
+        self.loop.call_soon(self._started.set)
+        try:
+            self.loop.run_forever()
+        finally:
+            try:
+                pending = asyncio.all_tasks(self.loop)
+                for t in pending:
+                    t.cancel()
+                if pending:
+                    self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
+            finally:
+                self.loop.close()
+
+    @property
+    def thread(self) -> threading.Thread:
+        return self._thread
+
+    def in_loop(self) -> bool:
+        return threading.current_thread() is self._thread
+
+    def set_after_ops(self, fn: Callable[[], None]) -> None:
+        """``fn`` runs on the loop after each batch of posted operations (flush the engine)."""
+        self._after_ops = fn
+
+    # -- bridges -------------------------------------------------------------------------------
+    def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        if self.loop.is_closed() or not self._thread.is_alive():
+            coro.close()
+            raise IllegalStateException("the connection's I/O thread has stopped")
+        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+
+    def run(self, coro: Coroutine[Any, Any, T], timeout: float | None, what: str = "operation") -> T:
+        """Run ``coro`` on the loop and wait up to ``timeout`` seconds for its result."""
+        if self.in_loop():
+            coro.close()
+            raise IllegalStateException(
+                f"{what} called on the connection's I/O thread: it would deadlock "
+                "(do not call blocking JMS methods from provider callbacks)"
+            )
+        fut = self.submit(coro)
+        try:
+            return fut.result(timeout)
+        except concurrent.futures.TimeoutError:
+            fut.cancel()
+            raise JMSException(f"{what} timed out after {timeout:.3f} s") from None
+
+    def post(self, fn: Callable[[], None]) -> None:
+        """Run ``fn()`` on the loop soon, batched with other posted work (thread-safe)."""
+        self._ops.append(fn)
+        if not self._wake_pending:
+            self._wake_pending = True
+            try:
+                self.loop.call_soon_threadsafe(self._drain)
+            except RuntimeError:  # loop closed: the connection is gone, drop the work
+                self._ops.clear()
+
+    def _drain(self) -> None:
+        self._wake_pending = False
+        ops = self._ops
+        while ops:
+            try:
+                ops.popleft()()
+            except Exception:  # one bad op must not stop the loop
+                import logging
+
+                logging.getLogger(__name__).exception("error in posted operation")
+        if self._after_ops is not None:
+            self._after_ops()
+
+    def stop(self, timeout: float | None = 5.0) -> None:
+        """Stop the loop and join the thread (no-op on the loop thread itself)."""
+        if self.loop.is_closed():
+            return
+        try:
+            self.loop.call_soon_threadsafe(self.loop.stop)
+        except RuntimeError:
+            pass
+        if not self.in_loop():
+            self._thread.join(timeout)
