@@ -14,7 +14,11 @@ def test_defaults_and_required_url() -> None:
     opts = parse_options({"url": "amqp://127.0.0.1:5672", "destination": "queue://orders"})
     assert opts.destination == Queue("orders")
     assert (opts.mode, opts.body_as, opts.include_amqp, opts.delivery_mode, opts.priority) == (
-        "browse", "binary", False, 2, 4,
+        "browse",
+        "binary",
+        False,
+        2,
+        4,
     )
     assert opts.max_messages_per_trigger is None
     with pytest.raises(ValueError, match="'url' is required"):
@@ -38,7 +42,12 @@ def test_keys_arrive_lower_cased_from_spark() -> None:
     assert opts.destination == Topic("prices")
     assert opts.max_messages_per_trigger == 500
     assert opts.wal_path == "/tmp/wal"
-    assert (opts.client_id, opts.subscription, opts.body_as, opts.include_amqp) == ("c1", "sub1", "string", True)
+    assert (opts.client_id, opts.subscription, opts.body_as, opts.include_amqp) == (
+        "c1",
+        "sub1",
+        "string",
+        True,
+    )
     assert opts.delivery_mode == 1
 
 

@@ -24,10 +24,24 @@ def _same(a: object, b: object) -> bool:
 
 def test_each_jms_type_round_trips_with_its_type() -> None:
     values = {
-        "b": Byte(-5), "s": Short(300), "i": Int(70000), "l": 2**40, "f": Float(1.5), "d": 2.25,
-        "c": Char("x"), "t": "text", "x": b"\x00\x01", "z": True, "n": None, "u": UInt(7),
-        "ul": ULong(2**64 - 1), "ts": Timestamp(1700000000000), "sym": Symbol("a:b"),
-        "id": uuid.UUID(int=5), "nan": float("nan"), "inf": Float(float("-inf")),
+        "b": Byte(-5),
+        "s": Short(300),
+        "i": Int(70000),
+        "l": 2**40,
+        "f": Float(1.5),
+        "d": 2.25,
+        "c": Char("x"),
+        "t": "text",
+        "x": b"\x00\x01",
+        "z": True,
+        "n": None,
+        "u": UInt(7),
+        "ul": ULong(2**64 - 1),
+        "ts": Timestamp(1700000000000),
+        "sym": Symbol("a:b"),
+        "id": uuid.UUID(int=5),
+        "nan": float("nan"),
+        "inf": Float(float("-inf")),
     }
     back = loads_map(dumps_map(values))
     assert set(back) == set(values)
@@ -44,7 +58,13 @@ def test_list_keeps_order_and_types() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ['{"a": {"type": "byte", "value": 300}}', '{"a": {"type": "wat"}}', '{"a": 5}', "[", '{"a": {"type": "int"}}'],
+    [
+        '{"a": {"type": "byte", "value": 300}}',
+        '{"a": {"type": "wat"}}',
+        '{"a": 5}',
+        "[",
+        '{"a": {"type": "int"}}',
+    ],
 )
 def test_malformed_typed_json_is_a_message_format_exception(text: str) -> None:
     with pytest.raises(MessageFormatException):
@@ -52,10 +72,17 @@ def test_malformed_typed_json_is_a_message_format_exception(text: str) -> None:
 
 
 _scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(2**63), 2**63 - 1),
-    st.integers(-128, 127).map(Byte), st.integers(-(2**15), 2**15 - 1).map(Short),
-    st.integers(-(2**31), 2**31 - 1).map(Int), st.floats(allow_nan=False), st.text(), st.binary(),
-    st.characters().map(Char), st.floats(width=32, allow_nan=False).map(Float),
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**63), 2**63 - 1),
+    st.integers(-128, 127).map(Byte),
+    st.integers(-(2**15), 2**15 - 1).map(Short),
+    st.integers(-(2**31), 2**31 - 1).map(Int),
+    st.floats(allow_nan=False),
+    st.text(),
+    st.binary(),
+    st.characters().map(Char),
+    st.floats(width=32, allow_nan=False).map(Float),
     st.integers(-(2**63), 2**63 - 1).map(Long),
 )
 

@@ -41,4 +41,6 @@ def test_reopen_continues_after_segments_on_disk_and_drops_partial_writes(tmp_pa
     assert not partial.exists()
     assert reopened.last_id() == 2
     assert reopened.append([b"3"]) == 3
-    assert sorted(os.listdir(tmp_path)) == [os.path.basename(segment_path(str(tmp_path), i)) for i in (1, 2, 3)]
+    assert sorted(os.listdir(tmp_path)) == [
+        os.path.basename(segment_path(str(tmp_path), i)) for i in (1, 2, 3)
+    ]
