@@ -257,7 +257,7 @@ def _like_regex(pattern: str, escape: str | None) -> str:
 def _java_quote(ch: str) -> str:
     if ch.isalnum() or ch == " ":
         return ch
-    return "\\x{%x}" % ord(ch)
+    return f"\\x{{{ord(ch):x}}}"
 
 
 def selector(text: str) -> Any:
@@ -283,7 +283,7 @@ def decode_amqp(col: Any, body_as: str = "binary") -> Any:
 
     schema = row_schema(body_as, include_amqp=False)
 
-    @pandas_udf(schema)  # type: ignore[misc]
+    @pandas_udf(schema)  # type: ignore[call-overload]
     def _decode(data: Any) -> Any:
         import pandas as pd
 
@@ -309,7 +309,7 @@ def encode_amqp(*cols: Any) -> Any:
     from pyspark.sql import functions as F
     from pyspark.sql.functions import pandas_udf
 
-    @pandas_udf("binary")  # type: ignore[misc]
+    @pandas_udf("binary")  # type: ignore[call-overload]
     def _encode(frame: Any) -> Any:
         import pandas as pd
 
