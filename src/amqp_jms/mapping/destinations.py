@@ -1,0 +1,104 @@
+"""Destinations on messages (5.1): ``to``/``reply-to`` addresses and their type annotations.
+
+Sent: the address (with the peer's queue/topic prefix, never for temporary destinations) and
+``x-opt-jms-dest`` / ``x-opt-jms-reply-to`` as a byte (0 queue, 1 topic, 2 temporary queue,
+3 temporary topic). Received: that byte, else the legacy ``x-opt-to-type`` /
+``x-opt-reply-type`` strings of the early draft (comma-separated ``queue``, ``topic``,
+``temporary``), else the type of the consumer's destination, else ``Queue``; the prefix of the
+resulting type is stripped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from ..types import Byte, Symbol
+from .context import MappingContext
+
+__all__ = [
+    "JMS_DEST",
+    "JMS_REPLY_TO",
+    "LEGACY_REPLY_TYPE",
+    "LEGACY_TO_TYPE",
+    "address_of",
+    "destination_from",
+    "type_byte",
+]
+
+JMS_DEST = Symbol("x-opt-jms-dest")
+JMS_REPLY_TO = Symbol("x-opt-jms-reply-to")
+LEGACY_TO_TYPE = Symbol("x-opt-to-type")
+LEGACY_REPLY_TYPE = Symbol("x-opt-reply-type")
+
+_BY_BYTE: dict[int, type[Destination]] = {0: Queue, 1: Topic, 2: TemporaryQueue, 3: TemporaryTopic}
+_BYTES: dict[type, Byte] = {cls: Byte(b) for b, cls in _BY_BYTE.items()}
+
+
+def type_byte(d: Destination) -> Byte:
+    """The ``x-opt-jms-dest`` value for a destination."""
+    b = _BYTES.get(type(d))
+    if b is not None:
+        return b
+    if d.is_temporary:
+        return _BYTES[TemporaryTopic] if d.is_topic else _BYTES[TemporaryQueue]
+    return _BYTES[Topic] if d.is_topic else _BYTES[Queue]
+
+
+def address_of(d: Destination, ctx: MappingContext) -> str:
+    """The ``to``/``reply-to`` address: the name with the peer's prefix for its kind."""
+    if d.is_temporary:
+        return d.name
+    prefix = ctx.topic_prefix if d.is_topic else ctx.queue_prefix
+    return prefix + d.name if prefix else d.name
+
+
+def _legacy_type(text: Any) -> type[Destination] | None:
+    if not isinstance(text, str):
+        return None
+    attrs = {a.strip().lower() for a in text.split(",")}
+    temporary = "temporary" in attrs
+    if "queue" in attrs:
+        return TemporaryQueue if temporary else Queue
+    if "topic" in attrs:
+        return TemporaryTopic if temporary else Topic
+    return None
+
+
+def _consumer_type(ctx: MappingContext) -> type[Destination]:
+    d = ctx.consumer_destination
+    if d is None:
+        return Queue
+    return _BY_BYTE[int(type_byte(d))]
+
+
+def destination_from(
+    address: str | None,
+    annotations: dict[Any, Any] | None,
+    key: Symbol,
+    legacy_key: Symbol,
+    ctx: MappingContext,
+) -> Destination | None:
+    """The Destination for a received address and the message annotations."""
+    if address is None:
+        return None
+    cls: type[Destination] | None = None
+    if annotations:
+        b = annotations.get(key)
+        if b is not None and type(b) is not bool and isinstance(b, int):
+            cls = _BY_BYTE.get(int(b))
+        if cls is None:
+            cls = _legacy_type(annotations.get(legacy_key))
+    if cls is None:
+        cls = _consumer_type(ctx)
+    if cls is Queue:
+        prefix = ctx.queue_prefix
+    elif cls is Topic:
+        prefix = ctx.topic_prefix
+    else:
+        prefix = None
+    if prefix and address.startswith(prefix) and len(address) > len(prefix):
+        address = address[len(prefix) :]
+    if not address:
+        return None
+    return cls(address)

@@ -1,0 +1,152 @@
+"""AMQP payload bytes -> the JMS message a consumer receives (3.3, 4, 5.1).
+
+The right message class with its body (see :mod:`.body`), every header set per 3.3 (ids per
+:mod:`.ids`, destinations per :mod:`.destinations`, expiration from ``absolute-expiry-time`` or
+else ``ttl`` + now, delivery time from ``x-opt-delivery-time`` or else the timestamp, redelivered
+and ``JMSXDeliveryCount`` from ``delivery-count``), the application properties with their AMQP
+types, the JMSX and ``JMS_AMQP_*`` properties of the mapped fields, and read-only properties
+and body. Message annotations the mapping does not interpret are kept in
+``_extra["message_annotations"]`` (sent again if the message is forwarded); delivery
+annotations and the footer in ``_extra["delivery_annotations"]`` / ``_extra["footer"]``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from ..exceptions import MessageFormatException
+from ..message import Message
+from ..types import Int
+from .body import MSG_TYPE, message_for
+from .codec import Sections, decode_sections
+from .context import DEFAULT_CONTEXT, MappingContext
+from .destinations import JMS_DEST, JMS_REPLY_TO, LEGACY_REPLY_TYPE, LEGACY_TO_TYPE, destination_from
+from .ids import from_amqp_correlation_id, from_amqp_message_id
+from .outbound import (
+    APP_CORRELATION_ID,
+    CONTENT_ENCODING,
+    CONTENT_TYPE,
+    DELIVERY_COUNT,
+    DELIVERY_TIME,
+    EXTRA_ANNOTATIONS,
+    FIRST_ACQUIRER,
+    GROUP_ID,
+    GROUP_SEQ,
+    LEGACY_JMS_TYPE,
+    REPLY_TO_GROUP_ID,
+    USER_ID,
+)
+
+__all__ = ["decode", "message_from_sections"]
+
+JMS_AMQP_SUBJECT = "JMS_AMQP_SUBJECT"
+_KNOWN_ANNOTATIONS = frozenset(
+    {MSG_TYPE, JMS_DEST, JMS_REPLY_TO, APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_TO_TYPE,
+     LEGACY_REPLY_TYPE, LEGACY_JMS_TYPE}
+)  # fmt: skip
+_DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
+_MAX_INT = 2**31 - 1
+
+
+def decode(data: bytes | bytearray | memoryview, *, context: MappingContext | None = None) -> Message:
+    """The JMS message a consumer receives for this AMQP payload (read-only, headers set)."""
+    return message_from_sections(decode_sections(data), context=context)
+
+
+def message_from_sections(s: Sections, *, context: MappingContext | None = None) -> Message:
+    """As :func:`decode`, for a payload already parsed with ``decode_sections``. The message
+    takes ownership of the section values (do not reuse ``s`` afterwards)."""
+    ctx = context if context is not None else DEFAULT_CONTEXT
+    if not s.body_decoded:
+        s.decode_body()
+    ma = s.message_annotations
+    m = message_for(s, ma)
+    ap = s.application_properties
+    props: dict[str, Any] = ap if ap is not None else {}
+    m._props = props
+
+    h = s.header
+    if h is None:
+        m._delivery_mode = 1
+        props[DELIVERY_COUNT] = _DELIVERY_COUNTS[0]
+    else:
+        m._delivery_mode = 2 if h.durable else 1
+        priority = h.priority
+        m._priority = int(priority) if priority <= 9 else 9
+        count = h.delivery_count
+        if count:
+            m._redelivered = True
+            props[DELIVERY_COUNT] = _DELIVERY_COUNTS[count] if count < 15 else Int(min(count + 1, _MAX_INT))
+        else:
+            props[DELIVERY_COUNT] = _DELIVERY_COUNTS[0]
+        if h.first_acquirer:
+            props[FIRST_ACQUIRER] = True
+
+    p = s.properties
+    ttl = h.ttl if h is not None else None
+    if p is not None:
+        if p.message_id is not None:
+            m._message_id = from_amqp_message_id(p.message_id)
+        if p.user_id is not None:
+            try:
+                props[USER_ID] = p.user_id.decode()
+            except UnicodeDecodeError:
+                raise MessageFormatException("properties user-id is not valid UTF-8 (JMSXUserID)") from None
+        if p.to is not None:
+            m._destination = destination_from(p.to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
+        else:
+            m._destination = ctx.consumer_destination
+        if p.reply_to is not None:
+            m._reply_to = destination_from(p.reply_to, ma, JMS_REPLY_TO, LEGACY_REPLY_TYPE, ctx)
+        m._type = p.subject
+        if p.correlation_id is not None:
+            app_specific = ma is not None and ma.get(APP_CORRELATION_ID) is True
+            m._correlation_id = from_amqp_correlation_id(p.correlation_id, app_specific)
+        if p.content_type is not None:
+            props[CONTENT_TYPE] = str(p.content_type)
+        if p.content_encoding is not None:
+            props[CONTENT_ENCODING] = str(p.content_encoding)
+        if p.absolute_expiry_time is not None:
+            m._expiration = int(p.absolute_expiry_time)
+            ttl = None
+        if p.creation_time is not None:
+            m._timestamp = int(p.creation_time)
+        if p.group_id is not None:
+            props[GROUP_ID] = p.group_id
+        if p.group_sequence is not None:
+            seq = int(p.group_sequence)
+            props[GROUP_SEQ] = Int(seq - 2**32 if seq > _MAX_INT else seq)
+        if p.reply_to_group_id is not None:
+            props[REPLY_TO_GROUP_ID] = p.reply_to_group_id
+    else:
+        m._destination = ctx.consumer_destination
+    if ttl:
+        now = ctx.now_ms if ctx.now_ms is not None else int(time.time() * 1000)
+        m._expiration = now + int(ttl)
+
+    delivery_time = None
+    if ma:
+        delivery_time = ma.get(DELIVERY_TIME)
+        legacy_type = ma.get(LEGACY_JMS_TYPE)
+        if legacy_type is not None and isinstance(legacy_type, str):
+            if m._type is not None:
+                props[JMS_AMQP_SUBJECT] = m._type
+            m._type = str(legacy_type)
+        if len(ma) > 1 or MSG_TYPE not in ma:
+            unknown = {k: v for k, v in ma.items() if k not in _KNOWN_ANNOTATIONS}
+            if unknown:
+                m._extra = {EXTRA_ANNOTATIONS: unknown}
+    if delivery_time is not None and type(delivery_time) is not bool and isinstance(delivery_time, int):
+        m._delivery_time = int(delivery_time)
+    else:
+        m._delivery_time = m._timestamp
+    if s.delivery_annotations is not None or s.footer is not None:
+        extra = m._extra if m._extra is not None else {}
+        if s.delivery_annotations is not None:
+            extra["delivery_annotations"] = s.delivery_annotations
+        if s.footer is not None:
+            extra["footer"] = s.footer
+        m._extra = extra
+    m._mark_received()
+    return m

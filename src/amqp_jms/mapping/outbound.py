@@ -1,0 +1,223 @@
+"""JMS message -> AMQP payload bytes (3.2, 4, 5.1, 6.1), as the producer transfers it.
+
+Built straight into bytes with the codec's section builders: the header, the message
+annotations (type, destination and reply-to bytes, delivery time, app-correlation-id, and any
+annotations a received message carried in ``_extra``), the properties, the application
+properties (every property except the ones the mapping moves into AMQP fields), and the body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..exceptions import MessageFormatException
+from ..message import Message
+from ..types import Symbol, Timestamp, UByte, UInt
+from .body import MSG_TYPE, encode_body, jms_type_code
+from .codec._encode import _ENCODERS, _fallback, encode_map_body, encode_symbol
+from .codec.sections import _list_of
+from .context import DEFAULT_CONTEXT, MappingContext
+from .destinations import (
+    JMS_DEST,
+    JMS_REPLY_TO,
+    LEGACY_REPLY_TYPE,
+    LEGACY_TO_TYPE,
+    address_of,
+    type_byte,
+)
+from .ids import to_amqp_correlation_id, to_amqp_id
+
+__all__ = ["APP_CORRELATION_ID", "DELIVERY_TIME", "MAPPED_PROPERTIES", "encode"]
+
+APP_CORRELATION_ID = Symbol("x-opt-app-correlation-id")
+DELIVERY_TIME = Symbol("x-opt-delivery-time")
+#: The early draft's JMSType annotation (read, never sent).
+LEGACY_JMS_TYPE = Symbol("x-opt-jms-type")
+#: The key under ``Message._extra`` holding received message annotations the mapping does not
+#: interpret; they are sent again with the message.
+EXTRA_ANNOTATIONS = "message_annotations"
+
+TTL = "JMS_AMQP_TTL"
+FIRST_ACQUIRER = "JMS_AMQP_FIRST_ACQUIRER"
+CONTENT_TYPE = "JMS_AMQP_CONTENT_TYPE"
+CONTENT_ENCODING = "JMS_AMQP_CONTENT_ENCODING"
+REPLY_TO_GROUP_ID = "JMS_AMQP_REPLY_TO_GROUP_ID"
+USER_ID = "JMSXUserID"
+GROUP_ID = "JMSXGroupID"
+GROUP_SEQ = "JMSXGroupSeq"
+DELIVERY_COUNT = "JMSXDeliveryCount"
+#: Properties that travel in AMQP fields instead of application-properties.
+MAPPED_PROPERTIES = frozenset(
+    {TTL, FIRST_ACQUIRER, CONTENT_TYPE, CONTENT_ENCODING, REPLY_TO_GROUP_ID, USER_ID, GROUP_ID,
+     GROUP_SEQ, DELIVERY_COUNT}
+)  # fmt: skip
+
+_MAX_TTL = 2**32 - 1
+_HEADER = b"\x00\x53\x70"
+_MA = b"\x00\x53\x72"
+_PROPS = b"\x00\x53\x73"
+_AP = b"\x00\x53\x74"
+_DURABLE_HEADER = _HEADER + b"\xc0\x02\x01\x41"
+_TRUE = b"\x41"
+
+_MA_ENTRY: dict[tuple[Symbol, int], bytes] = {
+    (key, v): encode_symbol(key) + bytes((0x51, v))
+    for key in (MSG_TYPE, JMS_DEST, JMS_REPLY_TO)
+    for v in range(6)
+}
+_APP_CORRELATION = encode_symbol(APP_CORRELATION_ID) + _TRUE
+_DELIVERY_TIME_KEY = encode_symbol(DELIVERY_TIME)
+
+
+def _prop_str(props: dict[str, Any], name: str) -> str | None:
+    v = props.get(name)
+    if v is None or isinstance(v, str):
+        return v
+    raise MessageFormatException(f"{name} must be a String property, not {type(v).__name__}")
+
+
+def _ttl(props: dict[str, Any], ctx: MappingContext) -> int | None:
+    if TTL in props:
+        v = props[TTL]
+        if type(v) is bool or not isinstance(v, int) or not 0 <= v <= _MAX_TTL:
+            raise MessageFormatException(f"{TTL} must be a long from 0 to 2^32-1, not {v!r}")
+        return int(v) or None
+    ttl = ctx.time_to_live
+    return ttl if 0 < ttl <= _MAX_TTL else None
+
+
+def _header(message: Message, props: dict[str, Any], ctx: MappingContext) -> bytes:
+    durable = message._delivery_mode == 2
+    priority = message._priority
+    ttl = _ttl(props, ctx) if props or ctx.time_to_live else None
+    first = props.get(FIRST_ACQUIRER) is True if props else False
+    if priority == 4 and ttl is None and not first:
+        return _DURABLE_HEADER if durable else b""
+    return _HEADER + _list_of(
+        [
+            True if durable else None,
+            None if priority == 4 else UByte(priority),
+            None if ttl is None else UInt(ttl),
+            True if first else None,
+        ]
+    )
+
+
+def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
+    """The AMQP encoding of ``message`` exactly as the producer transfers it."""
+    if not isinstance(message, Message):
+        raise TypeError(f"encode needs a JMS Message, not {type(message).__name__}")
+    ctx = context if context is not None else DEFAULT_CONTEXT
+    try:
+        return _encode(message, ctx)
+    except MessageFormatException:
+        raise
+    except (ValueError, TypeError, OverflowError, UnicodeError) as e:
+        raise MessageFormatException(f"cannot encode {message.jms_type}: {e}") from None
+
+
+def _encode(message: Message, ctx: MappingContext) -> bytes:
+    props = message._props
+    code = jms_type_code(message)
+    body, content_type = encode_body(message, code)
+
+    # message annotations
+    ma = [_MA_ENTRY[MSG_TYPE, code]]
+    dest = message._destination
+    if dest is not None:
+        ma.append(_MA_ENTRY[JMS_DEST, type_byte(dest)])
+    reply_to = message._reply_to
+    if reply_to is not None:
+        ma.append(_MA_ENTRY[JMS_REPLY_TO, type_byte(reply_to)])
+    correlation_id = message._correlation_id
+    if correlation_id is not None:
+        correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
+        if app_specific:
+            ma.append(_APP_CORRELATION)
+    delivery_time = message._delivery_time
+    if delivery_time and delivery_time != message._timestamp:
+        ma.append(_DELIVERY_TIME_KEY + _ENCODERS[Timestamp](delivery_time))
+    count = 2 * len(ma)
+    extra = message._extra
+    if extra is not None and extra.get(EXTRA_ANNOTATIONS):
+        more = {k: v for k, v in extra[EXTRA_ANNOTATIONS].items() if k not in _SET_BY_US}
+        if more:
+            body_more, n = encode_map_body(more)
+            ma.append(body_more)
+            count += n
+    ma_body = b"".join(ma)
+    if len(ma_body) < 255:
+        ma_section = _MA + bytes((0xC1, len(ma_body) + 1, count)) + ma_body
+    else:
+        size = (len(ma_body) + 4).to_bytes(4, "big")
+        ma_section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
+
+    # properties
+    message_id = message._message_id
+    if props:
+        ct = _prop_str(props, CONTENT_TYPE)
+        if ct is not None:
+            content_type = Symbol(ct)
+        ce = _prop_str(props, CONTENT_ENCODING)
+        user_id = _prop_str(props, USER_ID)
+        group_seq = props.get(GROUP_SEQ)
+        if group_seq is not None:
+            if type(group_seq) is bool or not isinstance(group_seq, int) or not -(2**31) <= group_seq < 2**32:
+                raise MessageFormatException(f"{GROUP_SEQ} must be an int, not {group_seq!r}")
+            group_seq = UInt(group_seq & 0xFFFFFFFF)
+        fields: list[Any] = [
+            None if message_id is None else to_amqp_id(message_id),
+            None if user_id is None else user_id.encode(),
+            None if dest is None else address_of(dest, ctx),
+            message._type,
+            None if reply_to is None else address_of(reply_to, ctx),
+            correlation_id,
+            content_type,
+            None if ce is None else Symbol(ce),
+            Timestamp(message._expiration) if message._expiration else None,
+            Timestamp(message._timestamp) if message._timestamp else None,
+            _prop_str(props, GROUP_ID),
+            group_seq,
+            _prop_str(props, REPLY_TO_GROUP_ID),
+        ]
+    else:
+        fields = [
+            None if message_id is None else to_amqp_id(message_id),
+            None,
+            None if dest is None else address_of(dest, ctx),
+            message._type,
+            None if reply_to is None else address_of(reply_to, ctx),
+            correlation_id,
+            content_type,
+            None,
+            Timestamp(message._expiration) if message._expiration else None,
+            Timestamp(message._timestamp) if message._timestamp else None,
+        ]
+    out = [_header(message, props, ctx), ma_section, _PROPS + _list_of(fields)]
+
+    # application properties
+    if props:
+        app = [k for k in props if k not in MAPPED_PROPERTIES]
+        if app:
+            enc = _ENCODERS
+            parts = []
+            for k in app:
+                v = props[k]
+                parts.append(enc[str](k))
+                f = enc.get(type(v))
+                parts.append(f(v) if f is not None else _fallback(v))
+            ap = b"".join(parts)
+            n = 2 * len(app)
+            if len(ap) < 255 and n < 256:
+                out.append(_AP + bytes((0xC1, len(ap) + 1, n)) + ap)
+            else:
+                out.append(_AP + b"\xd1" + (len(ap) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + ap)
+    out.append(body)
+    return b"".join(out)
+
+
+#: Annotations this module writes itself, or that must never be sent (the legacy ones).
+_SET_BY_US = frozenset(
+    {MSG_TYPE, JMS_DEST, JMS_REPLY_TO, APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_TO_TYPE,
+     LEGACY_REPLY_TYPE, LEGACY_JMS_TYPE}
+)  # fmt: skip
