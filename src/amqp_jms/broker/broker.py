@@ -1,0 +1,259 @@
+"""The public face: ``AsyncBroker`` (runs on the caller's event loop) and ``Broker`` (its own).
+
+    with Broker() as broker:          # ephemeral loopback port, everything in memory
+        url = broker.url              # "amqp://127.0.0.1:<port>"
+
+    async with AsyncBroker(port=5672, data_dir="data") as broker:
+        await broker.serve_forever()
+
+``Broker`` runs an ``AsyncBroker`` on a named daemon thread with a private loop; ``start()`` and
+``stop()`` block until the listener is up / everything is closed, and refuse to run on that
+loop's own thread (which would deadlock).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+import threading
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..exceptions import IllegalStateException
+from .core import BrokerCore
+from .recovery import recover
+from .sasl import Users, load_users
+from .server import AmqpProtocol, ServerState
+from .store import Store
+
+__all__ = ["AsyncBroker", "Broker"]
+
+log = logging.getLogger("amqp_jms.broker")
+
+
+class AsyncBroker:
+    """An AMQP 1.0 broker serving on the running asyncio loop."""
+
+    def __init__(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        data_dir: str | Path | None = None,
+        users: str | Path | dict[str, str] | None = None,
+        tls_cert: str | Path | None = None,
+        tls_key: str | Path | None = None,
+        *,
+        dlq: str = "DLQ",
+        max_delivery_attempts: int = 0,
+        idle_timeout_s: float | None = None,
+        max_frame_size: int | None = 65536,
+        memory_limit: int = 64 * 1024 * 1024,
+        container_id: str = "amqp-jms-broker",
+    ) -> None:
+        if (tls_cert is None) != (tls_key is None):
+            raise ValueError("tls_cert and tls_key must be given together")
+        self.host = host
+        self._port = port
+        self.data_dir = Path(data_dir) if data_dir is not None else None
+        self.users: Users = load_users(users)
+        self.tls_cert = tls_cert
+        self.tls_key = tls_key
+        self.dlq = dlq
+        self.max_delivery_attempts = max_delivery_attempts
+        self.idle_timeout_s = idle_timeout_s
+        self.max_frame_size = max_frame_size
+        self.memory_limit = memory_limit
+        self.container_id = container_id
+        self.core: BrokerCore | None = None
+        self._server: asyncio.base_events.Server | None = None
+        self._state: ServerState | None = None
+        self._store: Store | None = None
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def url(self) -> str:
+        scheme = "amqps" if self.tls_cert else "amqp"
+        return f"{scheme}://{self.host}:{self._port}"
+
+    async def start(self) -> None:
+        if self._server is not None:
+            raise IllegalStateException("broker already started")
+        loop = asyncio.get_running_loop()
+        store = self._open_store(loop)
+        self._store = store
+        core = BrokerCore(
+            loop,
+            store=store,
+            container_id=self.container_id,
+            dlq=self.dlq,
+            max_delivery_attempts=self.max_delivery_attempts,
+        )
+        self.core = core
+        recover(core, store)
+        self._state = ServerState(
+            core, self.users, idle_timeout_s=self.idle_timeout_s, max_frame_size=self.max_frame_size
+        )
+        ctx = self._ssl_context()
+        state = self._state
+        self._server = await loop.create_server(
+            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True
+        )
+        sock = self._server.sockets[0]
+        self._port = int(sock.getsockname()[1])
+        log.info("broker listening on %s (data_dir=%s)", self.url, self.data_dir)
+
+    def _open_store(self, loop: asyncio.AbstractEventLoop) -> Store:
+        if self.data_dir is None:
+            from .store import MemoryStore
+
+            return MemoryStore()
+        from .sqlite_store import SQLiteStore
+
+        self.data_dir.mkdir(parents=True, exist_ok=True)
+        return SQLiteStore(self.data_dir / "broker.sqlite", loop)
+
+    def _ssl_context(self) -> ssl.SSLContext | None:
+        if self.tls_cert is None or self.tls_key is None:
+            return None
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(str(self.tls_cert), str(self.tls_key))
+        return ctx
+
+    async def stop(self) -> None:
+        server, state = self._server, self._state
+        if server is None:
+            return
+        self._server = None
+        server.close()
+        if state is not None:
+            for p in list(state.protocols):
+                p.shutdown()
+            for _ in range(50):
+                if not state.protocols:
+                    break
+                await asyncio.sleep(0.01)
+            for p in list(state.protocols):
+                if p.transport is not None:
+                    p.transport.abort()
+        await server.wait_closed()
+        if self.core is not None:
+            self.core.cancel_timers()
+        if self._store is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._store.close)
+            self._store = None
+        log.info("broker stopped")
+
+    async def serve_forever(self) -> None:
+        if self._server is None:
+            raise IllegalStateException("broker not started")
+        await self._server.serve_forever()
+
+    async def __aenter__(self) -> AsyncBroker:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+
+class Broker:
+    """The broker on its own event-loop thread: for tests, scripts and synchronous programs."""
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0, data_dir: str | Path | None = None,
+                 users: str | Path | dict[str, str] | None = None, tls_cert: str | Path | None = None,
+                 tls_key: str | Path | None = None, **options: Any) -> None:
+        self._async = AsyncBroker(host, port, data_dir, users, tls_cert, tls_key, **options)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return self._async.port
+
+    @property
+    def url(self) -> str:
+        return self._async.url
+
+    @property
+    def core(self) -> BrokerCore | None:
+        return self._async.core
+
+    def start(self, timeout: float = 30.0) -> Broker:
+        if self._thread is not None:
+            raise IllegalStateException("broker already started")
+        loop = asyncio.new_event_loop()
+        self._loop = loop
+        ready = threading.Event()
+
+        def run() -> None:
+            asyncio.set_event_loop(loop)
+            loop.call_soon(ready.set)
+            loop.run_forever()
+            loop.run_until_complete(loop.shutdown_asyncgens())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name=f"amqp-jms-broker-{id(self):x}", daemon=True)
+        self._thread.start()
+        ready.wait(timeout)
+        try:
+            self.call(self._async.start(), timeout)
+        except BaseException:
+            self._halt()
+            raise
+        return self
+
+    def call(self, coro: Any, timeout: float | None = 30.0) -> Any:
+        """Run a coroutine on the broker's loop and wait for its result."""
+        loop = self._loop
+        if loop is None:
+            coro.close()
+            raise IllegalStateException("broker not started")
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise IllegalStateException("blocking broker call made on the broker's own loop thread")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result(timeout)
+
+    def run_soon(self, fn: Any, *args: Any) -> Any:
+        """Run a plain function on the broker's loop and wait for its result (inspection, tests)."""
+
+        async def wrap() -> Any:
+            return fn(*args)
+
+        return self.call(wrap())
+
+    def stop(self, timeout: float = 30.0) -> None:
+        if self._loop is None:
+            return
+        try:
+            self.call(self._async.stop(), timeout)
+        finally:
+            self._halt()
+
+    def _halt(self) -> None:
+        loop, thread = self._loop, self._thread
+        self._loop = None
+        self._thread = None
+        if loop is not None:
+            loop.call_soon_threadsafe(loop.stop)
+        if thread is not None:
+            thread.join(10)
+
+    async def start_async(self) -> None:
+        """Serve on the caller's running loop instead of a private thread."""
+        await self._async.start()
+
+    async def stop_async(self) -> None:
+        await self._async.stop()
+
+    def __enter__(self) -> Broker:
+        return self.start()
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()

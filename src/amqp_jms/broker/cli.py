@@ -1,0 +1,65 @@
+"""``amqp-jms broker``: run the broker in the foreground until SIGTERM/SIGINT.
+
+The ``amqp-jms`` command calls :func:`main` with the arguments after ``broker``; it can also be
+run as ``python -m amqp_jms.broker``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import signal
+import sys
+from collections.abc import Sequence
+
+__all__ = ["build_parser", "main"]
+
+
+def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=5672, help="port (default 5672; 0 = any free port)")
+    p.add_argument("--data-dir", default=None,
+                   help="directory for the durable store (default: memory only)")
+    p.add_argument("--users", default=None,
+                   help="users file, one 'user:password' per line (enables PLAIN auth)")
+    p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
+    p.add_argument("--tls-key", default=None, help="PEM private key")
+    p.add_argument("--dlq", default="DLQ", help="dead-letter queue name (default DLQ)")
+    p.add_argument("--max-delivery-attempts", type=int, default=0,
+                   help="dead-letter a message after this many failed deliveries (0 = never)")
+    p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
+    p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    return p
+
+
+async def _serve(args: argparse.Namespace) -> None:
+    from .broker import AsyncBroker
+
+    broker = AsyncBroker(
+        args.host, args.port, args.data_dir, args.users, args.tls_cert, args.tls_key,
+        dlq=args.dlq, max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
+    )
+    await broker.start()
+    print(f"amqp-jms broker listening on {broker.url}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        await stop.wait()
+    finally:
+        await broker.stop()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0."""
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.WARNING if args.quiet else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+    asyncio.run(_serve(args))
+    return 0

@@ -1,0 +1,593 @@
+"""One client connection: proton events in, router calls out.
+
+``BrokerConnection.handle(event)`` is the whole protocol logic of the broker side of AMQP:
+open (capabilities, sole-connection), sessions, attach (node resolution, termini echo,
+subscriptions, temporary nodes, anonymous relay, the transaction coordinator), transfers,
+dispositions, flow and detach. It never touches a socket: the protocol adapter in
+:mod:`amqp_jms.broker.server` feeds it events and writes what proton produces.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from proton import Condition, Described, Endpoint, Event, Link, Message, Terminus, symbol, ulong
+
+from .. import __version__
+from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
+from .message import BrokerMessage
+from .nodes import NodeKind, Subscription
+from .terminus import (
+    filters_of,
+    is_durable,
+    kind_from_caps,
+    parse_subscription_name,
+    set_capabilities,
+    set_filters,
+    symbols,
+)
+
+if TYPE_CHECKING:
+    from .core import BrokerCore
+
+__all__ = ["AttachRefused", "BrokerConnection"]
+
+log = logging.getLogger("amqp_jms.broker")
+
+ACCEPTED = 0x24
+REJECTED = 0x25
+DECLARED = 0x33
+SOLE = "sole-connection-for-container"
+OFFERED = ["ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS"]
+_LOCAL_ACTIVE = Endpoint.LOCAL_ACTIVE
+
+
+class AttachRefused(Exception):
+    def __init__(self, condition: str, description: str) -> None:
+        super().__init__(description)
+        self.condition = condition
+        self.description = description
+
+
+class BrokerConnection:
+    """The broker's side of one AMQP connection."""
+
+    def __init__(self, core: BrokerCore, conn_id: int, peer: str, dirty: Callable[[], None]) -> None:
+        self.core = core
+        self.router = core.router
+        self.txns = core.txns
+        self.id = conn_id
+        self.peer = peer
+        self.dirty = dirty
+        self.container: str | None = None
+        self.sole = False
+        self.links: dict[Link, OutgoingLink | IncomingLink] = {}
+        self.closed = False
+
+    # -- dispatch ------------------------------------------------------------------------------
+    def handle(self, ev: Any) -> None:
+        t = ev.type
+        if t is Event.DELIVERY:
+            self._on_delivery(ev.delivery)
+        elif t is Event.LINK_FLOW:
+            st = self.links.get(ev.link)
+            if isinstance(st, OutgoingLink):
+                st.on_flow()
+        elif t is Event.LINK_REMOTE_OPEN:
+            self._on_attach(ev.link)
+        elif t is Event.LINK_REMOTE_CLOSE:
+            self._on_detach(ev.link, closed=True)
+        elif t is Event.LINK_REMOTE_DETACH:
+            self._on_detach(ev.link, closed=False)
+        elif t is Event.SESSION_REMOTE_OPEN:
+            ev.session.open()
+        elif t is Event.SESSION_REMOTE_CLOSE:
+            self._on_session_end(ev.session)
+        elif t is Event.CONNECTION_REMOTE_OPEN:
+            self._on_open(ev.connection)
+        elif t is Event.CONNECTION_REMOTE_CLOSE:
+            self.cleanup()
+            ev.connection.close()
+
+    # -- open / close --------------------------------------------------------------------------
+    def _on_open(self, conn: Any) -> None:
+        container = conn.remote_container
+        self.container = str(container) if container else None
+        desired = _symbol_set(conn.remote_desired_capabilities)
+        conn.container = self.core.container_id
+        offered = list(OFFERED)
+        props: dict[Any, Any] = {
+            symbol("product"): "amqp-jms",
+            symbol("version"): __version__,
+        }
+        wants_sole = SOLE in desired
+        if wants_sole:
+            offered.append(SOLE)
+        clash = self.container is not None and self.core.container_clash(self.container, wants_sole)
+        conn.offered_capabilities = [symbol(c) for c in offered]
+        if clash:
+            props[symbol("amqp:connection-establishment-failed")] = True
+            conn.properties = props
+            conn.open()
+            conn.condition = Condition(
+                "amqp:invalid-field",
+                f"container-id {self.container!r} is already in use by another connection",
+                {symbol("invalid-field"): symbol("container-id")},
+            )
+            conn.close()
+            log.info("connection %s from %s refused: container-id in use", self.id, self.peer)
+            return
+        conn.properties = props
+        self.sole = wants_sole
+        if self.container is not None:
+            self.core.register_container(self.container, self.id, wants_sole)
+        conn.open()
+        log.info("connection %s open from %s container=%s", self.id, self.peer, self.container)
+
+    def cleanup(self) -> None:
+        """The connection ended (closed or dropped): release, roll back, delete temp nodes."""
+        if self.closed:
+            return
+        self.closed = True
+        for link, st in list(self.links.items()):
+            self._end_link(link, st, closed=False, connection_gone=True)
+        self.links.clear()
+        self.txns.rollback_owned_by(self.id)
+        if self.container is not None:
+            self.core.unregister_container(self.container, self.id)
+
+    def _on_session_end(self, session: Any) -> None:
+        for link, st in list(self.links.items()):
+            if link.session == session:
+                self._end_link(link, st, closed=False, connection_gone=False)
+                self.links.pop(link, None)
+        session.close()
+
+    # -- attach --------------------------------------------------------------------------------
+    def _on_attach(self, link: Link) -> None:
+        if link.state & _LOCAL_ACTIVE:
+            return
+        try:
+            if link.is_receiver:
+                self._attach_incoming(link)
+            else:
+                self._attach_outgoing(link)
+        except AttachRefused as exc:
+            self._refuse(link, exc.condition, exc.description)
+        self.dirty()
+
+    def _refuse(self, link: Link, condition: str, description: str) -> None:
+        if link.is_sender:
+            link.source.type = Terminus.UNSPECIFIED
+            link.target.copy(link.remote_target)
+        else:
+            link.target.type = Terminus.UNSPECIFIED
+            link.source.copy(link.remote_source)
+        link.open()
+        link.condition = Condition(condition, description)
+        link.close()
+
+    def _attach_incoming(self, link: Link) -> None:
+        """The client sends on this link: resolve its target."""
+        target = link.remote_target
+        link.source.copy(link.remote_source)
+        link.rcv_settle_mode = Link.RCV_FIRST
+        if target.type == Terminus.COORDINATOR:
+            link.target.copy(target)
+            st = IncomingLink(link, None, coordinator=True, window=100)
+        elif target.dynamic:
+            caps = symbols(target.capabilities)
+            kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            address = self.router.temp_address(kind)
+            self.router.ensure_node(address, kind)
+            self.core.temp_owner[address] = self.id
+            link.target.copy(target)
+            link.target.address = address
+            st = IncomingLink(link, address)
+            st.temp_node = address
+        elif not target.address:
+            link.target.copy(target)
+            st = IncomingLink(link, None)
+        else:
+            address = str(target.address)
+            caps = symbols(target.capabilities)
+            self._resolve(address, caps)
+            link.target.copy(target)
+            st = IncomingLink(link, address)
+        self.links[link] = st
+        link.open()
+        link.flow(st.window)
+
+    def _resolve(self, address: str, caps: set[str]) -> NodeKind:
+        """The node at ``address`` of the type the capabilities ask for (created if absent)."""
+        want = kind_from_caps(caps)
+        have = self.router.node_kind(address)
+        if have is None:
+            if want.is_temporary:
+                raise AttributeRefused("amqp:not-found", f"temporary destination {address!r} does not exist")
+            return self.router.ensure_node(address, want)
+        explicit = bool(caps & {"queue", "topic", "temporary-queue", "temporary-topic"})
+        if explicit and have.is_topic != want.is_topic:
+            raise AttachRefused(
+                "amqp:not-found",
+                f"{address!r} is a {have.value}, not a {want.value}",
+            )
+        return have
+
+    def _attach_outgoing(self, link: Link) -> None:
+        """The client receives on this link: resolve its source (queue, topic, subscription)."""
+        source = link.remote_source
+        link.target.copy(link.remote_target)
+        presettled = link.remote_snd_settle_mode == Link.SND_SETTLED
+        link.snd_settle_mode = Link.SND_SETTLED if presettled else Link.SND_UNSETTLED
+        if source.type == Terminus.UNSPECIFIED or (
+            not source.address and not source.dynamic and self._lookup_subscription(link.name) is not None
+        ):
+            self._attach_lookup(link)
+            return
+        caps = symbols(source.capabilities)
+        filters = filters_of(source)
+        matcher = self.core.compile_selector(filters.selector) if filters.selector else None
+        link.source.copy(source)
+        set_filters(link.source, filters.selector, filters.no_local)
+        st: OutgoingLink
+        if source.dynamic:
+            kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            address = self.router.temp_address(kind)
+            self.router.ensure_node(address, kind)
+            self.core.temp_owner[address] = self.id
+            link.source.address = address
+            if kind.is_topic:
+                sub = self._new_subscription(None, address, filters.selector, matcher, filters.no_local)
+                st = OutgoingLink(self, link, sub.queue, presettled=presettled, subscription=sub)
+            else:
+                st = OutgoingLink(self, link, self.router.queues[address], presettled=presettled,
+                                  matcher=matcher)
+                st.queue.add_consumer(st)
+            st.temp_node = address
+        else:
+            address = str(source.address or "")
+            if not address:
+                raise AttachRefused("amqp:invalid-field", "source address is required")
+            kind = self._resolve(address, caps)
+            if kind.is_topic:
+                st = self._attach_subscriber(link, address, caps, filters.selector, matcher, filters.no_local,
+                                             presettled)
+            else:
+                browse = source.distribution_mode == Terminus.DIST_MODE_COPY
+                st = OutgoingLink(self, link, self.router.queues[address], presettled=presettled,
+                                  matcher=matcher, browse=browse)
+                if not browse:
+                    st.queue.add_consumer(st)
+        self.links[link] = st
+        link.open()
+
+    def _new_subscription(
+        self,
+        key: tuple[str, str | None, str] | None,
+        topic: str,
+        selector: str | None,
+        matcher: Callable[[BrokerMessage], bool] | None,
+        no_local: bool,
+        *,
+        durable: bool = False,
+        shared: bool = False,
+        global_: bool = False,
+        source: dict[str, Any] | None = None,
+    ) -> Subscription:
+        if key is not None:
+            qname = f"sub:{key[1] or ''}:{key[2]}"
+        else:
+            qname = f"sub:{self.id}:{self.router.temp_address(NodeKind.TEMP_QUEUE)}"
+        sub = Subscription(
+            key=key,
+            topic=topic,
+            queue=self.router.new_queue(qname, durable=durable),
+            selector_text=selector,
+            matcher=matcher,
+            no_local=no_local,
+            owner=self.id,
+            durable=durable,
+            shared=shared,
+            global_=global_,
+            source=source or {},
+        )
+        self.router.subscribe(topic, sub)
+        return sub
+
+    def _attach_subscriber(
+        self,
+        link: Link,
+        topic: str,
+        caps: set[str],
+        selector: str | None,
+        matcher: Callable[[BrokerMessage], bool] | None,
+        no_local: bool,
+        presettled: bool,
+    ) -> OutgoingLink:
+        source = link.remote_source
+        durable = is_durable(source)
+        name = parse_subscription_name(str(link.name), caps)
+        sub: Subscription | None = None
+        if durable or name.shared:
+            scope = None if name.global_ else self.container
+            key = ("durable" if durable and not name.volatile else "volatile", scope, name.name)
+            sub = self.router.subscriptions.get(key)
+            changed = sub is not None and (
+                sub.topic != topic or sub.selector_text != selector or sub.no_local != no_local
+            )
+            if sub is not None and changed:
+                if sub.links:
+                    raise AttachRefused(
+                        "amqp:resource-locked",
+                        f"subscription {name.name!r} is active with a different topic or selector",
+                    )
+                self.router.unsubscribe(sub)
+                sub = None
+            if sub is not None and sub.links and not sub.shared:
+                raise AttachRefused(
+                    "amqp:resource-locked", f"durable subscription {name.name!r} is already active"
+                )
+            if sub is None:
+                stored_caps = ["topic"]
+                if name.shared:
+                    stored_caps.append("shared")
+                if name.global_:
+                    stored_caps.append("global")
+                sub = self._new_subscription(
+                    key, topic, selector, matcher, no_local,
+                    durable=key[0] == "durable", shared=name.shared, global_=name.global_,
+                    source={"address": topic, "capabilities": stored_caps, "selector": selector,
+                            "no_local": no_local},
+                )
+            sub.owner = self.id
+            if durable:
+                link.source.durability = Terminus.DELIVERIES
+                link.source.expiry_policy = Terminus.EXPIRE_NEVER
+        else:
+            sub = self._new_subscription(None, topic, selector, matcher, no_local)
+        sub.links += 1
+        st = OutgoingLink(self, link, sub.queue, presettled=presettled, subscription=sub)
+        sub.queue.add_consumer(st)
+        return st
+
+    def _lookup_subscription(self, link_name: str) -> Subscription | None:
+        name = parse_subscription_name(link_name, set())
+        for kind in ("durable", "volatile"):
+            for scope in (self.container, None):
+                sub = self.router.subscriptions.get((kind, scope, name.name))
+                if sub is not None and (scope is not None or name.global_ or link_name == name.name):
+                    return sub
+        return None
+
+    def _attach_lookup(self, link: Link) -> None:
+        """Attach with a null source: return the stored source of the named subscription."""
+        sub = self._lookup_subscription(str(link.name))
+        if sub is None:
+            link.source.type = Terminus.UNSPECIFIED
+            link.open()
+            self.links[link] = OutgoingLink(self, link, self.router.new_queue("lookup", durable=False),
+                                            presettled=False)
+            return
+        s = link.source
+        s.type = Terminus.SOURCE
+        s.address = sub.topic
+        s.durability = Terminus.DELIVERIES
+        s.expiry_policy = Terminus.EXPIRE_NEVER
+        set_capabilities(s.capabilities, list(sub.source.get("capabilities") or ["topic"]))
+        set_filters(s, sub.selector_text, sub.no_local)
+        st = OutgoingLink(self, link, sub.queue, presettled=False, subscription=sub)
+        st.lookup = True  # type: ignore[attr-defined]
+        self.links[link] = st
+        link.open()
+
+    # -- detach --------------------------------------------------------------------------------
+    def _on_detach(self, link: Link, *, closed: bool) -> None:
+        st = self.links.pop(link, None)
+        if st is not None:
+            self._end_link(link, st, closed=closed, connection_gone=False)
+        if link.state & _LOCAL_ACTIVE:
+            if closed:
+                link.close()
+            else:
+                link.detach()
+        self.dirty()
+
+    def _end_link(
+        self, link: Link, st: OutgoingLink | IncomingLink, *, closed: bool, connection_gone: bool
+    ) -> None:
+        if isinstance(st, OutgoingLink):
+            sub = st.subscription
+            lookup = getattr(st, "lookup", False)
+            if not lookup:
+                st.queue.remove_consumer(st)
+                st.release_unacked()
+                if sub is not None:
+                    sub.links -= 1
+            if sub is not None:
+                if sub.key is None:
+                    self.router.unsubscribe(sub)
+                elif sub.key[0] == "volatile" and sub.links <= 0:
+                    self.router.unsubscribe(sub)
+                elif closed and sub.links <= 0 and (lookup or not sub.shared):
+                    self.router.unsubscribe(sub)
+        else:
+            st.closed = True
+        temp = st.temp_node
+        if temp is not None:
+            self.core.temp_owner.pop(temp, None)
+            self.router.delete_node(temp)
+            self.core.close_consumers_of(temp, except_conn=self)
+
+    # -- transfers and dispositions ------------------------------------------------------------
+    def _on_delivery(self, dlv: Any) -> None:
+        link = dlv.link
+        st = self.links.get(link)
+        if st is None:
+            if dlv.link.is_receiver and not dlv.partial:
+                link.advance()
+                dlv.settle()
+            return
+        if isinstance(st, OutgoingLink):
+            if dlv.updated:
+                st.on_disposition(dlv)
+            return
+        if dlv.partial or not dlv.readable:
+            return
+        data = link.recv(dlv.pending) or b""
+        link.advance()
+        if dlv.aborted:
+            dlv.settle()
+        elif st.coordinator:
+            self._on_coordinator(dlv, data)
+        else:
+            self._on_message(st, dlv, data)
+        st.top_up()
+        self.dirty()
+
+    def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
+        router = self.router
+        try:
+            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+        except ValueError as exc:
+            _reject(dlv, "amqp:decode-error", str(exc))
+            return
+        address = st.address
+        if address is None:
+            address = self._relay_target(data)
+            if address is None:
+                _reject(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
+                return
+        if dlv.remote_state == TRANSACTIONAL_STATE:
+            txn_data = dlv.remote.data or []
+            txn = self.txns.get(txn_data[0] if txn_data else None)
+            if txn is None:
+                _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
+                return
+            txn.publishes.append((address, msg))
+            dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
+            dlv.update(TRANSACTIONAL_STATE)
+            dlv.settle()
+            return
+        if not router.publish(address, msg):
+            _reject(dlv, "amqp:not-found", f"node {address!r} no longer exists")
+            return
+        if dlv.settled:
+            dlv.settle()
+            return
+        waiter = self.core.store_barrier() if msg.stored else None
+        if waiter is None:
+            dlv.update(ACCEPTED)
+            dlv.settle()
+        else:
+            def done(_: object) -> None:
+                if not self.closed:
+                    dlv.update(ACCEPTED)
+                    dlv.settle()
+                    self.dirty()
+
+            waiter.add_done_callback(done)
+
+    def _relay_target(self, data: bytes) -> str | None:
+        from ._codec import relay_address
+
+        try:
+            to, kind = relay_address(data)
+        except ValueError:
+            return None
+        if not to:
+            return None
+        if self.router.node_kind(to) is None:
+            if kind == 0:
+                self.router.ensure_node(to, NodeKind.QUEUE)
+            elif kind == 1:
+                self.router.ensure_node(to, NodeKind.TOPIC)
+            else:
+                return None
+        return to
+
+    def _on_coordinator(self, dlv: Any, data: bytes) -> None:
+        m = Message()
+        try:
+            m.decode(data)
+        except Exception:
+            _reject(dlv, "amqp:decode-error", "coordinator message does not decode")
+            return
+        body = m.body
+        if not isinstance(body, Described):
+            _reject(dlv, "amqp:decode-error", "coordinator message body is not declare/discharge")
+            return
+        code = body.descriptor
+        if code in (0x31, "amqp:declare:list"):
+            txn = self.txns.declare(self.id)
+            dlv.local.data = [txn.txn_id]
+            dlv.update(DECLARED)
+            dlv.settle()
+        elif code in (0x32, "amqp:discharge:list"):
+            fields = body.value if isinstance(body.value, list) else []
+            found = self.txns.get(fields[0] if fields else None)
+            if found is None:
+                _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
+                return
+            fail = bool(fields[1]) if len(fields) > 1 else False
+            self.core.store_begin_batch()
+            try:
+                self.txns.discharge(found, fail=fail)
+            finally:
+                waiter = self.core.store_end_batch()
+            if waiter is None:
+                dlv.update(ACCEPTED)
+                dlv.settle()
+            else:
+                def done(_: object) -> None:
+                    if not self.closed:
+                        dlv.update(ACCEPTED)
+                        dlv.settle()
+                        self.dirty()
+
+                waiter.add_done_callback(done)
+        else:
+            _reject(dlv, "amqp:not-implemented", f"coordinator request {code!r}")
+
+    # -- used by the core ----------------------------------------------------------------------
+    def close_links_to(self, address: str) -> None:
+        """A temporary node went away: end every link of ours that used it."""
+        for link, st in list(self.links.items()):
+            if isinstance(st, OutgoingLink) and (
+                st.queue.name == address or (st.subscription is not None and st.subscription.topic == address)
+            ):
+                self.links.pop(link, None)
+                st.closed = True
+                st.queue.remove_consumer(st)
+                if link.state & _LOCAL_ACTIVE:
+                    link.condition = Condition("amqp:resource-deleted", f"{address!r} was deleted")
+                    link.close()
+        self.dirty()
+
+
+class AttributeRefused(AttachRefused):
+    """Alias kept for readability at raise sites about node attributes."""
+
+
+def _reject(dlv: Any, condition: str, description: str) -> None:
+    dlv.local.condition = Condition(condition, description)
+    dlv.update(REJECTED)
+    dlv.settle()
+
+
+def _symbol_set(value: Any) -> set[str]:
+    if value is None:
+        return set()
+    elements = getattr(value, "elements", None)
+    if elements is not None:
+        return {str(e) for e in elements}
+    if isinstance(value, str):
+        return {value}
+    try:
+        return {str(e) for e in value}
+    except TypeError:
+        return set()
+
+

@@ -1,0 +1,109 @@
+"""Broker-wide state shared by every connection: router, transactions, store, container ids.
+
+One ``BrokerCore`` per running broker, touched only from the broker's event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+from ..exceptions import InvalidSelectorException
+from .message import BrokerMessage
+from .nodes import Router
+from .queue import MessageQueue
+from .store import MemoryStore, Store
+from .transactions import TransactionManager
+
+__all__ = ["BrokerCore"]
+
+
+class BrokerCore:
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        *,
+        store: Store | None = None,
+        container_id: str = "amqp-jms-broker",
+        dlq: str = "DLQ",
+        max_delivery_attempts: int = 0,
+    ) -> None:
+        self.loop = loop
+        self.store: Store = store if store is not None else MemoryStore()
+        self.container_id = container_id
+        self._timers: dict[int, asyncio.TimerHandle] = {}
+        self.router = Router(
+            store=self.store,
+            clock=time.time,
+            schedule=self._schedule,
+            dlq=dlq,
+            max_delivery_attempts=max_delivery_attempts,
+        )
+        self.txns = TransactionManager(self.router)
+        self.containers: dict[str, list[tuple[int, bool]]] = {}
+        self.connections: dict[int, Any] = {}
+        self.temp_owner: dict[str, int] = {}
+
+    # -- container-id registry (sole-connection-for-container) --------------------------------
+    def container_clash(self, container: str, wants_sole: bool) -> bool:
+        holders = self.containers.get(container) or []
+        if not holders:
+            return False
+        return wants_sole or any(sole for _, sole in holders)
+
+    def register_container(self, container: str, conn_id: int, sole: bool) -> None:
+        self.containers.setdefault(container, []).append((conn_id, sole))
+
+    def unregister_container(self, container: str, conn_id: int) -> None:
+        holders = [h for h in self.containers.get(container, []) if h[0] != conn_id]
+        if holders:
+            self.containers[container] = holders
+        else:
+            self.containers.pop(container, None)
+
+    # -- temporary nodes -----------------------------------------------------------------------
+    def close_consumers_of(self, address: str, *, except_conn: Any) -> None:
+        for conn in list(self.connections.values()):
+            conn.close_links_to(address)
+
+    # -- selectors -----------------------------------------------------------------------------
+    def compile_selector(self, text: str) -> Callable[[BrokerMessage], bool] | None:
+        """A predicate for a JMS selector; raises ``AttachRefused`` (invalid-field) if invalid."""
+        from .connection import AttachRefused
+        from .selectors import compile_selector
+
+        try:
+            return compile_selector(text)
+        except InvalidSelectorException as exc:
+            raise AttachRefused("amqp:invalid-field", f"invalid selector {text!r}: {exc}") from exc
+
+    # -- scheduled delivery --------------------------------------------------------------------
+    def _schedule(self, q: MessageQueue, when: float) -> None:
+        old = self._timers.pop(id(q), None)
+        if old is not None:
+            old.cancel()
+        delay = max(0.0, when - time.time())
+        self._timers[id(q)] = self.loop.call_later(delay, self._due, q)
+
+    def _due(self, q: MessageQueue) -> None:
+        self._timers.pop(id(q), None)
+        nxt = q.promote_due()
+        if nxt:
+            self._schedule(q, nxt)
+
+    def cancel_timers(self) -> None:
+        for t in self._timers.values():
+            t.cancel()
+        self._timers.clear()
+
+    # -- store ---------------------------------------------------------------------------------
+    def store_barrier(self) -> asyncio.Future[None] | None:
+        return self.store.barrier()
+
+    def store_begin_batch(self) -> None:
+        self.store.begin_batch()
+
+    def store_end_batch(self) -> asyncio.Future[None] | None:
+        return self.store.end_batch()

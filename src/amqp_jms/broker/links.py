@@ -1,0 +1,203 @@
+"""Per-link state: a consumer link the broker sends on, a producer link it receives on.
+
+``OutgoingLink`` is a :class:`~amqp_jms.broker.queue.Consumer`: the queue calls ``deliver``
+while the link has credit, and the link keeps the unsettled messages by delivery tag until the
+client's disposition says what became of them. Browsers (distribution-mode ``copy``) read a
+snapshot instead of acquiring.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from proton import Delivery, Described, Link
+
+from .message import BrokerMessage
+from .nodes import Subscription
+from .queue import MessageQueue
+from .transactions import ACCEPTED, MODIFIED, REJECTED, RELEASED, Outcome
+
+if TYPE_CHECKING:
+    from .connection import BrokerConnection
+
+__all__ = ["IncomingLink", "OutgoingLink"]
+
+TRANSACTIONAL_STATE = 0x34
+
+
+class OutgoingLink:
+    """A link on which the broker delivers messages from one queue (or subscription)."""
+
+    def __init__(
+        self,
+        conn: BrokerConnection,
+        link: Link,
+        queue: MessageQueue,
+        *,
+        presettled: bool,
+        matcher: Callable[[BrokerMessage], bool] | None = None,
+        subscription: Subscription | None = None,
+        browse: bool = False,
+    ) -> None:
+        self.conn = conn
+        self.link = link
+        self.queue = queue
+        self.presettled = presettled
+        self.matcher = matcher
+        self.subscription = subscription
+        self.browse = browse
+        self.unacked: dict[bytes, BrokerMessage] = {}
+        self.refused: set[int] = set()  # seqs this consumer declared undeliverable-here
+        self._tag = 0
+        self._browse_items: list[BrokerMessage] | None = queue.snapshot() if browse else None
+        self._browse_pos = 0
+        self.temp_node: str | None = None  # dynamic source created by this link
+        self.closed = False
+
+    # -- Consumer protocol ---------------------------------------------------------------------
+    def credit(self) -> int:
+        return int(self.link.credit)
+
+    @property
+    def filtered(self) -> bool:
+        return self.matcher is not None or bool(self.refused)
+
+    def accepts(self, msg: BrokerMessage) -> bool:
+        if msg.seq in self.refused:
+            return False
+        m = self.matcher
+        if m is None:
+            return True
+        try:
+            return bool(m(msg))
+        except Exception:
+            return False
+
+    def deliver(self, msg: BrokerMessage) -> None:
+        self._tag += 1
+        tag = str(self._tag)
+        link = self.link
+        dlv = link.delivery(tag)
+        link.send(msg.wire_bytes())
+        link.advance()
+        if self.presettled:
+            dlv.settle()
+            if not self.browse:
+                self.conn.router.consumed(self.queue, msg)
+        else:
+            self.unacked[tag.encode()] = msg
+        self.conn.dirty()
+
+    # -- flow ----------------------------------------------------------------------------------
+    def on_flow(self) -> None:
+        if self.closed:
+            return
+        if self.browse:
+            self._browse_more()
+        else:
+            self.queue.dispatch()
+        link = self.link
+        if link.drain_mode and link.credit > 0:
+            link.drained()
+            self.conn.dirty()
+
+    def _browse_more(self) -> None:
+        items = self._browse_items or []
+        now = self.conn.router.clock()
+        while self._browse_pos < len(items) and self.link.credit > 0:
+            msg = items[self._browse_pos]
+            self._browse_pos += 1
+            if msg.expired(now) or not self.accepts(msg):
+                continue
+            self.deliver(msg)
+
+    # -- dispositions --------------------------------------------------------------------------
+    def on_disposition(self, dlv: Delivery) -> None:
+        state = dlv.remote_state
+        settled = dlv.settled
+        if not state and not settled:
+            return
+        key = _tag_bytes(dlv.tag)
+        msg = self.unacked.pop(key, None)
+        if msg is None or self.browse:
+            if settled:
+                dlv.settle()
+            return
+        router = self.conn.router
+        if state == TRANSACTIONAL_STATE:
+            data = dlv.remote.data or []
+            txn = self.conn.txns.get(data[0] if data else None)
+            outcome = _outcome_of(data[1] if len(data) > 1 else None)
+            if txn is None:
+                router.released(self.queue, msg, failed=True)
+            else:
+                txn.acks.append((self.queue, msg, outcome))
+        elif state == ACCEPTED or (not state and settled):
+            router.consumed(self.queue, msg)
+        elif state == REJECTED:
+            router.dead_letter(self.queue, msg)
+        elif state == RELEASED:
+            router.released(self.queue, msg, failed=False)
+        elif state == MODIFIED:
+            if dlv.remote.undeliverable:
+                self.refused.add(msg.seq)
+            router.released(self.queue, msg, failed=bool(dlv.remote.failed))
+        else:  # received or unknown: keep waiting for a terminal outcome
+            self.unacked[key] = msg
+            return
+        dlv.settle()
+        self.conn.dirty()
+
+    def release_unacked(self) -> None:
+        """The link or connection ended: unsettled messages return, counted as delivered."""
+        self.closed = True
+        if self.unacked and not self.browse:
+            msgs = list(self.unacked.values())
+            self.unacked.clear()
+            self.conn.router.released_many(self.queue, msgs, failed=True)
+
+
+def _tag_bytes(tag: Any) -> bytes:
+    if isinstance(tag, bytes):
+        return tag
+    if isinstance(tag, memoryview):
+        return bytes(tag)
+    return str(tag).encode()
+
+
+def _outcome_of(obj: Any) -> Outcome:
+    if isinstance(obj, Described):
+        code = int(obj.descriptor) if isinstance(obj.descriptor, int) else ACCEPTED
+        fields = obj.value if isinstance(obj.value, list) else []
+        if code == MODIFIED:
+            failed = bool(fields[0]) if len(fields) > 0 else False
+            undeliverable = bool(fields[1]) if len(fields) > 1 else False
+            return Outcome(code, failed, undeliverable)
+        return Outcome(code)
+    return Outcome(ACCEPTED)
+
+
+class IncomingLink:
+    """A link on which the broker receives messages: to a node, anonymous relay, or coordinator."""
+
+    def __init__(
+        self,
+        link: Link,
+        address: str | None,
+        *,
+        coordinator: bool = False,
+        window: int = 1000,
+    ) -> None:
+        self.link = link
+        self.address = address  # None = anonymous relay (route by ``to``)
+        self.coordinator = coordinator
+        self.window = window
+        self.temp_node: str | None = None  # dynamic target created by this link
+        self.closed = False
+
+    def top_up(self) -> None:
+        link = self.link
+        credit = link.credit
+        if credit < self.window // 2:
+            link.flow(self.window - credit)

@@ -1,0 +1,220 @@
+"""A message queue with competing consumers: the one buffer behind queues and subscriptions.
+
+Order is JMS priority (9 first) then FIFO; a released message goes back to the front of its
+priority. Consumers are served round-robin while they have credit; a consumer with a selector
+only takes messages it matches (the others stay for the rest). Messages with a delivery time
+wait in a heap until due; expired messages are dropped when met.
+
+The queue knows nothing of AMQP: a consumer is anything with ``credit()``, ``deliver(msg)``
+and an optional ``accepts(msg)``.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import Protocol
+
+from .message import BrokerMessage
+
+__all__ = ["Consumer", "MessageQueue"]
+
+
+class Consumer(Protocol):
+    def credit(self) -> int: ...
+
+    def deliver(self, msg: BrokerMessage) -> None: ...
+
+    def accepts(self, msg: BrokerMessage) -> bool: ...
+
+    @property
+    def filtered(self) -> bool: ...
+
+
+class MessageQueue:
+    """Priority buckets of messages, a delay heap and the consumers competing for them."""
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        durable: bool = False,
+        clock: Callable[[], float],
+        on_drop: Callable[[MessageQueue, BrokerMessage], None] | None = None,
+        on_schedule: Callable[[MessageQueue, float], None] | None = None,
+    ) -> None:
+        self.name = name
+        self.durable = durable  # the queue definition survives a restart
+        self._buckets: list[deque[BrokerMessage]] = [deque() for _ in range(10)]
+        self._count = 0
+        self._bytes = 0
+        self._delayed: list[tuple[float, int, BrokerMessage]] = []
+        self.consumers: list[Consumer] = []
+        self._rr = 0
+        self._clock = clock
+        self._on_drop = on_drop
+        self._on_schedule = on_schedule
+        self._dispatching = False
+
+    # -- sizes ---------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        """Messages available now (not counting delayed or acquired ones)."""
+        return self._count
+
+    @property
+    def delayed(self) -> int:
+        return len(self._delayed)
+
+    @property
+    def byte_size(self) -> int:
+        return self._bytes
+
+    # -- adding --------------------------------------------------------------------------------
+    def enqueue(self, msg: BrokerMessage) -> None:
+        """Add a message (at the back of its priority), or to the delay heap if not yet due."""
+        if msg.deliver_at and msg.deliver_at > self._clock():
+            heapq.heappush(self._delayed, (msg.deliver_at, msg.seq, msg))
+            if self._on_schedule is not None and self._delayed[0][2] is msg:
+                self._on_schedule(self, msg.deliver_at)
+            return
+        self._buckets[msg.priority].append(msg)
+        self._count += 1
+        self._bytes += len(msg.data)
+        if self.consumers:
+            self.dispatch()
+
+    def release(self, msg: BrokerMessage) -> None:
+        """Put an acquired message back at the front of its priority (redelivery comes first)."""
+        self._buckets[msg.priority].appendleft(msg)
+        self._count += 1
+        self._bytes += len(msg.data)
+        if self.consumers:
+            self.dispatch()
+
+    def release_all(self, msgs: list[BrokerMessage]) -> None:
+        """Put several back, keeping their original order among themselves."""
+        for msg in sorted(msgs, key=lambda m: m.seq, reverse=True):
+            self._buckets[msg.priority].appendleft(msg)
+            self._count += 1
+            self._bytes += len(msg.data)
+        if self.consumers:
+            self.dispatch()
+
+    def promote_due(self) -> float:
+        """Move delayed messages that are now due into the queue; returns the next due time."""
+        now = self._clock()
+        moved = False
+        while self._delayed and self._delayed[0][0] <= now:
+            _, _, msg = heapq.heappop(self._delayed)
+            self._buckets[msg.priority].append(msg)
+            self._count += 1
+            self._bytes += len(msg.data)
+            moved = True
+        if moved and self.consumers:
+            self.dispatch()
+        return self._delayed[0][0] if self._delayed else 0.0
+
+    # -- consumers -----------------------------------------------------------------------------
+    def add_consumer(self, c: Consumer) -> None:
+        self.consumers.append(c)
+
+    def remove_consumer(self, c: Consumer) -> None:
+        try:
+            self.consumers.remove(c)
+        except ValueError:
+            pass
+
+    def dispatch(self) -> None:
+        """Hand available messages to consumers with credit, round-robin."""
+        if self._dispatching:
+            return
+        self._dispatching = True
+        try:
+            consumers = self.consumers
+            if len(consumers) == 1:
+                c = consumers[0]
+                while self._count and c.credit() > 0:
+                    msg = self._take(c)
+                    if msg is None:
+                        break
+                    c.deliver(msg)
+                return
+            progressed = True
+            while self._count and progressed and consumers:
+                progressed = False
+                n = len(consumers)
+                for i in range(n):
+                    if not self._count:
+                        break
+                    c = consumers[(self._rr + i) % n]
+                    if c.credit() <= 0:
+                        continue
+                    msg = self._take(c)
+                    if msg is None:
+                        continue
+                    c.deliver(msg)
+                    progressed = True
+                self._rr = (self._rr + 1) % max(1, len(consumers))
+        finally:
+            self._dispatching = False
+
+    def _take(self, c: Consumer) -> BrokerMessage | None:
+        now = self._clock()
+        filtered = c.filtered
+        for p in range(9, -1, -1):
+            bucket = self._buckets[p]
+            if not bucket:
+                continue
+            if not filtered:
+                while bucket:
+                    msg = bucket.popleft()
+                    self._count -= 1
+                    self._bytes -= len(msg.data)
+                    if msg.expiry and msg.expiry <= now:
+                        self._drop(msg)
+                        continue
+                    return msg
+                continue
+            for msg in list(bucket):
+                if msg.expiry and msg.expiry <= now:
+                    bucket.remove(msg)
+                    self._count -= 1
+                    self._bytes -= len(msg.data)
+                    self._drop(msg)
+                    continue
+                if c.accepts(msg):
+                    bucket.remove(msg)
+                    self._count -= 1
+                    self._bytes -= len(msg.data)
+                    return msg
+        return None
+
+    def _drop(self, msg: BrokerMessage) -> None:
+        if self._on_drop is not None:
+            self._on_drop(self, msg)
+
+    # -- inspection ----------------------------------------------------------------------------
+    def snapshot(self) -> list[BrokerMessage]:
+        """The available messages in delivery order (for browsers), unexpired only."""
+        now = self._clock()
+        out: list[BrokerMessage] = []
+        for p in range(9, -1, -1):
+            out.extend(m for m in self._buckets[p] if not m.expired(now))
+        return out
+
+    def __iter__(self) -> Iterator[BrokerMessage]:
+        for p in range(9, -1, -1):
+            yield from self._buckets[p]
+        for _, _, m in self._delayed:
+            yield m
+
+    def purge(self) -> list[BrokerMessage]:
+        """Remove and return every message (available and delayed)."""
+        out = list(self)
+        for b in self._buckets:
+            b.clear()
+        self._delayed.clear()
+        self._count = 0
+        self._bytes = 0
+        return out

@@ -1,0 +1,159 @@
+"""The server side of the SASL layer (AMQP 1.0 part 5.3), in front of a non-SASL proton transport.
+
+proton's server SASL cannot check PLAIN passwords without Cyrus configuration, and the exchange
+is five small frames, so the broker does it here: read the SASL protocol header, offer the
+mechanisms, check ``sasl-init``, answer ``sasl-outcome``, then hand every following byte (the
+AMQP protocol header onwards) to proton. The frame bodies are encoded and decoded with proton's
+``Data``; this module only frames them.
+
+Users file: one ``user:password`` (or ``user=password``) per line, ``#`` comments.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
+
+from .terminus import data_object
+
+__all__ = ["AMQP_HEADER", "SASL_HEADER", "SaslResult", "SaslServer", "Users", "load_users"]
+
+AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
+SASL_HEADER = b"AMQP\x03\x01\x00\x00"
+_MECHANISMS = 0x40
+_INIT = 0x41
+_OUTCOME = 0x44
+_MAX_FRAME = 65536
+
+
+@dataclass
+class Users:
+    """Who may connect: ``passwords`` for PLAIN; ``anonymous`` allows ANONYMOUS."""
+
+    passwords: dict[str, str] = field(default_factory=dict)
+    anonymous: bool = True
+
+    def check(self, user: str, password: str) -> bool:
+        expected = self.passwords.get(user)
+        if expected is None:
+            return not self.passwords and self.anonymous
+        return hmac.compare_digest(expected.encode(), password.encode())
+
+    @property
+    def mechanisms(self) -> list[str]:
+        return ["PLAIN", "ANONYMOUS"] if self.anonymous else ["PLAIN"]
+
+
+def load_users(source: str | Path | dict[str, str] | None) -> Users:
+    """Users from a dict or a users file; ``None`` allows anyone (ANONYMOUS, any PLAIN)."""
+    if source is None:
+        return Users()
+    if isinstance(source, dict):
+        return Users(dict(source), anonymous=False)
+    passwords: dict[str, str] = {}
+    for n, line in enumerate(Path(source).read_text().splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        sep = ":" if ":" in line else "="
+        user, s, pw = line.partition(sep)
+        if not s or not user.strip():
+            raise ValueError(f"{source}:{n}: expected 'user:password', got {line!r}")
+        passwords[user.strip()] = pw.strip()
+    return Users(passwords, anonymous=False)
+
+
+class SaslResult(Enum):
+    PENDING = "pending"
+    OK = "ok"
+    FAILED = "failed"
+    NONE = "none"  # the client skipped SASL and that is allowed
+
+
+def _frame(performative: int, fields: list[Any]) -> bytes:
+    d = Data()
+    d.put_object(Described(ulong(performative), fields))
+    body = d.encode()
+    return (8 + len(body)).to_bytes(4, "big") + b"\x02\x01\x00\x00" + body
+
+
+class SaslServer:
+    """Feed it the first bytes of a connection; it says what to write and when SASL is done."""
+
+    def __init__(self, users: Users) -> None:
+        self.users = users
+        self.result = SaslResult.PENDING
+        self.user: str | None = None
+        self._buf = b""
+        self._header_seen = False
+
+    def feed(self, data: bytes) -> tuple[bytes, bytes]:
+        """Consume input. Returns (bytes to write to the peer, leftover bytes for the AMQP layer).
+
+        Leftover bytes are only returned once ``result`` is ``OK`` or ``NONE``.
+        """
+        self._buf += data
+        out = b""
+        if not self._header_seen:
+            if len(self._buf) < 8:
+                return b"", b""
+            header, self._buf = self._buf[:8], self._buf[8:]
+            self._header_seen = True
+            if header == AMQP_HEADER and self.users.anonymous and not self.users.passwords:
+                self.result = SaslResult.NONE
+                rest, self._buf = header + self._buf, b""
+                return b"", rest
+            if header != SASL_HEADER:
+                self.result = SaslResult.FAILED
+                return SASL_HEADER, b""
+            names = [symbol(m) for m in self.users.mechanisms]
+            mechs = Array(UNDESCRIBED, Data.SYMBOL, *names)  # type: ignore[arg-type]
+            out = SASL_HEADER + _frame(_MECHANISMS, [mechs])
+        while self.result is SaslResult.PENDING and len(self._buf) >= 8:
+            size = int.from_bytes(self._buf[:4], "big")
+            if size < 8 or size > _MAX_FRAME:
+                self.result = SaslResult.FAILED
+                return out, b""
+            if len(self._buf) < size:
+                break
+            doff = self._buf[4] * 4
+            body = self._buf[doff:size] if doff >= 8 else b""
+            self._buf = self._buf[size:]
+            if not body:
+                continue  # an empty frame
+            out += self._on_frame(body)
+        if self.result is SaslResult.OK:
+            rest, self._buf = self._buf, b""
+            return out, rest
+        return out, b""
+
+    def _on_frame(self, body: bytes) -> bytes:
+        d = Data()
+        try:
+            d.decode(body)
+            obj = data_object(d)
+        except Exception:
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])  # sys: malformed
+        if not isinstance(obj, Described) or obj.descriptor != _INIT or not isinstance(obj.value, list):
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])
+        fields: list[Any] = obj.value
+        mech = str(fields[0]) if fields else ""
+        response = bytes(fields[1]) if len(fields) > 1 and fields[1] is not None else b""
+        ok = False
+        if mech == "ANONYMOUS" and self.users.anonymous:
+            ok = True
+        elif mech == "PLAIN":
+            parts = response.split(b"\x00")
+            if len(parts) == 3:
+                user, pw = parts[1].decode("utf-8", "replace"), parts[2].decode("utf-8", "replace")
+                ok = self.users.check(user, pw)
+                self.user = user if ok else None
+        self.result = SaslResult.OK if ok else SaslResult.FAILED
+        return _frame(_OUTCOME, [ubyte(0 if ok else 1)])

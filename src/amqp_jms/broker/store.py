@@ -1,0 +1,59 @@
+"""Where durable state goes: the interface, and the in-memory broker's no-op store.
+
+The router calls ``add``/``remove``/``update_count`` as messages move and ``save_queue``/
+``delete_queue`` as durable nodes come and go; none of these may block the event loop. A caller
+that must not answer before the data is on disk (an unsettled durable send, a commit) asks for
+``barrier()``: a future that completes once everything submitted so far is committed.
+``begin_batch``/``end_batch`` bracket changes that must commit together (a transaction).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from .message import BrokerMessage
+
+__all__ = ["MemoryStore", "Store"]
+
+
+class Store:
+    """Base class: persistence hooks (all no-ops here) and what ``load`` recovers."""
+
+    persistent = False
+
+    def add(self, queue: str, msg: BrokerMessage) -> None:
+        return None
+
+    def remove(self, queue: str, msg: BrokerMessage) -> None:
+        return None
+
+    def update_count(self, queue: str, msg: BrokerMessage) -> None:
+        return None
+
+    def save_queue(self, name: str, kind: str, meta: dict[str, Any] | None) -> None:
+        return None
+
+    def delete_queue(self, name: str) -> None:
+        return None
+
+    def barrier(self) -> asyncio.Future[None] | None:
+        """A future done when all submitted changes are durable (``None``: nothing to wait for)."""
+        return None
+
+    def begin_batch(self) -> None:
+        return None
+
+    def end_batch(self) -> asyncio.Future[None] | None:
+        return None
+
+    def load(self) -> tuple[list[tuple[str, str, dict[str, Any] | None]], list[tuple[str, BrokerMessage]]]:
+        """(queue definitions, (queue name, message) in order) recovered at start."""
+        return [], []
+
+    def close(self) -> None:
+        return None
+
+
+class MemoryStore(Store):
+    """``data_dir=None``: nothing survives a restart."""

@@ -1,0 +1,153 @@
+"""Reading and writing link termini: capabilities, filters, dynamic-node properties.
+
+Attach handling needs the same few facts from every source/target (its address, node type
+capability, selector and no-local filters, durability, subscription identity); this module turns
+proton's ``Terminus``/``Data`` into plain Python and back, so the connection code stays about
+routing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from proton import UNDESCRIBED, Array, Data, Described, Terminus, symbol, ulong
+
+from .nodes import NodeKind
+
+__all__ = [
+    "NO_LOCAL_CODE",
+    "NO_LOCAL_NAME",
+    "SELECTOR_CODE",
+    "SELECTOR_NAME",
+    "SubscriptionName",
+    "data_object",
+    "filters_of",
+    "kind_from_caps",
+    "parse_subscription_name",
+    "set_capabilities",
+    "set_filters",
+    "symbols",
+]
+
+SELECTOR_CODE = 0x0000468C00000004
+SELECTOR_NAME = "apache.org:selector-filter:string"
+NO_LOCAL_CODE = 0x0000468C00000003
+NO_LOCAL_NAME = "apache.org:no-local-filter:list"
+LIFETIME_POLICY = "lifetime-policy"
+DELETE_ON_CLOSE = 0x2B
+
+
+def data_object(data: Data) -> Any:
+    """The single value held by a proton ``Data`` (``None`` if empty)."""
+    data.rewind()
+    if data.next() is None:
+        return None
+    return data.get_object()
+
+
+def symbols(data: Data) -> set[str]:
+    """A capabilities field (one symbol or an array of them) as a set of strings."""
+    obj = data_object(data)
+    if obj is None:
+        return set()
+    if isinstance(obj, Array):
+        return {str(e) for e in obj.elements}
+    if isinstance(obj, list | tuple):
+        return {str(e) for e in obj}
+    return {str(obj)}
+
+
+def set_capabilities(data: Data, caps: list[str]) -> None:
+    data.clear()
+    if caps:
+        data.put_object(Array(UNDESCRIBED, Data.SYMBOL, *[symbol(c) for c in caps]))  # type: ignore[arg-type]
+
+
+@dataclass(slots=True)
+class Filters:
+    selector: str | None = None
+    no_local: bool = False
+    raw: dict[Any, Any] | None = None  # echoed back as received
+    unsupported: list[str] | None = None
+
+
+def filters_of(term: Terminus) -> Filters:
+    """The jms-selector and no-local filters of a source (by descriptor code or symbol)."""
+    obj = data_object(term.filter)
+    out = Filters()
+    if not isinstance(obj, dict):
+        return out
+    out.raw = obj
+    for key, value in obj.items():
+        desc = value.descriptor if isinstance(value, Described) else None
+        val = value.value if isinstance(value, Described) else value
+        if desc in (SELECTOR_CODE, SELECTOR_NAME) or (desc is None and str(key) == "jms-selector"):
+            out.selector = str(val) if val is not None else None
+        elif desc in (NO_LOCAL_CODE, NO_LOCAL_NAME):
+            out.no_local = True
+        else:
+            out.unsupported = [*(out.unsupported or []), str(key)]
+    return out
+
+
+def set_filters(term: Terminus, selector: str | None, no_local: bool) -> None:
+    """Write the accepted filters onto a (local) source."""
+    f: dict[Any, Any] = {}
+    if selector:
+        f[symbol("jms-selector")] = Described(ulong(SELECTOR_CODE), selector)
+    if no_local:
+        f[symbol("no-local")] = Described(ulong(NO_LOCAL_CODE), [])
+    term.filter.clear()
+    if f:
+        term.filter.put_object(f)
+
+
+def delete_on_close(term: Terminus) -> bool:
+    """Whether a dynamic node asks for ``lifetime-policy: delete-on-close``."""
+    obj = data_object(term.properties)
+    if not isinstance(obj, dict):
+        return False
+    for k, v in obj.items():
+        if str(k) == LIFETIME_POLICY:
+            return isinstance(v, Described) and v.descriptor in (
+                DELETE_ON_CLOSE,
+                "amqp:delete-on-close:list",
+            )
+    return False
+
+
+def kind_from_caps(caps: set[str], default: NodeKind = NodeKind.QUEUE) -> NodeKind:
+    if "temporary-queue" in caps:
+        return NodeKind.TEMP_QUEUE
+    if "temporary-topic" in caps:
+        return NodeKind.TEMP_TOPIC
+    if "topic" in caps:
+        return NodeKind.TOPIC
+    if "queue" in caps:
+        return NodeKind.QUEUE
+    return default
+
+
+@dataclass(frozen=True, slots=True)
+class SubscriptionName:
+    name: str
+    shared: bool
+    global_: bool
+    volatile: bool
+
+
+def parse_subscription_name(link_name: str, caps: set[str]) -> SubscriptionName:
+    """Subscription identity from a Qpid JMS link name: ``sub``, ``sub|2``, ``sub|global``,
+    ``sub|volatile1``, ``sub|global-volatile1``; ``shared``/``global`` capabilities agree."""
+    base, _, suffix = link_name.partition("|")
+    shared = "shared" in caps
+    glob = "global" in caps or suffix.startswith("global")
+    volatile = "volatile" in suffix
+    if not shared and not suffix:
+        return SubscriptionName(link_name, False, glob, False)
+    return SubscriptionName(base, True, glob, volatile)
+
+
+def is_durable(term: Terminus) -> bool:
+    return bool(term.durability != Terminus.NONDURABLE or term.expiry_policy == Terminus.EXPIRE_NEVER)

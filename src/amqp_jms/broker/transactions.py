@@ -1,0 +1,94 @@
+"""Local transactions (AMQP 1.0 part 4): the coordinator's declare/discharge and their effects.
+
+A transaction buffers two things until discharge: messages published under it (routed only on
+commit) and outcomes of messages acquired under it (applied on commit; on rollback the messages
+go back to their queues with delivery-count + 1). The store sees a commit as one batch.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+from .message import BrokerMessage
+from .nodes import Router
+from .queue import MessageQueue
+
+__all__ = ["Outcome", "Transaction", "TransactionManager"]
+
+ACCEPTED = 0x24
+REJECTED = 0x25
+RELEASED = 0x26
+MODIFIED = 0x27
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A disposition of an acquired message, held until the transaction ends."""
+
+    code: int
+    failed: bool = False
+    undeliverable: bool = False
+
+
+@dataclass(eq=False)
+class Transaction:
+    txn_id: bytes
+    owner: int  # connection id
+    publishes: list[tuple[str, BrokerMessage]] = field(default_factory=list)
+    acks: list[tuple[MessageQueue, BrokerMessage, Outcome]] = field(default_factory=list)
+
+
+class TransactionManager:
+    """Every open transaction of the broker, by id."""
+
+    def __init__(self, router: Router) -> None:
+        self.router = router
+        self.open: dict[bytes, Transaction] = {}
+        self._ids = itertools.count(1)
+
+    def declare(self, owner: int) -> Transaction:
+        txn = Transaction(f"txn:{next(self._ids)}".encode(), owner)
+        self.open[txn.txn_id] = txn
+        return txn
+
+    def get(self, txn_id: object) -> Transaction | None:
+        if isinstance(txn_id, memoryview):
+            txn_id = bytes(txn_id)
+        if not isinstance(txn_id, bytes):
+            return None
+        return self.open.get(txn_id)
+
+    def discharge(self, txn: Transaction, *, fail: bool) -> None:
+        """Commit (``fail=False``) or roll back, and forget the transaction."""
+        self.open.pop(txn.txn_id, None)
+        if fail:
+            self._rollback(txn)
+        else:
+            self._commit(txn)
+
+    def rollback_owned_by(self, owner: int) -> None:
+        """A connection went away: its open transactions roll back."""
+        for txn in [t for t in self.open.values() if t.owner == owner]:
+            self.discharge(txn, fail=True)
+
+    def _commit(self, txn: Transaction) -> None:
+        r = self.router
+        for address, msg in txn.publishes:
+            r.publish(address, msg)
+        for q, msg, out in txn.acks:
+            if out.code == ACCEPTED:
+                r.consumed(q, msg)
+            elif out.code == REJECTED:
+                r.dead_letter(q, msg)
+            elif out.code == MODIFIED and out.undeliverable and not out.failed:
+                r.released(q, msg, failed=False)
+            else:
+                r.released(q, msg, failed=out.code == MODIFIED and out.failed)
+
+    def _rollback(self, txn: Transaction) -> None:
+        by_queue: dict[int, tuple[MessageQueue, list[BrokerMessage]]] = {}
+        for q, msg, _ in txn.acks:
+            by_queue.setdefault(id(q), (q, []))[1].append(msg)
+        for q, msgs in by_queue.values():
+            self.router.released_many(q, msgs, failed=True)
