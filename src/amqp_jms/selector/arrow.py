@@ -20,6 +20,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from ..types import Byte, Float, Int, Short
 from .ast import (
     And,
     Arithmetic,
@@ -37,7 +38,7 @@ from .ast import (
 )
 from .values import NUMERIC, B, D, F, I, L, N, O, S
 
-__all__ = ["arrow_like_pattern", "evaluate_batch"]
+__all__ = ["arrow_like_pattern", "evaluate_batch", "messages_to_batch", "rows_to_batch"]
 
 _ARROW_TYPE = {I: pa.int32(), L: pa.int64(), F: pa.float32(), D: pa.float64(), S: pa.string(), B: pa.bool_()}
 _LITERAL_KIND = {"int": I, "long": L, "float": F, "double": D, "string": S, "boolean": B}
@@ -64,6 +65,71 @@ def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.Bo
         return pa.repeat(pa.scalar(True), n)
     result = _Evaluator(batch).condition(node)
     return pc.fill_null(result, False)
+
+
+_PY_TO_ARROW: dict[type, Any] = {
+    bool: pa.bool_(),
+    Byte: pa.int8(),
+    Short: pa.int16(),
+    Int: pa.int32(),
+    int: pa.int64(),
+    Float: pa.float32(),
+    float: pa.float64(),
+    str: pa.string(),
+    bytes: pa.binary(),
+}
+HEADER_COLUMNS: dict[str, Any] = {
+    "JMSDeliveryMode": pa.int32(),
+    "JMSPriority": pa.int32(),
+    "JMSMessageID": pa.string(),
+    "JMSTimestamp": pa.int64(),
+    "JMSCorrelationID": pa.string(),
+    "JMSType": pa.string(),
+}
+
+
+def rows_to_batch(rows: list[dict[str, Any]], types: dict[str, Any] | None = None) -> pa.RecordBatch:
+    """A RecordBatch from typed-value dicts (property/header name -> value, absent = null).
+
+    A column's Arrow type comes from ``types`` or else from the class of its first non-null
+    value (``Byte`` int8, ``Int`` int32, ``int`` int64, ``Float`` float32, ``str`` string ...);
+    a column whose values have different JMS types raises ``TypeError`` (Arrow columns have one
+    type; such data must be evaluated per message).
+    """
+    names: dict[str, None] = {}
+    for row in rows:
+        names.update(dict.fromkeys(row))
+    arrays, fields = [], []
+    for name in names:
+        values = [row.get(name) for row in rows]
+        t = (types or {}).get(name)
+        if t is None:
+            classes = {v.__class__ for v in values if v is not None}
+            if len(classes) > 1:
+                raise TypeError(f"column {name!r} mixes types {sorted(c.__name__ for c in classes)}")
+            t = _PY_TO_ARROW.get(classes.pop(), None) if classes else pa.null()
+            if t is None:
+                raise TypeError(f"column {name!r}: no Arrow type for {type(values[0]).__name__}")
+        arrays.append(pa.array(values, t))
+        fields.append(pa.field(name, t))
+    return pa.RecordBatch.from_arrays(arrays, schema=pa.schema(fields))
+
+
+def messages_to_batch(messages: list[Any]) -> pa.RecordBatch:
+    """A RecordBatch of amqp_jms messages: the six selector headers and every property."""
+    rows = []
+    for m in messages:
+        row: dict[str, Any] = {
+            "JMSDeliveryMode": m.get_jms_delivery_mode(),
+            "JMSPriority": m.get_jms_priority(),
+            "JMSMessageID": m.get_jms_message_id(),
+            "JMSTimestamp": m.get_jms_timestamp(),
+            "JMSCorrelationID": m.get_jms_correlation_id(),
+            "JMSType": m.get_jms_type(),
+        }
+        row.update(m._props)
+        rows.append(row)
+    return rows_to_batch(rows, HEADER_COLUMNS)
 
 
 def arrow_like_pattern(pattern: str, escape: str | None) -> str:

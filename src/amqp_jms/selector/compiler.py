@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from ..types import Float, Int
 from .ast import (
     And,
     Arithmetic,
@@ -132,7 +133,12 @@ class _Compiler:
 
     def _value(self, node: Node) -> Fn:
         if isinstance(node, Literal):
-            const = node.value
+            # the literal's Java type travels with the value: 57 is an Int, 1.5F a Float
+            const: Any = node.value
+            if node.kind == "int":
+                const = int.__new__(Int, const)
+            elif node.kind == "float":
+                const = float.__new__(Float, const)
 
             def literal(p: Any, m: Any) -> Any:
                 return const
