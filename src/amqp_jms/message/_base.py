@@ -17,6 +17,7 @@ from ..destination import Destination
 from ..exceptions import MessageFormatException, MessageNotWriteableException
 from ..types import Byte, Float, Int, Short
 from . import _conversions as cv
+from ._names import _valid_cache as _valid_names
 from ._names import check_property_name
 
 __all__ = [
@@ -298,51 +299,69 @@ class Message:
         self._props_ro = False
 
     def set_boolean_property(self, name: str, value: bool) -> None:
-        self._check_props_writable()
-        check_property_name(name)
-        self._props[name] = cv.as_boolean(value)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
+        self._props[name] = value if type(value) is bool else cv.as_boolean(value)
 
     def set_byte_property(self, name: str, value: int) -> None:
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_byte(value)
 
     def set_short_property(self, name: str, value: int) -> None:
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_short(value)
 
     def set_int_property(self, name: str, value: int) -> None:
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_int(value)
 
     def set_long_property(self, name: str, value: int) -> None:
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_long(value)
 
     def set_float_property(self, name: str, value: float) -> None:
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_float(value)
 
     def set_double_property(self, name: str, value: float) -> None:
-        self._check_props_writable()
-        check_property_name(name)
-        self._props[name] = cv.as_double(value)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
+        self._props[name] = value if type(value) is float else cv.as_double(value)
 
     def set_string_property(self, name: str, value: str | None) -> None:
-        self._check_props_writable()
-        check_property_name(name)
-        self._props[name] = cv.as_string(value)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
+        self._props[name] = value if type(value) is str else cv.as_string(value)
 
     def set_object_property(self, name: str, value: object) -> None:
         """Store a typed value as is: ``bool``, ``Byte``, ``Short``, ``Int``, ``int`` (long),
         ``Float``, ``float`` (double), ``str`` or ``None``; anything else is a
         ``MessageFormatException``."""
-        self._check_props_writable()
-        check_property_name(name)
+        if self._props_ro:
+            self._check_props_writable()
+        if name not in _valid_names:
+            check_property_name(name)
         self._props[name] = cv.as_property_object(value)
 
     def get_boolean_property(self, name: str) -> bool:

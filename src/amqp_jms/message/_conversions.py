@@ -221,26 +221,35 @@ def as_boolean(value: Any) -> bool:
     raise _need(value, "boolean")
 
 
+_new_int = int.__new__
+
+
 def as_byte(value: Any) -> Byte:
+    if type(value) is int and -128 <= value <= 127:
+        return _new_int(Byte, value)
     if type(value) is Byte:
         return value
-    return int.__new__(Byte, _integral(value, *_I8, "byte"))
+    return _new_int(Byte, _integral(value, *_I8, "byte"))
 
 
 def as_short(value: Any) -> Short:
+    if type(value) is int and -32768 <= value <= 32767:
+        return _new_int(Short, value)
     if type(value) is Short:
         return value
-    return int.__new__(Short, _integral(value, *_I16, "short"))
+    return _new_int(Short, _integral(value, *_I16, "short"))
 
 
 def as_int(value: Any) -> Int:
+    if type(value) is int and -2147483648 <= value <= 2147483647:
+        return _new_int(Int, value)
     if type(value) is Int:
         return value
-    return int.__new__(Int, _integral(value, *_I32, "int"))
+    return _new_int(Int, _integral(value, *_I32, "int"))
 
 
 def as_long(value: Any) -> int:
-    if type(value) is int and _I64[0] <= value <= _I64[1]:
+    if type(value) is int and -9223372036854775808 <= value <= 9223372036854775807:
         return value
     return int(_integral(value, *_I64, "long"))
 
