@@ -1,5 +1,15 @@
 """amqp-jms: the JMS 2.0 messaging model on AMQP 1.0, in Python."""
 
+from .client import (
+    Connection,
+    ConnectionFactory,
+    ConnectionMetaData,
+    ExceptionListener,
+    MessageConsumer,
+    MessageListener,
+    MessageProducer,
+    Session,
+)
 from .destination import (
     Destination,
     Queue,
@@ -28,6 +38,14 @@ from .message import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "Connection",
+    "ConnectionFactory",
+    "ConnectionMetaData",
+    "ExceptionListener",
+    "MessageConsumer",
+    "MessageListener",
+    "MessageProducer",
+    "Session",
     "DEFAULT_DELIVERY_DELAY",
     "DEFAULT_DELIVERY_MODE",
     "DEFAULT_PRIORITY",

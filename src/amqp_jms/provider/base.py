@@ -107,8 +107,11 @@ class ProviderListener(Protocol):
 
 class ProviderProducer(ABC):
     @abstractmethod
-    def send(self, message: Any, destination: Destination | None, sync: bool) -> Future[None] | None:
-        """Encode (on the calling thread) and send; a future for the outcome when ``sync``."""
+    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+        """Encode (on the calling thread) and send; a future for the outcome when ``sync``.
+
+        The message's headers are already set by the JMS layer; ``time_to_live`` (ms) gives the
+        AMQP header ``ttl``. For an anonymous producer the message's destination says where."""
 
     @abstractmethod
     def close(self) -> Future[None]: ...

@@ -1,53 +1,62 @@
 """The provider's one door to the JMS<->AMQP mapping.
 
 Everything that turns a JMS message into transfer bytes and back goes through ``encode`` and
-``decode``, so the provider never grows a codec of its own: these delegate to
-``amqp_jms.mapping`` once it provides ``encode``/``decode``; until then (and for raw payloads in
-frame-level tests) a ``proton.Message`` or ``bytes`` passes straight through.
+``decode`` here, so the provider never grows a codec of its own: both delegate to
+``amqp_jms.mapping``. Raw payloads (``bytes`` or a ``proton.Message``, as frame-level tests send
+them) pass straight through ``encode``.
 """
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 from ..destination import Destination
 
-__all__ = ["MappingUnavailable", "decode", "encode"]
+__all__ = ["decode", "encode"]
 
 
-class MappingUnavailable(RuntimeError):
-    pass
+@lru_cache(maxsize=256)
+def _context(
+    consumer_destination: Destination | None,
+    queue_prefix: str | None,
+    topic_prefix: str | None,
+    time_to_live: int,
+) -> Any:
+    from ..mapping.context import MappingContext
+
+    return MappingContext(
+        consumer_destination=consumer_destination,
+        queue_prefix=queue_prefix,
+        topic_prefix=topic_prefix,
+        time_to_live=time_to_live,
+    )
 
 
-def _mapping() -> Any:
-    try:
-        from .. import mapping
-    except ImportError:  # pragma: no cover - only while the mapping package is being written
-        return None
-    return mapping if hasattr(mapping, "encode") and hasattr(mapping, "decode") else None
-
-
-def encode(message: Any, destination: Destination | None = None) -> bytes:
+def encode(
+    message: Any, *, time_to_live: int = 0, queue_prefix: str | None = None, topic_prefix: str | None = None
+) -> bytes:
     """Transfer payload for ``message`` (a JMS message; bytes/proton.Message pass through)."""
     if isinstance(message, bytes | bytearray | memoryview):
         return bytes(message)
-    from proton import Message
+    from proton import Message as ProtonMessage
 
-    if isinstance(message, Message):
+    if isinstance(message, ProtonMessage):
         return bytes(message.encode())
-    m = _mapping()
-    if m is None:
-        raise MappingUnavailable("amqp_jms.mapping.encode is not available yet")
-    return bytes(m.encode(message))
+    from ..mapping.outbound import encode as map_encode
+
+    ctx = _context(None, queue_prefix, topic_prefix, max(time_to_live, 0))
+    return map_encode(message, context=ctx)
 
 
-def decode(data: bytes, consumer_destination: Destination | None = None) -> Any:
-    """The JMS message for transfer payload ``data`` (a proton.Message without the mapping)."""
-    m = _mapping()
-    if m is None:
-        from proton import Message
+def decode(
+    data: bytes,
+    consumer_destination: Destination | None = None,
+    *,
+    queue_prefix: str | None = None,
+    topic_prefix: str | None = None,
+) -> Any:
+    """The JMS message for transfer payload ``data``."""
+    from ..mapping.inbound import decode as map_decode
 
-        msg = Message()
-        msg.decode(data)
-        return msg
-    return m.decode(data, consumer_destination)
+    return map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))

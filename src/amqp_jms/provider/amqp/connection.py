@@ -19,7 +19,6 @@ from typing import Any
 
 from proton import Condition, Event, symbol
 
-from ... import __version__
 from ...engine import Engine, SaslConfig
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Provider, ProviderListener, ProviderSession
@@ -97,6 +96,8 @@ class AmqpProvider(Provider):
         self.closing = False
         self._remote_caps: frozenset[str] = frozenset()
         self.remote_properties: dict[str, Any] = {}
+        self.queue_prefix: str | None = None
+        self.topic_prefix: str | None = None
         self._timer: asyncio.TimerHandle | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
@@ -202,6 +203,8 @@ class AmqpProvider(Provider):
         if not cfg.client_id:
             caps.remove("sole-connection-for-container")
         c.desired_capabilities = symbol_array(caps)
+        from ... import __version__
+
         c.properties = {
             symbol("product"): "amqp-jms",
             symbol("version"): __version__,
@@ -325,6 +328,9 @@ class AmqpProvider(Provider):
         self._remote_caps = symbols_of(c.remote_offered_capabilities)
         props = c.remote_properties or {}
         self.remote_properties = {str(k): v for k, v in props.items()}
+        qp, tp = self.remote_properties.get("queue-prefix"), self.remote_properties.get("topic-prefix")
+        self.queue_prefix = str(qp) if qp else None
+        self.topic_prefix = str(tp) if tp else None
         if "amqp:connection-establishment-failed" in self.remote_properties:
             self._establishment_failed = True  # a close with the reason follows at once
             return

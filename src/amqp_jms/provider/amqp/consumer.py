@@ -47,7 +47,9 @@ class AmqpInbound:
 
     def decode(self) -> Any:
         if self._msg is None:
-            self._msg = codec.decode(self.data, self.consumer.spec.destination)
+            p = self.consumer.provider
+            self._msg = codec.decode(self.data, self.consumer.spec.destination,
+                                     queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
         return self._msg
 
 
@@ -98,7 +100,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             return
         rcv = self.pn
         assert rcv is not None
-        data = rcv.recv(delivery.pending)
+        data = bytes(rcv.recv(delivery.pending) or b"")
         rcv.advance()
         self.credit = rcv.credit
         if self.spec.presettle or delivery.settled:

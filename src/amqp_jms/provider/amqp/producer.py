@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Link
 
-from ...destination import Destination
 from ...exceptions import JMSException, SendFailedException
 from .. import codec
 from ..base import ProducerSpec, ProviderProducer
@@ -71,9 +70,11 @@ class AmqpProducer(AmqpLink, ProviderProducer):
 
     # -- any thread ----------------------------------------------------------------------------
     def send(
-        self, message: Any, destination: Destination | None, sync: bool
+        self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
-        data = codec.encode(message, destination)
+        p = self.provider
+        data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
+                            topic_prefix=p.topic_prefix)
         lt = self.provider.lt
         if sync and not self.spec.presettle:
             fut: concurrent.futures.Future[None] = concurrent.futures.Future()

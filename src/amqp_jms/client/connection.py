@@ -1,0 +1,285 @@
+"""Connection: client ID, start/stop, sessions, exception listener, metadata (JMS 4.3, 6.1).
+
+The AMQP connection is opened on first use (``create_session``, ``start``, ``get_meta_data``),
+not in the constructor, so that ``set_client_id`` can still name the container, as JMS
+requires; a client ID given to the factory opens the connection at once.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
+from ..provider.config import ConnectionConfig
+from .session import Session
+
+__all__ = ["Connection", "ConnectionMetaData", "ExceptionListener"]
+
+
+class ExceptionListener(Protocol):
+    def on_exception(self, exception: JMSException) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionMetaData:
+    """JMS 2.0 ``ConnectionMetaData``: the JMS version, this provider, the JMSX names supported."""
+
+    provider_version: str
+    jms_version: str = "2.0"
+    jms_major_version: int = 2
+    jms_minor_version: int = 0
+    jms_provider_name: str = "amqp-jms"
+    jmsx_property_names: tuple[str, ...] = ("JMSXUserID", "JMSXGroupID", "JMSXGroupSeq", "JMSXDeliveryCount")
+
+    @classmethod
+    def current(cls) -> ConnectionMetaData:
+        from .. import __version__
+
+        return cls(provider_version=__version__)
+
+    @property
+    def provider_major_version(self) -> int:
+        return int(self.provider_version.split(".")[0])
+
+    @property
+    def provider_minor_version(self) -> int:
+        return int(self.provider_version.split(".")[1])
+
+    def get_jms_version(self) -> str:
+        return self.jms_version
+
+    def get_jms_major_version(self) -> int:
+        return self.jms_major_version
+
+    def get_jms_minor_version(self) -> int:
+        return self.jms_minor_version
+
+    def get_jms_provider_name(self) -> str:
+        return self.jms_provider_name
+
+    def get_provider_version(self) -> str:
+        return self.provider_version
+
+    def get_provider_major_version(self) -> int:
+        return self.provider_major_version
+
+    def get_provider_minor_version(self) -> int:
+        return self.provider_minor_version
+
+    def get_jmsx_property_names(self) -> tuple[str, ...]:
+        return self.jmsx_property_names
+
+
+ExceptionListenerLike = ExceptionListener | Callable[[JMSException], None]
+
+
+class Connection:
+    """An active connection to an AMQP peer. Use it as a context manager to close it."""
+
+    def __init__(self, config: ConnectionConfig, provider_factory: Callable[[ConnectionConfig], Any]) -> None:
+        self._config = config
+        self._provider_factory = provider_factory
+        self._provider: Any = None
+        self._lock = threading.RLock()
+        self._client_id: str | None = config.client_id
+        self._client_id_locked = config.client_id is not None
+        self._started = False
+        self._started_cond = threading.Condition()
+        self._closed = False
+        self._failure: JMSException | None = None
+        self._sessions: list[Session] = []
+        self._session_index = 0
+        self._exception_listener: ExceptionListenerLike | None = None
+        if config.client_id is not None:
+            self._connect()
+
+    # -- client id / metadata / listener -------------------------------------------------------
+    def get_client_id(self) -> str | None:
+        self._check_open()
+        return self._client_id
+
+    def set_client_id(self, client_id: str) -> None:
+        self._check_open()
+        if not isinstance(client_id, str) or not client_id:
+            raise InvalidClientIDException(f"invalid client ID {client_id!r}: must be a non-empty str")
+        with self._lock:
+            if self._client_id_locked:
+                raise IllegalStateException(
+                    "set_client_id must be called before the connection is used (and only once)"
+                )
+            self._client_id = client_id
+            self._client_id_locked = True
+            self._config = self._config.replace(client_id=client_id)
+        self._connect()
+
+    @property
+    def client_id(self) -> str | None:
+        return self._client_id
+
+    def get_meta_data(self) -> ConnectionMetaData:
+        self._check_open()
+        return ConnectionMetaData.current()
+
+    def get_exception_listener(self) -> ExceptionListenerLike | None:
+        self._check_open()
+        return self._exception_listener
+
+    def set_exception_listener(self, listener: ExceptionListenerLike | None) -> None:
+        self._check_open()
+        self._exception_listener = listener
+
+    # -- sessions ------------------------------------------------------------------------------
+    def create_session(self, transacted: bool | int = False, acknowledge_mode: int | None = None) -> Session:
+        """``create_session(transacted, acknowledge_mode)`` or JMS 2.0 ``create_session(session_mode)``."""
+        self._check_open()
+        if isinstance(transacted, bool):
+            mode = Session.SESSION_TRANSACTED if transacted else (
+                Session.AUTO_ACKNOWLEDGE if acknowledge_mode is None else acknowledge_mode)
+        elif isinstance(transacted, int) and acknowledge_mode is None:
+            mode = transacted
+        else:
+            raise TypeError(
+                "create_session(transacted: bool, acknowledge_mode: int) or create_session(mode: int)"
+            )
+        if mode not in Session.MODES:
+            raise JMSException(f"invalid session mode {mode!r}: expected one of {Session.MODES}")
+        self._connect()
+        prov = self._provider
+        psession = self._provider_wait(
+            prov.create_session(mode == Session.SESSION_TRANSACTED), self._request_timeout(), "create_session"
+        )
+        with self._lock:
+            self._session_index += 1
+            s = Session(self, psession, mode, self._session_index)
+            self._sessions.append(s)
+        if self._started:
+            s._set_running(True)
+        return s
+
+    # -- start / stop / close ------------------------------------------------------------------
+    def start(self) -> None:
+        self._check_open()
+        self._connect()
+        with self._started_cond:
+            self._started = True
+            self._started_cond.notify_all()
+        for s in list(self._sessions):
+            s._set_running(True)
+
+    def stop(self) -> None:
+        """Pause delivery; returns once running listeners have finished (JMS 4.3.4)."""
+        self._check_open()
+        self._refuse_on_dispatcher("stop")
+        with self._started_cond:
+            self._started = False
+        for s in list(self._sessions):
+            s._set_running(False)
+        for s in list(self._sessions):
+            d = s._dispatcher
+            if d is not None:
+                d.wait_idle()
+
+    def close(self) -> None:
+        """Close every session, then the AMQP connection; idempotent."""
+        with self._lock:
+            if self._closed:
+                return
+            self._refuse_on_dispatcher("close")
+            self._closed = True
+        with self._started_cond:
+            self._started = False
+            self._started_cond.notify_all()
+        try:
+            for s in list(self._sessions):
+                try:
+                    s.close()
+                except JMSException:
+                    pass
+            prov = self._provider
+            if prov is not None:
+                try:
+                    if prov.failure is None:
+                        self._provider_wait(prov.close(), self._close_timeout(), "close")
+                except JMSException:
+                    pass
+                finally:
+                    prov.shutdown()
+        finally:
+            self._sessions.clear()
+
+    def __enter__(self) -> Connection:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- provider callbacks (I/O thread) -------------------------------------------------------
+    def on_connection_failure(self, exc: JMSException) -> None:
+        self._failure = exc
+        for s in list(self._sessions):
+            s._connection_failed(exc)
+        listener = self._exception_listener
+        if listener is not None:
+            call: Any = getattr(listener, "on_exception", listener)
+            t = threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True)
+            t.start()
+
+    # -- internals -----------------------------------------------------------------------------
+    def _connect(self) -> None:
+        with self._lock:
+            if self._provider is not None:
+                return
+            self._client_id_locked = True
+            prov = self._provider_factory(self._config)
+            try:
+                prov.wait(prov.connect(self), None, "connect")
+            except BaseException:
+                prov.shutdown()
+                raise
+            self._provider = prov
+            if self._client_id is None and self._config.client_id is None:
+                self._client_id = None
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException("the connection is closed")
+
+    def _refuse_on_dispatcher(self, what: str) -> None:
+        for s in list(self._sessions):
+            d = s._dispatcher
+            if d is not None and d.on_own_thread():
+                raise IllegalStateException(
+                    f"a message listener must not call {what}() on its own connection"
+                )
+
+    def _wait_started(self, timeout: float) -> None:
+        with self._started_cond:
+            if not self._started:
+                self._started_cond.wait(timeout)
+
+    def _provider_wait(self, fut: Any, timeout: float | None, what: str) -> Any:
+        return self._provider.wait(fut, timeout, what)
+
+    def _provider_alive(self) -> bool:
+        p = self._provider
+        return p is not None and p.failure is None
+
+    def _request_timeout(self) -> float | None:
+        return self._config.seconds(self._config.request_timeout_ms)
+
+    def _close_timeout(self) -> float | None:
+        return self._config.seconds(self._config.close_timeout_ms)
+
+    def _remote_caps(self) -> frozenset[str]:
+        return self._provider.remote_capabilities if self._provider is not None else frozenset()
+
+    def _connection_id(self) -> str:
+        return str(self._provider.connection_id)
+
+    def _forget_session(self, s: Session) -> None:
+        with self._lock:
+            if s in self._sessions:
+                self._sessions.remove(s)

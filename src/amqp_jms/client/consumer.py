@@ -1,0 +1,238 @@
+"""MessageConsumer: the local prefetch queue, receive/receive_no_wait/listener, iteration."""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any, Protocol
+
+from ..destination import Destination
+from ..exceptions import IllegalStateException, JMSException
+
+if TYPE_CHECKING:
+    from ..message import Message
+    from ..provider.base import ProviderConsumer
+    from .session import Session
+
+__all__ = ["MessageConsumer", "MessageListener"]
+
+
+class MessageListener(Protocol):
+    def on_message(self, message: Message) -> None: ...
+
+
+ListenerLike = MessageListener | Callable[["Message"], None]
+
+
+class LocalQueue:
+    """Messages the provider delivered, waiting for the application (the provider's sink).
+
+    ``deliver`` runs on the I/O thread and only appends; readers wait on the condition. The
+    queue also gates on the connection being started: a stopped connection delivers nothing.
+    """
+
+    def __init__(self, on_arrival: Callable[[], None] | None = None) -> None:
+        self._q: deque[Any] = deque()
+        self._cond = threading.Condition()
+        self._waiting = 0
+        self.running = False
+        self.closed = False
+        self.on_arrival = on_arrival
+
+    def deliver(self, inbound: Any) -> None:
+        with self._cond:
+            self._q.append(inbound)
+            if self._waiting:
+                self._cond.notify()
+        cb = self.on_arrival
+        if cb is not None:
+            cb()
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+    def take_all(self) -> list[Any]:
+        with self._cond:
+            items = list(self._q)
+            self._q.clear()
+            return items
+
+    def push_front(self, items: list[Any]) -> None:
+        with self._cond:
+            self._q.extendleft(reversed(items))
+            self._cond.notify_all()
+
+    def set_running(self, running: bool) -> None:
+        with self._cond:
+            self.running = running
+            self._cond.notify_all()
+
+    def close(self, exc: JMSException | None = None) -> None:
+        with self._cond:
+            self.closed = True
+            self._cond.notify_all()
+
+    def on_closed(self, exc: JMSException) -> None:
+        self.close(exc)
+
+    def get(self, timeout: float | None) -> Any:
+        """The next message; None on timeout (``0`` = no wait) or when closed."""
+        with self._cond:
+            if self.running and self._q:
+                return self._q.popleft()
+            if timeout is not None and timeout <= 0:
+                return None
+            deadline = None if timeout is None else time.monotonic() + timeout
+            self._waiting += 1
+            try:
+                while not self.closed:
+                    if self.running and self._q:
+                        return self._q.popleft()
+                    if deadline is None:
+                        self._cond.wait()
+                    else:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            return None
+                        self._cond.wait(left)
+                return None
+            finally:
+                self._waiting -= 1
+
+    def pop_nowait(self) -> Any:
+        with self._cond:
+            if self.running and self._q:
+                return self._q.popleft()
+            return None
+
+
+class MessageConsumer:
+    """Receives messages from one destination (JMS 4.5 / 8.7).
+
+    ``receive(timeout_ms)`` blocks (None or 0 = forever, as in JMS), ``receive_no_wait()`` does
+    not; or ``set_message_listener`` for asynchronous delivery on the session's thread. A
+    consumer is iterable: ``for message in consumer`` receives until the consumer is closed.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        destination: Destination,
+        selector: str | None,
+        no_local: bool,
+        queue: LocalQueue,
+        pconsumer: ProviderConsumer,
+        local_selector: Any,
+    ) -> None:
+        self._session = session
+        self._destination = destination
+        self._selector = selector
+        self._no_local = no_local
+        self._queue = queue
+        self._p = pconsumer
+        self._local_selector = local_selector
+        self._listener: ListenerLike | None = None
+        self._closed = False
+        self._prefetch: int = getattr(pconsumer, "prefetch", 1)
+        self._receiving = 0
+
+    # -- JMS API -------------------------------------------------------------------------------
+    def get_message_selector(self) -> str | None:
+        return self._selector
+
+    @property
+    def destination(self) -> Destination:
+        return self._destination
+
+    def get_no_local(self) -> bool:
+        return self._no_local
+
+    def get_message_listener(self) -> ListenerLike | None:
+        return self._listener
+
+    def set_message_listener(self, listener: ListenerLike | None) -> None:
+        self._check_open()
+        self._session._set_listener(self, listener)
+
+    def receive(self, timeout_ms: int | None = None) -> Message | None:
+        """The next message, waiting up to ``timeout_ms`` (None or 0: until one arrives or close)."""
+        timeout = None if not timeout_ms else timeout_ms / 1000.0
+        if timeout_ms is not None and timeout_ms < 0:
+            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
+        return self._receive(timeout)
+
+    def receive_no_wait(self) -> Message | None:
+        return self._receive(0.0)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._session._close_consumer(self)
+
+    def __iter__(self) -> Iterator[Message]:
+        while True:
+            m = self.receive()
+            if m is None:
+                return
+            yield m
+
+    def __enter__(self) -> MessageConsumer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException("the consumer is closed")
+        self._session._check_open()
+
+    def _receive(self, timeout: float | None) -> Message | None:
+        self._check_open()
+        if self._listener is not None:
+            raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
+        sess = self._session
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self._receiving += 1
+        try:
+            while True:
+                if self._closed:
+                    return None
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                inbound = self._next(left)
+                if inbound is None:
+                    return None
+                msg = sess._prepare(self, inbound)
+                if msg is not None:
+                    sess._after_receive(self, inbound, msg)
+                    return msg
+        finally:
+            self._receiving -= 1
+
+    def _next(self, timeout: float | None) -> Any:
+        """One inbound from the local queue, pulling from the peer when prefetch is 0."""
+        q = self._queue
+        if self._prefetch > 0:
+            inbound = q.get(timeout)
+            if inbound is not None:
+                self._p.taken()
+            return inbound
+        inbound = q.pop_nowait()
+        if inbound is not None:
+            return inbound
+        conn = self._session._connection
+        if not q.running:
+            return q.get(timeout)  # stopped: nothing is pulled until start (or timeout)
+        drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
+        if timeout is not None and timeout <= 0:
+            conn._provider_wait(self._p.pull(drain=True), drain_timeout, "receive_no_wait (drain)")
+            return q.pop_nowait()
+        conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
+        inbound = q.get(timeout)
+        if inbound is None and not self._closed and not q.closed:
+            conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
+            inbound = q.pop_nowait()
+        return inbound

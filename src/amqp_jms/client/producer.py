@@ -1,0 +1,201 @@
+"""MessageProducer: sets the send-time headers (JMS 3.4.11, mapping 6.1) and sends."""
+
+from __future__ import annotations
+
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..destination import Destination
+from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
+from ..message import DeliveryMode
+
+if TYPE_CHECKING:
+    from ..provider.base import ProviderProducer
+    from .session import Session
+
+__all__ = ["MessageProducer"]
+
+
+
+
+class MessageProducer:
+    """Sends messages to its destination (or, created with ``None``, to one named per send)."""
+
+    def __init__(
+        self,
+        session: Session,
+        destination: Destination | None,
+        pproducer: ProviderProducer,
+        producer_id: str,
+        presettle: bool,
+    ) -> None:
+        self._session = session
+        self._destination = destination
+        self._p = pproducer
+        self._id = producer_id
+        self._presettle = presettle
+        self._seq = 0
+        self._closed = False
+        self.delivery_mode: int = DeliveryMode.PERSISTENT
+        self.priority = 4
+        self.time_to_live = 0
+        self.delivery_delay = 0
+        self.disable_message_id = False
+        self.disable_message_timestamp = False
+        cfg = session._connection._config
+        self._force_async = cfg.force_async_send
+        self._force_sync = cfg.force_sync_send
+        self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
+
+    # -- JMS getters/setters -------------------------------------------------------------------
+    def get_destination(self) -> Destination | None:
+        self._check_open()
+        return self._destination
+
+    @property
+    def destination(self) -> Destination | None:
+        return self._destination
+
+    def set_delivery_mode(self, mode: int) -> None:
+        self._check_open()
+        if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
+            raise JMSException(
+                f"invalid delivery mode {mode!r}: use DeliveryMode.PERSISTENT or NON_PERSISTENT"
+            )
+        self.delivery_mode = mode
+
+    def get_delivery_mode(self) -> int:
+        self._check_open()
+        return self.delivery_mode
+
+    def set_priority(self, priority: int) -> None:
+        self._check_open()
+        _check_priority(priority)
+        self.priority = priority
+
+    def get_priority(self) -> int:
+        self._check_open()
+        return self.priority
+
+    def set_time_to_live(self, ttl_ms: int) -> None:
+        self._check_open()
+        self.time_to_live = int(ttl_ms)
+
+    def get_time_to_live(self) -> int:
+        self._check_open()
+        return self.time_to_live
+
+    def set_delivery_delay(self, delay_ms: int) -> None:
+        self._check_open()
+        self.delivery_delay = int(delay_ms)
+
+    def get_delivery_delay(self) -> int:
+        self._check_open()
+        return self.delivery_delay
+
+    def set_disable_message_id(self, value: bool) -> None:
+        self._check_open()
+        self.disable_message_id = bool(value)
+
+    def get_disable_message_id(self) -> bool:
+        self._check_open()
+        return self.disable_message_id
+
+    def set_disable_message_timestamp(self, value: bool) -> None:
+        self._check_open()
+        self.disable_message_timestamp = bool(value)
+
+    def get_disable_message_timestamp(self) -> bool:
+        self._check_open()
+        return self.disable_message_timestamp
+
+    # -- sending -------------------------------------------------------------------------------
+    def send(self, *args: Any, **kwargs: Any) -> None:
+        """``send(message[, delivery_mode, priority, time_to_live])`` or, for a producer created
+        without a destination, ``send(destination, message[, ...])``. Keywords
+        ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too."""
+        if args and (isinstance(args[0], Destination) or (args[0] is None and len(args) > 1)):
+            destination, message, rest = args[0], args[1] if len(args) > 1 else None, args[2:]
+            if self._destination is not None:
+                raise TypeError(
+                    f"this producer was created for {self._destination}: send(message) without a destination"
+                )
+            if destination is None:
+                raise InvalidDestinationException("send needs a destination for an anonymous producer")
+        else:
+            if not args:
+                raise TypeError("send() needs a message")
+            destination, message, rest = self._destination, args[0], args[1:]
+            if destination is None:
+                raise TypeError("this producer has no destination: use send(destination, message)")
+        names = ("delivery_mode", "priority", "time_to_live")
+        if len(rest) > 3:
+            raise TypeError("send() takes at most delivery_mode, priority and time_to_live after the message")
+        opts = dict(zip(names, rest))
+        for k, v in kwargs.items():
+            if k not in names:
+                raise TypeError(f"send() got an unexpected keyword argument {k!r}")
+            opts[k] = v
+        self._send(
+            destination,
+            message,
+            opts.get("delivery_mode", self.delivery_mode),
+            opts.get("priority", self.priority),
+            opts.get("time_to_live", self.time_to_live),
+        )
+
+    def _send(self, destination: Destination, message: Any, mode: int, priority: int, ttl: int) -> None:
+        self._check_open()
+        if message is None:
+            raise TypeError("message must not be None")
+        if not hasattr(message, "_props"):
+            raise TypeError(f"not a JMS message: {type(message).__name__}")
+        if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
+            raise JMSException(f"invalid delivery mode {mode!r}")
+        _check_priority(priority)
+        now = int(time.time() * 1000)
+        message._destination = destination
+        message._delivery_mode = mode
+        message._priority = priority
+        message._timestamp = 0 if self.disable_message_timestamp else now
+        message._expiration = now + ttl if ttl > 0 else 0
+        delay = self.delivery_delay
+        if delay > 0 and "DELAYED_DELIVERY" not in self._session._connection._remote_caps():
+            raise JMSException("the peer does not offer DELAYED_DELIVERY: delivery delay is not supported")
+        if self.disable_message_id:
+            message._message_id = None
+        else:
+            self._seq += 1
+            message._message_id = f"{self._id}:{self._seq}"
+        # the wire carries x-opt-delivery-time only for a real delay; JMSDeliveryTime reads
+        # as send time + delay afterwards (JMS 3.4.13)
+        message._delivery_time = now + delay if delay > 0 else 0
+        sync = self._force_sync or not (self._force_async or self._presettle)
+        fut = self._p.send(message, sync, ttl if ttl > 0 else 0)
+        if delay <= 0:
+            message._delivery_time = now
+        if fut is not None:
+            conn = self._session._connection
+            conn._provider_wait(fut, self._send_timeout, "send")
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        self._session._close_producer(self)
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException("the producer is closed")
+        self._session._check_open()
+
+    def __enter__(self) -> MessageProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _check_priority(priority: Any) -> None:
+    if type(priority) is bool or not isinstance(priority, int) or not 0 <= priority <= 9:
+        raise JMSException(f"invalid priority {priority!r}: must be an int from 0 to 9")
