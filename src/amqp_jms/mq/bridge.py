@@ -22,11 +22,11 @@ def mq_to_amqp(md: MQMD, data: bytes) -> bytes:
     """An encoded AMQP message (bare message bytes) for an MQ message."""
     from .. import mapping
 
-    return bytes(mapping.encode(from_mq(md, data)))  # type: ignore[attr-defined]
+    return bytes(mapping.encode(from_mq(md, data)))
 
 
 def amqp_to_mq(amqp_bytes: bytes, **options: Any) -> MQMessage:
     """The MQ form of an encoded AMQP message; ``options`` as for ``to_mq``."""
     from .. import mapping
 
-    return to_mq(mapping.decode(amqp_bytes), **options)  # type: ignore[attr-defined]
+    return to_mq(mapping.decode(amqp_bytes), **options)
