@@ -1,0 +1,126 @@
+"""The ``amqp-jms`` command: argument parsing, dispatch, and the exit-code contract.
+
+Exit codes: **0** success, **1** a JMS error (one line on stderr naming it, no traceback unless
+``--debug``), **2** a usage error (argparse's own, or a :class:`UsageError` from a command),
+**130** interrupted. Each subcommand lives in its own module with ``register(subparsers)``; the
+module is imported only when its command runs, so ``amqp-jms --help`` stays fast and a command
+whose component is missing fails alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+import traceback
+from collections.abc import Sequence
+
+from .. import __version__
+from ..exceptions import JMSException, JMSRuntimeException
+from ._common import Output, UsageError, add_common
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+COMMANDS: dict[str, tuple[str, str]] = {
+    "broker": ("broker", "start the embedded AMQP 1.0 broker"),
+    "send": ("messaging", "send messages (text from arguments, stdin or files)"),
+    "receive": ("messaging", "receive messages, optionally with a selector or durable subscription"),
+    "browse": ("messaging", "look at the messages on a queue without consuming them"),
+    "bench": ("bench", "measure send/receive throughput against any broker URL"),
+    "mq": ("mq", "IBM MQ dump files <-> an AMQP destination (import/export)"),
+    "pipeline": ("pipeline", "the Spark streaming ingest: a JMS destination into Parquet"),
+    "demo": ("demo", "the end-to-end job: broker, MQ bridge, producers, Spark pipeline, report"),
+}
+"""Subcommand name -> (module in ``amqp_jms.cli``, one-line help)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; ``only`` builds just one subcommand (imports only that module)."""
+    parser = _Parser(
+        prog="amqp-jms",
+        description="JMS 2.0 messaging on AMQP 1.0: an embedded broker, clients, MQ bridging and "
+        "a Spark pipeline, from the command line.",
+        epilog="Exit codes: 0 ok, 1 JMS error, 2 usage error. Run `amqp-jms <command> --help`.",
+    )
+    parser.add_argument("--version", action="version", version=f"amqp-jms {__version__}")
+    add_common(parser, top=True)
+    sub = parser.add_subparsers(dest="command", metavar="<command>", parser_class=_Parser)
+    for name, (module, help_text) in COMMANDS.items():
+        if only is not None and name != only:
+            sub.add_parser(name, help=help_text)
+            continue
+        mod = importlib.import_module(f"{__package__}.{module}")
+        mod.register(sub, name, help_text)
+    return parser
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    for a in argv:
+        if a in COMMANDS:
+            return a
+        if not a.startswith("-"):
+            return None
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (the console script exits with it)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    command = _command_of(args_list)
+    parser = build_parser(only=command) if command else build_parser(only="")
+    try:
+        args = parser.parse_args(args_list)
+    except SystemExit as e:
+        return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
+    if not getattr(args, "command", None) or not hasattr(args, "func"):
+        parser.print_help(sys.stderr)
+        return 2
+    out = Output(json=bool(args.json))
+    args.argv_after_command = args_list[args_list.index(args.command) + 1 :]
+    try:
+        return int(args.func(args, out) or 0)
+    except UsageError as e:
+        _report(args, f"{parser.prog} {args.command}: error: {e}")
+        return 2
+    except (JMSException, JMSRuntimeException) as e:
+        _report(args, f"error: {_describe(e)}")
+        return 1
+    except KeyboardInterrupt:
+        _report(args, "interrupted")
+        return 130
+    except (OSError, ValueError) as e:
+        _report(args, f"error: {type(e).__name__}: {e}")
+        return 1
+    except Exception as e:
+        if type(e).__module__.split(".")[0] in ("pyspark", "py4j"):
+            first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
+            _report(args, f"error: Spark: {first}")
+            return 1
+        # a bug: still one line unless --debug
+        _report(args, f"internal error: {type(e).__name__}: {e} (run with --debug for the traceback)")
+        return 1
+
+
+def _describe(e: BaseException) -> str:
+    name = type(e).__name__
+    text = str(e).strip().replace("\n", " ") or name
+    code = getattr(e, "error_code", None)
+    if code and str(code) not in text:
+        text = f"{text} [{code}]"
+    return f"{name}: {text}"
+
+
+def _report(args: argparse.Namespace, line: str) -> None:
+    if getattr(args, "debug", False):
+        traceback.print_exc(file=sys.stderr)
+    print(line, file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
