@@ -79,7 +79,8 @@ def dissect(tmp_path: Path, raw: bytes, order: str, fields: list[str]) -> dict[s
 # our attribute -> tshark field
 TSHARK_MD = {
     "version": "mq.md.version", "report": "mq.md.report", "msg_type": "mq.md.msgtype",
-    "expiry": "mq.md.expiry", "feedback": "mq.md.feedback", "encoding": "mq.md.encoding", "coded_char_set_id": "mq.md.ccsid",
+    "expiry": "mq.md.expiry", "feedback": "mq.md.feedback", "encoding": "mq.md.encoding",
+    "coded_char_set_id": "mq.md.ccsid",
     "format": "mq.md.format", "priority": "mq.md.priority", "persistence": "mq.md.persistence",
     "msg_id": "mq.md.msgid", "correl_id": "mq.md.correlid", "backout_count": "mq.md.backount",
     "reply_to_q": "mq.md.replytoq", "reply_to_q_mgr": "mq.md.replytoqmgr", "user_identifier": "mq.md.userid",
