@@ -12,6 +12,7 @@ import math
 import re
 import struct
 from decimal import Decimal
+from fractions import Fraction
 
 from ..exceptions import NumberFormatException
 
@@ -26,6 +27,7 @@ __all__ = [
 ]
 
 _F32 = struct.Struct(">f")
+_U32 = struct.Struct(">I")
 
 # Integer.parseInt: optional sign, then one or more digits (Character.digit accepts any Unicode
 # decimal digit, as Python's \d and int() do). No whitespace, no underscores.
@@ -72,20 +74,25 @@ def _java_trim(text: str) -> str:
 
 def java_parse_double(text: str | None, type_name: str = "double") -> float:
     """``Double.valueOf(text)``. A null string is a ``TypeError`` (Java: NullPointerException)."""
+    return _parse(text, type_name)[0]
+
+
+def _parse(text: str | None, type_name: str) -> tuple[float, str | None]:
+    """The double value, and the decimal text it came from (None for hex and specials)."""
     if text is None:
         raise TypeError(f"cannot convert null to {type_name} (Java: NullPointerException)")
     s = _java_trim(text)
     special = _SPECIAL.get(s)
     if special is not None:
-        return special
+        return special, None
     if _DECIMAL.fullmatch(s):
         if s[-1] in "fFdD":
             s = s[:-1]
-        return float(s)
+        return float(s), s
     if _HEX.fullmatch(s):
         if s[-1] in "fFdD":
             s = s[:-1]
-        return float.fromhex(s)
+        return float.fromhex(s), None
     raise NumberFormatException(f"for input string {text!r} (not a {type_name})")
 
 
@@ -98,8 +105,35 @@ def to_float32(value: float) -> float:
 
 
 def java_parse_float(text: str | None) -> float:
-    """``Float.valueOf(text)`` (the decimal is rounded to double, then to float)."""
-    return to_float32(java_parse_double(text, "float"))
+    """``Float.valueOf(text)``: the decimal rounded once, straight to the nearest float.
+
+    Rounding to double first and then to float gives the same result except when the double
+    lands exactly halfway between two floats; then the exact decimal decides, as in Java.
+    """
+    value, decimal = _parse(text, "float")
+    rounded = to_float32(value)
+    if decimal is None or rounded == value or math.isinf(rounded) or value != value:
+        return rounded
+    other = _next_float32(rounded, value > rounded)
+    if math.isinf(other) or Fraction(rounded) + Fraction(other) != 2 * Fraction(value):
+        return rounded  # the double is not a midpoint: rounding it is rounding the decimal
+    exact = Fraction(decimal)
+    if exact == Fraction(value):
+        return rounded  # a true tie: ties-to-even, as to_float32 did
+    # The decimal lies on one side of the midpoint: pick the float on that side.
+    return other if (exact > Fraction(value)) == (other > rounded) else rounded
+
+
+def _next_float32(value: float, up: bool) -> float:
+    """The adjacent binary32 value above (``up``) or below ``value``."""
+    bits = _U32.unpack(_F32.pack(value))[0]
+    if value == 0.0:
+        bits = 1 if up else 0x80000001
+    elif (value > 0) == up:
+        bits += 1
+    else:
+        bits -= 1
+    return float(_F32.unpack(_U32.pack(bits))[0])
 
 
 def java_boolean_value_of(text: str | None) -> bool:
