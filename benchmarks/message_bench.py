@@ -39,8 +39,8 @@ def jms_op() -> None:
 
 
 def dict_op() -> None:
-    msg = {"text": "hello", "props": {}}
-    props = msg["props"]
+    props: dict[str, object] = {}
+    msg = {"text": "hello", "props": props}
     props["customer"] = "acme"
     props["quantity"] = 12
     props["orderId"] = 1234567890123

@@ -428,8 +428,10 @@ def test_bytes_write_ranges_and_chars() -> None:
 
 
 def test_object_message_values_are_amqp_values_and_copied() -> None:
-    body = {"id": 7, "tags": ["a", "b"], "raw": b"\x00", "u": uuid.UUID(int=1), "sym": Symbol("s"),
-            "nested": (1, 2), "d": Described(Symbol("x"), [1]), "none": None, "f": 1.5}
+    body: dict[str, Any] = {
+        "id": 7, "tags": ["a", "b"], "raw": b"\x00", "u": uuid.UUID(int=1), "sym": Symbol("s"),
+        "nested": (1, 2), "d": Described(Symbol("x"), [1]), "none": None, "f": 1.5,
+    }
     msg = ObjectMessage(body)
     body["tags"].append("c")  # the message keeps its own copy
     got = msg.get_object()
@@ -515,10 +517,10 @@ def test_text_message() -> None:
 
 
 def test_float_values_in_bodies_are_32_bit() -> None:
-    msg = StreamMessage()
-    msg.write_float(0.1)
-    msg.reset()
-    assert msg.read_double() == Float(0.1) != 0.1
-    msg = MapMessage()
-    msg.set_float("f", math.pi)
-    assert msg.get_string("f") == "3.1415927"
+    stream = StreamMessage()
+    stream.write_float(0.1)
+    stream.reset()
+    assert stream.read_double() == Float(0.1) != 0.1
+    map_msg = MapMessage()
+    map_msg.set_float("f", math.pi)
+    assert map_msg.get_string("f") == "3.1415927"

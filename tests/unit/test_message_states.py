@@ -43,6 +43,8 @@ def test_constants() -> None:
     assert DeliveryMode.PERSISTENT == 2 and DeliveryMode.NON_PERSISTENT == 1
     assert DEFAULT_PRIORITY == 4 and DEFAULT_DELIVERY_MODE == DeliveryMode.PERSISTENT
     assert DEFAULT_TIME_TO_LIVE == 0
+    assert Message.DEFAULT_PRIORITY == 4 and Message.DEFAULT_DELIVERY_MODE == 2
+    assert TextMessage.DEFAULT_TIME_TO_LIVE == 0 and Message.DEFAULT_DELIVERY_DELAY == 0
 
 
 def test_message_names_are_exported() -> None:
@@ -154,9 +156,9 @@ def test_received_bytes_and_stream_are_readable_at_start(cls: type[Message]) -> 
         assert isinstance(msg, StreamMessage)
         msg._items = [Int(7)]
     msg._mark_received()
-    assert msg.read_int() == 7  # type: ignore[attr-defined]
+    assert msg.read_int() == 7
     with pytest.raises(MessageNotWriteableException):
-        msg.write_int(1)  # type: ignore[attr-defined]
+        msg.write_int(1)
 
 
 # ---------------------------------------------------------------- headers

@@ -82,6 +82,11 @@ class Message:
 
     #: The JMS interface name, used by ``repr`` and error messages.
     jms_type: ClassVar[str] = "Message"
+    #: The ``javax.jms.Message`` constants, also module-level in ``amqp_jms``.
+    DEFAULT_DELIVERY_MODE: ClassVar[int] = int(DeliveryMode.PERSISTENT)
+    DEFAULT_PRIORITY: ClassVar[int] = 4
+    DEFAULT_TIME_TO_LIVE: ClassVar[int] = 0
+    DEFAULT_DELIVERY_DELAY: ClassVar[int] = 0
 
     _props: dict[str, Any]
     _props_ro: bool
