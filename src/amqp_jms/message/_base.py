@@ -373,49 +373,49 @@ class Message:
         value = self._props.get(name)
         if type(value) is bool:
             return value
-        return cv.read_as_boolean(value, f"property {name!r}")
+        return cv.read_as_boolean(value, ("property", name))
 
     def get_byte_property(self, name: str) -> Byte:
         value = self._props.get(name)
         if type(value) is Byte:
             return value
-        return cv.read_as_byte(value, f"property {name!r}")
+        return cv.read_as_byte(value, ("property", name))
 
     def get_short_property(self, name: str) -> Short:
         value = self._props.get(name)
         if type(value) is Short:
             return value
-        return cv.read_as_short(value, f"property {name!r}")
+        return cv.read_as_short(value, ("property", name))
 
     def get_int_property(self, name: str) -> Int:
         value = self._props.get(name)
         if type(value) is Int:
             return value
-        return cv.read_as_int(value, f"property {name!r}")
+        return cv.read_as_int(value, ("property", name))
 
     def get_long_property(self, name: str) -> int:
         value = self._props.get(name)
         if type(value) is int:
             return value
-        return cv.read_as_long(value, f"property {name!r}")
+        return cv.read_as_long(value, ("property", name))
 
     def get_float_property(self, name: str) -> Float:
         value = self._props.get(name)
         if type(value) is Float:
             return value
-        return cv.read_as_float(value, f"property {name!r}")
+        return cv.read_as_float(value, ("property", name))
 
     def get_double_property(self, name: str) -> float:
         value = self._props.get(name)
         if type(value) is float:
             return value
-        return cv.read_as_double(value, f"property {name!r}")
+        return cv.read_as_double(value, ("property", name))
 
     def get_string_property(self, name: str) -> str | None:
         value = self._props.get(name)
         if type(value) is str:
             return value
-        return cv.read_as_string(value, f"property {name!r}")
+        return cv.read_as_string(value, ("property", name))
 
     def get_object_property(self, name: str) -> Any:
         """The typed value as stored (``Byte(5)`` for a byte), or ``None`` if absent."""

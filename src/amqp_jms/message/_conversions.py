@@ -90,15 +90,29 @@ def kind_of(value: object) -> int:
     return -1
 
 
-def _cannot(value: object, kind: int, target: str, where: str) -> MessageFormatException:
+#: Where a value came from, for error messages: ``("property", name)``, ``("map item", name)``
+#: or a stream position (int). Formatted only when an error is raised.
+Where = tuple[str, str] | int | str
+
+
+def describe(where: Where) -> str:
+    if type(where) is tuple:
+        return f"{where[0]} {where[1]!r}"
+    if type(where) is int:
+        return f"stream item {where}"
+    return str(where)
+
+
+def _cannot(value: object, kind: int, target: str, where: Where) -> MessageFormatException:
     have = KIND_NAMES[kind] if kind >= 0 else jms_type_name(value)
-    return MessageFormatException(f"{where} is a {have}; it cannot be read as {target}")
+    article = "an" if have[:1] in ("a", "e", "i", "o", "u") else "a"
+    return MessageFormatException(f"{describe(where)} is {article} {have}; it cannot be read as {target}")
 
 
 # --------------------------------------------------------------------------- readers (getters)
 
 
-def read_as_boolean(value: Any, where: str) -> bool:
+def read_as_boolean(value: Any, where: Where) -> bool:
     kind = kind_of(value)
     if kind == BOOLEAN:
         return bool(value)
@@ -107,7 +121,7 @@ def read_as_boolean(value: Any, where: str) -> bool:
     raise _cannot(value, kind, "boolean", where)
 
 
-def read_as_byte(value: Any, where: str) -> Byte:
+def read_as_byte(value: Any, where: Where) -> Byte:
     kind = kind_of(value)
     if kind == BYTE:
         return value if type(value) is Byte else Byte(value)
@@ -116,7 +130,7 @@ def read_as_byte(value: Any, where: str) -> Byte:
     raise _cannot(value, kind, "byte", where)
 
 
-def read_as_short(value: Any, where: str) -> Short:
+def read_as_short(value: Any, where: Where) -> Short:
     kind = kind_of(value)
     if kind == SHORT or kind == BYTE:
         return value if type(value) is Short else int.__new__(Short, value)
@@ -125,16 +139,18 @@ def read_as_short(value: Any, where: str) -> Short:
     raise _cannot(value, kind, "short", where)
 
 
-def read_as_char(value: Any, where: str) -> Char:
+def read_as_char(value: Any, where: Where) -> Char:
     kind = kind_of(value)
     if kind == CHAR:
         return value if type(value) is Char else Char(value)
     if kind == NULL:
-        raise TypeError(f"{where} is null; a null cannot be read as char (Java: NullPointerException)")
+        raise TypeError(
+            f"{describe(where)} is null; a null cannot be read as char (Java: NullPointerException)"
+        )
     raise _cannot(value, kind, "char", where)
 
 
-def read_as_int(value: Any, where: str) -> Int:
+def read_as_int(value: Any, where: Where) -> Int:
     kind = kind_of(value)
     if kind == INT or kind == SHORT or kind == BYTE:
         return value if type(value) is Int else int.__new__(Int, value)
@@ -143,7 +159,7 @@ def read_as_int(value: Any, where: str) -> Int:
     raise _cannot(value, kind, "int", where)
 
 
-def read_as_long(value: Any, where: str) -> int:
+def read_as_long(value: Any, where: Where) -> int:
     kind = kind_of(value)
     if LONG >= kind >= BYTE and kind != CHAR:
         return value if type(value) is int else int(value)
@@ -152,7 +168,7 @@ def read_as_long(value: Any, where: str) -> int:
     raise _cannot(value, kind, "long", where)
 
 
-def read_as_float(value: Any, where: str) -> Float:
+def read_as_float(value: Any, where: Where) -> Float:
     kind = kind_of(value)
     if kind == FLOAT:
         return value if type(value) is Float else float.__new__(Float, value)
@@ -161,7 +177,7 @@ def read_as_float(value: Any, where: str) -> Float:
     raise _cannot(value, kind, "float", where)
 
 
-def read_as_double(value: Any, where: str) -> float:
+def read_as_double(value: Any, where: Where) -> float:
     kind = kind_of(value)
     if kind == DOUBLE or kind == FLOAT:
         return value if type(value) is float else float(value)
@@ -170,7 +186,7 @@ def read_as_double(value: Any, where: str) -> float:
     raise _cannot(value, kind, "double", where)
 
 
-def read_as_string(value: Any, where: str) -> str | None:
+def read_as_string(value: Any, where: Where) -> str | None:
     kind = kind_of(value)
     if kind == STRING:
         return value if type(value) is str else str.__str__(value)
@@ -189,7 +205,7 @@ def read_as_string(value: Any, where: str) -> str | None:
     raise _cannot(value, kind, "String", where)
 
 
-def read_as_bytes(value: Any, where: str) -> bytes | None:
+def read_as_bytes(value: Any, where: Where) -> bytes | None:
     kind = kind_of(value)
     if kind == BYTES:
         return value if type(value) is bytes else bytes(value)

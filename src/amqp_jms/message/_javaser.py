@@ -15,7 +15,8 @@ rebuilds only:
   ``TreeMap``/``Hashtable`` -> ``dict``
 
 Every class named in the stream (superclasses included) must be allowed: an ``allow`` entry is a
-class name (``java.lang.Integer``) or a package (``java.lang``, meaning classes directly in it).
+class name (``java.lang.Integer``) or a package (``java.lang``, meaning classes directly in it),
+or ``"*"``. Strings and arrays of primitives name no class and need no entry.
 Anything not allowed, or allowed but not one of the classes above, is a
 ``MessageFormatException`` naming the class; nothing is guessed.
 """

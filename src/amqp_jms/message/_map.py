@@ -104,34 +104,34 @@ class MapMessage(Message):
         return self._map.get(name)
 
     def get_boolean(self, name: str) -> bool:
-        return cv.read_as_boolean(self._get(name), f"map item {name!r}")
+        return cv.read_as_boolean(self._get(name), ("map item", name))
 
     def get_byte(self, name: str) -> Byte:
-        return cv.read_as_byte(self._get(name), f"map item {name!r}")
+        return cv.read_as_byte(self._get(name), ("map item", name))
 
     def get_short(self, name: str) -> Short:
-        return cv.read_as_short(self._get(name), f"map item {name!r}")
+        return cv.read_as_short(self._get(name), ("map item", name))
 
     def get_char(self, name: str) -> Char:
-        return cv.read_as_char(self._get(name), f"map item {name!r}")
+        return cv.read_as_char(self._get(name), ("map item", name))
 
     def get_int(self, name: str) -> Int:
-        return cv.read_as_int(self._get(name), f"map item {name!r}")
+        return cv.read_as_int(self._get(name), ("map item", name))
 
     def get_long(self, name: str) -> int:
-        return cv.read_as_long(self._get(name), f"map item {name!r}")
+        return cv.read_as_long(self._get(name), ("map item", name))
 
     def get_float(self, name: str) -> Float:
-        return cv.read_as_float(self._get(name), f"map item {name!r}")
+        return cv.read_as_float(self._get(name), ("map item", name))
 
     def get_double(self, name: str) -> float:
-        return cv.read_as_double(self._get(name), f"map item {name!r}")
+        return cv.read_as_double(self._get(name), ("map item", name))
 
     def get_string(self, name: str) -> str | None:
-        return cv.read_as_string(self._get(name), f"map item {name!r}")
+        return cv.read_as_string(self._get(name), ("map item", name))
 
     def get_bytes(self, name: str) -> bytes | None:
-        return cv.read_as_bytes(self._get(name), f"map item {name!r}")
+        return cv.read_as_bytes(self._get(name), ("map item", name))
 
     def get_object(self, name: str) -> Any:
         """The typed value as stored, or ``None`` if there is no such item."""

@@ -129,7 +129,7 @@ class StreamMessage(Message):
 
     # ------------------------------------------------------------------ reading
 
-    def _read(self, convert: Callable[[Any, str], R]) -> R:
+    def _read(self, convert: Callable[[Any, cv.Where], R]) -> R:
         if not self._reading:
             raise MessageNotReadableException("the StreamMessage is write-only; call reset() to read it")
         if self._bytes_left != -1:
@@ -139,7 +139,7 @@ class StreamMessage(Message):
         pos = self._pos
         if pos >= len(self._items):
             raise MessageEOFException("end of the StreamMessage reached")
-        value = convert(self._items[pos], f"stream item {pos}")
+        value = convert(self._items[pos], pos)
         self._pos = pos + 1  # only after a successful conversion (JMS §3.11.3)
         return value
 
@@ -197,7 +197,7 @@ class StreamMessage(Message):
                 self._pos = pos + 1
                 return -1
             if not isinstance(item, bytes):
-                raise cv._cannot(item, cv.kind_of(item), "byte[]", f"stream item {pos}")
+                raise cv._cannot(item, cv.kind_of(item), "byte[]", pos)
             self._bytes_left = len(item)
         elif self._bytes_left == 0:
             # The last call filled the buffer exactly and took the last bytes.
@@ -222,5 +222,5 @@ class StreamMessage(Message):
         return f"items={text[:120]}{'…' if len(text) > 120 else ''} ({mode})"
 
 
-def _identity(value: Any, where: str) -> Any:
+def _identity(value: Any, where: cv.Where) -> Any:
     return value
