@@ -10,6 +10,7 @@ named queues, so IBM has no marker for them). Names are percent-encoded where th
 
 from __future__ import annotations
 
+from functools import lru_cache
 from urllib.parse import quote, unquote
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -20,6 +21,7 @@ __all__ = ["destination_from_uri", "destination_to_uri", "join_jms_type", "split
 _SAFE = "/:@!$'()*+,;=-._~ "
 
 
+@lru_cache(maxsize=1024)
 def destination_to_uri(dest: Destination, q_mgr: str | None = None) -> str:
     name = quote(dest.name, safe=_SAFE)
     temp = "?temporary=true" if dest.is_temporary else ""
@@ -28,6 +30,7 @@ def destination_to_uri(dest: Destination, q_mgr: str | None = None) -> str:
     return f"queue://{q_mgr or ''}/{name}{temp}"
 
 
+@lru_cache(maxsize=1024)
 def destination_from_uri(uri: str, field: str) -> tuple[Destination, str]:
     """``(destination, queue manager or "")`` from an IBM destination URI."""
     scheme, sep, rest = uri.partition("://")

@@ -15,7 +15,8 @@ JMSTimestamp, the last-in-group flag): so a JMS message survives JMS -> MQ -> JM
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+import calendar
+import re
 from typing import Any
 
 from ..message import (
@@ -29,6 +30,7 @@ from ..message import (
 )
 from ..types import Int
 from ._binary import byte_order
+from ._folders import Child, parse_cached, usr_properties
 from ._uri import destination_from_uri, join_jms_type
 from .bodies import charset_of_ccsid, decode_map, decode_stream, decode_text
 from .constants import (
@@ -45,7 +47,7 @@ from .constants import (
 from .errors import MQFormatError
 from .mqmd import MQMD, absorb_mqmde
 from .rfh2 import parse_headers
-from .xmlfolder import Element, decode_value, parse_folder
+from .xmlfolder import decode_value
 
 __all__ = ["from_mq", "from_mq_bytes"]
 
@@ -57,41 +59,34 @@ _CLASSES: dict[str, type[Message]] = {
     "jms_stream": StreamMessage,
     "jms_object": ObjectMessage,
 }
-_KNOWN = ("mcd", "jms", "usr", "mqext", "ajms")
+_KNOWN = ("mcd", "jms", "mqext", "ajms")
+_INT = re.compile(r"[+-]?[0-9]{1,19}")
+_DIGITS = re.compile("[0-9]{16}")
 
 
-def _nil(el: Element) -> bool:
-    return el.attrs.get("xsi:nil", "").strip().lower() == "true"
-
-
-def _typed(el: Element, folder: str) -> Any:
-    return decode_value(el.attrs.get("dt"), el.text, _nil(el), f"<{folder}><{el.name}>")
-
-
-def _int(el: Element | None, folder: str) -> int | None:
+def _int(el: Child | None, folder: str) -> int | None:
     if el is None:
         return None
-    v = _typed(el, folder)
+    v = decode_value(el[1], el[2], el[3], f"<{folder}><{el[0]}>")
     if isinstance(v, bool) or not isinstance(v, int):
-        try:
-            return int(str(v).strip())
-        except ValueError:
-            raise MQFormatError(
-                f"<{folder}><{el.name}> {el.text!r} is not an integer", structure="MQRFH2"
-            ) from None
+        t = str(v).strip()
+        if not _INT.fullmatch(t):
+            raise MQFormatError(f"<{folder}><{el[0]}> {el[2]!r} is not an integer", structure="MQRFH2")
+        return int(t)
     return int(v)
 
 
 def _time_of(md: MQMD) -> int | None:
     """PutDate/PutTime (GMT, hundredths) as epoch ms, or None if blank or malformed."""
-    d, t = md.put_date.strip(), md.put_time.strip()
-    if len(d) != 8 or len(t) != 8 or not (d + t).isdigit() or not (d + t).isascii():
+    d, t = md.put_date, md.put_time
+    if len(d) != 8 or len(t) != 8 or not _DIGITS.fullmatch(d + t):
         return None
-    try:
-        dt = datetime(int(d[:4]), int(d[4:6]), int(d[6:]), int(t[:2]), int(t[2:4]), int(t[4:6]), tzinfo=UTC)
-    except ValueError:
+    y, mo, dd, h, mi, s = int(d[:4]), int(d[4:6]), int(d[6:]), int(t[:2]), int(t[2:4]), int(t[4:6])
+    if not (
+        1 <= mo <= 12 and 1 <= dd <= calendar.monthrange(max(y, 1), mo)[1] and h < 24 and mi < 60 and s < 60
+    ):
         return None
-    return int(dt.timestamp()) * 1000 + int(t[6:]) * 10
+    return calendar.timegm((y, mo, dd, h, mi, s)) * 1000 + int(t[6:]) * 10
 
 
 def from_mq_bytes(raw: bytes) -> Message:
@@ -116,36 +111,38 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
     md, skip = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", base + 24))
     parsed = parse_headers(data[skip:], md.encoding, md.coded_char_set_id, md.format, base + skip)
 
-    folders: dict[str, Element] = {}
+    ajms_props: list[Child] = []
+    known: dict[str, dict[str, Child]] = {}
+    usr_props: dict[str, Any] = {}
     unknown: list[bytes] = []
     for rfh in parsed.headers:
         for raw, text in zip(rfh.folders, rfh.folder_texts()):
             if not text:
                 continue
-            root = parse_folder(text)
-            if root.name in _KNOWN:
-                if root.name in folders:  # a repeated folder adds to the first
-                    folders[root.name].children.extend(root.children)
-                else:
-                    folders[root.name] = root
+            folder = parse_cached(text)
+            name = folder[0]
+            if name == "usr":
+                usr_props.update(usr_properties(text, folder))
+            elif name in _KNOWN:
+                fields = known.setdefault(name, {})
+                for child in folder[1]:
+                    fields.setdefault(child[0], child)  # a repeated element or folder: the first wins
+                if name == "ajms":
+                    ajms_props.extend(c for c in folder[1] if c[0] == "p" and "name" in c[4])
             else:
                 unknown.append(raw)
-    mcd, jms, usr = folders.get("mcd"), folders.get("jms"), folders.get("usr")
-    mqext, ajms = folders.get("mqext"), folders.get("ajms")
-
-    def get(folder: Element | None, name: str) -> Element | None:
-        return folder.child(name) if folder is not None else None
+    mcd, jms, mqext, ajms = (known.get(n, {}) for n in ("mcd", "jms", "mqext", "ajms"))
 
     # ---- body
     body_fmt = parsed.format.rstrip()
-    msd_el = get(mcd, "Msd")
-    msd = msd_el.text.strip() if msd_el is not None else ""
+    msd_el = mcd.get("Msd")
+    msd = msd_el[2].strip() if msd_el is not None else ""
     if msd not in _CLASSES:
         msd = "jms_text" if body_fmt == MQFMT_STRING.rstrip() else "jms_bytes"
     msg = _CLASSES[msd]._blank()
     ccsid = parsed.coded_char_set_id
     body = parsed.body
-    null_body = get(ajms, "Nul") is not None
+    null_body = "Nul" in ajms
     if msd == "jms_text":
         msg._text = None if null_body and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
     elif msd == "jms_bytes":
@@ -158,7 +155,7 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
     elif msd == "jms_object":
         if null_body and not body:
             msg._object = None  # type: ignore[attr-defined]
-        elif (get(ajms, "Obj") or Element("Obj")).text == "amqp":
+        elif "Obj" in ajms and ajms["Obj"][2] == "amqp":
             from ..mapping.codec import decode_value as amqp_decode
 
             try:
@@ -178,14 +175,14 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
     # ---- headers
     props: dict[str, Any] = {}
     extra: dict[str, Any] = {}
-    el = get(jms, "Dst")
-    if el is not None and el.text.strip():
-        msg._destination, qm = destination_from_uri(el.text.strip(), "jms.Dst")
+    el = jms.get("Dst")
+    if el is not None and el[2].strip():
+        msg._destination, qm = destination_from_uri(el[2].strip(), "jms.Dst")
         if qm:
             extra["mq.dst_q_mgr"] = qm
-    el = get(jms, "Rto")
-    if el is not None and el.text.strip():
-        msg._reply_to, qm = destination_from_uri(el.text.strip(), "jms.Rto")
+    el = jms.get("Rto")
+    if el is not None and el[2].strip():
+        msg._reply_to, qm = destination_from_uri(el[2].strip(), "jms.Rto")
         if qm:
             extra["mq.reply_to_q_mgr"] = qm
     elif md.reply_to_q:
@@ -194,16 +191,16 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
             extra["mq.reply_to_q_mgr"] = md.reply_to_q_mgr
 
     put_ms = _time_of(md)
-    tms = _int(get(jms, "Tms"), "jms")
+    tms = _int(jms.get("Tms"), "jms")
     msg._timestamp = tms if tms is not None else (put_ms or 0)
-    exp = _int(get(jms, "Exp"), "jms")
+    exp = _int(jms.get("Exp"), "jms")
     if exp is not None:
         msg._expiration = exp
     elif md.expiry > 0 and msg._timestamp:
         msg._expiration = msg._timestamp + md.expiry * 100
-    pri = _int(get(jms, "Pri"), "jms")
+    pri = _int(jms.get("Pri"), "jms")
     msg._priority = pri if pri is not None else (md.priority if 0 <= md.priority <= 9 else 4)
-    dlv = _int(get(jms, "Dlv"), "jms")
+    dlv = _int(jms.get("Dlv"), "jms")
     if dlv is None:
         dlv = 2 if md.persistence == MQPER_PERSISTENT else 1
     if dlv not in (1, 2):
@@ -211,45 +208,40 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
             f"JMS delivery mode {dlv} is neither 1 nor 2", structure="MQRFH2", field="jms.Dlv"
         )
     msg._delivery_mode = dlv
-    mid = get(ajms, "Mid")
+    mid = ajms.get("Mid")
     if mid is not None:
-        msg._message_id = mid.text
+        msg._message_id = mid[2]
     elif any(md.msg_id):
         msg._message_id = "ID:" + md.msg_id.hex()
-    cid = get(jms, "Cid")
+    cid = jms.get("Cid")
     if cid is not None:
-        msg._correlation_id = cid.text
+        msg._correlation_id = cid[2]
     elif any(md.correl_id):
         msg._correlation_id = "ID:" + md.correl_id.hex()
-    if mcd is not None:
-        type_el, set_el, fmt_el = mcd.child("Type"), mcd.child("Set"), mcd.child("Fmt")
-        set_ = set_el.text if set_el is not None else ""
-        fmt = fmt_el.text if fmt_el is not None else ""
-        if set_ or fmt:
-            msg._type = join_jms_type(msd, set_, type_el.text if type_el is not None else "", fmt)
-        elif type_el is not None:
-            msg._type = type_el.text
-    dlt = _int(get(mqext, "Dlt"), "mqext")
+    type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
+    set_ = set_el[2] if set_el is not None else ""
+    fmt = fmt_el[2] if fmt_el is not None else ""
+    if set_ or fmt:
+        msg._type = join_jms_type(msd, set_, type_el[2] if type_el is not None else "", fmt)
+    elif type_el is not None:
+        msg._type = type_el[2]
+    dlt = _int(mqext.get("Dlt"), "mqext")
     if dlt is not None:
         msg._delivery_time = dlt
     msg._redelivered = md.backout_count > 0
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
-    if usr is not None:
-        for el in usr.children:
-            props[el.name] = _typed(el, "usr")
-    if ajms is not None:
-        for el in ajms.children:
-            if el.name == "p" and "name" in el.attrs:
-                props[el.attrs["name"]] = _typed(el, "ajms")
+    props.update(usr_props)
+    for p in ajms_props:
+        props[p[4]["name"]] = decode_value(p[1], p[2], p[3], f"<ajms> property {p[4]['name']!r}")
     if md.user_identifier:
         props["JMSXUserID"] = md.user_identifier
     if md.put_appl_name:
         props["JMSXAppID"] = md.put_appl_name
-    gid, seq = get(jms, "Gid"), _int(get(jms, "Seq"), "jms")
+    gid, seq = jms.get("Gid"), _int(jms.get("Seq"), "jms")
     in_group = bool(md.msg_flags & MQMF_MSG_IN_GROUP)
     if gid is not None:
-        props["JMSXGroupID"] = gid.text
+        props["JMSXGroupID"] = gid[2]
     elif in_group and any(md.group_id):
         props["JMSXGroupID"] = "ID:" + md.group_id.hex()
     if seq is not None:

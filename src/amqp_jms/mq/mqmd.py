@@ -96,6 +96,21 @@ _STRUCTS: dict[tuple[int, str], struct.Struct] = {
 assert _STRUCTS[(2, ">")].size == MQMD_LENGTH_2 and _STRUCTS[(1, ">")].size == MQMD_LENGTH_1
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_CHAR_INDEXES = {
+    v: [i for i, f in enumerate(MQMD_FIELDS[: len(MQMD_FIELDS) if v == 2 else _V1_COUNT]) if f[2] == "c"]
+    for v in (1, 2)
+}
+
+
+class _Slow(Exception):
+    """Internal: leave the fast path for the checked one."""
+
+
+def _char(value: str, width: int) -> bytes:
+    raw = value.encode("utf-8")
+    if len(raw) > width:
+        raise _Slow
+    return raw.ljust(width, b" ")
 
 
 @dataclass(slots=True)
@@ -140,10 +155,39 @@ class MQMD:
 
     def pack(self, order: str | None = None) -> bytes:
         """The MQMD as bytes, in ``order`` (``">"``/``"<"``) or the byte order of its own Encoding."""
-        if self.version not in (1, 2):
-            raise MQFormatError(f"version {self.version} is not 1 or 2", structure="MQMD", field="Version")
         if order is None:
             order = byte_order(self.encoding, "MQMD", "Encoding")
+        try:
+            # fast path: one struct call; any doubt (too long, wrong type, out of range) -> checked path
+            if (
+                len(self.msg_id) != 24
+                or len(self.correl_id) != 24
+                or len(self.accounting_token) != 32
+                or len(self.group_id) != 24
+            ):
+                raise _Slow
+            c = _char
+            values = (
+                MQMD_STRUC_ID, self.version, self.report, self.msg_type, self.expiry, self.feedback,
+                self.encoding, self.coded_char_set_id, c(self.format, 8), self.priority, self.persistence,
+                self.msg_id, self.correl_id, self.backout_count, c(self.reply_to_q, 48),
+                c(self.reply_to_q_mgr, 48), c(self.user_identifier, 12), self.accounting_token,
+                c(self.appl_identity_data, 32), self.put_appl_type, c(self.put_appl_name, 28),
+                c(self.put_date, 8), c(self.put_time, 8), c(self.appl_origin_data, 4), self.group_id,
+                self.msg_seq_number, self.offset, self.msg_flags, self.original_length,
+            )  # fmt: skip
+            if self.version == 2:
+                return _STRUCTS[(2, order)].pack(*values)
+            if self.version == 1:
+                return _STRUCTS[(1, order)].pack(*values[:24])
+        except (_Slow, struct.error, AttributeError, TypeError, UnicodeEncodeError):
+            pass
+        return self._pack_checked(order)
+
+    def _pack_checked(self, order: str) -> bytes:
+        """Field-by-field packing that names the first bad field."""
+        if self.version not in (1, 2):
+            raise MQFormatError(f"version {self.version} is not 1 or 2", structure="MQMD", field="Version")
         count = len(MQMD_FIELDS) if self.version == 2 else _V1_COUNT
         values: list[object] = [MQMD_STRUC_ID]
         for attr, name, kind, width, _off in MQMD_FIELDS[:count]:
@@ -197,14 +241,15 @@ class MQMD:
                 structure="MQMD",
                 offset=offset,
             )
-        raw = st.unpack_from(view, offset)
-        kwargs: dict[str, object] = {}
-        for (attr, name, kind, _width, off), value in zip(MQMD_FIELDS, raw[1:]):
-            if kind == "c":
-                kwargs[attr] = read_char(value, "MQMD", name, offset + off)
-            else:
-                kwargs[attr] = value
-        return cls(**kwargs), order  # type: ignore[arg-type]
+        values = list(st.unpack_from(view, offset))
+        del values[0]
+        try:
+            for i in _CHAR_INDEXES[version]:
+                values[i] = values[i].rstrip(b" \x00").decode("utf-8")
+        except UnicodeDecodeError:
+            _attr, name, _kind, _width, off = MQMD_FIELDS[i]
+            read_char(values[i], "MQMD", name, offset + off)  # raises, naming field and offset
+        return cls(*values), order
 
     def copy(self) -> MQMD:
         return replace(self)

@@ -19,8 +19,8 @@ properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
-from datetime import UTC, datetime
 from typing import Any
 
 from ..destination import Destination
@@ -35,7 +35,6 @@ from .constants import (
     MQENC_NATIVE,
     MQENC_NORMAL,
     MQENC_REVERSED,
-    MQFMT_NONE,
     MQFMT_RF_HEADER_2,
     MQFMT_STRING,
     MQMF_LAST_MSG_IN_GROUP,
@@ -50,10 +49,11 @@ from .errors import MQFormatError
 from .message import MQMessage
 from .mqmd import MQMD
 from .rfh2 import MQRFH2
-from .xmlfolder import check_usr_name, element, escape_text
+from .xmlfolder import check_usr_name_cached, element, escape_text, fast_element
 
 __all__ = ["body_domain", "to_mq"]
 
+_LOWER_HEX = re.compile("[0-9a-f]{48}")
 _MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
 _ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
 _ENCODINGS.update({"big": MQENC_NORMAL, "normal": MQENC_NORMAL})
@@ -68,29 +68,49 @@ def _encoding(value: str | int) -> int:
     return value
 
 
+_DOMAINS = {
+    "TextMessage": "jms_text",
+    "BytesMessage": "jms_bytes",
+    "MapMessage": "jms_map",
+    "StreamMessage": "jms_stream",
+    "ObjectMessage": "jms_object",
+}
+
+
 def body_domain(message: Any) -> str:
     """The ``mcd`` Msd of a message's JMS type: jms_none/text/bytes/map/stream/object."""
-    return {
-        "TextMessage": "jms_text",
-        "BytesMessage": "jms_bytes",
-        "MapMessage": "jms_map",
-        "StreamMessage": "jms_stream",
-        "ObjectMessage": "jms_object",
-    }.get(getattr(message, "jms_type", "Message"), "jms_none")
+    return _DOMAINS.get(getattr(message, "jms_type", "Message"), "jms_none")
 
 
 def _provider_id(value: str) -> bytes | None:
     """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
-    if len(value) == 51 and value.startswith("ID:"):
-        hexpart = value[3:]
-        if all(c in "0123456789abcdef" for c in hexpart):
-            return bytes.fromhex(hexpart)
+    if len(value) == 51 and value.startswith("ID:") and _LOWER_HEX.fullmatch(value, 3):
+        return bytes.fromhex(value[3:])
     return None
 
 
+_LAST_PUT: list[Any] = [None, ("", "")]
+
+
 def _put_date_time(ms: int) -> tuple[str, str]:
-    t = datetime.fromtimestamp(ms / 1000, UTC)
-    return t.strftime("%Y%m%d"), t.strftime("%H%M%S") + f"{t.microsecond // 10000:02d}"
+    """PutDate ``YYYYMMDD`` and PutTime ``HHMMSSTH`` (GMT, hundredths) for epoch ms."""
+    key = ms // 10
+    if _LAST_PUT[0] == key:
+        return _LAST_PUT[1]
+    try:
+        t = time.gmtime(ms // 1000)
+    except (OverflowError, OSError, ValueError):
+        raise MQFormatError(
+            f"JMSTimestamp {ms} is outside the dates PutDate can hold", field="PutDate"
+        ) from None
+    if not 0 <= t.tm_year <= 9999:
+        raise MQFormatError(f"JMSTimestamp {ms} is outside the dates PutDate can hold", field="PutDate")
+    result = (
+        f"{t.tm_year:04d}{t.tm_mon:02d}{t.tm_mday:02d}",
+        f"{t.tm_hour:02d}{t.tm_min:02d}{t.tm_sec:02d}{(ms % 1000) // 10:02d}",
+    )
+    _LAST_PUT[0], _LAST_PUT[1] = key, result
+    return result
 
 
 def _int_prop(name: str, value: Any) -> int:
@@ -153,7 +173,7 @@ def to_mq(
     domain = body_domain(message)
     body_ccsid = MQCCSI_UTF8
     body_enc = enc
-    body_fmt = MQFMT_STRING if domain == "jms_text" else MQFMT_NONE
+    body_fmt = MQFMT_STRING.rstrip() if domain == "jms_text" else ""
     jms: list[str] = []
     usr: list[str] = []
     ajms: list[str] = []
@@ -186,7 +206,7 @@ def to_mq(
         elif name == "JMS_IBM_Feedback":
             md.feedback = _int_prop(name, value)
         elif name == "JMS_IBM_Format":
-            body_fmt = _str_prop(name, value)
+            body_fmt = _str_prop(name, value).rstrip()
             encode_char(body_fmt, 8, "MQMD", "Format")
         elif name == "JMS_IBM_PutApplType":
             md.put_appl_type = _int_prop(name, value)
@@ -204,8 +224,8 @@ def to_mq(
         elif name.startswith("JMS"):
             ajms.append(element("p", value, name, allow_char=True, name_attr=name))
         else:
-            check_usr_name(name)
-            usr.append(element(name, value, name))
+            check_usr_name_cached(name)
+            usr.append(fast_element(name, value, name))
 
     # ---- headers
     md.report = report
@@ -213,8 +233,8 @@ def to_mq(
     md.persistence = MQPER_PERSISTENT if message._delivery_mode == 2 else MQPER_NOT_PERSISTENT
     md.priority = message._priority
     if message._priority != 4:
-        jms.append(element("Pri", Int(message._priority), "JMSPriority"))
-    jms.append(element("Dlv", Int(message._delivery_mode), "JMSDeliveryMode"))
+        jms.append(fast_element("Pri", Int(message._priority), "JMSPriority"))
+    jms.append('<Dlv dt="i4">2</Dlv>' if message._delivery_mode == 2 else '<Dlv dt="i4">1</Dlv>')
 
     mid = message._message_id
     if mid:
@@ -233,11 +253,11 @@ def to_mq(
             md.correl_id = raw
         else:
             md.correl_id = cid.encode("utf-8", "surrogatepass")[:24].ljust(24, b"\x00")
-            jms.append(element("Cid", cid, "JMSCorrelationID"))
+            jms.append(fast_element("Cid", cid, "JMSCorrelationID"))
 
     ts = message._timestamp
     if ts:
-        jms.append(element("Tms", int(ts), "JMSTimestamp"))
+        jms.append(f'<Tms dt="i8">{int(ts)}</Tms>')
         if not md.put_date and not md.put_time:
             md.put_date, md.put_time = _put_date_time(ts)
 
@@ -249,7 +269,7 @@ def to_mq(
             md.expiry = MQEI_UNLIMITED
         else:
             md.expiry = max(1, -(-ttl // 100))
-        jms.append(element("Exp", int(exp), "JMSExpiration"))
+        jms.append(f'<Exp dt="i8">{int(exp)}</Exp>')
     else:
         md.expiry = MQEI_UNLIMITED
 
@@ -304,7 +324,7 @@ def to_mq(
         rfh.add_folder("<ajms>" + "".join(ajms) + "</ajms>")
     for raw_folder in extra.get("mq.folders", ()):
         rfh.folders.append(bytes(raw_folder))
-    md.format = MQFMT_RF_HEADER_2
+    md.format = MQFMT_RF_HEADER_2.rstrip()
     md.coded_char_set_id = MQCCSI_UTF8
     return MQMessage(md, rfh.pack(order) + body)
 

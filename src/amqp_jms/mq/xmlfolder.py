@@ -284,3 +284,36 @@ def check_usr_name(name: str) -> None:
 
 # re-exported for callers that widen AMQP types explicitly
 _WIDENED = (UByte, UShort, UInt, ULong, Timestamp, Long, Double, Symbol)
+
+
+_NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
+_INT_DT: dict[type, str] = {Byte: ' dt="i1"', Short: ' dt="i2"', Int: ' dt="i4"', UByte: ' dt="i2"'}
+_INT_DT.update({UShort: ' dt="i4"', int: ' dt="i8"', Long: ' dt="i8"', Timestamp: ' dt="i8"'})
+
+
+def fast_element(name: str, value: Any, what: str) -> str:
+    """``element(name, value, what)`` for the common property types without the general dispatch."""
+    t = type(value)
+    if t is str:
+        if _NEEDS_WORK.search(value) is None:
+            return f"<{name}>{value}</{name}>"
+    elif t in _INT_DT and -(2**63) <= value < 2**63:
+        return f"<{name}{_INT_DT[t]}>{int.__repr__(value)}</{name}>"
+    elif t is bool:
+        return f'<{name} dt="boolean">{"1" if value else "0"}</{name}>'
+    elif t is float and math.isfinite(value):
+        return f'<{name} dt="r8">{float.__repr__(value)}</{name}>'
+    return element(name, value, what)
+
+
+_GOOD_USR_NAMES: set[str] = set()
+
+
+def check_usr_name_cached(name: str) -> None:
+    """``check_usr_name`` remembering names that passed (property names repeat message after message)."""
+    if name in _GOOD_USR_NAMES:
+        return
+    check_usr_name(name)
+    if len(_GOOD_USR_NAMES) > 4096:
+        _GOOD_USR_NAMES.clear()
+    _GOOD_USR_NAMES.add(name)

@@ -1,0 +1,77 @@
+"""Parsed RFH2 folders for the incoming mapping: one XML parse per distinct folder text.
+
+The C-accelerated ElementTree parser reads each folder inside a wrapper element that declares
+the ``xsi`` prefix (IBM writes ``xsi:nil`` without declaring it). A folder the wrapper cannot
+take (malformed, a DTD, another undeclared prefix, two roots) goes through ``parse_folder``, the
+strict expat reader, which either names the problem or reads it without namespaces. Parsed folders
+are immutable tuples, remembered by text (mcd and usr folders repeat message after message; jms
+folders carry per-message values and are not kept), and so are the decoded ``usr`` properties.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from typing import Any
+
+from .xmlfolder import decode_value, parse_folder
+
+__all__ = ["Folder", "parse_cached", "usr_properties"]
+
+_XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
+_WRAP = "<f xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'>"
+
+#: (element name, data type, text, is nil, attributes)
+Child = tuple[str, str | None, str, bool, dict[str, str]]
+#: (folder name, children)
+Folder = tuple[str, tuple[Child, ...]]
+
+_CACHE: dict[str, Folder] = {}
+_USR: dict[str, dict[str, Any]] = {}
+_LIMIT = 512
+
+
+def _nil(attrs: dict[str, str]) -> bool:
+    v = attrs.get(_XSI_NIL) or attrs.get("xsi:nil")
+    return v is not None and v.strip().lower() == "true"
+
+
+def _parse(text: str) -> Folder:
+    try:
+        wrapper = ET.fromstring(_WRAP + text + "</f>")
+    except (ET.ParseError, ValueError):
+        wrapper = None
+    if wrapper is not None and len(wrapper) == 1 and not (wrapper.text or "").strip():
+        root = wrapper[0]
+        if not (root.tail or "").strip() and isinstance(root.tag, str):
+            children = tuple(
+                (c.tag, c.get("dt"), c.text or "", _nil(c.attrib), c.attrib)
+                for c in root
+                if isinstance(c.tag, str)
+            )
+            return root.tag, children
+    el = parse_folder(text)  # raises MQFormatError naming the problem, or reads it without namespaces
+    return el.name, tuple((c.name, c.attrs.get("dt"), c.text, _nil(c.attrs), c.attrs) for c in el.children)
+
+
+def parse_cached(text: str) -> Folder:
+    folder = _CACHE.get(text)
+    if folder is None:
+        folder = _parse(text)
+        if folder[0] != "jms":  # jms carries per-message values (Tms, ids): never worth keeping
+            if len(_CACHE) >= _LIMIT:
+                _CACHE.clear()
+            _CACHE[text] = folder
+    return folder
+
+
+def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
+    """The typed properties of a ``usr`` folder (a fresh dict each call)."""
+    props = _USR.get(text)
+    if props is None:
+        props = {}
+        for name, dt, value, nil, _attrs in folder[1]:
+            props[name] = decode_value(dt, value, nil, f"<usr><{name}>")
+        if len(_USR) >= _LIMIT:
+            _USR.clear()
+        _USR[text] = props
+    return dict(props)
