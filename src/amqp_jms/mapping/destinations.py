@@ -97,8 +97,21 @@ def destination_from(
         prefix = ctx.topic_prefix
     else:
         prefix = None
+    cache_key = (cls, address, prefix)
+    d = _CACHE.get(cache_key)
+    if d is not None:
+        return d
     if prefix and address.startswith(prefix) and len(address) > len(prefix):
         address = address[len(prefix) :]
     if not address:
         return None
-    return cls(address)
+    d = cls(address)
+    if not d.is_temporary:  # temporary ones carry connection state once bound
+        if len(_CACHE) >= 1024:
+            _CACHE.clear()
+        _CACHE[cache_key] = d
+    return d
+
+
+#: Destinations are immutable values, and messages name the same few again and again.
+_CACHE: dict[tuple[type, str, str | None], Destination] = {}

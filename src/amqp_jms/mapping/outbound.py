@@ -8,13 +8,14 @@ properties (every property except the ones the mapping moves into AMQP fields), 
 
 from __future__ import annotations
 
+import struct
 from typing import Any
 
 from ..exceptions import MessageFormatException
 from ..message import Message
 from ..types import Symbol, Timestamp, UByte, UInt
 from .body import MSG_TYPE, encode_body, jms_type_code
-from .codec._encode import _ENCODERS, _fallback, encode_map_body, encode_symbol
+from .codec._encode import _ENCODERS, _fallback, encode_map_body, encode_str, encode_symbol, encode_value
 from .codec.sections import _list_of
 from .context import DEFAULT_CONTEXT, MappingContext
 from .destinations import (
@@ -47,7 +48,7 @@ GROUP_ID = "JMSXGroupID"
 GROUP_SEQ = "JMSXGroupSeq"
 DELIVERY_COUNT = "JMSXDeliveryCount"
 #: Properties that travel in AMQP fields instead of application-properties.
-MAPPED_PROPERTIES = frozenset(
+MAPPED_PROPERTIES = _MAPPED = frozenset(
     {TTL, FIRST_ACQUIRER, CONTENT_TYPE, CONTENT_ENCODING, REPLY_TO_GROUP_ID, USER_ID, GROUP_ID,
      GROUP_SEQ, DELIVERY_COUNT}
 )  # fmt: skip
@@ -65,7 +66,12 @@ _MA_ENTRY: dict[tuple[Symbol, int], bytes] = {
     for key in (MSG_TYPE, JMS_DEST, JMS_REPLY_TO)
     for v in range(6)
 }
+_MSG_TYPE_ENTRY = [_MA_ENTRY[MSG_TYPE, v] for v in range(6)]
+_DEST_ENTRY = [_MA_ENTRY[JMS_DEST, v] for v in range(4)]
+_REPLY_TO_ENTRY = [_MA_ENTRY[JMS_REPLY_TO, v] for v in range(4)]
 _APP_CORRELATION = encode_symbol(APP_CORRELATION_ID) + _TRUE
+_NULL = b"\x40"
+_pack_ts = struct.Struct(">Bq").pack
 _DELIVERY_TIME_KEY = encode_symbol(DELIVERY_TIME)
 
 
@@ -76,8 +82,8 @@ def _prop_str(props: dict[str, Any], name: str) -> str | None:
     raise MessageFormatException(f"{name} must be a String property, not {type(v).__name__}")
 
 
-def _ttl(props: dict[str, Any], ctx: MappingContext) -> int | None:
-    if TTL in props:
+def _ttl(props: dict[str, Any] | None, ctx: MappingContext) -> int | None:
+    if props and TTL in props:
         v = props[TTL]
         if type(v) is bool or not isinstance(v, int) or not 0 <= v <= _MAX_TTL:
             raise MessageFormatException(f"{TTL} must be a long from 0 to 2^32-1, not {v!r}")
@@ -86,7 +92,7 @@ def _ttl(props: dict[str, Any], ctx: MappingContext) -> int | None:
     return ttl if 0 < ttl <= _MAX_TTL else None
 
 
-def _header(message: Message, props: dict[str, Any], ctx: MappingContext) -> bytes:
+def _header(message: Message, props: dict[str, Any] | None, ctx: MappingContext) -> bytes:
     durable = message._delivery_mode == 2
     priority = message._priority
     ttl = _ttl(props, ctx) if props or ctx.time_to_live else None
@@ -116,19 +122,23 @@ def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
         raise MessageFormatException(f"cannot encode {message.jms_type}: {e}") from None
 
 
+def _id(value: Any) -> bytes:
+    return encode_str(value) if type(value) is str else encode_value(value)
+
+
 def _encode(message: Message, ctx: MappingContext) -> bytes:
     props = message._props
     code = jms_type_code(message)
     body, content_type = encode_body(message, code)
 
     # message annotations
-    ma = [_MA_ENTRY[MSG_TYPE, code]]
+    ma = [_MSG_TYPE_ENTRY[code]]
     dest = message._destination
     if dest is not None:
-        ma.append(_MA_ENTRY[JMS_DEST, type_byte(dest)])
+        ma.append(_DEST_ENTRY[type_byte(dest)])
     reply_to = message._reply_to
     if reply_to is not None:
-        ma.append(_MA_ENTRY[JMS_REPLY_TO, type_byte(reply_to)])
+        ma.append(_REPLY_TO_ENTRY[type_byte(reply_to)])
     correlation_id = message._correlation_id
     if correlation_id is not None:
         correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
@@ -152,58 +162,45 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
         size = (len(ma_body) + 4).to_bytes(4, "big")
         ma_section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
 
-    # properties
+    # properties, each field encoded as it is known to be typed
     message_id = message._message_id
-    if props:
-        ct = _prop_str(props, CONTENT_TYPE)
-        if ct is not None:
-            content_type = Symbol(ct)
-        ce = _prop_str(props, CONTENT_ENCODING)
-        user_id = _prop_str(props, USER_ID)
-        group_seq = props.get(GROUP_SEQ)
-        if group_seq is not None:
-            if type(group_seq) is bool or not isinstance(group_seq, int) or not -(2**31) <= group_seq < 2**32:
-                raise MessageFormatException(f"{GROUP_SEQ} must be an int, not {group_seq!r}")
-            group_seq = UInt(group_seq & 0xFFFFFFFF)
-        fields: list[Any] = [
-            None if message_id is None else to_amqp_id(message_id),
-            None if user_id is None else user_id.encode(),
-            None if dest is None else address_of(dest, ctx),
-            message._type,
-            None if reply_to is None else address_of(reply_to, ctx),
-            correlation_id,
-            content_type,
-            None if ce is None else Symbol(ce),
-            Timestamp(message._expiration) if message._expiration else None,
-            Timestamp(message._timestamp) if message._timestamp else None,
-            _prop_str(props, GROUP_ID),
-            group_seq,
-            _prop_str(props, REPLY_TO_GROUP_ID),
-        ]
+    subject = message._type
+    expiration = message._expiration
+    timestamp = message._timestamp
+    fields = [
+        _NULL if message_id is None else _id(to_amqp_id(message_id)),
+        _NULL,
+        _NULL if dest is None else encode_str(address_of(dest, ctx)),
+        _NULL if subject is None else encode_str(subject),
+        _NULL if reply_to is None else encode_str(address_of(reply_to, ctx)),
+        _NULL if correlation_id is None else _id(correlation_id),
+        _NULL if content_type is None else encode_symbol(content_type),
+        _NULL,
+        _pack_ts(0x83, expiration) if expiration else _NULL,
+        _pack_ts(0x83, timestamp) if timestamp else _NULL,
+    ]
+    vendor = bool(props) and not _MAPPED.isdisjoint(props)
+    if vendor:
+        _vendor_fields(props, fields)
+    while fields[-1] is _NULL:
+        fields.pop()
+    props_body = b"".join(fields)
+    if len(props_body) < 255:
+        props_section = _PROPS + bytes((0xC0, len(props_body) + 1, len(fields))) + props_body
     else:
-        fields = [
-            None if message_id is None else to_amqp_id(message_id),
-            None,
-            None if dest is None else address_of(dest, ctx),
-            message._type,
-            None if reply_to is None else address_of(reply_to, ctx),
-            correlation_id,
-            content_type,
-            None,
-            Timestamp(message._expiration) if message._expiration else None,
-            Timestamp(message._timestamp) if message._timestamp else None,
-        ]
-    out = [_header(message, props, ctx), ma_section, _PROPS + _list_of(fields)]
+        size = (len(props_body) + 4).to_bytes(4, "big")
+        props_section = _PROPS + b"\xd0" + size + len(fields).to_bytes(4, "big") + props_body
+    out = [_header(message, props if vendor else None, ctx), ma_section, props_section]
 
     # application properties
     if props:
-        app = [k for k in props if k not in MAPPED_PROPERTIES]
+        app = [k for k in props if k not in _MAPPED] if vendor else props
         if app:
             enc = _ENCODERS
             parts = []
             for k in app:
                 v = props[k]
-                parts.append(enc[str](k))
+                parts.append(encode_str(k))
                 f = enc.get(type(v))
                 parts.append(f(v) if f is not None else _fallback(v))
             ap = b"".join(parts)
@@ -214,6 +211,31 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
                 out.append(_AP + b"\xd1" + (len(ap) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + ap)
     out.append(body)
     return b"".join(out)
+
+
+def _vendor_fields(props: dict[str, Any], fields: list[bytes]) -> None:
+    """Fill the properties fields that come from JMSX / JMS_AMQP_* properties."""
+    ct = _prop_str(props, CONTENT_TYPE)
+    if ct is not None:
+        fields[6] = encode_symbol(ct)
+    ce = _prop_str(props, CONTENT_ENCODING)
+    if ce is not None:
+        fields[7] = encode_symbol(ce)
+    user_id = _prop_str(props, USER_ID)
+    if user_id is not None:
+        fields[1] = encode_value(user_id.encode())
+    fields.extend((_NULL, _NULL, _NULL))
+    group_id = _prop_str(props, GROUP_ID)
+    if group_id is not None:
+        fields[10] = encode_str(group_id)
+    group_seq = props.get(GROUP_SEQ)
+    if group_seq is not None:
+        if type(group_seq) is bool or not isinstance(group_seq, int) or not -(2**31) <= group_seq < 2**32:
+            raise MessageFormatException(f"{GROUP_SEQ} must be an int, not {group_seq!r}")
+        fields[11] = encode_value(UInt(group_seq & 0xFFFFFFFF))
+    reply_group = _prop_str(props, REPLY_TO_GROUP_ID)
+    if reply_group is not None:
+        fields[12] = encode_str(reply_group)
 
 
 #: Annotations this module writes itself, or that must never be sent (the legacy ones).

@@ -246,7 +246,9 @@ def _sym8(b: bytes, p: int) -> tuple[Any, int]:
     e = s + b[p]
     if e > len(b):
         _need(b, e, p, "symbol")
-    return _new_str(Symbol, str(b[s:e], "ascii")), e
+    raw = b[s:e]
+    sym = _SYMBOLS.get(raw)
+    return (sym if sym is not None else _symbol(raw)), e
 
 
 def _sym32(b: bytes, p: int) -> tuple[Any, int]:
@@ -257,6 +259,20 @@ def _sym32(b: bytes, p: int) -> tuple[Any, int]:
 
 
 # -- compound ----------------------------------------------------------------------------------
+
+
+def _symbol(raw: bytes) -> Symbol:
+    """Symbols repeat (annotation keys, content types): intern them by their bytes."""
+    sym = _SYMBOLS.get(raw)
+    if sym is None:
+        sym = _new_str(Symbol, str(raw, "ascii"))
+        if len(_SYMBOLS) >= 4096:
+            _SYMBOLS.clear()
+        _SYMBOLS[raw] = sym
+    return sym
+
+
+_SYMBOLS: dict[bytes, Symbol] = {}
 
 
 def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
@@ -282,7 +298,30 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
             p = s + b[p + 1]
             if p > end:
                 raise Bad(s - 2, "symbol runs past the end of its container")
-            append(_new_str(Symbol, str(b[s:p], "ascii")))
+            raw = b[s:p]
+            sym = _SYMBOLS.get(raw)
+            append(sym if sym is not None else _symbol(raw))
+        elif c == 0x83:
+            append(_new_int(Timestamp, _i64(b, p + 1)[0]))
+            p += 9
+        elif c == 0x51:
+            append(_new_int(Byte, _i8(b, p + 1)[0]))
+            p += 2
+        elif c == 0x41:
+            append(True)
+            p += 1
+        elif c == 0x42:
+            append(False)
+            p += 1
+        elif c == 0x54:
+            append(_new_int(Int, _i8(b, p + 1)[0]))
+            p += 2
+        elif c == 0x52:
+            append(_new_int(UInt, b[p + 1]))
+            p += 2
+        elif c == 0x55:
+            append(_i8(b, p + 1)[0])
+            p += 2
         else:
             v, p = dec[c](b, p + 1)
             append(v)
@@ -309,28 +348,77 @@ def _list32(b: bytes, p: int) -> tuple[Any, int]:
     return _items(b, p + 8, end, count, "list32"), end
 
 
-def _pairs(items: list[Any], p: int, what: str) -> dict[Any, Any]:
-    if len(items) & 1:
-        raise Bad(p, f"{what} has an odd number ({len(items)}) of keys and values")
-    it = iter(items)
-    try:
-        return dict(zip(it, it))
-    except TypeError:
-        raise Bad(p, f"{what} has an unhashable key") from None
+def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
+    if count & 1:
+        raise Bad(p, f"{what} has an odd number ({count}) of keys and values")
+    if count > end - p:
+        raise Bad(p, f"{what} claims {count} elements in {end - p} bytes")
+    dec = _DECODERS
+    out: dict[Any, Any] = {}
+    k: Any
+    v: Any
+    for _ in range(count >> 1):
+        # keys: strings (application properties) and symbols (annotations) inline
+        c = b[p]
+        if c == 0xA1:
+            s = p + 2
+            p = s + b[p + 1]
+            if p > end:
+                raise Bad(s - 2, "string runs past the end of its container")
+            k = str(b[s:p], "utf-8")
+        elif c == 0xA3:
+            s = p + 2
+            p = s + b[p + 1]
+            if p > end:
+                raise Bad(s - 2, "symbol runs past the end of its container")
+            raw = b[s:p]
+            k = _SYMBOLS.get(raw)
+            if k is None:
+                k = _symbol(raw)
+        else:
+            k, p = dec[c](b, p + 1)
+        c = b[p]
+        if c == 0xA1:
+            s = p + 2
+            p = s + b[p + 1]
+            if p > end:
+                raise Bad(s - 2, "string runs past the end of its container")
+            v = str(b[s:p], "utf-8")
+        elif c == 0x54:
+            v = _new_int(Int, _i8(b, p + 1)[0])
+            p += 2
+        elif c == 0x51:
+            v = _new_int(Byte, _i8(b, p + 1)[0])
+            p += 2
+        elif c == 0x41:
+            v = True
+            p += 1
+        elif c == 0x42:
+            v = False
+            p += 1
+        else:
+            v, p = dec[c](b, p + 1)
+        try:
+            out[k] = v
+        except TypeError:
+            raise Bad(p, f"{what} has an unhashable key") from None
+    if p != end:
+        raise Bad(p, f"{what} elements end at byte {p}, its size says {end}")
+    return out
 
 
 def _map8(b: bytes, p: int) -> tuple[Any, int]:
     size, count = _u8u8(b, p)
     end = p + 1 + size
     _need(b, end, p, "map8")
-    return _pairs(_items(b, p + 2, end, count, "map8"), p, "map8"), end
+    return _pairs(b, p + 2, end, count, "map8"), end
 
 
 def _map32(b: bytes, p: int) -> tuple[Any, int]:
     size, count = _u32u32(b, p)
     end = p + 4 + size
     _need(b, end, p, "map32")
-    return _pairs(_items(b, p + 8, end, count, "map32"), p, "map32"), end
+    return _pairs(b, p + 8, end, count, "map32"), end
 
 
 #: constructor code -> Python type standing for it, for Array.element_type

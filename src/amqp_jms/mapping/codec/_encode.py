@@ -89,8 +89,25 @@ def _ulong(v: int) -> bytes:
     return _BQ(0x80, v)
 
 
+_STRINGS: dict[str, bytes] = {}
+
+
 def encode_str(v: str) -> bytes:
-    """``str8`` or ``str32`` UTF-8."""
+    """``str8`` or ``str32`` UTF-8. Short strings repeat (property names, addresses, subjects):
+    their encodings are cached."""
+    hit = _STRINGS.get(v)
+    if hit is not None:
+        return hit
+    if len(v) <= 64:
+        out = _encode_str(v)
+        if len(_STRINGS) >= 4096:
+            _STRINGS.clear()
+        _STRINGS[v] = out
+        return out
+    return _encode_str(v)
+
+
+def _encode_str(v: str) -> bytes:
     try:
         raw = v.encode()
     except UnicodeEncodeError as e:

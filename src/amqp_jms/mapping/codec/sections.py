@@ -23,7 +23,24 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...exceptions import MessageFormatException
-from ...types import UUID, Described, Symbol, Timestamp, UByte, UInt, ULong
+from ...types import (
+    UUID,
+    Byte,
+    Char,
+    Decimal32,
+    Decimal64,
+    Decimal128,
+    Described,
+    Float,
+    Int,
+    Short,
+    Symbol,
+    Timestamp,
+    UByte,
+    UInt,
+    ULong,
+    UShort,
+)
 from ._array import Array
 from ._decode import _DECODE_ERRORS, DECODERS, Bad, format_error, skip_at
 from ._encode import _ENCODERS, _fallback, encode_map_body, encode_value
@@ -142,6 +159,12 @@ _HEADER_TYPES: tuple[tuple[str, type], ...] = (
     ("delivery-count", UInt),
 )
 _NOT_SIMPLE = (list, dict, Array, Described)
+_STR = frozenset({str})
+#: The decoder's types for the AMQP primitive (non-compound) types.
+_SIMPLE = frozenset(
+    {type(None), bool, UByte, UShort, UInt, ULong, Byte, Short, Int, int, Float, float, Char,
+     Timestamp, UUID, bytes, str, Symbol, Decimal32, Decimal64, Decimal128}
+)  # fmt: skip
 
 
 class Sections:
@@ -274,10 +297,17 @@ def _check_properties(v: Any, p: int) -> Properties:
         raise Bad(p, f"properties must be a list, not {type(v).__name__}")
     if len(v) > 13:
         raise Bad(p, f"properties has {len(v)} fields, at most 13 are defined")
-    for x, (name, ts) in zip(v, _PROPERTY_TYPES):
-        if x is not None and type(x) not in ts:
-            raise Bad(p, f"properties field {name} has the wrong type {type(x).__name__}")
+    shape = tuple(map(type, v))
+    if shape not in _GOOD_PROPERTY_SHAPES:  # a few shapes recur: check each one once
+        for x, (name, ts) in zip(v, _PROPERTY_TYPES):
+            if x is not None and type(x) not in ts:
+                raise Bad(p, f"properties field {name} has the wrong type {type(x).__name__}")
+        if len(_GOOD_PROPERTY_SHAPES) < 1024:
+            _GOOD_PROPERTY_SHAPES.add(shape)
     return Properties(*v)
+
+
+_GOOD_PROPERTY_SHAPES: set[tuple[type, ...]] = set()
 
 
 def _check_annotations(v: Any, p: int, code: int) -> dict[Any, Any]:
@@ -292,6 +322,8 @@ def _check_annotations(v: Any, p: int, code: int) -> dict[Any, Any]:
 def _check_application_properties(v: Any, p: int) -> dict[str, Any]:
     if type(v) is not dict:
         raise Bad(p, f"application-properties must be a map, not {type(v).__name__}")
+    if _STR.issuperset(map(type, v)) and _SIMPLE.issuperset(map(type, v.values())):
+        return v
     for k, x in v.items():
         if type(k) is not str:
             raise Bad(p, f"application-properties key {k!r:.40} is not a string")
@@ -317,6 +349,17 @@ def _read_body(s: Sections, b: bytes, p: int, end: int) -> None:
     s.body = parts[0] if kind == AMQP_VALUE else parts
 
 
+_HEADERS: dict[bytes, Header] = {}
+_ANNOTATIONS: dict[bytes, dict[Any, Any]] = {}
+_CACHE_SIZE = 1024
+
+
+def _remember(cache: dict[bytes, Any], raw: bytes, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[raw] = value
+
+
 def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) -> Sections:
     """Parse a transfer payload into :class:`Sections` (see the module doc)."""
     b = data if type(data) is bytes else bytes(data)
@@ -331,7 +374,13 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
     try:
         while p < n:
             start = p
-            code, q = _descriptor(b, p)
+            if b[p] == 0 and b[p + 1] == 0x53:
+                code = b[p + 2]
+                q = p + 3
+                if not HEADER <= code <= FOOTER:
+                    raise Bad(p, f"unknown section descriptor {code:#x}")
+            else:
+                code, q = _descriptor(b, p)
             if code <= last and not (code == last and (code == DATA or code == AMQP_SEQUENCE)):
                 if code == last:
                     raise Bad(p, f"duplicate {SECTION_NAMES[code]} section")
@@ -348,13 +397,28 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
                     spans[code] = (body_start, p)
                     s.body_decoded = False
                     continue
+            if code == HEADER or code == MESSAGE_ANNOTATIONS:
+                # Producers repeat these byte for byte (same flags, same JMS annotations):
+                # a cache keyed by the encoded value saves decoding them again.
+                p = skip_at(b, q)
+                raw = b[q:p]
+                if code == HEADER:
+                    h = _HEADERS.get(raw)
+                    if h is None:
+                        h = _check_header(dec[b[q]](b, q + 1)[0], q)
+                        _remember(_HEADERS, raw, h)
+                    s.header = Header(h.durable, h.priority, h.ttl, h.first_acquirer, h.delivery_count)
+                else:
+                    ma = _ANNOTATIONS.get(raw)
+                    if ma is None:
+                        ma = _check_annotations(dec[b[q]](b, q + 1)[0], q, code)
+                        _remember(_ANNOTATIONS, raw, ma)
+                    s.message_annotations = ma.copy()
+                spans[code] = (start, p)
+                continue
             v, p = dec[b[q]](b, q + 1)
-            if code == HEADER:
-                s.header = _check_header(v, q)
-            elif code == PROPERTIES:
+            if code == PROPERTIES:
                 s.properties = _check_properties(v, q)
-            elif code == MESSAGE_ANNOTATIONS:
-                s.message_annotations = _check_annotations(v, q, code)
             elif code == APPLICATION_PROPERTIES:
                 s.application_properties = _check_application_properties(v, q)
             elif code == DATA:
