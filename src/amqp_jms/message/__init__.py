@@ -14,7 +14,17 @@ properties and body (``MessageNotWriteableException``) until ``clear_properties(
 throws NullPointerException these raise ``TypeError``; IllegalArgumentException is
 ``ValueError``. Reading a missing/null value follows Java's ``valueOf(null)``: ``False`` for
 boolean, ``NumberFormatException`` for byte/short/int/long, ``TypeError`` for float/double/char,
-``None`` for String/bytes/object.
+``None`` for String/bytes/object. Numbers read as String use Java's ``toString`` (``1.0E10``) and
+Strings read as numbers Java's ``valueOf`` rules, so values agree with a Java client's.
+
+``get_body(cls)`` follows the JMS 2.0 javadoc: ``str`` for a TextMessage, ``bytes`` for a
+BytesMessage, ``dict`` for a MapMessage, the object for an ObjectMessage (or any supertype, e.g.
+``object``); ``None`` when there is no body (always, for a plain ``Message``); a StreamMessage
+body is never assignable (``MessageFormatException``).
+
+ObjectMessage carries any AMQP-typed value, never a pickle. A Java-serialized body from a Java
+client is a ``JavaSerializedObject`` (raw bytes); ``obj.decode(allow=[...])`` is the opt-in,
+allow-listed way to read the common Java types from it.
 
 Provider SPI
 ------------
