@@ -182,10 +182,12 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
     vendor = bool(props) and not _MAPPED.isdisjoint(props)
     if vendor:
         _vendor_fields(props, fields)
-    while fields[-1] is _NULL:
+    while fields and fields[-1] is _NULL:
         fields.pop()
     props_body = b"".join(fields)
-    if len(props_body) < 255:
+    if not fields:
+        props_section = b""
+    elif len(props_body) < 255:
         props_section = _PROPS + bytes((0xC0, len(props_body) + 1, len(fields))) + props_body
     else:
         size = (len(props_body) + 4).to_bytes(4, "big")
