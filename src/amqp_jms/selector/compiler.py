@@ -58,7 +58,16 @@ from .values import (
     to_f32,
 )
 
-__all__ = ["HeaderReaders", "compile_selector", "like_regex", "lookup_headers", "message_headers"]
+__all__ = [
+    "HeaderReaders",
+    "compile_condition",
+    "compile_selector",
+    "like_regex",
+    "lookup_headers",
+    "message_headers",
+    "numeric_table",
+    "slow_entry",
+]
 
 Fn = Callable[[Any, Any], Any]
 Pred = Callable[[Any, Any], bool]
@@ -89,7 +98,12 @@ def compile_selector(node: Node, headers: HeaderReaders) -> Pred:
     return _Compiler(headers).true(node)
 
 
-def _numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None, Any]]:
+def compile_condition(node: Node, headers: HeaderReaders, want: bool) -> Pred:
+    """``(props, msg) -> bool``: whether ``node`` evaluates to ``want`` (TRUE or FALSE)."""
+    return _Compiler(headers).cond(node, want)
+
+
+def numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None, Any]]:
     """For each numeric value class: (convert the value or None, the literal as compared)."""
     n, lk = lit.value, lit.kind
     table: dict[type, tuple[Callable[[Any], Any] | None, Any]] = {}
@@ -106,7 +120,7 @@ def _numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None
     return table
 
 
-def _slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:
+def slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:
     """Table entry for a value whose exact class isn't listed (a subclass), or None."""
     kind = classify(v)
     for cls, entry in table.items():
@@ -169,17 +183,17 @@ class _Compiler:
 
     # -- conditions ---------------------------------------------------------------------------
     def true(self, node: Node) -> Pred:
-        return self._cond(node, True)
+        return self.cond(node, True)
 
     def _false(self, node: Node) -> Pred:
-        return self._cond(node, False)
+        return self.cond(node, False)
 
-    def _cond(self, node: Node, want: bool) -> Pred:
+    def cond(self, node: Node, want: bool) -> Pred:
         """A predicate: does ``node`` evaluate to ``want`` (TRUE or FALSE, never UNKNOWN)?"""
         if isinstance(node, Not):
-            return self._cond(node.operand, not want)
+            return self.cond(node.operand, not want)
         if isinstance(node, (And, Or)):
-            a, b = self._cond(node.left, want), self._cond(node.right, want)
+            a, b = self.cond(node.left, want), self.cond(node.right, want)
             if isinstance(node, And) == want:  # TRUE of AND, FALSE of OR: both
 
                 def both(p: Any, m: Any) -> bool:
@@ -312,7 +326,7 @@ class _Compiler:
                 return v is not None and not (isinstance(v, cls) and (v == value) is equal)
 
             return like_false
-        table = _numeric_table(lit)
+        table = numeric_table(lit)
         opf = CMP_OPS[op]
         if want:
 
@@ -320,7 +334,7 @@ class _Compiler:
                 v = p.get(name) if hdr is None else hdr(p, m)
                 e = table.get(v.__class__)
                 if e is None:
-                    e = _slow_entry(table, v)
+                    e = slow_entry(table, v)
                     if e is None:
                         return False
                 conv, x = e
@@ -334,7 +348,7 @@ class _Compiler:
             if e is None:
                 if v is None:
                     return False
-                e = _slow_entry(table, v)
+                e = slow_entry(table, v)
                 if e is None:
                     return True
             conv, x = e
@@ -355,7 +369,7 @@ class _Compiler:
             return None
         name = x.name
         hdr = self._headers.get(name)
-        lo_t, hi_t = _numeric_table(lo), _numeric_table(hi)
+        lo_t, hi_t = numeric_table(lo), numeric_table(hi)
         both = {cls: (lo_t[cls][0], lo_t[cls][1], hi_t[cls][0], hi_t[cls][1]) for cls in lo_t}
         negated = node.negated
 
