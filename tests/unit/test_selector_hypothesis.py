@@ -12,7 +12,7 @@ import math
 import string
 from typing import Any
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from amqp_jms.exceptions import InvalidSelectorException
@@ -221,6 +221,12 @@ def test_all_evaluators_agree_row_by_row(ast: Node, msgs: list[Message]) -> None
 
 @SETTINGS
 @given(conditions)
+@example(Compare("=", Identifier("a"), Literal(3.4025001647762064e38, "float")))  # shortest text near FLT_MAX
+@example(Compare("=", Identifier("a"), Literal(3.4028234663852886e38, "float")))
+@example(Compare("=", Identifier("a"), Literal(-(2**63), "long")))
+@example(Compare("=", Identifier("a"), Unary("-", Literal(-(2**31), "int"))))
+@example(Compare("=", Identifier("a"), Literal(5e-324, "double")))
+@example(Compare("=", Identifier("a"), Literal(1.401298464324817e-45, "float")))
 def test_canonical_text_round_trips(ast: Node) -> None:
     text = str(ast)
     assert Selector(text).ast == ast

@@ -78,8 +78,11 @@ def _float_text(value: float, single: bool) -> str:
         # the shortest decimal that rounds back to the same binary32 value
         for digits in range(1, 10):
             text = f"{value:.{digits}g}"
-            if _F32.unpack(_F32.pack(float(text)))[0] == value:
-                break
+            try:
+                if _F32.unpack(_F32.pack(float(text)))[0] == value:
+                    break
+            except OverflowError:  # rounded past the largest float: more digits
+                continue
         if "e" in text and "." not in text.split("e")[0]:
             mantissa, exponent = text.split("e")
             text = f"{mantissa}.0e{exponent}"
