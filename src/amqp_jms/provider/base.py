@@ -185,3 +185,15 @@ class Provider(ABC):
     @property
     @abstractmethod
     def container_id(self) -> str: ...
+
+    # -- connection-scoped operations (issue 7); providers without them refuse clearly --------
+    def create_temporary(self, topic: bool) -> Future[str]:
+        """Create a temporary queue (or topic): the future gives the address the peer chose."""
+        raise JMSException("this provider does not support temporary destinations")
+
+    def delete_temporary(self, address: str) -> Future[None]:
+        raise JMSException("this provider does not support temporary destinations")
+
+    def unsubscribe(self, link_name: str) -> Future[None]:
+        """Remove the durable subscription attached under ``link_name``."""
+        raise JMSException("this provider does not support durable subscriptions")

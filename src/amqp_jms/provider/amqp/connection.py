@@ -148,6 +148,21 @@ class AmqpProvider(Provider):
         except concurrent.futures.CancelledError:
             raise JMSException(f"{what} was cancelled: the connection closed") from None
 
+    def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
+        from .connection_session import connection_session
+
+        return connection_session(self).create_temporary(topic)
+
+    def delete_temporary(self, address: str) -> concurrent.futures.Future[None]:
+        from .connection_session import connection_session
+
+        return connection_session(self).delete_temporary(address)
+
+    def unsubscribe(self, link_name: str) -> concurrent.futures.Future[None]:
+        from .connection_session import connection_session
+
+        return connection_session(self).unsubscribe(link_name)
+
     def shutdown(self) -> None:
         """Stop the I/O thread (after close); idempotent."""
         self.lt.stop()

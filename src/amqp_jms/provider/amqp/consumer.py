@@ -72,7 +72,10 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         rcv = self.session.pn.receiver(self.name)
         src = rcv.source
         src.address = spec.destination.name
-        put_symbols(src.capabilities, [capability_for(spec.destination)])
+        caps = [capability_for(spec.destination)]
+        if spec.shared:  # JMS 2.0 shared subscription; "global" when no client ID scopes it
+            caps += ["shared"] if self.provider.config.client_id else ["shared", "global"]
+        put_symbols(src.capabilities, caps)
         put_symbols(src.outcomes, OUTCOMES)
         set_filters(src, spec.selector, spec.no_local)
         if spec.durable:
@@ -192,6 +195,11 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
+
+    async def detach(self, close: bool = True) -> None:
+        # a durable subscriber detaches without closing (also at session close): the
+        # subscription outlives it
+        await super().detach(close and not self.spec.durable)
 
     # -- loop: settlement and credit -----------------------------------------------------------
     def settle(self, inbound: AmqpInbound, outcome: int, txn_id: Any = None) -> None:

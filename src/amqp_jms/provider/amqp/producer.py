@@ -160,6 +160,9 @@ class TxCoordinator(AmqpLink):
         from proton import Described, Message, ulong
 
         self.check()
+        # proton may write a new transfer before dispositions queued earlier on other links:
+        # push those out first, so every transactional ack precedes its discharge on the wire
+        self.provider.flush()
         snd = self.pn
         assert snd is not None
         self._tag += 1

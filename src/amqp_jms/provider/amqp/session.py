@@ -135,8 +135,7 @@ class AmqpSession(ProviderSession):
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> concurrent.futures.Future[Any]:
         async def go() -> AmqpConsumer:
             self.check()
-            name = spec.subscription_name if spec.durable and spec.subscription_name else \
-                self._link_name("receiver", spec.destination.name)
+            name = spec.subscription_name or self._link_name("receiver", spec.destination.name)
             cons = AmqpConsumer(self, spec, sink, name)
             await cons.open()
             return cons

@@ -1,0 +1,230 @@
+"""Acknowledgement modes and local transactions, frame by frame against the test peer."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from proton import Message as PMessage
+
+from amqp_jms import (
+    ConnectionFactory,
+    IllegalStateException,
+    Queue,
+    Session,
+    TransactionRolledBackException,
+)
+from amqp_jms.client import Connection
+from amqp_jms.testing.peer import Attach, Disposition, TestPeer, Transfer
+
+FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
+TXN = b"txn-1"
+
+
+@pytest.fixture
+def peer() -> Iterator[TestPeer]:
+    with TestPeer() as p:
+        p.expect_open()
+        p.expect_begin()
+        yield p
+
+
+def _conn(peer: TestPeer, options: str = "") -> Connection:
+    return ConnectionFactory(peer.url + FAST + options).create_connection()
+
+
+def _text(body: str) -> PMessage:
+    return PMessage(body=body, annotations={"x-opt-jms-msg-type": 5})
+
+
+def _txn_outcome(d: Disposition) -> int:
+    return int(d.state_data[1].descriptor)
+
+
+def test_transacted_session_declares_and_commit_discharges(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    sent: list[Transfer] = []
+    peer.expect_attach(seen.append, offer=10)  # coordinator
+    peer.expect_declare(TXN)
+    peer.expect_attach(offer=10)  # producer
+    peer.expect_transfer(sent.append)
+    peer.expect_discharge(fail=False)
+    peer.expect_declare(b"txn-2")
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        assert s.get_transacted() and s.get_acknowledge_mode() == Session.SESSION_TRANSACTED
+        s.create_producer(Queue("q")).send(s.create_text_message("in txn"))
+        s.commit()
+        peer.wait()
+    c = seen[0]
+    assert c.target_is_coordinator and c.target_capabilities == ("amqp:local-transactions",)
+    assert c.name.startswith("qpid-jms:coordinator:")
+    assert sent[0].state == 0x34 and sent[0].state_data == [TXN]
+
+
+def test_rejected_commit_raises_transaction_rolled_back(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_discharge(fail=False, reject=("amqp:transaction:rollback", "conflict"))
+    peer.expect_declare(b"txn-2")
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.SESSION_TRANSACTED)
+        with pytest.raises(TransactionRolledBackException, match="conflict"):
+            s.commit()
+        peer.wait()
+
+
+def test_transacted_acks_carry_the_transaction_and_rollback_releases_prefetched(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("a"), _text("b"), _text("c")])
+    peer.expect_disposition(disp.append)  # 'a' accepted in the txn
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None and m.get_text() == "a"
+        peer.wait()
+        assert disp[0].state == 0x34 and disp[0].state_data[0] == TXN and _txn_outcome(disp[0]) == 0x24
+        peer.expect_disposition(disp.append)  # 'b' released (prefetched, never delivered)
+        peer.expect_disposition(disp.append)  # 'c' released
+        peer.expect_discharge(fail=True)
+        peer.expect_declare(b"txn-2")
+        s.rollback()
+        peer.wait()
+    assert [d.state for d in disp[1:]] == [0x26, 0x26]
+
+
+def test_commit_on_non_transacted_session_is_illegal(peer: TestPeer) -> None:
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        with pytest.raises(IllegalStateException):
+            s.commit()
+        with pytest.raises(IllegalStateException):
+            s.rollback()
+        peer.wait()
+
+
+def test_client_ack_acknowledges_every_consumed_message(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1"), _text("2"), _text("3")])
+    with _conn(peer) as conn:
+        s = conn.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m1, m2 = c.receive(2000), c.receive(2000)
+        assert m1 is not None and m2 is not None
+        peer.wait()
+        assert not [x for x in peer.log if isinstance(x, Disposition)]  # nothing acked yet
+        peer.expect_disposition(disp.append)
+        peer.expect_disposition(disp.append)
+        m1.acknowledge()  # acknowledges m1 and m2 (all consumed so far), not the third
+        peer.wait()
+    assert [d.state for d in disp] == [0x24, 0x24] and [d.tag for d in disp] == ["1", "2"]
+
+
+def test_individual_ack_acknowledges_one(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1"), _text("2")])
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.INDIVIDUAL_ACKNOWLEDGE)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m1, m2 = c.receive(2000), c.receive(2000)
+        assert m1 is not None and m2 is not None
+        peer.expect_disposition(disp.append)
+        m2.acknowledge()
+        peer.wait()
+    assert [d.tag for d in disp] == ["2"]
+
+
+def test_ack_type_property_chooses_the_outcome(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1")])
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.CLIENT_ACKNOWLEDGE)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None
+        m.clear_properties()
+        m.set_int_property("JMS_AMQP_ACK_TYPE", 2)  # rejected
+        peer.expect_disposition(disp.append)
+        m.acknowledge()
+        peer.wait()
+    assert disp[0].state == 0x25
+
+
+def test_no_acknowledge_mode_uses_presettled_links(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    peer.expect_attach(seen.append)
+    peer.expect_flow(send=[_text("1")], settled=True)
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.NO_ACKNOWLEDGE)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        assert c.receive(2000) is not None
+        peer.wait()
+    assert seen[0].snd_settle_mode == 1
+    assert not [x for x in peer.log if isinstance(x, Disposition)]
+
+
+def test_recover_redelivers_unacknowledged_in_order(peer: TestPeer) -> None:
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1"), _text("2")])
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.CLIENT_ACKNOWLEDGE)
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        first = [c.receive(2000), c.receive(2000)]
+        assert [m.get_text() for m in first if m] == ["1", "2"]
+        assert not any(m.get_jms_redelivered() for m in first if m)
+        s.recover()
+        again = [c.receive(2000), c.receive(2000)]
+        assert [m.get_text() for m in again if m] == ["1", "2"]
+        assert all(m.get_jms_redelivered() for m in again if m)
+        assert [m.get_int_property("JMSXDeliveryCount") for m in again if m] == [2, 2]
+        peer.wait()
+
+
+def test_redelivery_policy_settles_over_the_limit(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach()
+    over = _text("old")
+    over.delivery_count = 5
+    peer.expect_flow(send=[over, _text("new")])
+    peer.expect_disposition(disp.append)  # 'old': over the limit
+    peer.expect_disposition(disp.append)  # 'new': accepted on receive
+    with _conn(peer, "&jms.redeliveryPolicy.maxRedeliveries=2") as conn:
+        s = conn.create_session()
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None and m.get_text() == "new"
+        peer.wait()
+    assert disp[0].state == 0x27 and disp[0].failed and disp[0].undeliverable
+    assert disp[1].state == 0x24
+
+
+def test_expired_message_is_not_delivered(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach()
+    old = _text("expired")
+    old.expiry_time = 1.0  # 1970
+    peer.expect_flow(send=[old, _text("fresh")])
+    peer.expect_disposition(disp.append)
+    peer.expect_disposition(disp.append)
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None and m.get_text() == "fresh"
+        peer.wait()
+    assert disp[0].state == 0x27 and disp[0].undeliverable
