@@ -22,8 +22,8 @@ _WRAP = "<f xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'>"
 
 #: (element name, data type, text, is nil, attributes)
 Child = tuple[str, str | None, str, bool, dict[str, str]]
-#: (folder name, children)
-Folder = tuple[str, tuple[Child, ...]]
+#: (folder name, children, children by name: the first of each name)
+Folder = tuple[str, tuple[Child, ...], dict[str, Child]]
 
 _CACHE: dict[str, Folder] = {}
 _USR: dict[str, dict[str, Any]] = {}
@@ -31,6 +31,8 @@ _LIMIT = 512
 
 
 def _nil(attrs: dict[str, str]) -> bool:
+    if not attrs:
+        return False
     v = attrs.get(_XSI_NIL) or attrs.get("xsi:nil")
     return v is not None and v.strip().lower() == "true"
 
@@ -48,9 +50,17 @@ def _parse(text: str) -> Folder:
                 for c in root
                 if isinstance(c.tag, str)
             )
-            return root.tag, children
+            return root.tag, children, _first(children)
     el = parse_folder(text)  # raises MQFormatError naming the problem, or reads it without namespaces
-    return el.name, tuple((c.name, c.attrs.get("dt"), c.text, _nil(c.attrs), c.attrs) for c in el.children)
+    children = tuple((c.name, c.attrs.get("dt"), c.text, _nil(c.attrs), c.attrs) for c in el.children)
+    return el.name, children, _first(children)
+
+
+def _first(children: tuple[Child, ...]) -> dict[str, Child]:
+    by_name: dict[str, Child] = {}
+    for c in children:
+        by_name.setdefault(c[0], c)
+    return by_name
 
 
 def parse_cached(text: str) -> Folder:
@@ -69,7 +79,7 @@ def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
     props = _USR.get(text)
     if props is None:
         props = {}
-        for name, dt, value, nil, _attrs in folder[1]:
+        for name, dt, value, nil, _attrs in folder[1]:  # a repeated name: the last wins, as a map would
             props[name] = decode_value(dt, value, nil, f"<usr><{name}>")
         if len(_USR) >= _LIMIT:
             _USR.clear()

@@ -8,10 +8,12 @@ below are those with a Python codec; ``0`` (queue manager's) is read as UTF-8.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+from ._folders import _parse as parse_uncached
 from .errors import MQFormatError
-from .xmlfolder import decode_value, element, parse_folder
+from .xmlfolder import decode_value, element, fast_element
 
 __all__ = [
     "CCSID_CODECS",
@@ -80,6 +82,7 @@ JAVA_CHARSETS: dict[int, str] = {
     949: "EUC-KR",
     950: "Big5",
 }
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
 _BY_NAME = {name.lower(): ccsid for ccsid, name in JAVA_CHARSETS.items()}
 _BY_NAME.update({"utf8": 1208, "latin1": 819, "iso8859_1": 819, "ascii": 367, "cp037": 37, "cp500": 500})
 
@@ -145,7 +148,11 @@ def encode_text(text: str, ccsid: int, structure: str = "body") -> bytes:
 def encode_map(entries: dict[str, Any]) -> str:
     parts = ["<map>"]
     for name, value in entries.items():
-        parts.append(element("elt", value, f"map entry {name!r}", allow_char=True, name_attr=name))
+        if type(name) is str and _PLAIN_NAME.fullmatch(name):
+            el = fast_element("elt", value, f"map entry {name!r}", True)
+            parts.append(f'<elt name="{name}"{el[4:]}')
+        else:
+            parts.append(element("elt", value, f"map entry {name!r}", allow_char=True, name_attr=name))
     parts.append("</map>")
     return "".join(parts)
 
@@ -153,39 +160,33 @@ def encode_map(entries: dict[str, Any]) -> str:
 def encode_stream(items: list[Any]) -> str:
     parts = ["<stream>"]
     for i, value in enumerate(items):
-        parts.append(element("elt", value, f"stream item {i}", allow_char=True))
+        parts.append(fast_element("elt", value, f"stream item {i}", True))
     parts.append("</stream>")
     return "".join(parts)
 
 
-def _nil(attrs: dict[str, str]) -> bool:
-    return attrs.get("xsi:nil", "").strip().lower() == "true"
-
-
 def decode_map(xml: str) -> dict[str, Any]:
-    root = parse_folder(xml, "map body")
-    if root.name != "map":
-        raise MQFormatError(f"map body's root element is <{root.name}>, expected <map>", structure="body")
+    name, children, _ = parse_uncached(xml)
+    if name != "map":
+        raise MQFormatError(f"map body's root element is <{name}>, expected <map>", structure="body")
     out: dict[str, Any] = {}
-    for el in root.children:
-        name = el.attrs.get("name")
-        if el.name != "elt" or name is None:
+    for tag, dt, text, nil, attrs in children:
+        key = attrs.get("name")
+        if tag != "elt" or key is None:
             raise MQFormatError(
-                f"map body has <{el.name}> without a name; expected <elt name=...>", structure="body"
+                f"map body has <{tag}> without a name; expected <elt name=...>", structure="body"
             )
-        out[name] = decode_value(el.attrs.get("dt"), el.text, _nil(el.attrs), f"map entry {name!r}")
+        out[key] = decode_value(dt, text, nil, f"map entry {key!r}")
     return out
 
 
 def decode_stream(xml: str) -> list[Any]:
-    root = parse_folder(xml, "stream body")
-    if root.name != "stream":
-        raise MQFormatError(
-            f"stream body's root element is <{root.name}>, expected <stream>", structure="body"
-        )
+    name, children, _ = parse_uncached(xml)
+    if name != "stream":
+        raise MQFormatError(f"stream body's root element is <{name}>, expected <stream>", structure="body")
     out: list[Any] = []
-    for i, el in enumerate(root.children):
-        if el.name != "elt":
-            raise MQFormatError(f"stream body has <{el.name}>, expected <elt>", structure="body")
-        out.append(decode_value(el.attrs.get("dt"), el.text, _nil(el.attrs), f"stream item {i}"))
+    for i, (tag, dt, text, nil, _attrs) in enumerate(children):
+        if tag != "elt":
+            raise MQFormatError(f"stream body has <{tag}>, expected <elt>", structure="body")
+        out.append(decode_value(dt, text, nil, f"stream item {i}"))
     return out

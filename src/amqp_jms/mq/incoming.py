@@ -46,6 +46,7 @@ from .constants import (
 )
 from .errors import MQFormatError
 from .mqmd import MQMD, absorb_mqmde
+from .outgoing import _put_date_time
 from .rfh2 import parse_headers
 from .xmlfolder import decode_value
 
@@ -62,11 +63,15 @@ _CLASSES: dict[str, type[Message]] = {
 _KNOWN = ("mcd", "jms", "mqext", "ajms")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _DIGITS = re.compile("[0-9]{16}")
+_INT_DTS = frozenset((None, "i1", "i2", "i4", "i8", "int"))
 
 
 def _int(el: Child | None, folder: str) -> int | None:
     if el is None:
         return None
+    text = el[2]
+    if el[1] in _INT_DTS and len(text) < 19 and text.isdigit() and text.isascii():
+        return int(text)  # the common case: a plain non-negative number
     v = decode_value(el[1], el[2], el[3], f"<{folder}><{el[0]}>")
     if isinstance(v, bool) or not isinstance(v, int):
         t = str(v).strip()
@@ -124,9 +129,10 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
             if name == "usr":
                 usr_props.update(usr_properties(text, folder))
             elif name in _KNOWN:
-                fields = known.setdefault(name, {})
-                for child in folder[1]:
-                    fields.setdefault(child[0], child)  # a repeated element or folder: the first wins
+                if name not in known:
+                    known[name] = folder[2]
+                else:  # a repeated folder: the first of each element wins
+                    known[name] = {**folder[2], **known[name]}
                 if name == "ajms":
                     ajms_props.extend(c for c in folder[1] if c[0] == "p" and "name" in c[4])
             else:
@@ -190,8 +196,8 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
         if md.reply_to_q_mgr:
             extra["mq.reply_to_q_mgr"] = md.reply_to_q_mgr
 
-    put_ms = _time_of(md)
     tms = _int(jms.get("Tms"), "jms")
+    put_ms = _time_of(md) if tms is None else None
     msg._timestamp = tms if tms is not None else (put_ms or 0)
     exp = _int(jms.get("Exp"), "jms")
     if exp is not None:
@@ -265,7 +271,9 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
         props["JMS_IBM_Character_Set"] = charset_of_ccsid(ccsid)
     if md.put_appl_type != MQAT_JAVA:
         props["JMS_IBM_PutApplType"] = Int(md.put_appl_type)
-    if (md.put_date or md.put_time) and (put_ms is None or (tms is not None and put_ms // 10 != tms // 10)):
+    if (md.put_date or md.put_time) and (
+        put_ms is None if tms is None else (md.put_date, md.put_time) != _put_date_time(tms)
+    ):
         props["JMS_IBM_PutDate"] = md.put_date
         props["JMS_IBM_PutTime"] = md.put_time
     if md.msg_flags & MQMF_LAST_MSG_IN_GROUP:

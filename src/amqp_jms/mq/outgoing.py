@@ -48,7 +48,8 @@ from .constants import (
 from .errors import MQFormatError
 from .message import MQMessage
 from .mqmd import MQMD
-from .rfh2 import MQRFH2
+from .rfh2 import rfh2_bytes
+from .xmlfolder import _GOOD_USR_NAMES as _GOOD_NAMES
 from .xmlfolder import check_usr_name_cached, element, escape_text, fast_element
 
 __all__ = ["body_domain", "to_mq"]
@@ -166,8 +167,11 @@ def to_mq(
     """The MQ form of a JMS message: an MQMD and the data (RFH2 + body) an MQPUT would send."""
     if target_client not in ("jms", "mq"):
         raise MQFormatError(f"target_client {target_client!r}: expected 'jms' or 'mq'")
-    enc = _encoding(encoding)
-    order = byte_order(enc, "MQMD")
+    if encoding == "native":
+        enc, order = MQENC_NATIVE, "<"
+    else:
+        enc = _encoding(encoding)
+        order = byte_order(enc, "MQMD")
     extra = message._extra or {}
     md = MQMD(encoding=enc, put_appl_type=MQAT_JAVA)
     domain = body_domain(message)
@@ -183,7 +187,11 @@ def to_mq(
 
     # ---- properties
     for name, value in message._props.items():
-        if name == "JMSXUserID":
+        if name[:3] != "JMS":  # an application property: the common case first
+            if name not in _GOOD_NAMES:
+                check_usr_name_cached(name)
+            usr.append(fast_element(name, value, name))
+        elif name == "JMSXUserID":
             md.user_identifier = _trunc(_str_prop(name, value), 12, "UserIdentifier")
         elif name == "JMSXAppID":
             md.put_appl_name = _trunc(_str_prop(name, value), 28, "PutApplName")
@@ -221,11 +229,8 @@ def to_mq(
         elif name == "JMS_IBM_Last_Msg_In_Group":
             if value is True or (isinstance(value, str) and value.lower() == "true"):
                 msg_flags |= MQMF_LAST_MSG_IN_GROUP | MQMF_MSG_IN_GROUP
-        elif name.startswith("JMS"):
-            ajms.append(element("p", value, name, allow_char=True, name_attr=name))
         else:
-            check_usr_name_cached(name)
-            usr.append(fast_element(name, value, name))
+            ajms.append(element("p", value, name, allow_char=True, name_attr=name))
 
     # ---- headers
     md.report = report
@@ -233,7 +238,7 @@ def to_mq(
     md.persistence = MQPER_PERSISTENT if message._delivery_mode == 2 else MQPER_NOT_PERSISTENT
     md.priority = message._priority
     if message._priority != 4:
-        jms.append(fast_element("Pri", Int(message._priority), "JMSPriority"))
+        jms.append(f'<Pri dt="i4">{_int_prop("JMSPriority", message._priority)}</Pri>')
     jms.append('<Dlv dt="i4">2</Dlv>' if message._delivery_mode == 2 else '<Dlv dt="i4">1</Dlv>')
 
     mid = message._message_id
@@ -276,12 +281,13 @@ def to_mq(
     dest: Destination | None = message._destination
     if dest is not None:
         jms.insert(
-            0, element("Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager), "Dst")
+            0,
+            fast_element("Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager), "Dst"),
         )
     reply: Destination | None = message._reply_to
     if reply is not None:
         rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
-        jms.insert(1 if dest is not None else 0, element("Rto", destination_to_uri(reply, rqm), "Rto"))
+        jms.insert(1 if dest is not None else 0, fast_element("Rto", destination_to_uri(reply, rqm), "Rto"))
         if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
             md.reply_to_q = reply.name
             md.reply_to_q_mgr = rqm
@@ -311,22 +317,24 @@ def to_mq(
     if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
         ajms.append("<Obj>amqp</Obj>")
 
-    rfh = MQRFH2(encoding=body_enc, coded_char_set_id=body_ccsid, format=body_fmt, order=order)
-    rfh.add_folder("<mcd>" + "".join(mcd) + "</mcd>")
-    rfh.add_folder("<jms>" + "".join(jms) + "</jms>")
+    folders = ["<mcd>" + "".join(mcd) + "</mcd>", "<jms>" + "".join(jms) + "</jms>"]
     if usr:
-        rfh.add_folder("<usr>" + "".join(usr) + "</usr>")
+        folders.append("<usr>" + "".join(usr) + "</usr>")
     if message._delivery_time:
-        rfh.add_folder(
+        folders.append(
             "<mqext>" + element("Dlt", int(message._delivery_time), "JMSDeliveryTime") + "</mqext>"
         )
     if ajms:
-        rfh.add_folder("<ajms>" + "".join(ajms) + "</ajms>")
-    for raw_folder in extra.get("mq.folders", ()):
-        rfh.folders.append(bytes(raw_folder))
+        folders.append("<ajms>" + "".join(ajms) + "</ajms>")
+    try:
+        raw_folders = [f.encode("utf-8") for f in folders]
+    except UnicodeEncodeError as exc:
+        raise MQFormatError(f"a value is not encodable as UTF-8: {exc}", structure="MQRFH2") from None
+    raw_folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
+    header = rfh2_bytes(order, body_enc, body_ccsid, body_fmt, raw_folders)
     md.format = MQFMT_RF_HEADER_2.rstrip()
     md.coded_char_set_id = MQCCSI_UTF8
-    return MQMessage(md, rfh.pack(order) + body)
+    return MQMessage(md, header + body)
 
 
 def _trunc(value: str, width: int, field: str) -> str:

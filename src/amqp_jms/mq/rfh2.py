@@ -24,7 +24,7 @@ from .constants import (
 )
 from .errors import MQFormatError
 
-__all__ = ["MQRFH2", "ParsedData", "pad_folder", "parse_headers"]
+__all__ = ["MQRFH2", "ParsedData", "pad_folder", "parse_headers", "rfh2_bytes"]
 
 _FIXED = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
@@ -221,3 +221,26 @@ def parse_headers(data: bytes, encoding: int, ccsid: int, fmt: str, base_offset:
         if rfh.coded_char_set_id != -2:  # MQCCSI_INHERIT keeps the previous CCSID
             ccsid = rfh.coded_char_set_id
     return ParsedData(headers, bytes(data[pos:]), encoding, ccsid, fmt)
+
+
+def rfh2_bytes(order: str, encoding: int, ccsid: int, fmt: str, folders: list[bytes]) -> bytes:
+    """One RFH2 (NameValueCCSID 1208) with UTF-8 folder bytes, padded; what ``MQRFH2.pack`` builds,
+    without the object (the outgoing mapping's hot path)."""
+    parts = [b""]
+    ln = _LEN[order]
+    total = MQRFH_STRUC_LENGTH_FIXED_2
+    for raw in folders:
+        pad = -len(raw) % 4
+        if pad:
+            raw += b"    "[:pad]
+        parts.append(ln.pack(len(raw)))
+        parts.append(raw)
+        total += 4 + len(raw)
+    try:
+        parts[0] = _FIXED[order].pack(
+            MQRFH_STRUC_ID, MQRFH_VERSION_2, total, encoding, ccsid,
+            encode_char(fmt, 8, "MQRFH2", "Format"), 0, MQCCSI_UTF8,
+        )  # fmt: skip
+    except struct.error as exc:
+        raise MQFormatError(f"an integer field does not fit an MQLONG: {exc}", structure="MQRFH2") from exc
+    return b"".join(parts)

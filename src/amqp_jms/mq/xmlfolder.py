@@ -291,7 +291,7 @@ _INT_DT: dict[type, str] = {Byte: ' dt="i1"', Short: ' dt="i2"', Int: ' dt="i4"'
 _INT_DT.update({UShort: ' dt="i4"', int: ' dt="i8"', Long: ' dt="i8"', Timestamp: ' dt="i8"'})
 
 
-def fast_element(name: str, value: Any, what: str) -> str:
+def fast_element(name: str, value: Any, what: str, allow_char: bool = False) -> str:
     """``element(name, value, what)`` for the common property types without the general dispatch."""
     t = type(value)
     if t is str:
@@ -303,7 +303,7 @@ def fast_element(name: str, value: Any, what: str) -> str:
         return f'<{name} dt="boolean">{"1" if value else "0"}</{name}>'
     elif t is float and math.isfinite(value):
         return f'<{name} dt="r8">{float.__repr__(value)}</{name}>'
-    return element(name, value, what)
+    return element(name, value, what, allow_char=allow_char)
 
 
 _GOOD_USR_NAMES: set[str] = set()
