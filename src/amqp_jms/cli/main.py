@@ -75,7 +75,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = _command_of(args_list)
     parser = build_parser(only=command) if command else build_parser(only="")
     try:
-        args = parser.parse_args(args_list)
+        args, extras = parser.parse_known_args(args_list)
+        # argparse stops filling a nargs="*" positional at the first option; commands that take a
+        # list of words (send's bodies) name it in `intermixed` and get the later ones too
+        target = getattr(args, "intermixed", None)
+        if extras and target and not any(e.startswith("-") and e != "-" for e in extras):
+            setattr(args, target, [*getattr(args, target), *extras])
+        elif extras:
+            parser.error(f"unrecognized arguments: {' '.join(extras)}")
     except SystemExit as e:
         return int(e.code) if isinstance(e.code, int) else (0 if e.code is None else 2)
     if not getattr(args, "command", None) or not hasattr(args, "func"):

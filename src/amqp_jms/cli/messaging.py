@@ -63,7 +63,7 @@ def _register_send(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--non-persistent", action="store_true", help="send NON_PERSISTENT (default PERSISTENT)")
     p.add_argument("--count", "-n", type=int, default=1, help="send each body this many times (default 1)")
     p.add_argument("--rate", type=float, default=0.0, metavar="MSG/S", help="limit the send rate")
-    p.set_defaults(func=run_send)
+    p.set_defaults(func=run_send, intermixed="text")
 
 
 def _bodies(args: argparse.Namespace) -> list[str | bytes | None]:
