@@ -52,7 +52,9 @@ _CMP = {
 }
 _NULL_BOOL = pa.scalar(None, pa.bool_())
 
-Vec = tuple[str, Any]  # (kind, pyarrow array of the batch's length)
+# (kind, value): value is an Array of the batch's length (a DictionaryArray for dictionary-encoded
+# strings) or a Scalar for literals, which pyarrow.compute broadcasts.
+Vec = tuple[str, Any]
 
 
 def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.BooleanArray:
@@ -64,6 +66,8 @@ def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.Bo
     if node is None:
         return pa.repeat(pa.scalar(True), n)
     result = _Evaluator(batch).condition(node)
+    if isinstance(result, pa.Scalar):  # a constant selector (no identifiers)
+        return pa.repeat(pa.scalar(result.as_py() is True), n)
     return pc.fill_null(result, False)
 
 
@@ -150,6 +154,10 @@ def arrow_like_pattern(pattern: str, escape: str | None) -> str:
 def _column_kind(array: Any) -> Vec:
     t = array.type
     if pa.types.is_dictionary(t):
+        vt = t.value_type
+        if pa.types.is_string(vt) or pa.types.is_large_string(vt):
+            # kept encoded: string tests run on the (small) dictionary, then ``take`` the indices
+            return S, pa.DictionaryArray.from_arrays(array.indices, pc.cast(array.dictionary, pa.string()))
         array = array.dictionary_decode()
         t = array.type
     if (
@@ -175,6 +183,18 @@ def _column_kind(array: Any) -> Vec:
     return O, array
 
 
+def _plain(x: Any) -> Any:
+    return x.dictionary_decode() if isinstance(x, pa.DictionaryArray) else x
+
+
+def _on_strings(x: Any, fn: Any) -> Any:
+    """``fn`` (a string -> bool kernel) over a string array, evaluated once per distinct value
+    when the array is dictionary-encoded."""
+    if isinstance(x, pa.DictionaryArray):
+        return pc.take(fn(x.dictionary), x.indices)
+    return fn(x)
+
+
 class _Evaluator:
     def __init__(self, batch: pa.RecordBatch) -> None:
         self.batch = batch
@@ -182,24 +202,25 @@ class _Evaluator:
         self.names = set(batch.schema.names)
 
     def nulls(self) -> Any:
-        return pa.nulls(self.n, pa.bool_())
+        return _NULL_BOOL
 
-    def false_unless_null(self, *arrays: Any) -> Any:
-        valid = pc.is_valid(arrays[0])
-        for a in arrays[1:]:
-            valid = pc.and_(valid, pc.is_valid(a))
+    def false_unless_null(self, *values: Any) -> Any:
+        """FALSE where every value is non-null, else unknown (unlike types are compared)."""
+        valid = None
+        for x in values:
+            v = pa.scalar(x.is_valid) if isinstance(x, pa.Scalar) else pc.is_valid(x)
+            valid = v if valid is None else pc.and_(valid, v)
         return pc.if_else(valid, pa.scalar(False), _NULL_BOOL)
 
     # -- values -------------------------------------------------------------------------------
     def column(self, name: str) -> Vec:
         if name not in self.names:
-            return N, pa.nulls(self.n)
+            return N, _NULL_BOOL
         kind, array = _column_kind(self.batch.column(name))
         if name == "JMSDeliveryMode" and kind in (I, L):
+            none = pa.scalar(None, pa.string())
             mode = pc.if_else(
-                pc.equal(array, 2),
-                "PERSISTENT",
-                pc.if_else(pc.equal(array, 1), "NON_PERSISTENT", pa.scalar(None, pa.string())),
+                pc.equal(array, 2), "PERSISTENT", pc.if_else(pc.equal(array, 1), "NON_PERSISTENT", none)
             )
             return S, mode
         if name == "JMSPriority" and kind == L:
@@ -209,23 +230,23 @@ class _Evaluator:
     def value(self, node: Node) -> Vec:
         if isinstance(node, Literal):
             kind = _LITERAL_KIND[node.kind]
-            return kind, pa.repeat(pa.scalar(node.value, _ARROW_TYPE[kind]), self.n)
+            return kind, pa.scalar(node.value, _ARROW_TYPE[kind])
         if isinstance(node, Identifier):
             return self.column(node.name)
         if isinstance(node, Arithmetic):
             return self.arith(node.op, self.value(node.left), self.value(node.right))
         if isinstance(node, Unary):
-            kind, array = self.value(node.operand)
+            kind, x = self.value(node.operand)
             if kind not in NUMERIC:
-                return N, pa.nulls(self.n)
-            array = pc.cast(array, _ARROW_TYPE[kind])
-            return kind, (pc.negate(array) if node.op == "-" else array)
+                return N, _NULL_BOOL
+            x = pc.cast(x, _ARROW_TYPE[kind])
+            return kind, (pc.negate(x) if node.op == "-" else x)
         return B, self.condition(node)
 
     def arith(self, op: str, a: Vec, b: Vec) -> Vec:
         (ka, xa), (kb, xb) = a, b
         if ka not in NUMERIC or kb not in NUMERIC:
-            return N, pa.nulls(self.n)
+            return N, _NULL_BOOL
         k = D if D in (ka, kb) else F if F in (ka, kb) else L if L in (ka, kb) else I
         t = _ARROW_TYPE[k]
         xa, xb = pc.cast(xa, t, safe=False), pc.cast(xb, t, safe=False)
@@ -246,13 +267,18 @@ class _Evaluator:
     def compare(self, op: str, a: Vec, b: Vec) -> Any:
         (ka, xa), (kb, xb) = a, b
         if ka == N or kb == N:
-            return self.nulls()
+            return _NULL_BOOL
         if ka in NUMERIC and kb in NUMERIC:
             k = D if D in (ka, kb) else F if F in (ka, kb) else L
             t = _ARROW_TYPE[k]
             return _CMP[op](pc.cast(xa, t, safe=False), pc.cast(xb, t, safe=False))
         if ka == kb and ka in (S, B) and op in ("=", "<>"):
-            return _CMP[op](xa, xb)
+            fn = _CMP[op]
+            if isinstance(xb, pa.Scalar):
+                return _on_strings(xa, lambda d: fn(d, xb))
+            if isinstance(xa, pa.Scalar):
+                return _on_strings(xb, lambda d: fn(xa, d))
+            return fn(_plain(xa), _plain(xb))
         return self.false_unless_null(xa, xb)
 
     # -- conditions ---------------------------------------------------------------------------
@@ -271,23 +297,26 @@ class _Evaluator:
                 return pc.or_kleene(self.compare("<", x, lo), self.compare(">", x, hi))
             return pc.and_kleene(self.compare(">=", x, lo), self.compare("<=", x, hi))
         if isinstance(node, IsNull):
-            _, array = self.column(node.identifier.name)
-            return pc.is_valid(array) if node.negated else pc.is_null(array)
+            _, x = self.column(node.identifier.name)
+            if isinstance(x, pa.Scalar):
+                return pa.scalar(x.is_valid == node.negated)
+            return pc.is_valid(x) if node.negated else pc.is_null(x)
         if isinstance(node, (In, Like)):
-            kind, array = self.column(node.identifier.name)
+            kind, x = self.column(node.identifier.name)
             if kind == S:
                 if isinstance(node, In):
-                    hit = pc.if_else(
-                        pc.is_valid(array),
-                        pc.is_in(array, value_set=pa.array(node.values, pa.string())),
-                        _NULL_BOOL,
-                    )
+                    values = pa.array(node.values, pa.string())
+                    hit = _on_strings(x, lambda d: pc.is_in(d, value_set=values))
+                    hit = pc.if_else(pc.is_valid(x), hit, _NULL_BOOL)
                 else:
-                    hit = pc.match_like(array, arrow_like_pattern(node.pattern, node.escape))
+                    pattern = arrow_like_pattern(node.pattern, node.escape)
+                    hit = _on_strings(x, lambda d: pc.match_like(d, pattern))
+            elif kind == N:
+                hit = _NULL_BOOL
             else:
-                hit = self.false_unless_null(array)
+                hit = self.false_unless_null(x)
             return pc.invert(hit) if node.negated else hit
-        kind, array = self.value(node)
+        kind, x = self.value(node)
         if kind == B:
-            return array
-        return self.nulls()
+            return x
+        return _NULL_BOOL
