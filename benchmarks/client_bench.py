@@ -1,0 +1,267 @@
+"""client_bench: the JMS client against a raw python-qpid-proton Container client.
+
+Same embedded broker, same run, same work, three figures (messages of 256 bytes):
+
+1. presettled send (amqp-jms: presettled producer, BytesMessage; raw: at-most-once sender),
+   timed until the producer's link is closed (everything written and the detach answered);
+2. receive with acknowledgement (amqp-jms: AUTO_ACKNOWLEDGE ``receive``, prefetch 1000; raw:
+   receiver with prefetch 1000 and auto-accept) of what phase 1 left on the queue;
+3. synchronous persistent send (amqp-jms: default producer, each ``send`` waits for
+   ``accepted``; raw: one message in flight, the next sent from ``on_accepted``).
+
+The ratio is amqp-jms' rate over raw proton's, the smallest of the three figures. Phases of the
+two clients alternate and each is repeated (``--rounds``) keeping the best, since the machine is
+shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a consumer draining a queue).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from collections.abc import Callable
+
+GOAL = 0.9
+BODY = b"x" * 256
+
+
+# -- raw proton ----------------------------------------------------------------------------------
+def raw_send_presettled(url: str, address: str, n: int) -> float:
+    from proton import Message
+    from proton.handlers import MessagingHandler
+    from proton.reactor import AtMostOnce, Container
+
+    class H(MessagingHandler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sent = 0
+
+        def on_start(self, event: object) -> None:
+            c = event.container  # type: ignore[attr-defined]
+            conn = c.connect(url)
+            c.create_sender(conn, address, options=AtMostOnce())
+
+        def on_sendable(self, event: object) -> None:
+            snd = event.sender  # type: ignore[attr-defined]
+            while snd.credit and self.sent < n:
+                snd.send(Message(body=BODY, durable=False))
+                self.sent += 1
+            if self.sent == n:
+                snd.close()
+
+        def on_link_closed(self, event: object) -> None:
+            event.connection.close()  # type: ignore[attr-defined]
+
+    t0 = time.perf_counter()
+    Container(H()).run()
+    return n / (time.perf_counter() - t0)
+
+
+def raw_receive(url: str, address: str, n: int) -> float:
+    from proton.handlers import MessagingHandler
+    from proton.reactor import Container
+
+    class H(MessagingHandler):
+        def __init__(self) -> None:
+            super().__init__(prefetch=1000, auto_accept=True)
+            self.got = 0
+
+        def on_start(self, event: object) -> None:
+            c = event.container  # type: ignore[attr-defined]
+            c.create_receiver(c.connect(url), address)
+
+        def on_message(self, event: object) -> None:
+            self.got += 1
+            if self.got == n:
+                event.receiver.close()  # type: ignore[attr-defined]
+                event.connection.close()  # type: ignore[attr-defined]
+
+    t0 = time.perf_counter()
+    Container(H()).run()
+    return n / (time.perf_counter() - t0)
+
+
+def raw_send_sync(url: str, address: str, n: int) -> float:
+    from proton import Message
+    from proton.handlers import MessagingHandler
+    from proton.reactor import Container
+
+    class H(MessagingHandler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sent = 0
+            self.acked = 0
+            self.waiting = False
+
+        def on_start(self, event: object) -> None:
+            c = event.container  # type: ignore[attr-defined]
+            c.create_sender(c.connect(url), address)
+
+        def _next(self, snd: object) -> None:
+            if not self.waiting and self.sent < n and snd.credit:  # type: ignore[attr-defined]
+                snd.send(Message(body=BODY, durable=True))  # type: ignore[attr-defined]
+                self.sent += 1
+                self.waiting = True
+
+        def on_sendable(self, event: object) -> None:
+            self._next(event.sender)  # type: ignore[attr-defined]
+
+        def on_accepted(self, event: object) -> None:
+            self.acked += 1
+            self.waiting = False
+            if self.acked == n:
+                event.connection.close()  # type: ignore[attr-defined]
+            else:
+                self._next(event.link)  # type: ignore[attr-defined]
+
+    t0 = time.perf_counter()
+    Container(H()).run()
+    return n / (time.perf_counter() - t0)
+
+
+# -- amqp-jms -----------------------------------------------------------------------------------
+def jms_send_presettled(url: str, address: str, n: int) -> float:
+    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
+
+    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true")
+    with f.create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue(address))
+        p.set_delivery_mode(DeliveryMode.NON_PERSISTENT)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m)
+        p.close()
+        return n / (time.perf_counter() - t0)
+
+
+def jms_receive(url: str, address: str, n: int) -> float:
+    from amqp_jms import ConnectionFactory, Queue
+
+    with ConnectionFactory(url + "?jms.prefetchPolicy.all=1000").create_connection() as conn:
+        s = conn.create_session()
+        t0 = time.perf_counter()
+        c = s.create_consumer(Queue(address))
+        conn.start()
+        for i in range(n):
+            if c.receive(10000) is None:
+                raise RuntimeError(f"amqp-jms receive: only {i} of {n} messages arrived")
+        c.close()
+        return n / (time.perf_counter() - t0)
+
+
+def jms_send_sync(url: str, address: str, n: int) -> float:
+    from amqp_jms import BytesMessage, ConnectionFactory, Queue
+
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue(address))
+        t0 = time.perf_counter()
+        for _ in range(n):
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m)
+        p.close()
+        return n / (time.perf_counter() - t0)
+
+
+def _drain(url: str, address: str) -> None:
+    """Empty a queue between phases (quietly, with amqp-jms)."""
+    from amqp_jms import ConnectionFactory, Queue, Session
+
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session(Session.NO_ACKNOWLEDGE)
+        c = s.create_consumer(Queue(address))
+        conn.start()
+        while c.receive(300) is not None:
+            pass
+
+
+def rss_mb() -> float:
+    with open(f"/proc/{os.getpid()}/status") as fh:
+        for line in fh:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024.0
+    return 0.0
+
+
+def memory_drain(url: str, n: int) -> float:
+    """RSS growth (MB) of a prefetch-1000 consumer draining ``n`` messages."""
+    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
+
+    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true&jms.prefetchPolicy.all=1000")
+    with f.create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("mem"))
+        p.set_delivery_mode(DeliveryMode.NON_PERSISTENT)
+        c = s.create_consumer(Queue("mem"))
+        conn.start()
+        base = None
+        batch = 10000
+        for _ in range(0, n, batch):
+            for _ in range(batch):
+                m = BytesMessage()
+                m.write_bytes(BODY)
+                p.send(m)
+            for _ in range(batch):
+                if c.receive(10000) is None:
+                    raise RuntimeError("memory drain: a message did not arrive")
+            if base is None:
+                base = rss_mb()
+        return rss_mb() - (base or 0.0)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="small run (< 60 s)")
+    ap.add_argument("-n", type=int, default=None, help="messages per phase")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--memory", type=int, default=0,
+                    help="also drain this many messages and report RSS growth")
+    args = ap.parse_args(argv)
+    n = args.n or (4000 if args.quick else 100_000)
+    n_sync = max(500, n // 10)
+    rounds = args.rounds or (2 if args.quick else 3)
+
+    from amqp_jms.broker import Broker
+
+    results: dict[str, dict[str, float]] = {}
+    with Broker(port=0, max_frame_size=None) as broker:
+        url = broker.url
+        phases: list[tuple[str, int, Callable[..., float], Callable[..., float]]] = [
+            ("presettled send", n, jms_send_presettled, raw_send_presettled),
+            ("receive (ack)", n, jms_receive, raw_receive),
+            ("sync persistent send", n_sync, jms_send_sync, raw_send_sync),
+        ]
+        for r in range(rounds):
+            for name, count, jms_fn, raw_fn in phases:
+                for who, fn in (("amqp-jms", jms_fn), ("raw proton", raw_fn)):
+                    if name == "receive (ack)":
+                        raw_send_presettled(url, f"b-{who}-{r}", count)  # fill the queue first
+                        rate = fn(url, f"b-{who}-{r}", count)
+                    else:
+                        rate = fn(url, f"s-{who}-{r}-{name[:4]}", count)
+                        _drain(url, f"s-{who}-{r}-{name[:4]}")
+                    best = results.setdefault(name, {})
+                    best[who] = max(best.get(who, 0.0), rate)
+                    print(f"round {r + 1} {name:22s} {who:10s} {rate:10.0f} msg/s", flush=True)
+        mem = memory_drain(url, args.memory) if args.memory else None
+
+    print()
+    print(f"{'figure':24s} {'amqp-jms':>12s} {'raw proton':>12s} {'ratio':>7s}")
+    ratios = []
+    for name, best in results.items():
+        ratio = best["amqp-jms"] / best["raw proton"]
+        ratios.append(ratio)
+        print(f"{name:24s} {best['amqp-jms']:12.0f} {best['raw proton']:12.0f} {ratio:7.2f}")
+    if mem is not None:
+        print(f"RSS growth draining {args.memory} messages (prefetch 1000): {mem:.1f} MB (goal < 50)")
+    print(f"client_bench: ratio {min(ratios):.2f} (goal {GOAL})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
