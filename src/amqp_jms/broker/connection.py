@@ -436,7 +436,7 @@ class BrokerConnection:
             return
         if dlv.partial or not dlv.readable:
             return
-        data = link.recv(dlv.pending) or b""
+        data = bytes(link.recv(dlv.pending) or b"")  # proton gives a bytearray; the codec wants bytes
         link.advance()
         if dlv.aborted:
             dlv.settle()
