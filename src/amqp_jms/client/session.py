@@ -37,6 +37,7 @@ from ..provider.base import (
 from .consumer import ListenerLike, LocalQueue, MessageConsumer
 from .dispatch import Dispatcher
 from .producer import MessageProducer
+from .session_features import SessionFeatures
 
 if TYPE_CHECKING:
     from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
@@ -55,7 +56,7 @@ _OUTCOME_BY_NAME = {
 ACK_TYPE = "JMS_AMQP_ACK_TYPE"
 
 
-class Session:
+class Session(SessionFeatures):
     """A single-threaded context for producing and consuming messages."""
 
     SESSION_TRANSACTED = 0
@@ -148,15 +149,15 @@ class Session:
         conn = self._connection
         if destination is not None and not isinstance(destination, Destination):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
-        if destination is None and "ANONYMOUS-RELAY" not in conn._remote_caps():
-            raise JMSException(
-                "the peer does not offer ANONYMOUS-RELAY: anonymous producers need it "
-                "(the per-destination fallback comes with issue 7)"
-            )
         is_topic = destination is not None and destination.is_topic
         presettle = conn._config.presettle.producer(is_topic, self.transacted)
-        pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
-                                    conn._request_timeout(), "create_producer")
+        if destination is None and "ANONYMOUS-RELAY" not in conn._remote_caps():
+            from .anonymous import AnonymousFallbackProducer  # per-destination link cache
+
+            pprod: Any = AnonymousFallbackProducer(self._p, presettle, conn)
+        else:
+            pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
+                                        conn._request_timeout(), "create_producer")
         with self._lock:
             self._producer_ids += 1
             pid = f"{conn._connection_id()}:{self._index}:{self._producer_ids}"
@@ -165,13 +166,19 @@ class Session:
         return prod
 
     def create_consumer(
-        self, destination: Destination, message_selector: str | None = None, no_local: bool = False
+        self,
+        destination: Destination,
+        message_selector: str | None = None,
+        no_local: bool = False,
+        *,
+        _spec: dict[str, Any] | None = None,
     ) -> MessageConsumer:
         self._check_open()
         if destination is None:
             raise InvalidDestinationException("create_consumer needs a destination, got None")
         if not isinstance(destination, Destination):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
+        self._check_consumer_destination(destination)  # temporary: only its connection consumes
         selector_obj = None
         if message_selector is not None and message_selector.strip() == "":
             message_selector = None
@@ -181,9 +188,9 @@ class Session:
             selector_obj = Selector(message_selector)  # InvalidSelectorException before any frame
         conn = self._connection
         cfg = conn._config
-        prefetch = cfg.prefetch.for_destination(destination.is_topic)
+        prefetch = cfg.prefetch.for_destination(destination.is_topic, bool(_spec and _spec.get("durable")))
         presettle = self._mode == self.NO_ACKNOWLEDGE or cfg.presettle.consumer(destination.is_topic)
-        spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle)
+        spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
         queue = LocalQueue()
         queue.running = conn._started
         pcons = conn._provider_wait(self._p.create_consumer(spec, queue), conn._request_timeout(),

@@ -1,0 +1,127 @@
+"""QueueBrowser: look at a queue's messages without consuming them (JMS 4.9).
+
+Each enumeration attaches its own receiver with distribution-mode ``copy`` (the peer sends
+copies and keeps the messages) and the browser prefetch (``jms.prefetchPolicy.queueBrowserPrefetch``).
+When the local queue runs dry the browser drains the link's credit: once the peer has answered
+the drain with nothing more, the snapshot is exhausted and the iteration ends cleanly, then the
+link is closed. A browser does not depend on the connection being started.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+from ..exceptions import IllegalStateException
+from ..provider.base import ACCEPTED, ConsumerSpec
+from .consumer import LocalQueue
+
+if TYPE_CHECKING:
+    from ..destination import Queue
+    from ..message import Message
+    from .session import Session
+
+__all__ = ["QueueBrowser"]
+
+
+class QueueBrowser:
+    """``for message in session.create_browser(queue): ...`` or ``get_enumeration()``."""
+
+    def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
+        self._session = session
+        self._queue = queue
+        self._selector = selector
+        self._closed = False
+        self._open: list[Any] = []  # provider consumers of enumerations still running
+
+    def get_queue(self) -> Queue:
+        self._check_open()
+        return self._queue
+
+    @property
+    def queue(self) -> Queue:
+        return self._queue
+
+    def get_message_selector(self) -> str | None:
+        self._check_open()
+        return self._selector
+
+    def get_enumeration(self) -> Iterator[Message]:
+        """A fresh snapshot of the queue, as an iterator that ends when it is exhausted."""
+        self._check_open()
+        pcons, sink, local = self._attach()
+        return self._enumerate(pcons, sink, local)
+
+    def __iter__(self) -> Iterator[Message]:
+        return self.get_enumeration()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for pcons in list(self._open):
+            self._close_link(pcons)
+
+    def __enter__(self) -> QueueBrowser:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- internals -----------------------------------------------------------------------------
+    def _check_open(self) -> None:
+        if self._closed:
+            raise IllegalStateException("the browser is closed")
+        self._session._check_open()
+
+    def _attach(self) -> tuple[Any, LocalQueue, Any]:
+        conn = self._session._connection
+        cfg = conn._config
+        prefetch = cfg.prefetch.for_destination(False, browser=True)
+        spec = ConsumerSpec(self._queue, self._selector, False, prefetch, False, browser=True)
+        sink = LocalQueue()
+        sink.running = True
+        pcons = conn._provider_wait(self._session._p.create_consumer(spec, sink), conn._request_timeout(),
+                                    "create_browser")
+        local = None
+        if self._selector is not None and not getattr(pcons, "selector_applied_remotely", True):
+            from ..selector import Selector
+
+            local = Selector(self._selector)
+        self._open.append(pcons)
+        return pcons, sink, local
+
+    def _enumerate(self, pcons: Any, sink: LocalQueue, local: Any) -> Iterator[Message]:
+        conn = self._session._connection
+        drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
+        prefetch = getattr(pcons, "prefetch", 0)
+        try:
+            while not self._closed and not self._session._closed:
+                inbound = sink.get(0)
+                if inbound is None:
+                    fut = pcons.drain() if prefetch > 0 else pcons.pull(drain=True)
+                    conn._provider_wait(fut, drain_timeout, "browse (drain)")
+                    inbound = sink.get(0)
+                    if inbound is None:
+                        return  # the peer had nothing more: the snapshot is exhausted
+                if prefetch > 0:
+                    pcons.taken()
+                msg = inbound.decode()
+                pcons.acknowledge(inbound, ACCEPTED)  # settles the copy; the message stays queued
+                if local is not None and not local.matches(msg):
+                    continue
+                msg._mark_received()
+                yield msg
+        finally:
+            self._close_link(pcons)
+
+    def _close_link(self, pcons: Any) -> None:
+        if pcons not in self._open:
+            return
+        self._open.remove(pcons)
+        conn = self._session._connection
+        if conn._provider_alive() and not self._session._closed:
+            try:
+                conn._provider_wait(pcons.close(), conn._close_timeout(), "close browser")
+            except Exception:  # closing a finished snapshot must not mask the caller's error
+                pass
