@@ -33,20 +33,34 @@ def _context(
     )
 
 
+_map_encode: Any = None
+_map_decode: Any = None
+
+
+def _bind() -> None:
+    global _map_encode, _map_decode
+    from ..mapping.inbound import decode as map_decode
+    from ..mapping.outbound import encode as map_encode
+
+    _map_encode, _map_decode = map_encode, map_decode
+
+
 def encode(
     message: Any, *, time_to_live: int = 0, queue_prefix: str | None = None, topic_prefix: str | None = None
 ) -> bytes:
     """Transfer payload for ``message`` (a JMS message; bytes/proton.Message pass through)."""
+    if hasattr(message, "_props"):  # a JMS message: the hot path
+        if _map_encode is None:
+            _bind()
+        ctx = _context(None, queue_prefix, topic_prefix, time_to_live if time_to_live > 0 else 0)
+        return _map_encode(message, context=ctx)
     if isinstance(message, bytes | bytearray | memoryview):
         return bytes(message)
     from proton import Message as ProtonMessage
 
     if isinstance(message, ProtonMessage):
         return bytes(message.encode())
-    from ..mapping.outbound import encode as map_encode
-
-    ctx = _context(None, queue_prefix, topic_prefix, max(time_to_live, 0))
-    return map_encode(message, context=ctx)
+    raise TypeError(f"not a JMS message: {type(message).__name__}")
 
 
 def decode(
@@ -57,6 +71,6 @@ def decode(
     topic_prefix: str | None = None,
 ) -> Any:
     """The JMS message for transfer payload ``data``."""
-    from ..mapping.inbound import decode as map_decode
-
-    return map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))
+    if _map_decode is None:
+        _bind()
+    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))
