@@ -35,7 +35,7 @@ def serve(url: str, count: int, ready: threading.Event | None = None) -> None:
             request = requests.receive(30_000)
             if request is None:
                 raise SystemExit("no request within 30 s")
-            reply = session.create_text_message(request.get_text().upper())
+            reply = session.create_text_message(str(request.get_body(str)).upper())
             reply.set_jms_correlation_id(request.get_jms_message_id())
             replies.send(request.get_jms_reply_to(), reply)
 
@@ -50,7 +50,7 @@ def request(url: str, texts: list[str]) -> list[str]:
                 reply = requestor.request(requestor._session.create_text_message(text), 30_000)
                 if reply is None:
                     raise SystemExit(f"no reply to {text!r} within 30 s")
-                out.append(reply.get_text())
+                out.append(str(reply.get_body(str)))
     return out
 
 

@@ -34,7 +34,7 @@ def _serve_once(url: str, queue: Queue, ready: threading.Event) -> None:
         ready.set()
         req = cons.receive(5000)
         assert req is not None
-        reply = s.create_text_message(req.get_text().upper())
+        reply = s.create_text_message(str(req.get_body(str)).upper())
         reply.set_jms_correlation_id(req.get_jms_message_id())
         anon.send(req.get_jms_reply_to(), reply)
 
@@ -52,7 +52,7 @@ def test_temporary_queue_request_reply(broker: Any) -> None:
         assert isinstance(req.reply_to, TemporaryQueue) and req.reply_to.name
         msg = s.create_text_message("hello")
         reply = req.request(msg, 5000)
-        assert reply is not None and reply.get_text() == "HELLO"
+        assert reply is not None and reply.get_body(str) == "HELLO"
         assert reply.get_jms_correlation_id() == msg.get_jms_message_id()
         assert reply.get_jms_destination() == req.reply_to
         req.close()
@@ -75,7 +75,7 @@ def test_topic_requestor(broker: Any) -> None:
         with TopicRequestor(s2, topic) as req:
             assert isinstance(req.reply_to, TemporaryTopic)
             reply = req.request(s2.create_text_message("ping"), 5000)
-            assert reply is not None and reply.get_text() == "pong"
+            assert reply is not None and reply.get_body(str) == "pong"
 
 
 def test_temporary_queue_owner_rules(broker: Any) -> None:
@@ -90,7 +90,7 @@ def test_temporary_queue_owner_rules(broker: Any) -> None:
         c1.start()
         cons = s1.create_consumer(tq)
         m = cons.receive(2000)
-        assert m is not None and m.get_text() == "to temp"
+        assert m is not None and m.get_body(str) == "to temp"
         with pytest.raises(IllegalStateException, match="active consumer"):
             tq.delete()
         cons.close()
@@ -122,7 +122,7 @@ def test_anonymous_producer_with_relay(broker: Any) -> None:
         p.send(Queue("a2"), s.create_text_message("to a2"))
         for name, text in (("a1", "to a1"), ("a2", "to a2")):
             m = s.create_consumer(Queue(name)).receive(2000)
-            assert m is not None and m.get_text() == text
+            assert m is not None and m.get_body(str) == text
         with pytest.raises(TypeError):
             p.send(s.create_text_message("no destination"))
 
@@ -143,14 +143,14 @@ def test_browser_sees_messages_without_consuming(broker: Any) -> None:
             s.create_browser(Topic("t"))  # type: ignore[arg-type]
         with s.create_browser(q) as browser:
             assert browser.get_queue() == q
-            assert [m.get_text() for m in browser] == [f"b{i}" for i in range(5)]
-            assert [m.get_text() for m in browser.get_enumeration()] == [f"b{i}" for i in range(5)]
+            assert [m.get_body(str) for m in browser] == [f"b{i}" for i in range(5)]
+            assert [m.get_body(str) for m in browser.get_enumeration()] == [f"b{i}" for i in range(5)]
         odd = s.create_browser(q, "n = 1 OR n = 3")
-        assert [m.get_text() for m in odd] == ["b1", "b3"]
+        assert [m.get_body(str) for m in odd] == ["b1", "b3"]
         assert list(s.create_browser(Queue("empty-q"))) == []
         c.start()
         cons = s.create_consumer(q)
-        assert [cons.receive(1000).get_text() for _ in range(5)] == [f"b{i}" for i in range(5)]  # type: ignore[union-attr]
+        assert [cons.receive(1000).get_body(str) for _ in range(5)] == [f"b{i}" for i in range(5)]  # type: ignore[union-attr]
 
 
 def test_request_reply_across_two_processes(broker: Any) -> None:

@@ -19,7 +19,7 @@ from amqp_jms import (
 def _texts(consumer: Any, timeout_ms: int = 300) -> list[str]:
     out = []
     while (m := consumer.receive(timeout_ms)) is not None:
-        out.append(m.get_text())
+        out.append(m.get_body(str))
     return out
 
 

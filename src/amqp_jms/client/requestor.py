@@ -54,7 +54,7 @@ class _Requestor:
         """Close the requestor and its session (the temporary destination goes with them)."""
         try:
             self._consumer.close()
-            self._reply_to.delete()  # type: ignore[attr-defined]
+            self._reply_to.delete()
         except Exception:  # the session may already be closed; closing it below still matters
             pass
         self._session.close()
