@@ -103,6 +103,7 @@ def spark_session(master: str = "local[2]", app: str = "amqp-jms pipeline") -> A
     """A quiet local SparkSession with the ``jms`` format registered."""
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, and no hostname warning
     try:
         from pyspark.sql import SparkSession
     except ImportError as e:  # pragma: no cover - depends on the install
