@@ -214,6 +214,12 @@ def arrow_variants(batch: pa.RecordBatch) -> list[pa.RecordBatch | pa.Table]:
     return [batch, encoded, table]
 
 
+def large_variants(batch: pa.RecordBatch, times: int = 20) -> list[pa.RecordBatch]:
+    """The rows repeated ``times`` times, plain and encoded (big batches take other kernels)."""
+    big = pa.Table.from_batches([batch] * times).combine_chunks().to_batches()[0]
+    return [big, arrow_variants(big)[1]]
+
+
 def lookup(m: Message) -> Any:
     values = dict(m._props)
     values.update(JMSPriority=m.get_jms_priority(), JMSType=m.get_jms_type(),
@@ -229,8 +235,11 @@ def test_all_evaluators_agree_row_by_row(ast: Node, msgs: list[Message]) -> None
     per_message = [s.matches(m) for m in msgs]
     assert [s.matches_lookup(lookup(m)) for m in msgs] == per_message
     assert [reference(s.ast, lookup(m)) is True for m in msgs] == per_message  # type: ignore[arg-type]
-    for data in arrow_variants(messages_to_batch(msgs)):
+    batch = messages_to_batch(msgs)
+    for data in arrow_variants(batch):
         assert s.evaluate_batch(data).to_pylist() == per_message
+    for data in large_variants(batch):
+        assert s.evaluate_batch(data).to_pylist() == per_message * 20
 
 
 @SETTINGS
