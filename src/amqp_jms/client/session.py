@@ -196,6 +196,14 @@ class Session(SessionFeatures):
         pcons = conn._provider_wait(self._p.create_consumer(spec, queue), conn._request_timeout(),
                                     "create_consumer")
         local = selector_obj if not getattr(pcons, "selector_applied_remotely", True) else None
+        if local is not None and not destination.is_topic:
+            # filtering a shared queue locally would take messages from other consumers
+            conn._provider_wait(pcons.close(), conn._close_timeout(), "close consumer")
+            raise JMSException(
+                f"the peer does not apply message selectors, and on a queue ({destination}) the "
+                "client cannot filter without taking other consumers' messages; selectors on "
+                "topics are evaluated by the client instead"
+            )
         cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, local)
         with self._lock:
             if self._closed:

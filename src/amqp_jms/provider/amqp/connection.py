@@ -98,6 +98,7 @@ class AmqpProvider(Provider):
         self.remote_properties: dict[str, Any] = {}
         self.queue_prefix: str | None = None
         self.topic_prefix: str | None = None
+        self.ignores_selectors = False
         self._timer: asyncio.TimerHandle | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
@@ -345,6 +346,8 @@ class AmqpProvider(Provider):
         self.remote_properties = {str(k): v for k, v in props.items()}
         qp, tp = self.remote_properties.get("queue-prefix"), self.remote_properties.get("topic-prefix")
         self.queue_prefix = str(qp) if qp else None
+        # RabbitMQ's AMQP 1.0 plugin echoes a selector filter on attach but never applies it
+        self.ignores_selectors = str(self.remote_properties.get("product", "")) == "RabbitMQ"
         self.topic_prefix = str(tp) if tp else None
         if "amqp:connection-establishment-failed" in self.remote_properties:
             self._establishment_failed = True  # a close with the reason follows at once

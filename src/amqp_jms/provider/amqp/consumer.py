@@ -92,7 +92,8 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def on_attached(self) -> None:
         assert self.pn is not None
         if self.spec.selector:
-            self.selector_applied_remotely = has_filter(self.pn.remote_source.filter, "jms-selector")
+            echoed = has_filter(self.pn.remote_source.filter, "jms-selector")
+            self.selector_applied_remotely = echoed and not self.provider.ignores_selectors
         if self.prefetch > 0:
             self.pn.flow(self.prefetch)
             self.credit = self.pn.credit
