@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.config import ConnectionConfig
+from .completion import refuse_in_callback
 from .session import Session
 
 __all__ = ["Connection", "ConnectionMetaData", "ExceptionListener"]
@@ -188,6 +189,7 @@ class Connection:
             if self._closed:
                 return
             self._refuse_on_dispatcher("close")
+            refuse_in_callback(self._sessions, "close")  # JMS 4.6.2: not from a CompletionListener
             self._closed = True
         with self._started_cond:
             self._started = False

@@ -113,7 +113,12 @@ class MessageProducer:
     def send(self, *args: Any, **kwargs: Any) -> None:
         """``send(message[, delivery_mode, priority, time_to_live])`` or, for a producer created
         without a destination, ``send(destination, message[, ...])``. Keywords
-        ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too."""
+        ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too. A
+        ``completion_listener`` (keyword, or last positional argument) makes the send
+        asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
+        listener = kwargs.pop("completion_listener", None)
+        if len(args) > 1 and (hasattr(args[-1], "on_completion") or callable(args[-1])):
+            listener, args = args[-1], args[:-1]
         if args and (isinstance(args[0], Destination) or (args[0] is None and len(args) > 1)):
             destination, message, rest = args[0], args[1] if len(args) > 1 else None, args[2:]
             if self._destination is not None:
@@ -142,9 +147,12 @@ class MessageProducer:
             opts.get("delivery_mode", self.delivery_mode),
             opts.get("priority", self.priority),
             opts.get("time_to_live", self.time_to_live),
+            listener,
         )
 
-    def _send(self, destination: Destination, message: Any, mode: int, priority: int, ttl: int) -> None:
+    def _send(
+        self, destination: Destination, message: Any, mode: int, priority: int, ttl: int, listener: Any = None
+    ) -> None:
         self._check_open()
         if message is None:
             raise TypeError("message must not be None")
@@ -170,10 +178,15 @@ class MessageProducer:
         # the wire carries x-opt-delivery-time only for a real delay; JMSDeliveryTime reads
         # as send time + delay afterwards (JMS 3.4.13)
         message._delivery_time = now + delay if delay > 0 else 0
-        sync = self._force_sync or not (self._force_async or self._presettle)
+        sync = listener is not None or self._force_sync or not (self._force_async or self._presettle)
         fut = self._p.send(message, sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
+        if listener is not None:  # asynchronous send: the session's completion thread reports
+            from .completion import completions_for
+
+            completions_for(self._session).add(fut, message, listener, self)
+            return
         if fut is not None:
             conn = self._session._connection
             conn._provider_wait(fut, self._send_timeout, "send")
@@ -181,6 +194,9 @@ class MessageProducer:
     def close(self) -> None:
         if self._closed:
             return
+        from .completion import wait_for_completions
+
+        wait_for_completions(self._session, "close", self)  # JMS 4.6.2: incomplete sends first
         self._closed = True
         self._session._close_producer(self)
 

@@ -34,6 +34,7 @@ from ..provider.base import (
     ConsumerSpec,
     ProducerSpec,
 )
+from .completion import wait_for_completions
 from .consumer import ListenerLike, LocalQueue, MessageConsumer
 from .dispatch import Dispatcher
 from .producer import MessageProducer
@@ -339,6 +340,7 @@ class Session(SessionFeatures):
         self._check_open()
         if not self.transacted:
             raise IllegalStateException("commit() called on a session that is not transacted")
+        wait_for_completions(self, "commit")
         conn = self._connection
         with self._lock:
             self._delivered.clear()
@@ -348,6 +350,7 @@ class Session(SessionFeatures):
         self._check_open()
         if not self.transacted:
             raise IllegalStateException("rollback() called on a session that is not transacted")
+        wait_for_completions(self, "rollback")
         conn = self._connection
         with self._lock:
             self._delivered.clear()
@@ -407,6 +410,7 @@ class Session(SessionFeatures):
         d = self._dispatcher
         if d is not None and d.on_own_thread():
             raise IllegalStateException("a message listener must not close its own session")
+        wait_for_completions(self, "close")  # JMS 4.6.2: incomplete async sends complete first
         for c in list(self._consumers):
             c._closed = True
             c._queue.close()
