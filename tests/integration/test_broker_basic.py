@@ -145,7 +145,9 @@ def test_delivery_delay_holds_message_until_due(conn: BlockingConnection) -> Non
     assert m.body == "late"
 
 
-def test_dynamic_receiver_gets_temporary_queue_deleted_on_close(broker: Broker, conn: BlockingConnection) -> None:
+def test_dynamic_receiver_gets_temporary_queue_deleted_on_close(
+    broker: Broker, conn: BlockingConnection
+) -> None:
     r = conn.create_receiver(None, dynamic=True, options=Caps("temporary-queue"))
     address = r.link.remote_source.address
     assert address

@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+from ..types import Int
 from . import _codec
 
 __all__ = ["BrokerMessage", "advance_seq", "next_seq"]
@@ -135,7 +136,7 @@ class BrokerMessage:
         if name == "JMSDeliveryMode":
             return "PERSISTENT" if self.durable else "NON_PERSISTENT"
         if name == "JMSPriority":
-            return self.priority
+            return Int(self.priority)
         if name == "JMSRedelivered":
             return self.delivery_count > 0
         return props.get(name)

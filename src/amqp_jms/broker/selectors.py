@@ -1,16 +1,16 @@
 """JMS selectors on broker messages, through the shared :mod:`amqp_jms.selector` engine.
 
-The broker never parses selectors itself: it compiles the text with ``amqp_jms.selector`` and
-evaluates it with a lookup that reads identifiers from the message record (JMS header fields and
-application properties, decoded lazily and only once per message).
+The broker never parses selectors itself: it compiles the text once per subscription with
+``amqp_jms.selector.Selector`` and evaluates it with ``matches_lookup``, reading identifiers
+from the message record (JMS header fields and application properties, decoded lazily and
+once per message).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
-from ..exceptions import InvalidSelectorException
+from ..selector import Selector
 from .message import BrokerMessage
 
 __all__ = ["compile_selector"]
@@ -20,16 +20,11 @@ def compile_selector(text: str) -> Callable[[BrokerMessage], bool] | None:
     """A predicate for ``text`` (``None`` for an empty selector); ``InvalidSelectorException``."""
     if not text or not text.strip():
         return None
-    try:
-        from .. import selector as _sel
-
-        factory: Any = getattr(_sel, "Selector")  # noqa: B009
-    except (ImportError, AttributeError) as exc:
-        raise InvalidSelectorException("selectors are not available in this build") from exc
-    sel = factory(text)
-    evaluate = getattr(sel, "matches", None) or sel.evaluate
+    sel = Selector(text)
+    match = sel.matches_lookup
 
     def predicate(msg: BrokerMessage) -> bool:
-        return evaluate(msg.lookup) is True
+        return match(msg.lookup) is True
 
     return predicate
+
