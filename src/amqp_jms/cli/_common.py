@@ -151,8 +151,10 @@ class Output:
 
     def __post_init__(self) -> None:
         out = self.stdout or sys.stdout
-        self.console = Console(file=out, highlight=False, soft_wrap=True)
-        self.err = Console(file=sys.stderr, highlight=False, soft_wrap=True)
+        # piped or captured output gets wide tables instead of ellipses at 80 columns
+        self.console = Console(file=out, highlight=False, soft_wrap=True, width=None if _tty(out) else 200)
+        err_width = None if _tty(sys.stderr) else 200
+        self.err = Console(file=sys.stderr, highlight=False, soft_wrap=True, width=err_width)
         self._out = out
 
     @property
@@ -163,8 +165,17 @@ class Output:
     def emit(self, record: Mapping[str, Any]) -> None:
         """One JSON line on stdout (only under ``--json``)."""
         if self.json:
-            self._out.write(json.dumps(to_jsonable(record), ensure_ascii=False) + "\n")
-            self._out.flush()
+            self.json_line(record)
+
+    def json_line(self, record: Mapping[str, Any]) -> None:
+        """One JSON line on stdout, whatever the mode (``receive --format json``)."""
+        self._out.write(json.dumps(to_jsonable(record), ensure_ascii=False) + "\n")
+        self._out.flush()
+
+    def line(self, text: str) -> None:
+        """A raw line of data on stdout (message bodies: no markup, no wrapping)."""
+        self._out.write(text + "\n")
+        self._out.flush()
 
     def info(self, text: str) -> None:
         if not self.quiet:
@@ -205,6 +216,13 @@ class Output:
                     prog.update(task, **kw)
 
             yield _Bar()
+
+
+def _tty(f: Any) -> bool:
+    try:
+        return bool(f.isatty())
+    except (AttributeError, ValueError):
+        return False
 
 
 _NUMERIC = {"messages", "msgs/s", "seconds", "count", "bytes", "MiB/s", "lost", "duplicates", "in", "out"}

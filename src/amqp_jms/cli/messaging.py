@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections.abc import Iterator
@@ -11,7 +12,15 @@ from typing import Any
 
 from ..destination import Topic
 from ._client import BODY_TYPES, build_message, connect, describe_message
-from ._common import Output, UsageError, add_common, add_url, parse_destination_arg, parse_property
+from ._common import (
+    Output,
+    UsageError,
+    add_common,
+    add_url,
+    parse_destination_arg,
+    parse_property,
+    to_jsonable,
+)
 
 __all__ = ["register"]
 
@@ -187,22 +196,26 @@ def _register_receive(sub: Any, name: str, help_text: str) -> None:
     p.set_defaults(func=run_receive)
 
 
+def _body_text(body: Any) -> str:
+    """The body as one printable text: strings as is, bytes as UTF-8 (else hex), the rest as JSON."""
+    if body is None:
+        return ""
+    if isinstance(body, str):
+        return body
+    if isinstance(body, bytes | bytearray):
+        try:
+            return bytes(body).decode()
+        except UnicodeDecodeError:
+            return bytes(body).hex()
+    return json.dumps(to_jsonable(body), ensure_ascii=False)
+
+
 def _print_message(out: Output, fmt: str, msg: Any) -> None:
     record = describe_message(msg)
     if out.json or fmt == "json":
-        if out.json:
-            out.emit(record)
-        else:
-            import json
-
-            from ._common import to_jsonable
-
-            out.console.file.write(json.dumps(to_jsonable(record), ensure_ascii=False) + "\n")
-        return
-    body = record["body"]
-    text = body if isinstance(body, str) else ("" if body is None else repr(body))
-    out.console.file.write(text + "\n")
-    out.console.file.flush()
+        out.json_line(record)
+    else:
+        out.line(_body_text(record["body"]))
 
 
 def run_receive(args: argparse.Namespace, out: Output) -> int:
@@ -230,9 +243,8 @@ def run_receive(args: argparse.Namespace, out: Output) -> int:
         consumer.close()
         if args.durable and args.unsubscribe:
             session.unsubscribe(args.durable)
-    out.err.print(
-        f"received {received} message{'s' if received != 1 else ''} from {dest}"
-    ) if not out.json else None
+    if not out.json:
+        out.err.print(f"received {received} message{'s' if received != 1 else ''} from {dest}")
     return 0
 
 
@@ -277,7 +289,7 @@ def run_browse(args: argparse.Namespace, out: Output) -> int:
                     record["type"],
                     record["priority"],
                     record["jms_type"] or "",
-                    ", ".join(f"{k}={v}" for k, v in record["properties"].items()),
+                    ", ".join(f"{k}={to_jsonable(v)}" for k, v in record["properties"].items()),
                 ]
                 if args.bodies:
                     row.append(str(record["body"])[:60])
