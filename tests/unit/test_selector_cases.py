@@ -521,3 +521,31 @@ def test_deep_nesting_is_an_invalid_selector_not_a_crash() -> None:
     with pytest.raises(InvalidSelectorException):
         Selector("(" * 5000 + "a" + ")" * 5000)
     assert Selector("(" * 50 + "a = 1" + ")" * 50).matches(make_message({"a": 1}))
+
+
+def test_evaluators_compile_once_even_when_kept_before_first_use() -> None:
+    s = Selector("a = 1")
+    early, early_lookup = s.matches, s.matches_lookup
+    m = make_message({"a": 1})
+    assert early(m) and early(m)
+    assert s.matches is not early  # replaced by the generated function
+    assert s.matches(m) and not s.matches(make_message({"a": 2}))
+    assert early_lookup({"a": 1}.get) and not early_lookup({"a": 2}.get)
+    assert s.matches_lookup is not early_lookup
+
+
+def test_exports() -> None:
+    import amqp_jms.selector as pkg
+
+    for name in pkg.__all__:
+        assert hasattr(pkg, name), name
+    nodes = {"Literal", "Identifier", "Unary", "Arithmetic", "Compare", "And", "Or", "Not", "Between", "In"}
+    assert nodes | {"Selector", "Like", "IsNull", "Node"} <= set(pkg.__all__)
+
+
+def test_selector_equality_is_by_tree() -> None:
+    assert Selector("a=1 AND b=2") == Selector("a = 1  and  b = 2")
+    assert hash(Selector("a=1")) == hash(Selector("(a = 1)"))
+    assert Selector("a = 1") != Selector("a = 1L")
+    assert repr(Selector("a=1")) == "Selector('a=1')"
+    assert str(Selector("a=1 AND (b=2 OR c=3)").ast) == "a = 1 AND (b = 2 OR c = 3)"

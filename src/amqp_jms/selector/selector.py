@@ -36,8 +36,8 @@ class Selector:
       ``'PERSISTENT'``/``'NON_PERSISTENT'`` or 1/2, ``JMSPriority`` an int, ``JMSTimestamp`` int
       milliseconds, ``JMSMessageID``/``JMSCorrelationID``/``JMSType`` str or None; property
       values typed as in ``amqp_jms.types`` (plain int = long, plain float = double, ``Int``,
-      ``Float`` ...). It may be called for each identifier at most once per evaluation, in any
-      order, and must not raise.
+      ``Float`` ...). It is called for the identifiers the selector uses (each at least once,
+      in any order, sometimes more than once), must be cheap and must not raise.
     - ``evaluate_batch(batch) -> pyarrow.BooleanArray``: vectorized over a RecordBatch/Table
       (see ``amqp_jms.selector.arrow``), identical to ``matches`` row by row.
 
@@ -57,9 +57,26 @@ class Selector:
         self.ast: Node | None = parse(self.text)
         if self.ast is None:
             self.matches = self.matches_lookup = _always
-        else:
-            self.matches = compile_message(self.ast)
-            self.matches_lookup = compile_lookup(self.ast)
+            return
+        ast = self.ast
+
+        # Each evaluator is generated on first use (a client needs only ``matches``, the broker
+        # only ``matches_lookup``) and then replaces its trampoline on the instance; a caller
+        # that kept the trampoline still gets the generated function, compiled once.
+        def matches(message: Any) -> bool:
+            fn = self.matches
+            if fn is matches:
+                fn = self.matches = compile_message(ast)
+            return fn(message)
+
+        def matches_lookup(get: Callable[[str], object]) -> bool:
+            fn = self.matches_lookup
+            if fn is matches_lookup:
+                fn = self.matches_lookup = compile_lookup(ast)
+            return fn(get)
+
+        self.matches = matches
+        self.matches_lookup = matches_lookup
 
     def evaluate_batch(self, batch: pa.RecordBatch | pa.Table) -> pa.BooleanArray:
         """One bool per row, identical to ``matches`` on each row (unknown -> False)."""
