@@ -549,3 +549,22 @@ def test_selector_equality_is_by_tree() -> None:
     assert Selector("a = 1") != Selector("a = 1L")
     assert repr(Selector("a=1")) == "Selector('a=1')"
     assert str(Selector("a=1 AND (b=2 OR c=3)").ast) == "a = 1 AND (b = 2 OR c = 3)"
+
+
+def test_dictionary_with_null_entries_and_large_strings() -> None:
+    import pyarrow as pa
+
+    indices = pa.array([0, 1, None, 2, 0], pa.int8())
+    encoded = pa.DictionaryArray.from_arrays(indices, pa.array(["a", None, "b"], pa.large_string()))
+    batch = pa.RecordBatch.from_arrays([encoded], names=["s"])
+    expect = {  # rows: 'a', NULL (dictionary entry), NULL (index), 'b', 'a'
+        "s = 'a'": [True, False, False, False, True],
+        "NOT (s = 'a')": [False, False, False, True, False],
+        "s IN ('a', 'b')": [True, False, False, True, True],
+        "s NOT IN ('a', 'b', 'c', 'd', 'e', 'f', 'g')": [False, False, False, False, False],
+        "s LIKE '_'": [True, False, False, True, True],
+        "s IS NULL": [False, True, True, False, False],
+        "s = 'zz' OR s IS NULL": [False, True, True, False, False],
+    }
+    for text, rows in expect.items():
+        assert Selector(text).evaluate_batch(batch).to_pylist() == rows, text

@@ -155,7 +155,7 @@ def _column_kind(array: Any) -> Vec:
     t = array.type
     if pa.types.is_dictionary(t):
         vt = t.value_type
-        if pa.types.is_string(vt) or pa.types.is_large_string(vt):
+        if (pa.types.is_string(vt) or pa.types.is_large_string(vt)) and array.dictionary.null_count == 0:
             # kept encoded: string tests run on the (small) dictionary, then ``take`` the indices
             return S, pa.DictionaryArray.from_arrays(array.indices, pc.cast(array.dictionary, pa.string()))
         array = array.dictionary_decode()
@@ -188,11 +188,20 @@ def _plain(x: Any) -> Any:
 
 
 def _on_strings(x: Any, fn: Any) -> Any:
-    """``fn`` (a string -> bool kernel) over a string array, evaluated once per distinct value
-    when the array is dictionary-encoded."""
-    if isinstance(x, pa.DictionaryArray):
-        return pc.take(fn(x.dictionary), x.indices)
-    return fn(x)
+    """``fn`` (a string -> bool kernel) over a string array. A dictionary-encoded array is tested
+    once per distinct value; the rows then only compare small integer indices (nulls stay null)."""
+    if not isinstance(x, pa.DictionaryArray):
+        return fn(x)
+    tested = fn(x.dictionary)
+    hits = pc.indices_nonzero(pc.fill_null(tested, False)).cast(x.indices.type)
+    if len(hits) == 0:
+        return pc.equal(x.indices, pa.scalar(-1, x.indices.type))  # FALSE, or NULL for null rows
+    if len(hits) <= 4:
+        result = pc.equal(x.indices, hits[0])
+        for h in hits[1:]:
+            result = pc.or_(result, pc.equal(x.indices, h))
+        return result
+    return pc.take(tested, x.indices)
 
 
 def _is_in(strings: Any, values: tuple[str, ...]) -> Any:
