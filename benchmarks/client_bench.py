@@ -1,6 +1,6 @@
 """client_bench: the JMS client against a raw python-qpid-proton Container client.
 
-Same embedded broker, same run, same work, three figures (messages of 256 bytes):
+Same embedded broker (in its own process), same run, same work, three figures (messages of 256 bytes):
 
 1. presettled send (amqp-jms: presettled producer, BytesMessage; raw: at-most-once sender),
    timed until the producer's link is closed (everything written and the detach answered);
@@ -17,10 +17,13 @@ shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a consumer dr
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import socket
+import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 GOAL = 0.9
 BODY = b"x" * 256
@@ -214,6 +217,29 @@ def memory_drain(url: str, n: int) -> float:
         return rss_mb() - (base or 0.0)
 
 
+@contextlib.contextmanager
+def broker_process() -> Iterator[str]:
+    """The embedded broker in its own process (so neither client shares its GIL)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, "-m", "amqp_jms.broker", "--port", str(port), "-q"])
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline or proc.poll() is not None:
+                    raise RuntimeError("the broker did not start") from None
+                time.sleep(0.1)
+        yield f"amqp://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        proc.wait(10)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small run (< 60 s)")
@@ -226,11 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     n_sync = max(500, n // 10)
     rounds = args.rounds or (2 if args.quick else 3)
 
-    from amqp_jms.broker import Broker
-
     results: dict[str, dict[str, float]] = {}
-    with Broker(port=0, max_frame_size=None) as broker:
-        url = broker.url
+    with broker_process() as url:
         phases: list[tuple[str, int, Callable[..., float], Callable[..., float]]] = [
             ("presettled send", n, jms_send_presettled, raw_send_presettled),
             ("receive (ack)", n, jms_receive, raw_receive),
