@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from proton import Condition
 from proton import Message as PMessage
 
 from amqp_jms import (
@@ -341,3 +343,52 @@ def test_anonymous_producer_uses_null_target_when_relay_offered(peer: TestPeer) 
         peer.wait()
     assert seen[0].target_address is None
     assert got[0].message.address == "dest"
+
+
+def test_selector_not_echoed_topic_filters_locally(peer: TestPeer) -> None:
+    peer.expect_attach(echo_filter=False)
+    red = _text("red", color="red")
+    blue = _text("blue", color="blue")
+    peer.expect_flow(send=[blue, red])
+    peer.expect_disposition(lambda d: d.state == 0x24)  # 'blue' settled without delivery
+    peer.expect_disposition(lambda d: d.state == 0x24)  # 'red' delivered and acknowledged
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        c = s.create_consumer(Topic("t"), "color = 'red'")
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None and m.get_text() == "red"
+        peer.wait()
+
+
+def test_selector_not_echoed_on_a_queue_is_refused(peer: TestPeer) -> None:
+    from amqp_jms import JMSException
+
+    peer.expect_attach(echo_filter=False)
+    peer.expect_flow()
+    peer.expect_detach()
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        with pytest.raises(JMSException, match="does not apply message selectors"):
+            s.create_consumer(Queue("q"), "color = 'red'")
+        peer.wait()
+
+
+def test_peer_ending_the_session_on_attach_fails_fast(peer: TestPeer) -> None:
+    """RabbitMQ answers an unsupported attach (coordinator, dynamic node) by ending the session."""
+    from amqp_jms import JMSException
+
+    def end_session(c: Any) -> None:
+        for link in c.links.values():
+            link.session.condition = Condition("amqp:not-implemented", "coordinator not supported")
+            link.session.close()
+
+    peer.expect_attach(lambda a: a.target_is_coordinator, respond=False)
+    with _conn(peer) as conn:
+        t = threading.Timer(0.1, lambda: peer.run(end_session))
+        t.start()
+        t0 = time.monotonic()
+        with pytest.raises(JMSException, match="not-implemented"):
+            conn.create_session(True)
+        assert time.monotonic() - t0 < 3
+        t.join()

@@ -222,12 +222,16 @@ class TestPeer:
         refuse: tuple[str, str] | None = None,
         echo_filter: bool = True,
         offer: int = 0,
+        respond: bool = True,
         label: str = "attach",
     ) -> None:
         """Answer an attach (echoing the termini); ``refuse`` answers with a null terminus and a
-        detach carrying that error; ``offer`` grants that much credit to a client sender."""
+        detach carrying that error; ``offer`` grants that much credit to a client sender;
+        ``respond=False`` leaves it unanswered (a later ``run`` action decides)."""
 
-        def respond(c: _Conn, link: Link) -> None:
+        def answer(c: _Conn, link: Link) -> None:
+            if not respond:
+                return
             if refuse:
                 # a null terminus on our side of the reply, then the error
                 if link.is_sender:
@@ -250,7 +254,7 @@ class TestPeer:
             if offer and link.is_receiver:
                 link.flow(offer)
 
-        self._add(_Expect("attach", check, respond, label=label))
+        self._add(_Expect("attach", check, answer, label=label))
 
     def expect_flow(self, check: Callable[[Flow], Any] | None = None, *, send: Sequence[Any] = (),
                     settled: bool = False, drained: bool = False) -> None:
