@@ -16,7 +16,7 @@ from ..exceptions import (
     TransactionRolledBackException,
 )
 
-__all__ = ["ConnectionLost", "to_jms"]
+__all__ = ["to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -27,10 +27,6 @@ _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:transaction:unknown-id": TransactionRolledBackException,
     "amqp:invalid-field": JMSException,
 }
-
-
-class ConnectionLost(JMSException):
-    """Internal marker base: the connection failed; pending work fails with a subclass-free copy."""
 
 
 def to_jms(

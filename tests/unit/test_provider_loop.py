@@ -1,0 +1,106 @@
+"""The loop thread bridge and the AMQP-error seam (no sockets)."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from amqp_jms import (
+    IllegalStateException,
+    InvalidClientIDException,
+    InvalidDestinationException,
+    JMSException,
+    JMSSecurityException,
+    ResourceAllocationException,
+    TransactionRolledBackException,
+)
+from amqp_jms.provider.errors import to_jms
+from amqp_jms.provider.loop import LoopThread
+
+
+def test_run_returns_results_and_raises_timeouts() -> None:
+    lt = LoopThread("test-loop")
+    try:
+        async def add() -> int:
+            return 1 + 1
+
+        assert lt.run(add(), 1.0) == 2
+
+        async def slow() -> None:
+            import asyncio
+
+            await asyncio.sleep(5)
+
+        with pytest.raises(JMSException, match="timed out"):
+            lt.run(slow(), 0.05, "slow thing")
+    finally:
+        lt.stop()
+    assert not lt.thread.is_alive()
+
+
+def test_run_on_the_loop_thread_is_refused() -> None:
+    lt = LoopThread("test-loop")
+    try:
+        seen: list[BaseException] = []
+
+        async def inner() -> None:
+            return None
+
+        async def outer() -> None:
+            try:
+                lt.run(inner(), 1.0)
+            except IllegalStateException as e:
+                seen.append(e)
+
+        lt.run(outer(), 1.0)
+        assert seen and "deadlock" in str(seen[0])
+    finally:
+        lt.stop()
+
+
+def test_posted_work_runs_in_order_in_batches_then_after_ops() -> None:
+    lt = LoopThread("test-loop")
+    out: list[object] = []
+    flushed = threading.Event()
+    batches: list[int] = []
+    lt.set_after_ops(lambda: (batches.append(len(out)), flushed.set()))
+    try:
+        gate = threading.Event()
+        lt.post(lambda: gate.wait(1))  # hold the loop while more work queues up
+        for i in range(100):
+            lt.post(lambda i=i: out.append(i))
+        gate.set()
+        assert flushed.wait(2)
+
+        async def noop() -> None:
+            return None
+
+        lt.run(noop(), 1.0)
+        assert out == list(range(100))
+        assert len(batches) <= 3  # 100 posts cost a few wake-ups, not 100
+    finally:
+        lt.stop()
+
+
+@pytest.mark.parametrize(
+    "condition, cls",
+    [
+        ("amqp:not-found", InvalidDestinationException),
+        ("amqp:unauthorized-access", JMSSecurityException),
+        ("amqp:resource-limit-exceeded", ResourceAllocationException),
+        ("amqp:transaction:rollback", TransactionRolledBackException),
+        ("amqp:internal-error", JMSException),
+        (None, JMSException),
+    ],
+)
+def test_conditions_map_to_jms_exceptions(condition: str | None, cls: type) -> None:
+    e = to_jms(condition, "details here", "doing a thing")
+    assert type(e) is cls
+    assert e.error_code == condition
+    assert "doing a thing" in str(e) and "details here" in str(e)
+
+
+def test_refused_container_id_is_invalid_client_id() -> None:
+    e = to_jms("amqp:invalid-field", "in use", "open", container_id_refused=True)
+    assert isinstance(e, InvalidClientIDException) and e.error_code == "amqp:invalid-field"
