@@ -4,7 +4,8 @@ Header fields go to the MQMD where IBM puts them, and to the RFH2 ``jms``/``mcd`
 application properties go to ``usr`` (IBM's name rules enforced); ``JMSX*`` and ``JMS_IBM_*``
 properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, and say so:
 
-* JMSMessageID ``ID:`` + 48 lower-case hex -> MsgId; any other id is kept whole in the ``ajms``
+* JMSMessageID ``ID:`` + 48 lower-case hex (not all zeros, which MQ reads as "none") -> MsgId;
+  any other id is kept whole in the ``ajms``
   folder (``Mid``) and MsgId gets a 24-byte BLAKE2b digest of it (stable, unique in practice).
 * Other vendor properties (``JMSX*`` without an MQMD field, ``JMS_*``) cannot live in ``usr``
   (IBM reserves ``JMS``): they go, typed, in our own ``ajms`` folder, which IBM ignores.
@@ -86,7 +87,8 @@ def body_domain(message: Any) -> str:
 def _provider_id(value: str) -> bytes | None:
     """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
     if len(value) == 51 and value.startswith("ID:") and _LOWER_HEX.fullmatch(value, 3):
-        return bytes.fromhex(value[3:])
+        raw = bytes.fromhex(value[3:])
+        return raw if any(raw) else None  # all zeros is MQMI_NONE/MQCI_NONE: "no id" to MQ
     return None
 
 
