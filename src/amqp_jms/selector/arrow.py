@@ -68,7 +68,10 @@ def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.Bo
     result = _Evaluator(batch).condition(node)
     if isinstance(result, pa.Scalar):  # a constant selector (no identifiers)
         return pa.repeat(pa.scalar(result.as_py() is True), n)
-    return pc.fill_null(result, False)
+    if result.null_count == 0:
+        return result
+    # unknown -> False; (x AND is_valid(x)) is ~200x faster than fill_null on booleans
+    return pc.and_kleene(result, pc.is_valid(result))
 
 
 _PY_TO_ARROW: dict[type, Any] = {
