@@ -89,3 +89,52 @@ def test_failed_start_raises_and_leaves_nothing_behind() -> None:
     assert rmq.epmd_pids == []
     assert rmq.directory is None or not rmq.directory.exists()
     assert os.geteuid() == 0
+
+
+def test_cli_round_trip_through_rabbitmq_keeps_typed_properties(
+    rabbitmq: RabbitMQ, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from amqp_jms.cli.main import main
+
+    q = f"/queue/cli-{uuid.uuid4().hex[:8]}"
+    assert (
+        main(
+            [
+                "send",
+                q,
+                "--url",
+                rabbitmq.url,
+                "hello rabbit",
+                "--property",
+                "total=5.5:double",
+                "--property",
+                "n=3:int",
+                "--jms-type",
+                "order.created",
+                "--correlation-id",
+                "c-1",
+            ]
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert main(["receive", q, "--url", rabbitmq.url, "--count", "1", "--timeout", "5", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out.strip())
+    assert got["body"] == "hello rabbit" and got["type"] == "TextMessage"
+    assert {k: v for k, v in got["properties"].items() if not k.startswith("JMS")} == {"total": 5.5, "n": 3}
+    assert (got["jms_type"], got["correlation_id"]) == ("order.created", "c-1")
+
+
+def test_cli_selector_on_a_rabbitmq_queue_is_a_clear_error_not_a_hang(
+    rabbitmq: RabbitMQ, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from amqp_jms.cli.main import main
+
+    rc = main(
+        ["receive", "/queue/cli-sel", "--url", rabbitmq.url, "--selector", "total > 1", "--timeout", "2"]
+    )
+    err = capsys.readouterr().err
+    assert rc == 1
+    assert err.startswith("error: ") and "selector" in err and "Traceback" not in err

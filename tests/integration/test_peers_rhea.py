@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import types
 import uuid
+from typing import Any
 
 import pytest
 from proton import Message
@@ -71,3 +73,16 @@ def test_rhea_sends_to_rabbitmq_and_proton_receives(rhea: types.ModuleType, rabb
     finally:
         conn.close()
     assert got == [("a", 0), ("b", 1), ("ünïcode", 2)]
+
+
+def test_rhea_sends_to_the_embedded_broker_and_the_cli_receives(
+    rhea: types.ModuleType, broker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from amqp_jms.cli.main import main
+
+    out = rhea.run_code(_SEND, {"url": broker.url, "address": "rhea-in", "bodies": ["x", "y"]})
+    assert out == {"sent": 2, "accepted": 2}
+    assert main(["receive", "rhea-in", "--url", broker.url, "--count", "2", "--timeout", "5", "--json"]) == 0
+    got = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [m["body"] for m in got] == ["x", "y"]
+    assert [m["properties"]["i"] for m in got] == [0, 1]
