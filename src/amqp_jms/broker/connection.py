@@ -13,9 +13,10 @@ import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from proton import Condition, Described, Endpoint, Event, Link, Message, Terminus, symbol, ulong
+from proton import Condition, Delivery, Described, Endpoint, Event, Link, Message, Terminus, symbol, ulong
 
 from .. import __version__
+from ._fast import addr, ffi, lib, ptr_addr
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
@@ -63,16 +64,16 @@ class BrokerConnection:
         self.dirty = dirty
         self.container: str | None = None
         self.sole = False
-        self.links: dict[Link, OutgoingLink | IncomingLink] = {}
+        self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
         self.closed = False
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
         t = ev.type
         if t is Event.DELIVERY:
-            self._on_delivery(ev.delivery)
+            self.on_delivery_raw(ev.delivery._impl)
         elif t is Event.LINK_FLOW:
-            st = self.links.get(ev.link)
+            st = self.links.get(addr(ev.link))
             if isinstance(st, OutgoingLink):
                 st.on_flow()
         elif t is Event.LINK_REMOTE_OPEN:
@@ -131,18 +132,18 @@ class BrokerConnection:
         if self.closed:
             return
         self.closed = True
-        for link, st in list(self.links.items()):
-            self._end_link(link, st, closed=False, connection_gone=True)
+        for st in list(self.links.values()):
+            self._end_link(st.link, st, closed=False, connection_gone=True)
         self.links.clear()
         self.txns.rollback_owned_by(self.id)
         if self.container is not None:
             self.core.unregister_container(self.container, self.id)
 
     def _on_session_end(self, session: Any) -> None:
-        for link, st in list(self.links.items()):
-            if link.session == session:
-                self._end_link(link, st, closed=False, connection_gone=False)
-                self.links.pop(link, None)
+        for key, st in list(self.links.items()):
+            if st.link.session == session:
+                self._end_link(st.link, st, closed=False, connection_gone=False)
+                self.links.pop(key, None)
         session.close()
 
     # -- attach --------------------------------------------------------------------------------
@@ -196,7 +197,7 @@ class BrokerConnection:
             self._resolve(address, caps)
             link.target.copy(target)
             st = IncomingLink(link, address)
-        self.links[link] = st
+        self.links[addr(link)] = st
         link.open()
         link.flow(st.window)
 
@@ -261,7 +262,7 @@ class BrokerConnection:
                                   matcher=matcher, browse=browse)
                 if not browse:
                     st.queue.add_consumer(st)
-        self.links[link] = st
+        self.links[addr(link)] = st
         link.open()
 
     def _new_subscription(
@@ -368,7 +369,7 @@ class BrokerConnection:
         if sub is None:
             link.source.type = Terminus.UNSPECIFIED
             link.open()
-            self.links[link] = OutgoingLink(self, link, self.router.new_queue("lookup", durable=False),
+            self.links[addr(link)] = OutgoingLink(self, link, self.router.new_queue("lookup", durable=False),
                                             presettled=False)
             return
         s = link.source
@@ -380,12 +381,12 @@ class BrokerConnection:
         set_filters(s, sub.selector_text, sub.no_local)
         st = OutgoingLink(self, link, sub.queue, presettled=False, subscription=sub)
         st.lookup = True  # type: ignore[attr-defined]
-        self.links[link] = st
+        self.links[addr(link)] = st
         link.open()
 
     # -- detach --------------------------------------------------------------------------------
     def _on_detach(self, link: Link, *, closed: bool) -> None:
-        st = self.links.pop(link, None)
+        st = self.links.pop(addr(link), None)
         if st is not None:
             self._end_link(link, st, closed=closed, connection_gone=False)
         if link.state & _LOCAL_ACTIVE:
@@ -422,17 +423,82 @@ class BrokerConnection:
             self.core.close_consumers_of(temp, except_conn=self)
 
     # -- transfers and dispositions ------------------------------------------------------------
+    def on_delivery_raw(self, d: Any) -> None:
+        """A DELIVERY event, as a ``pn_delivery_t`` pointer: the per-message hot path.
+
+        Plain transfers and plain outcomes are handled with proton-c calls only; anything
+        unusual (transactions, the coordinator, rejections with an error, unknown links) goes
+        to the wrapper-based path below.
+        """
+        lnk = lib.pn_delivery_link(d)
+        st = self.links.get(ptr_addr(lnk))
+        if st is None:
+            self._on_delivery(Delivery.wrap(d))
+            return
+        if type(st) is OutgoingLink:
+            st.on_disposition_raw(d)
+            return
+        assert isinstance(st, IncomingLink)
+        if lib.pn_delivery_partial(d) or not lib.pn_delivery_readable(d):
+            return
+        n = lib.pn_delivery_pending(d)
+        buf = bytearray(n)
+        lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
+        lib.pn_link_advance(lnk)
+        data = bytes(buf)
+        if lib.pn_delivery_aborted(d):
+            lib.pn_delivery_settle(d)
+        elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None:
+            dlv = Delivery.wrap(d)
+            if st.coordinator:
+                self._on_coordinator(dlv, data)
+            else:
+                self._on_message(st, dlv, data)
+        else:
+            self._on_message_fast(st, d, data)
+        credit = lib.pn_link_credit(lnk)
+        if credit < st.window // 2:
+            lib.pn_link_flow(lnk, st.window - credit)
+        self.dirty()
+
+    def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
+        router = self.router
+        try:
+            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+        except ValueError as exc:
+            _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
+            return
+        if not router.publish(st.address or "", msg):
+            _reject(Delivery.wrap(d), "amqp:not-found", f"node {st.address!r} no longer exists")
+            return
+        if lib.pn_delivery_settled(d):
+            lib.pn_delivery_settle(d)
+            return
+        waiter = self.core.store_barrier() if msg.stored else None
+        if waiter is None:
+            lib.pn_delivery_update(d, ACCEPTED)
+            lib.pn_delivery_settle(d)
+            return
+        dlv = Delivery.wrap(d)  # holds a reference until the store has it
+
+        def done(_: object) -> None:
+            if not self.closed:
+                dlv.update(ACCEPTED)
+                dlv.settle()
+                self.dirty()
+
+        waiter.add_done_callback(done)
+
     def _on_delivery(self, dlv: Any) -> None:
         link = dlv.link
-        st = self.links.get(link)
+        st = self.links.get(addr(link))
         if st is None:
             if dlv.link.is_receiver and not dlv.partial:
                 link.advance()
                 dlv.settle()
             return
         if isinstance(st, OutgoingLink):
-            if dlv.updated:
-                st.on_disposition(dlv)
+            st.on_disposition_raw(dlv._impl)
             return
         if dlv.partial or not dlv.readable:
             return
@@ -554,11 +620,12 @@ class BrokerConnection:
     # -- used by the core ----------------------------------------------------------------------
     def close_links_to(self, address: str) -> None:
         """A temporary node went away: end every link of ours that used it."""
-        for link, st in list(self.links.items()):
+        for key, st in list(self.links.items()):
+            link = st.link
             if isinstance(st, OutgoingLink) and (
                 st.queue.name == address or (st.subscription is not None and st.subscription.topic == address)
             ):
-                self.links.pop(link, None)
+                self.links.pop(key, None)
                 st.closed = True
                 st.queue.remove_consumer(st)
                 if link.state & _LOCAL_ACTIVE:

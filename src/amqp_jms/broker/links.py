@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
+from ._fast import ffi, lib, ptr_addr
 from .message import BrokerMessage
 from .nodes import Subscription
 from .queue import MessageQueue
@@ -47,7 +48,8 @@ class OutgoingLink:
         self.matcher = matcher
         self.subscription = subscription
         self.browse = browse
-        self.unacked: dict[bytes, BrokerMessage] = {}
+        self.unacked: dict[int, BrokerMessage] = {}  # by pn_delivery_t address
+        self._impl = link._impl
         self.refused: set[int] = set()  # seqs this consumer declared undeliverable-here
         self._tag = 0
         self._browse_items: list[BrokerMessage] | None = queue.snapshot() if browse else None
@@ -57,7 +59,7 @@ class OutgoingLink:
 
     # -- Consumer protocol ---------------------------------------------------------------------
     def credit(self) -> int:
-        return int(self.link.credit)
+        return int(lib.pn_link_credit(self._impl))
 
     @property
     def filtered(self) -> bool:
@@ -76,17 +78,18 @@ class OutgoingLink:
 
     def deliver(self, msg: BrokerMessage) -> None:
         self._tag += 1
-        tag = str(self._tag)
-        link = self.link
-        dlv = link.delivery(tag)
-        link.send(msg.wire_bytes())
-        link.advance()
+        tag = b"%d" % self._tag
+        lnk = self._impl
+        d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
+        data = msg.wire_bytes()
+        lib.pn_link_send(lnk, ffi.from_buffer(data), len(data))
+        lib.pn_link_advance(lnk)
         if self.presettled:
-            dlv.settle()
+            lib.pn_delivery_settle(d)
             if not self.browse:
                 self.conn.router.consumed(self.queue, msg)
         else:
-            self.unacked[tag.encode()] = msg
+            self.unacked[ptr_addr(d)] = msg
         self.conn.dirty()
 
     # -- flow ----------------------------------------------------------------------------------
@@ -113,41 +116,48 @@ class OutgoingLink:
             self.deliver(msg)
 
     # -- dispositions --------------------------------------------------------------------------
-    def on_disposition(self, dlv: Delivery) -> None:
-        state = dlv.remote_state
-        settled = dlv.settled
+    def on_disposition_raw(self, d: Any) -> None:
+        """The client updated a delivery we sent (proton-c pointer; see ``_fast``)."""
+        if not lib.pn_delivery_updated(d):
+            return
+        state = lib.pn_delivery_remote_state(d)
+        settled = lib.pn_delivery_settled(d)
         if not state and not settled:
             return
-        key = _tag_bytes(dlv.tag)
+        key = ptr_addr(d)
         msg = self.unacked.pop(key, None)
         if msg is None or self.browse:
             if settled:
-                dlv.settle()
+                lib.pn_delivery_settle(d)
             return
         router = self.conn.router
-        if state == TRANSACTIONAL_STATE:
-            data = dlv.remote.data or []
-            txn = self.conn.txns.get(data[0] if data else None)
-            outcome = _outcome_of(data[1] if len(data) > 1 else None)
-            if txn is None:
-                router.released(self.queue, msg, failed=True)
-            else:
-                txn.acks.append((self.queue, msg, outcome))
-        elif state == ACCEPTED or (not state and settled):
+        if state == ACCEPTED or (not state and settled):
             router.consumed(self.queue, msg)
-        elif state == REJECTED:
-            router.dead_letter(self.queue, msg)
+        elif state == TRANSACTIONAL_STATE:
+            self._transactional(Delivery.wrap(d), msg)
         elif state == RELEASED:
             router.released(self.queue, msg, failed=False)
         elif state == MODIFIED:
-            if dlv.remote.undeliverable:
+            remote = lib.pn_delivery_remote(d)
+            if lib.pn_disposition_is_undeliverable(remote):
                 self.refused.add(msg.seq)
-            router.released(self.queue, msg, failed=bool(dlv.remote.failed))
+            router.released(self.queue, msg, failed=bool(lib.pn_disposition_is_failed(remote)))
+        elif state == REJECTED:
+            router.dead_letter(self.queue, msg)
         else:  # received or unknown: keep waiting for a terminal outcome
             self.unacked[key] = msg
             return
-        dlv.settle()
+        lib.pn_delivery_settle(d)
         self.conn.dirty()
+
+    def _transactional(self, dlv: Delivery, msg: BrokerMessage) -> None:
+        data = dlv.remote.data or []
+        txn = self.conn.txns.get(data[0] if data else None)
+        outcome = _outcome_of(data[1] if len(data) > 1 else None)
+        if txn is None:
+            self.conn.router.released(self.queue, msg, failed=True)
+        else:
+            txn.acks.append((self.queue, msg, outcome))
 
     def release_unacked(self) -> None:
         """The link or connection ended: unsettled messages return, counted as delivered."""
@@ -156,14 +166,6 @@ class OutgoingLink:
             msgs = list(self.unacked.values())
             self.unacked.clear()
             self.conn.router.released_many(self.queue, msgs, failed=True)
-
-
-def _tag_bytes(tag: Any) -> bytes:
-    if isinstance(tag, bytes):
-        return tag
-    if isinstance(tag, memoryview):
-        return bytes(tag)
-    return str(tag).encode()
 
 
 def _outcome_of(obj: Any) -> Outcome:

@@ -16,7 +16,10 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
+from proton import Event
+
 from ..engine import Engine
+from ._fast import lib
 from .connection import BrokerConnection
 from .sasl import SaslResult, SaslServer, Users
 
@@ -27,6 +30,7 @@ __all__ = ["AmqpProtocol", "ServerState"]
 
 log = logging.getLogger("amqp_jms.broker")
 _ids = itertools.count(1)
+_PN_DELIVERY = lib.PN_DELIVERY
 
 
 class ServerState:
@@ -133,12 +137,16 @@ class AmqpProtocol(asyncio.Protocol):
         engine, conn = self.engine, self.conn
         if engine is None or conn is None:
             return
-        handle = conn.handle
-        for ev in engine.events():
+        handle, on_delivery = conn.handle, conn.on_delivery_raw
+        event_type, event_delivery, wrap = lib.pn_event_type, lib.pn_event_delivery, Event.wrap
+        for ev in engine.raw_events():
             try:
-                handle(ev)
+                if event_type(ev) == _PN_DELIVERY:
+                    on_delivery(event_delivery(ev))
+                else:
+                    handle(wrap(ev))
             except Exception:
-                log.exception("connection %s: error handling %s", conn.id, ev.type)
+                log.exception("connection %s: error handling event %s", conn.id, event_type(ev))
                 self._fail("amqp:internal-error", "broker error handling the peer's request")
                 return
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
 
@@ -154,6 +155,27 @@ class Engine:
                 yield ev
             finally:
                 collector.pop()
+
+    def raw_events(self) -> Iterator[Any]:
+        """Pop and yield every pending event as proton-c's ``pn_event_t`` pointer (cffi).
+
+        For hot paths that cannot afford a Python ``Event`` (and its context wrappers) per
+        delivery: read the pointer with ``cproton_ffi.lib`` or wrap it with ``Event.wrap``.
+        The pointer is valid until the next iteration.
+        """
+        from cproton_ffi import ffi, lib
+
+        coll = self.collector._impl
+        null = ffi.NULL
+        peek, pop = lib.pn_collector_peek, lib.pn_collector_pop
+        while True:
+            ev = peek(coll)
+            if ev == null:
+                return
+            try:
+                yield ev
+            finally:
+                pop(coll)
 
     # -- state ---------------------------------------------------------------------------------
     @property
