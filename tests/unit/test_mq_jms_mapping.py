@@ -389,6 +389,8 @@ def test_chained_rfh2_folders_are_all_read() -> None:
         ("<jms><Tms>soon</Tms></jms>", "not an integer"),
         ("<usr><a dt='i4'>x</a></usr>", "not an i4"),
         ("<usr><a>", "well-formed"),
+        ("<!DOCTYPE usr [<!ENTITY e 'boom'>]><usr><a>&e;</a></usr>", "document type declarations"),
+        ("<usr><a>&e;</a></usr>", "undefined entity"),
     ],
 )
 def test_bad_folder_values_raise_mq_format_error(folder: str, match: str) -> None:

@@ -39,18 +39,20 @@ def _nil(attrs: dict[str, str]) -> bool:
 
 def _parse(text: str) -> Folder:
     try:
-        wrapper = ET.fromstring(_WRAP + text + "</f>")
-    except (ET.ParseError, ValueError):
-        wrapper = None
-    if wrapper is not None and len(wrapper) == 1 and not (wrapper.text or "").strip():
-        root = wrapper[0]
-        if not (root.tail or "").strip() and isinstance(root.tag, str):
-            children = tuple(
-                (c.tag, c.get("dt"), c.text or "", _nil(c.attrib), c.attrib)
-                for c in root
-                if isinstance(c.tag, str)
-            )
-            return root.tag, children, _first(children)
+        # most folders use no prefix: parse them as they are; else declare xsi in a wrapper
+        if "xsi:" in text or "<!" in text:  # "<!": DTDs are refused by the wrapper, kept out here
+            wrapper = ET.fromstring(_WRAP + text + "</f>")
+            root = wrapper[0] if len(wrapper) == 1 and not (wrapper.text or "").strip() else None
+            if root is not None and (root.tail or "").strip():
+                root = None
+        else:
+            root = ET.fromstring(text)
+    except (ET.ParseError, ValueError, IndexError):
+        root = None
+    if root is not None:
+        # TreeBuilder drops comments and processing instructions: every child is an element
+        children = tuple([(c.tag, c.get("dt"), c.text or "", _nil(c.attrib), c.attrib) for c in root])
+        return root.tag, children, _first(children)
     el = parse_folder(text)  # raises MQFormatError naming the problem, or reads it without namespaces
     children = tuple((c.name, c.attrs.get("dt"), c.text, _nil(c.attrs), c.attrs) for c in el.children)
     return el.name, children, _first(children)
