@@ -211,3 +211,19 @@ def test_max_delivery_attempts_moves_to_dlq(broker_factory: Any) -> None:
     assert bodies(r) == []
     assert bodies(c.create_receiver("DLQ")) == ["boom"]
     c.close()
+
+
+def test_deep_queue_pages_to_disk_and_keeps_order(broker_factory: Any) -> None:
+    b = broker_factory(memory_limit=20_000)
+    c = BlockingConnection(b.url, timeout=10)
+    s = c.create_sender("deep")
+    payload = "x" * 256
+    for i in range(300):
+        s.send(Message(body=f"{i:04d}{payload}", priority=4))
+    q = b.run_soon(lambda: b.core.router.queues["deep"])
+    assert b.run_soon(lambda: q.paged) > 0
+    assert b.run_soon(lambda: q.byte_size) <= 20_000
+    r = c.create_receiver("deep", credit=50)
+    got = [body[:4] for body in bodies(r)]
+    assert got == [f"{i:04d}" for i in range(300)]
+    c.close()

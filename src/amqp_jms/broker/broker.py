@@ -49,7 +49,7 @@ class AsyncBroker:
         max_delivery_attempts: int = 0,
         idle_timeout_s: float | None = None,
         max_frame_size: int | None = 65536,
-        memory_limit: int = 64 * 1024 * 1024,
+        memory_limit: int = 32 * 1024 * 1024,
         container_id: str = "amqp-jms-broker",
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
@@ -92,6 +92,7 @@ class AsyncBroker:
             container_id=self.container_id,
             dlq=self.dlq,
             max_delivery_attempts=self.max_delivery_attempts,
+            memory_limit=self.memory_limit,
         )
         self.core = core
         recover(core, store)
@@ -143,6 +144,7 @@ class AsyncBroker:
         await server.wait_closed()
         if self.core is not None:
             self.core.cancel_timers()
+            self.core.close_queues()
         if self._store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._store.close)
             self._store = None

@@ -29,6 +29,7 @@ class BrokerCore:
         container_id: str = "amqp-jms-broker",
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
+        memory_limit: int = 0,
     ) -> None:
         self.loop = loop
         self.store: Store = store if store is not None else MemoryStore()
@@ -40,6 +41,7 @@ class BrokerCore:
             schedule=self._schedule,
             dlq=dlq,
             max_delivery_attempts=max_delivery_attempts,
+            memory_limit=memory_limit,
         )
         self.txns = TransactionManager(self.router)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
@@ -92,6 +94,13 @@ class BrokerCore:
         nxt = q.promote_due()
         if nxt:
             self._schedule(q, nxt)
+
+    def close_queues(self) -> None:
+        for q in self.router.queues.values():
+            q.close()
+        for t in self.router.topics.values():
+            for sub in t.subscriptions:
+                sub.queue.close()
 
     def cancel_timers(self) -> None:
         for t in self._timers.values():

@@ -102,8 +102,10 @@ class Router:
         schedule: Callable[[MessageQueue, float], None],
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
+        memory_limit: int = 0,
     ) -> None:
         self.store = store
+        self.memory_limit = memory_limit
         self.clock = clock
         self._schedule = schedule
         self.dlq_name = dlq
@@ -119,7 +121,12 @@ class Router:
     # -- nodes ---------------------------------------------------------------------------------
     def new_queue(self, name: str, *, durable: bool) -> MessageQueue:
         return MessageQueue(
-            name, durable=durable, clock=self.clock, on_drop=self._expire, on_schedule=self._schedule
+            name,
+            durable=durable,
+            clock=self.clock,
+            on_drop=self._expire,
+            on_schedule=self._schedule,
+            memory_limit=self.memory_limit,
         )
 
     def node_kind(self, address: str) -> NodeKind | None:

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from .message import BrokerMessage
+from .spill import Spill
 
 __all__ = ["Consumer", "MessageQueue"]
 
@@ -43,6 +44,7 @@ class MessageQueue:
         clock: Callable[[], float],
         on_drop: Callable[[MessageQueue, BrokerMessage], None] | None = None,
         on_schedule: Callable[[MessageQueue, float], None] | None = None,
+        memory_limit: int = 0,
     ) -> None:
         self.name = name
         self.durable = durable  # the queue definition survives a restart
@@ -56,11 +58,18 @@ class MessageQueue:
         self._on_drop = on_drop
         self._on_schedule = on_schedule
         self._dispatching = False
+        self.memory_limit = memory_limit  # message bytes held in memory before paging (0 = no limit)
+        self._spill: Spill | None = None
 
     # -- sizes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
         """Messages available now (not counting delayed or acquired ones)."""
-        return self._count
+        return self._count + (self._spill.count if self._spill is not None else 0)
+
+    @property
+    def paged(self) -> int:
+        """Messages currently paged out to disk."""
+        return self._spill.count if self._spill is not None else 0
 
     @property
     def delayed(self) -> int:
@@ -78,11 +87,28 @@ class MessageQueue:
             if self._on_schedule is not None and self._delayed[0][2] is msg:
                 self._on_schedule(self, msg.deliver_at)
             return
-        self._buckets[msg.priority].append(msg)
-        self._count += 1
-        self._bytes += len(msg.data)
+        limit = self.memory_limit
+        if limit and (self._bytes + len(msg.data) > limit or (self._spill is not None and self._spill.count)):
+            if self._spill is None:
+                self._spill = Spill()
+            self._spill.put(msg)
+        else:
+            self._buckets[msg.priority].append(msg)
+            self._count += 1
+            self._bytes += len(msg.data)
         if self.consumers:
             self.dispatch()
+
+    def _page_in(self) -> None:
+        spill = self._spill
+        if spill is None or not spill.count:
+            return
+        budget = max(1, (self.memory_limit // 2 - self._bytes))
+        n = max(100, min(5000, budget // max(1, 300)))
+        for msg in spill.take(n):
+            self._buckets[msg.priority].append(msg)
+            self._count += 1
+            self._bytes += len(msg.data)
 
     def release(self, msg: BrokerMessage) -> None:
         """Put an acquired message back at the front of its priority (redelivery comes first)."""
@@ -132,6 +158,8 @@ class MessageQueue:
         self._dispatching = True
         try:
             consumers = self.consumers
+            if self._spill is not None and self._spill.count and self._bytes < self.memory_limit // 2:
+                self._page_in()
             if len(consumers) == 1:
                 c = consumers[0]
                 while self._count and c.credit() > 0:
@@ -139,9 +167,15 @@ class MessageQueue:
                     if msg is None:
                         break
                     c.deliver(msg)
+                    if not self._count and self._spill is not None and self._spill.count:
+                        self._page_in()
                 return
             progressed = True
-            while self._count and progressed and consumers:
+            while progressed and consumers:
+                if not self._count:
+                    self._page_in()
+                    if not self._count:
+                        break
                 progressed = False
                 n = len(consumers)
                 for i in range(n):
@@ -209,9 +243,19 @@ class MessageQueue:
         for _, _, m in self._delayed:
             yield m
 
+    def close(self) -> None:
+        """Broker stopping: drop the page file (durable messages are in the store anyway)."""
+        if self._spill is not None:
+            self._spill.close()
+            self._spill = None
+
     def purge(self) -> list[BrokerMessage]:
         """Remove and return every message (available and delayed)."""
         out = list(self)
+        if self._spill is not None:
+            out.extend(self._spill.drain())
+            self._spill.close()
+            self._spill = None
         for b in self._buckets:
             b.clear()
         self._delayed.clear()

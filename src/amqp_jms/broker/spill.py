@@ -1,0 +1,88 @@
+"""Paging for deep queues: messages beyond a queue's memory limit wait in a temp SQLite file.
+
+A queue that holds more than its limit of message bytes stops growing in memory: new messages go
+to its spill file, and come back (highest priority first, then oldest) when the in-memory part
+runs low. Writes are buffered and flushed in batches; the file is unsynchronised scratch space
+(durability is the store's job, not this one's) and is deleted when the queue or broker goes.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import tempfile
+
+from .message import BrokerMessage
+
+__all__ = ["Spill"]
+
+_BATCH = 2000
+
+
+class Spill:
+    def __init__(self, directory: str | None = None) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="amqp-jms-spill-", suffix=".db", dir=directory)
+        os.close(fd)
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute("PRAGMA journal_mode=OFF")
+        db.execute("PRAGMA synchronous=OFF")
+        db.execute(
+            "CREATE TABLE m (prio INTEGER, seq INTEGER, data BLOB, durable INTEGER, expiry REAL, "
+            "count INTEGER, origin INTEGER, stored INTEGER, PRIMARY KEY (prio, seq)) WITHOUT ROWID"
+        )
+        self._db = db
+        self._pending: list[tuple[int, int, bytes, int, float, int, int, int]] = []
+        self.count = 0
+
+    def __len__(self) -> int:
+        return self.count
+
+    def put(self, msg: BrokerMessage) -> None:
+        self._pending.append(
+            (-msg.priority, msg.seq, msg.data, int(msg.durable), msg.expiry, msg.delivery_count,
+             msg.origin, int(msg.stored))
+        )
+        self.count += 1
+        if len(self._pending) >= _BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending:
+            db = self._db
+            db.execute("BEGIN")
+            db.executemany("INSERT INTO m VALUES (?,?,?,?,?,?,?,?)", self._pending)
+            db.execute("COMMIT")
+            self._pending.clear()
+
+    def take(self, n: int) -> list[BrokerMessage]:
+        """Up to ``n`` messages, highest priority first then oldest, removed from the file."""
+        self._flush()
+        rows = self._db.execute("SELECT * FROM m ORDER BY prio, seq LIMIT ?", (n,)).fetchall()
+        if not rows:
+            return []
+        last = rows[-1]
+        self._db.execute("BEGIN")
+        self._db.execute(
+            "DELETE FROM m WHERE prio < ? OR (prio = ? AND seq <= ?)", (last[0], last[0], last[1])
+        )
+        self._db.execute("COMMIT")
+        self.count -= len(rows)
+        out = []
+        for prio, seq, data, durable, expiry, count, origin, stored in rows:
+            m = BrokerMessage(bytes(data), priority=-prio, durable=bool(durable), expiry=expiry,
+                              delivery_count=count, origin=origin, seq=seq)
+            m.stored = bool(stored)
+            out.append(m)
+        return out
+
+    def drain(self) -> list[BrokerMessage]:
+        return self.take(1 << 62)
+
+    def close(self) -> None:
+        try:
+            self._db.close()
+        finally:
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
