@@ -392,3 +392,26 @@ def test_peer_ending_the_session_on_attach_fails_fast(peer: TestPeer) -> None:
             conn.create_session(True)
         assert time.monotonic() - t0 < 3
         t.join()
+
+
+def test_send_blocks_when_the_window_waits_for_credit(peer: TestPeer) -> None:
+    from amqp_jms import JMSException
+    from amqp_jms.provider.amqp.producer import SEND_WINDOW
+
+    peer.expect_attach(offer=0)
+    with _conn(peer, "&jms.forceAsyncSend=true&jms.sendTimeout=300") as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("q"))
+        m = s.create_text_message("x")
+        for _ in range(SEND_WINDOW):
+            p.send(m)
+        t0 = time.monotonic()
+        with pytest.raises(JMSException, match="waiting for credit"):
+            p.send(m)
+        assert 0.25 < time.monotonic() - t0 < 3
+        peer.wait()
+        for _ in range(SEND_WINDOW):
+            peer.expect_transfer()
+        peer.run(lambda c: next(iter(c.links.values())).flow(SEND_WINDOW + 1))
+        peer.wait()
+        p.send(m)  # room again

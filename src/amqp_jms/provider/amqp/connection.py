@@ -99,6 +99,8 @@ class AmqpProvider(Provider):
         self.queue_prefix: str | None = None
         self.topic_prefix: str | None = None
         self.ignores_selectors = False
+        #: producers with transfers proton has not written yet (their send windows)
+        self.unwritten: set[Any] = set()
         self._timer: asyncio.TimerHandle | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
@@ -287,6 +289,8 @@ class AmqpProvider(Provider):
         out = eng.data_to_send()
         if out and self._transport is not None:
             self._transport.write(out)
+        if self.unwritten:
+            self.unwritten = {p for p in self.unwritten if p.written()}
         if self._timer is None and self._transport is not None:
             self._arm_timer()
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
 import concurrent.futures
+import threading
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Link
@@ -48,6 +50,45 @@ def outcome_error(state: Any, delivery: Delivery, what: str) -> JMSException | N
     return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
 
 
+#: messages a producer may have handed over but not yet written (waiting for credit)
+SEND_WINDOW = 1024
+
+
+class _Window:
+    """Back-pressure: ``send`` blocks while ``SEND_WINDOW`` messages wait for link credit.
+
+    Without it a fast producer against a slow peer would buffer without bound in proton (and a
+    close would then wait for the whole backlog). Slots are taken on the sending thread and
+    given back on the I/O thread once proton has written the transfer.
+    """
+
+    def __init__(self, size: int) -> None:
+        self._free = size
+        self._cond = threading.Condition()
+        self.broken: JMSException | None = None
+
+    def acquire(self, timeout: float | None) -> None:
+        with self._cond:
+            if self._free > 0 and self.broken is None:
+                self._free -= 1
+                return
+            if not self._cond.wait_for(lambda: self._free > 0 or self.broken is not None, timeout):
+                raise JMSException(f"send timed out after {timeout} s waiting for credit from the peer")
+            if self.broken is not None:
+                raise type(self.broken)(self.broken.reason, self.broken.error_code, self.broken)
+            self._free -= 1
+
+    def release(self, n: int) -> None:
+        with self._cond:
+            self._free += n
+            self._cond.notify(n)
+
+    def break_(self, exc: JMSException) -> None:
+        with self._cond:
+            self.broken = exc
+            self._cond.notify_all()
+
+
 class AmqpProducer(AmqpLink, ProviderProducer):
     kind = "producer"
 
@@ -56,6 +97,11 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self.spec = spec
         self._tag = 0
         self._waiting: dict[str, concurrent.futures.Future[None]] = {}
+        self._window = _Window(SEND_WINDOW)
+        self._unwritten = 0  # slots taken by messages proton has not written yet (loop side)
+        self._all_written: asyncio.Future[None] | None = None
+        cfg = session.p.config
+        self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
 
     async def open(self) -> None:
         snd = self.session.pn.sender(self.name)
@@ -75,6 +121,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         p = self.provider
         data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
                             topic_prefix=p.topic_prefix)
+        self._window.acquire(self._send_timeout)
         lt = self.provider.lt
         if sync and not self.spec.presettle:
             fut: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -89,6 +136,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     # -- loop ----------------------------------------------------------------------------------
     def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
         if self.failure is not None or self.closed:
+            self._window.release(1)
             if fut is not None:
                 fut.set_exception(self.failure or JMSException("the producer is closed"))
             return
@@ -103,6 +151,8 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             d.update(TRANSACTIONAL_STATE)
         snd.stream(data)
         snd.advance()
+        self._unwritten += 1
+        self.provider.unwritten.add(self)
         if self.spec.presettle:
             d.settle()
             if fut is not None:
@@ -123,11 +173,38 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 fut.set_exception(err)
         delivery.settle()
 
+    def written(self) -> bool:
+        """After the engine's output: give back the slots of transfers proton has written.
+
+        Returns True while some are still waiting for credit."""
+        snd = self.pn
+        queued = snd.queued if snd is not None and not self.closed else 0
+        done = self._unwritten - queued
+        if done > 0:
+            self._unwritten = queued
+            self._window.release(done)
+        if self._unwritten == 0 and self._all_written is not None and not self._all_written.done():
+            self._all_written.set_result(None)
+        return self._unwritten > 0
+
+    async def detach(self, close: bool = True) -> None:
+        """Close waits (up to the close timeout) for messages still waiting for credit."""
+        if self._unwritten and self.failure is None and not self.closed:
+            self._all_written = self.provider.loop.create_future()
+            timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
+            try:
+                await asyncio.wait_for(asyncio.shield(self._all_written), timeout)
+            except TimeoutError:
+                pass
+        await super().detach(close)
+
     def before_detach(self) -> None:
         self._fail_waiting(JMSException("the producer was closed before the peer settled the message"))
+        self._window.break_(JMSException("the producer is closed"))
 
     def on_failed(self, exc: JMSException) -> None:
         self._fail_waiting(exc)
+        self._window.break_(exc)
 
     def _fail_waiting(self, exc: JMSException) -> None:
         waiting, self._waiting = self._waiting, {}
