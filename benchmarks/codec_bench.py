@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import statistics
 import time
 import uuid
@@ -81,9 +82,13 @@ def read_jms(m: Message) -> int:
     return n
 
 
+_ids = itertools.count()
+
+
 def ours(msgs: list[Message], ctx: MappingContext) -> Callable[[], None]:
     def run() -> None:
         for m in msgs:
+            m._message_id = f"ID:bench-host-4711-1:1:1:{next(_ids)}"  # a new id per send, as a producer does
             read_jms(decode(encode(m, context=ctx), context=ctx))
 
     return run
@@ -125,7 +130,7 @@ def proton_specs(msgs: list[Message]) -> list[dict[str, Any]]:
 def build_proton(spec: dict[str, Any]) -> proton.Message:
     m: Message = spec["m"]
     pm = proton.Message()
-    pm.id = m._message_id
+    pm.id = f"ID:bench-host-4711-1:1:1:{next(_ids)}"
     pm.durable = True
     pm.priority = m._priority
     pm.address = "orders"

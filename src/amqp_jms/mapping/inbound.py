@@ -128,15 +128,14 @@ def message_from_sections(s: Sections, *, context: MappingContext | None = None)
     delivery_time = None
     if ma:
         delivery_time = ma.get(DELIVERY_TIME)
-        legacy_type = ma.get(LEGACY_JMS_TYPE)
-        if legacy_type is not None and isinstance(legacy_type, str):
-            if m._type is not None:
-                props[JMS_AMQP_SUBJECT] = m._type
-            m._type = str(legacy_type)
-        if len(ma) > 1 or MSG_TYPE not in ma:
-            unknown = {k: v for k, v in ma.items() if k not in _KNOWN_ANNOTATIONS}
-            if unknown:
-                m._extra = {EXTRA_ANNOTATIONS: unknown}
+        if LEGACY_JMS_TYPE in ma:
+            legacy_type = ma[LEGACY_JMS_TYPE]
+            if isinstance(legacy_type, str):
+                if m._type is not None:
+                    props[JMS_AMQP_SUBJECT] = m._type
+                m._type = str(legacy_type)
+        if not _KNOWN_ANNOTATIONS.issuperset(ma):
+            m._extra = {EXTRA_ANNOTATIONS: {k: v for k, v in ma.items() if k not in _KNOWN_ANNOTATIONS}}
     if delivery_time is not None and type(delivery_time) is not bool and isinstance(delivery_time, int):
         m._delivery_time = int(delivery_time)
     else:

@@ -15,7 +15,15 @@ from ..exceptions import MessageFormatException
 from ..message import Message
 from ..types import Symbol, Timestamp, UByte, UInt
 from .body import MSG_TYPE, encode_body, jms_type_code
-from .codec._encode import _ENCODERS, _fallback, encode_map_body, encode_str, encode_symbol, encode_value
+from .codec._encode import (
+    _ENCODERS,
+    _encode_str,
+    _fallback,
+    encode_map_body,
+    encode_str,
+    encode_symbol,
+    encode_value,
+)
 from .codec.sections import _list_of
 from .context import DEFAULT_CONTEXT, MappingContext
 from .destinations import (
@@ -99,14 +107,25 @@ def _header(message: Message, props: dict[str, Any] | None, ctx: MappingContext)
     first = props.get(FIRST_ACQUIRER) is True if props else False
     if priority == 4 and ttl is None and not first:
         return _DURABLE_HEADER if durable else b""
-    return _HEADER + _list_of(
-        [
-            True if durable else None,
-            None if priority == 4 else UByte(priority),
-            None if ttl is None else UInt(ttl),
-            True if first else None,
-        ]
-    )
+    key = (durable, priority, ttl, first)
+    out = _HEADERS.get(key)
+    if out is None:
+        out = _HEADER + _list_of(
+            [
+                True if durable else None,
+                None if priority == 4 else UByte(priority),
+                None if ttl is None else UInt(ttl),
+                True if first else None,
+            ]
+        )
+        if len(_HEADERS) >= 1024:
+            _HEADERS.clear()
+        _HEADERS[key] = out
+    return out
+
+
+#: Producers send with the same few header settings: their encodings, by value.
+_HEADERS: dict[tuple[bool, int, int | None, bool], bytes] = {}
 
 
 def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
@@ -123,7 +142,8 @@ def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
 
 
 def _id(value: Any) -> bytes:
-    return encode_str(value) if type(value) is str else encode_value(value)
+    # ids are unique per message: not worth the string-encoding cache
+    return _encode_str(value) if type(value) is str else encode_value(value)
 
 
 def _encode(message: Message, ctx: MappingContext) -> bytes:

@@ -104,9 +104,10 @@ _SYMBOLIC = {
 }
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Header:
-    """The ``header`` section. Defaults are the AMQP defaults (absent field = default)."""
+    """The ``header`` section. Defaults are the AMQP defaults (absent field = default).
+    Immutable: decoded headers are shared (cached by their bytes); build a new one to change it."""
 
     durable: bool = False
     priority: int = 4
@@ -277,19 +278,11 @@ def _check_header(v: Any, p: int) -> Header:
     for x, (name, t) in zip(v, _HEADER_TYPES):
         if x is not None and type(x) is not t:
             raise Bad(p, f"header field {name} must be {t.__name__}, not {type(x).__name__}")
-    h = Header()
-    n = len(v)
-    if n > 0 and v[0] is not None:
-        h.durable = v[0]
-    if n > 1 and v[1] is not None:
-        h.priority = v[1]
-    if n > 2:
-        h.ttl = v[2]
-    if n > 3 and v[3] is not None:
-        h.first_acquirer = v[3]
-    if n > 4 and v[4] is not None:
-        h.delivery_count = v[4]
-    return h
+    f: list[Any] = [False, 4, None, False, 0]
+    for i, x in enumerate(v):
+        if x is not None:
+            f[i] = x
+    return Header(*f)
 
 
 def _check_properties(v: Any, p: int) -> Properties:
@@ -407,7 +400,7 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
                     if h is None:
                         h = _check_header(dec[b[q]](b, q + 1)[0], q)
                         _remember(_HEADERS, raw, h)
-                    s.header = Header(h.durable, h.priority, h.ttl, h.first_acquirer, h.delivery_count)
+                    s.header = h
                 else:
                     ma = _ANNOTATIONS.get(raw)
                     if ma is None:
