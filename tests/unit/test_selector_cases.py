@@ -568,3 +568,28 @@ def test_dictionary_with_null_entries_and_large_strings() -> None:
     }
     for text, rows in expect.items():
         assert Selector(text).evaluate_batch(batch).to_pylist() == rows, text
+
+
+@pytest.mark.parametrize("terms", [2, 300, 3000])
+def test_long_and_or_chains(terms: int) -> None:
+    """Generated selectors (``id = 1 OR id = 2 OR ...``) can be thousands of terms long."""
+    any_of = Selector(" OR ".join(f"id = {i}" for i in range(terms)))
+    all_of = Selector(" AND ".join(f"p{i} >= 0" for i in range(terms)))
+    assert Selector(str(any_of.ast)) == any_of and hash(Selector(str(any_of.ast))) == hash(any_of)
+    assert Selector(str(all_of.ast)) == all_of
+    hit, miss = make_message({"id": terms - 1}), make_message({"id": terms})
+    assert any_of.matches(hit) and not any_of.matches(miss)
+    assert any_of.matches_lookup({"id": 0}.get) and not any_of.matches_lookup({}.get)
+    assert any_of.evaluate_batch(messages_to_batch([hit, miss])).to_pylist() == [True, False]
+    everything = make_message({f"p{i}": i for i in range(terms)})
+    assert all_of.matches(everything) and not all_of.matches(make_message({}))
+    assert outcome(" OR ".join(f"id = {i}" for i in range(terms)), miss) == "F"
+
+
+DEEP = ["NOT " * 150 + "a", " + ".join(["a"] * 200) + " = 1", "-" * 150 + "a = 1", "(" * 300 + "a" + ")" * 300]
+
+
+@pytest.mark.parametrize("text", DEEP)
+def test_too_deeply_nested(text: str) -> None:
+    with pytest.raises(InvalidSelectorException, match="nested too deeply"):
+        Selector(text)

@@ -35,6 +35,7 @@ from .ast import (
     Not,
     Or,
     Unary,
+    operands,
 )
 from .values import NUMERIC, B, D, F, I, L, N, O, S
 
@@ -308,10 +309,13 @@ class _Evaluator:
 
     # -- conditions ---------------------------------------------------------------------------
     def condition(self, node: Node) -> Any:
-        if isinstance(node, And):
-            return pc.and_kleene(self.condition(node.left), self.condition(node.right))
-        if isinstance(node, Or):
-            return pc.or_kleene(self.condition(node.left), self.condition(node.right))
+        if isinstance(node, (And, Or)):
+            combine = pc.and_kleene if isinstance(node, And) else pc.or_kleene
+            terms = operands(node)  # a chain, not recursion
+            result = self.condition(terms[0])
+            for term in terms[1:]:
+                result = combine(result, self.condition(term))
+            return result
         if isinstance(node, Not):
             return pc.invert(self.condition(node.operand))
         if isinstance(node, Compare):

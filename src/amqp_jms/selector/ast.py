@@ -57,6 +57,7 @@ __all__ = [
     "Not",
     "Or",
     "Unary",
+    "operands",
     "quote",
 ]
 
@@ -202,32 +203,73 @@ class Compare(Node):
         return f"{self._wrap(self.left, _ADD)} {self.op} {self._wrap(self.right, _ADD)}"
 
 
-@dataclass(frozen=True, slots=True)
-class And(Node):
+class _Chain(Node):
+    """``AND``/``OR``: binary nodes, but ``a AND b AND c ...`` is a left-deep chain that can be
+    thousands long (generated ``id = 1 OR id = 2 OR ...`` selectors), so printing, equality and
+    hashing walk the chain with a loop instead of recursing."""
+
+    __slots__ = ()
+    left: Node
+    right: Node
+    _word = ""
+
+    def __str__(self) -> str:
+        p = self.precedence()
+        terms = operands(self)
+        return f" {self._word} ".join(
+            [self._wrap(terms[0], p), *(self._wrap(t, p + 1) for t in terms[1:])]
+        )
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not type(self):
+            return NotImplemented
+        a, b = operands(self), operands(other)
+        return len(a) == len(b) and all(x == y for x, y in zip(a, b))
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, *operands(self)))
+
+
+def operands(node: Node) -> list[Node]:
+    """The operands of an AND (or OR) chain, left to right: ``a AND b AND c`` -> [a, b, c].
+
+    Only the left spine is followed (the parser builds chains left-deep); a parenthesised
+    right operand ``a AND (b AND c)`` stays one operand. A node of another type is [node].
+    """
+    cls = type(node)
+    if cls is not And and cls is not Or:
+        return [node]
+    rights: list[Node] = []
+    while type(node) is cls:
+        rights.append(node.right)
+        node = node.left
+    rights.append(node)
+    rights.reverse()
+    return rights
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class And(_Chain):
     """Three-valued ``AND`` (table 3.4)."""
 
     left: Node
     right: Node
+    _word = "AND"
 
     def precedence(self) -> int:
         return _AND
 
-    def __str__(self) -> str:
-        return f"{self._wrap(self.left, _AND)} AND {self._wrap(self.right, _AND + 1)}"
 
-
-@dataclass(frozen=True, slots=True)
-class Or(Node):
+@dataclass(frozen=True, slots=True, eq=False)
+class Or(_Chain):
     """Three-valued ``OR`` (table 3.5)."""
 
     left: Node
     right: Node
+    _word = "OR"
 
     def precedence(self) -> int:
         return _OR
-
-    def __str__(self) -> str:
-        return f"{self._wrap(self.left, _OR)} OR {self._wrap(self.right, _OR + 1)}"
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or
+from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
 from .compiler import (
     CMP_OPS,
     HeaderReaders,
@@ -148,6 +148,24 @@ class _Generator:
         return local
 
     def build(self, node: Node) -> Callable[..., bool]:
+        try:
+            return self._build(node)
+        except (SyntaxError, RecursionError, MemoryError):  # pragma: no cover - parser limits depth
+            return self._closures(node)
+
+    def _closures(self, node: Node) -> Callable[..., bool]:
+        """The closure compiler's predicate, for a tree Python's compiler would refuse."""
+        pred = compile_condition(node, self.headers, True)
+        if self.mode == "message":
+            return lambda m: pred(m._props, m)
+
+        def lookup(get: Callable[[str], object]) -> bool:
+            w = _Lookup(get)
+            return pred(w, w)
+
+        return lookup
+
+    def _build(self, node: Node) -> Callable[..., bool]:
         expr = self.cond(node, True)
         if self.mode == "message":
             head = ["def _selector(m):", "    p = m._props"]
@@ -166,9 +184,9 @@ class _Generator:
         if isinstance(node, Not):
             return self.cond(node.operand, not want)
         if isinstance(node, (And, Or)):
-            a, b = self.cond(node.left, want), self.cond(node.right, want)
-            word = "and" if isinstance(node, And) == want else "or"
-            return f"({a} {word} {b})"
+            # one flat Python and/or over the whole chain: thousands of terms, no nesting
+            word = " and " if isinstance(node, And) == want else " or "
+            return "(" + word.join(self.cond(term, want) for term in operands(node)) + ")"
         if isinstance(node, Literal) and node.kind == "boolean":
             return "True" if node.value is want else "False"
         if isinstance(node, Identifier):

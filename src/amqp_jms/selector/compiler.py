@@ -41,6 +41,7 @@ from .ast import (
     Not,
     Or,
     Unary,
+    operands,
 )
 from .values import (
     CMP_OPS,
@@ -193,18 +194,18 @@ class _Compiler:
         if isinstance(node, Not):
             return self.cond(node.operand, not want)
         if isinstance(node, (And, Or)):
-            a, b = self.cond(node.left, want), self.cond(node.right, want)
-            if isinstance(node, And) == want:  # TRUE of AND, FALSE of OR: both
+            preds = [self.cond(term, want) for term in operands(node)]  # a chain, not recursion
+            if isinstance(node, And) == want:  # TRUE of AND, FALSE of OR: all of them
 
-                def both(p: Any, m: Any) -> bool:
-                    return a(p, m) and b(p, m)
+                def every(p: Any, m: Any) -> bool:
+                    return all(f(p, m) for f in preds)
 
-                return both
+                return every
 
-            def either(p: Any, m: Any) -> bool:
-                return a(p, m) or b(p, m)
+            def some(p: Any, m: Any) -> bool:
+                return any(f(p, m) for f in preds)
 
-            return either
+            return some
         if isinstance(node, IsNull):
             r = self._reader(node.identifier)
             if want != node.negated:

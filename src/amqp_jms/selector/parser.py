@@ -44,10 +44,11 @@ from .ast import (
     Not,
     Or,
     Unary,
+    operands,
 )
 from .lexer import Token, selector_error, tokenize
 
-__all__ = ["HEADER_IDENTIFIERS", "parse"]
+__all__ = ["HEADER_IDENTIFIERS", "MAX_DEPTH", "parse"]
 
 HEADER_IDENTIFIERS = frozenset(
     {"JMSDeliveryMode", "JMSPriority", "JMSMessageID", "JMSTimestamp", "JMSCorrelationID", "JMSType"}
@@ -66,13 +67,44 @@ def parse(text: str) -> Node | None:
         tokens = tokenize(text)
         if tokens[0].kind == "end":
             return None
-        return _Parser(text, tokens).parse()
+        node = _Parser(text, tokens).parse()
+        if _depth(node) > MAX_DEPTH:
+            raise selector_error(text, 0, f"selector nested too deeply (more than {MAX_DEPTH} levels)")
+        return node
     except InvalidSelectorException:
         raise
     except RecursionError:
         raise selector_error(text, 0, "expression nested too deeply") from None
     except Exception as exc:  # a bug, but the contract is that only InvalidSelectorException escapes
         raise InvalidSelectorException(f"invalid selector {text!r}: {exc}", linked_exception=exc) from exc
+
+
+# Nesting limit: evaluators walk the tree recursively (except along AND/OR chains, which may be
+# thousands of terms long), so a tree deeper than this is refused up front.
+MAX_DEPTH = 100
+
+
+def _depth(node: Node) -> int:
+    """Nesting depth, an AND/OR chain counting as one level (computed without recursion)."""
+    best, stack = 0, [(node, 1)]
+    while stack:
+        n, d = stack.pop()
+        best = max(best, d)
+        if d > MAX_DEPTH:
+            break
+        children: list[Node]
+        if isinstance(n, (And, Or)):
+            children = operands(n)
+        elif isinstance(n, (Not, Unary)):
+            children = [n.operand]
+        elif isinstance(n, (Arithmetic, Compare)):
+            children = [n.left, n.right]
+        elif isinstance(n, Between):
+            children = [n.operand, n.low, n.high]
+        else:
+            children = []
+        stack.extend((c, d + 1) for c in children)
+    return best
 
 
 def _kind(node: Node) -> str:
