@@ -586,7 +586,12 @@ def test_long_and_or_chains(terms: int) -> None:
     assert outcome(" OR ".join(f"id = {i}" for i in range(terms)), miss) == "F"
 
 
-DEEP = ["NOT " * 150 + "a", " + ".join(["a"] * 200) + " = 1", "-" * 150 + "a = 1", "(" * 300 + "a" + ")" * 300]
+DEEP = [
+    "NOT " * 150 + "a",
+    " + ".join(["a"] * 200) + " = 1",
+    "-" * 150 + "a = 1",
+    "(" * 300 + "a" + ")" * 300,
+]
 
 
 @pytest.mark.parametrize("text", DEEP)
