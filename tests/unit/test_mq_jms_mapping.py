@@ -411,3 +411,19 @@ def test_from_mq_rejects_wrong_argument_types() -> None:
         from_mq(b"x", b"")  # type: ignore[arg-type]
     with pytest.raises(MQFormatError):
         from_mq_bytes("text")  # type: ignore[arg-type]
+
+
+def test_mqps_topic_is_the_destination_when_jms_dst_is_absent() -> None:
+    data = rfh_data("<mcd><Msd>jms_text</Msd></mcd>", "<mqps><Top>prices/eur</Top></mqps>", body=b"1.08")
+    m = from_mq(MQMD(format="MQHRF2", put_appl_type=28), data)
+    assert m._destination == Topic("prices/eur")
+    assert b"<mqps><Top>prices/eur</Top></mqps>" in to_mq(m).data  # and the folder goes back out
+    with_dst = rfh_data("<jms><Dst>topic://other</Dst></jms>", "<mqps><Top>prices/eur</Top></mqps>")
+    assert from_mq(MQMD(format="MQHRF2"), with_dst)._destination == Topic("other")  # jms.Dst wins
+
+
+def test_plain_message_with_undefined_encoding_still_reads() -> None:
+    m = from_mq(MQMD(format="MQSTR", encoding=0, put_appl_type=28), b"text")
+    assert m._text == "text"  # type: ignore[attr-defined]
+    with pytest.raises(MQFormatError, match=r"MQMD\.Encoding.*names no integer byte order"):
+        from_mq(MQMD(format="MQHRF2", encoding=0), rfh_data("<mcd><Msd>jms_text</Msd></mcd>"))

@@ -19,6 +19,7 @@ import calendar
 import re
 from typing import Any
 
+from ..destination import Topic
 from ..message import (
     BytesMessage,
     JavaSerializedObject,
@@ -36,6 +37,7 @@ from .bodies import charset_of_ccsid, decode_map, decode_stream, decode_text
 from .constants import (
     MQAT_JAVA,
     MQCCSI_UTF8,
+    MQFMT_MD_EXTENSION,
     MQFMT_STRING,
     MQMF_LAST_MSG_IN_GROUP,
     MQMF_MSG_IN_GROUP,
@@ -113,7 +115,9 @@ def from_mq(md: MQMD, data: bytes) -> Message:
 
 
 def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
-    md, skip = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", base + 24))
+    skip = 0
+    if md.format.rstrip() == MQFMT_MD_EXTENSION.rstrip():  # byte order matters only for headers
+        md, skip = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", base + 24))
     parsed = parse_headers(data[skip:], md.encoding, md.coded_char_set_id, md.format, base + skip)
 
     ajms_props: list[Child] = []
@@ -136,7 +140,9 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
                 if name == "ajms":
                     ajms_props.extend(c for c in folder[1] if c[0] == "p" and "name" in c[4])
             else:
-                unknown.append(raw)
+                unknown.append(raw)  # kept raw for to_mq, whatever is read from it below
+                if name == "mqps" and "mqps" not in known:
+                    known["mqps"] = folder[2]
     mcd, jms, mqext, ajms = (known.get(n, {}) for n in ("mcd", "jms", "mqext", "ajms"))
 
     # ---- body
@@ -186,6 +192,9 @@ def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
         msg._destination, qm = destination_from_uri(el[2].strip(), "jms.Dst")
         if qm:
             extra["mq.dst_q_mgr"] = qm
+    elif "mqps" in known and "Top" in known["mqps"] and known["mqps"]["Top"][2]:
+        # published through MQ publish/subscribe with no jms.Dst: the topic string is the destination
+        msg._destination = Topic(known["mqps"]["Top"][2])
     el = jms.get("Rto")
     if el is not None and el[2].strip():
         msg._reply_to, qm = destination_from_uri(el[2].strip(), "jms.Rto")
