@@ -598,3 +598,15 @@ DEEP = [
 def test_too_deeply_nested(text: str) -> None:
     with pytest.raises(InvalidSelectorException, match="nested too deeply"):
         Selector(text)
+
+
+def test_selector_pickles_and_copies() -> None:
+    import copy
+    import pickle
+
+    s = Selector("color = 'blue' AND weight > 2500")
+    m = make_message({"color": "blue", "weight": 3000})
+    assert s.matches(m)  # the generated function exists now, and must not stop pickling
+    for clone in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s), copy.copy(s)):
+        assert clone == s and clone.text == s.text
+        assert clone.matches(m) and clone.matches_lookup({"color": "blue", "weight": 3000}.get)

@@ -84,6 +84,10 @@ class Selector:
 
         return evaluate_batch(self.ast, batch)
 
+    def __reduce__(self) -> tuple[type[Selector], tuple[str]]:
+        # generated functions don't pickle; the text does (Spark ships selectors to executors)
+        return (Selector, (self.text,))
+
     def __repr__(self) -> str:
         return f"Selector({self.text!r})"
 
