@@ -136,34 +136,45 @@ def bench_rabbitmq(n: int) -> dict[str, float] | None:
     return out
 
 
-def bench_memory(count: int) -> tuple[float, float]:
-    """Queue ``count`` 256 B messages (presettled producer), return (RSS MB idle, RSS MB full)."""
-    b = EmbeddedProcess(None)
-    try:
-        idle = b.rss_mb()
+def _rss_mb() -> float:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return 0.0
 
-        class Fill(MessagingHandler):
-            def __init__(self) -> None:
-                super().__init__()
-                self.sent = 0
 
-            def on_start(self, event: Any) -> None:
-                self.conn = event.container.connect(b.url, reconnect=False)
-                event.container.create_sender(self.conn, "memory", options=[AtMostOnce()])
+def bench_memory(count: int) -> tuple[float, float, int]:
+    """Queue ``count`` 256 B messages in an in-process broker; (RSS MB before, after, paged).
 
-            def on_sendable(self, event: Any) -> None:
-                s = event.sender
-                while s.credit and self.sent < count:
-                    s.send(Message(body=PAYLOAD))
-                    self.sent += 1
-                if self.sent >= count:
-                    self.conn.close()
+    Messages are published through the router (parse + route, as for a transfer) rather than
+    over a socket, so the figure is the broker's storage cost, not the client's speed.
+    """
+    from amqp_jms.broker import Broker
+    from amqp_jms.broker.message import BrokerMessage
 
-        Container(Fill()).run()
-        time.sleep(1.0)
-        return idle, b.rss_mb()
-    finally:
-        b.stop()
+    encoded = bytes(Message(body=PAYLOAD, durable=False).encode())
+    with Broker() as b:
+        before = _rss_mb()
+        core = b.core
+        assert core is not None
+
+        def publish(n: int) -> None:
+            router = core.router
+            router.queue("memory")
+            now = router.clock()
+            for _ in range(n):
+                data = bytes(bytearray(encoded))  # a distinct object per message, as from a socket
+                router.publish("memory", BrokerMessage.parse(data, now=now))
+
+        done = 0
+        while done < count:
+            k = min(50_000, count - done)
+            b.run_soon(publish, k)
+            done += k
+        after = _rss_mb()
+        paged = int(b.run_soon(lambda: core.router.queues["memory"].paged))
+    return before, after, paged
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -185,8 +196,9 @@ def main(argv: list[str] | None = None) -> int:
             ratios.append(r)
             print(f"rabbitmq  {k:>10}: {v:9.0f} msg/s   ratio {r:.2f}")
     if args.memory:
-        idle, full = bench_memory(1_000_000)
-        print(f"memory: 10^6 x 256 B queued: RSS {full:.0f} MB (idle {idle:.0f} MB; goal < 300 MB)")
+        before, after, paged = bench_memory(1_000_000)
+        print(f"memory: 10^6 x 256 B queued: process RSS {after:.0f} MB (before {before:.0f} MB, "
+              f"{paged} paged to disk; goal < 300 MB)")
     ratio = min(ratios) if ratios else 0.0
     print(f"broker_bench: ratio {ratio:.2f} (goal 1.0)")
     return 0

@@ -162,24 +162,38 @@ class SQLiteStore(Store):
         added = {(op[1], op[2]) for op in flat if op[0] == "add"}
         gone = {(op[1], op[2]) for op in flat if op[0] == "remove"} & added
         db = self._db
+        inserts: list[Op] = []
+        deletes: list[Op] = []
+
+        def flush() -> None:
+            if inserts:
+                db.executemany("INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)", inserts)
+                inserts.clear()
+            if deletes:
+                db.executemany("DELETE FROM messages WHERE queue=? AND seq=?", deletes)
+                deletes.clear()
+
         try:
             db.execute("BEGIN")
             for op in flat:
                 kind = op[0]
                 if kind == "add":
                     if (op[1], op[2]) not in gone:
-                        db.execute("INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)", op[1:])
+                        inserts.append(op[1:])
                 elif kind == "remove":
                     if (op[1], op[2]) not in gone:
-                        db.execute("DELETE FROM messages WHERE queue=? AND seq=?", op[1:])
-                elif kind == "count":
-                    db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?",
-                               (op[3], op[1], op[2]))
-                elif kind == "saveq":
-                    db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", op[1:])
-                elif kind == "delq":
-                    db.execute("DELETE FROM queues WHERE name=?", (op[1],))
-                    db.execute("DELETE FROM messages WHERE queue=?", (op[1],))
+                        deletes.append(op[1:])
+                else:
+                    flush()
+                    if kind == "count":
+                        db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?",
+                                   (op[3], op[1], op[2]))
+                    elif kind == "saveq":
+                        db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", op[1:])
+                    elif kind == "delq":
+                        db.execute("DELETE FROM queues WHERE name=?", (op[1],))
+                        db.execute("DELETE FROM messages WHERE queue=?", (op[1],))
+            flush()
             db.execute("COMMIT")
         except BaseException as exc:  # keep serving; report through the futures
             self.error = exc
