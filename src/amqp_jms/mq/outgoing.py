@@ -92,14 +92,16 @@ def _provider_id(value: str) -> bytes | None:
     return None
 
 
-_LAST_PUT: list[Any] = [None, ("", "")]
+#: the last (ms // 10, (PutDate, PutTime)) computed, replaced as one object (threads share it)
+_LAST_PUT: list[tuple[int, tuple[str, str]]] = [(-1, ("", ""))]
 
 
 def _put_date_time(ms: int) -> tuple[str, str]:
     """PutDate ``YYYYMMDD`` and PutTime ``HHMMSSTH`` (GMT, hundredths) for epoch ms."""
     key = ms // 10
-    if _LAST_PUT[0] == key:
-        return _LAST_PUT[1]
+    last_key, last = _LAST_PUT[0]
+    if last_key == key:
+        return last
     try:
         t = time.gmtime(ms // 1000)
     except (OverflowError, OSError, ValueError):
@@ -112,7 +114,7 @@ def _put_date_time(ms: int) -> tuple[str, str]:
         f"{t.tm_year:04d}{t.tm_mon:02d}{t.tm_mday:02d}",
         f"{t.tm_hour:02d}{t.tm_min:02d}{t.tm_sec:02d}{(ms % 1000) // 10:02d}",
     )
-    _LAST_PUT[0], _LAST_PUT[1] = key, result
+    _LAST_PUT[0] = (key, result)
     return result
 
 
