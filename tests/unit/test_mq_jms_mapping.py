@@ -427,3 +427,32 @@ def test_plain_message_with_undefined_encoding_still_reads() -> None:
     assert m._text == "text"  # type: ignore[attr-defined]
     with pytest.raises(MQFormatError, match=r"MQMD\.Encoding.*names no integer byte order"):
         from_mq(MQMD(format="MQHRF2", encoding=0), rfh_data("<mcd><Msd>jms_text</Msd></mcd>"))
+
+
+def test_long_reply_queue_name_goes_in_rto_only() -> None:
+    m = TextMessage("x")
+    m._reply_to = Queue("R" * 60)
+    mq = to_mq(m)
+    assert mq.md.reply_to_q == "" and jms(mq, "Rto") == "queue:///" + "R" * 60
+    assert from_mq(mq.md, mq.data)._reply_to == Queue("R" * 60)
+
+
+def test_amqp_only_property_types_widen_to_jms_types() -> None:
+    from amqp_jms.types import Short, Symbol, UByte, UInt, UShort
+
+    m = TextMessage("x")
+    m._props.update({"ub": UByte(200), "us": UShort(60000), "ui": UInt(4_000_000_000), "sy": Symbol("s")})
+    back = from_mq(*_md_data(to_mq(m)))
+    assert back._props["ub"] == 200 and type(back._props["ub"]) is Short
+    assert back._props["us"] == 60000 and type(back._props["us"]) is Int
+    assert back._props["ui"] == 4_000_000_000 and type(back._props["ui"]) is int
+    assert back._props["sy"] == "s" and type(back._props["sy"]) is str
+
+
+def test_unstamped_message_ttl_counts_from_now() -> None:
+    import time
+
+    m = TextMessage("x")
+    m._expiration = int(time.time() * 1000) + 30_000
+    expiry = to_mq(m).md.expiry
+    assert 290 <= expiry <= 301  # 30 s in tenths, less the time this test took
