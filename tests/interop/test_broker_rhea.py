@@ -48,7 +48,9 @@ def test_proton_sends_rhea_receives_with_selector(rhea: types.ModuleType, broker
     assert out["bodies"] == ["b4", "b5"]
 
 
-def test_rhea_durable_subscription_keeps_messages_while_detached(rhea: types.ModuleType, broker: Broker) -> None:
+def test_rhea_durable_subscription_keeps_messages_while_detached(
+    rhea: types.ModuleType, broker: Broker
+) -> None:
     sub = {"mode": "receive", "address": "rtopic", "capabilities": ["topic"], "durable": True,
            "name": "rhea-sub", "container_id": "rhea-client"}
     rhea_run(rhea, broker, count=0, detach=True, **sub)
