@@ -85,7 +85,9 @@ def destination_from(
     cls: type[Destination] | None = None
     if annotations:
         b = annotations.get(key)
-        if b is not None and type(b) is not bool and isinstance(b, int):
+        if type(b) is Byte:  # the usual case: a byte 0-3
+            cls = _BY_BYTE.get(b)
+        elif b is not None and type(b) is not bool and isinstance(b, int):
             cls = _BY_BYTE.get(int(b))
         if cls is None:
             cls = _legacy_type(annotations.get(legacy_key))

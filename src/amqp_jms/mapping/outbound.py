@@ -14,9 +14,11 @@ from typing import Any
 from ..exceptions import MessageFormatException
 from ..message import Message
 from ..types import Symbol, Timestamp, UByte, UInt
+from .body import _TYPE_OF as _TYPE_CODES
 from .body import MSG_TYPE, encode_body, jms_type_code
 from .codec._encode import (
     _ENCODERS,
+    _STRINGS,
     _encode_str,
     _fallback,
     encode_map_body,
@@ -26,6 +28,7 @@ from .codec._encode import (
 )
 from .codec.sections import _list_of
 from .context import DEFAULT_CONTEXT, MappingContext
+from .destinations import _BYTES as _DEST_BYTES
 from .destinations import (
     JMS_DEST,
     JMS_REPLY_TO,
@@ -141,6 +144,43 @@ def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
         raise MessageFormatException(f"cannot encode {message.jms_type}: {e}") from None
 
 
+_MA_SECTIONS: dict[tuple[int, int, int, bool], bytes] = {}
+
+
+def _annotations(key: tuple[int, int, int, bool], delivery_time: int, extra: dict[str, Any] | None) -> bytes:
+    """The message-annotations section: type, destination and reply-to bytes, app-correlation-id,
+    delivery time, and annotations a received message carried (``_extra``)."""
+    code, dest, reply_to, app_specific = key
+    ma = [_MSG_TYPE_ENTRY[code]]
+    if dest >= 0:
+        ma.append(_DEST_ENTRY[dest])
+    if reply_to >= 0:
+        ma.append(_REPLY_TO_ENTRY[reply_to])
+    if app_specific:
+        ma.append(_APP_CORRELATION)
+    plain = True
+    if delivery_time:
+        ma.append(_DELIVERY_TIME_KEY + _ENCODERS[Timestamp](delivery_time))
+        plain = False
+    count = 2 * len(ma)
+    if extra is not None and extra.get(EXTRA_ANNOTATIONS):
+        more = {k: v for k, v in extra[EXTRA_ANNOTATIONS].items() if k not in _SET_BY_US}
+        if more:
+            body_more, n = encode_map_body(more)
+            ma.append(body_more)
+            count += n
+            plain = False
+    ma_body = b"".join(ma)
+    if len(ma_body) < 255:
+        section = _MA + bytes((0xC1, len(ma_body) + 1, count)) + ma_body
+    else:
+        size = (len(ma_body) + 4).to_bytes(4, "big")
+        section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
+    if plain:
+        _MA_SECTIONS[key] = section  # at most 6 * 5 * 5 * 2 keys
+    return section
+
+
 def _id(value: Any) -> bytes:
     # ids are unique per message: not worth the string-encoding cache
     return _encode_str(value) if type(value) is str else encode_value(value)
@@ -148,39 +188,33 @@ def _id(value: Any) -> bytes:
 
 def _encode(message: Message, ctx: MappingContext) -> bytes:
     props = message._props
-    code = jms_type_code(message)
+    code = _TYPE_CODES.get(type(message))
+    if code is None:
+        code = jms_type_code(message)
     body, content_type = encode_body(message, code)
 
-    # message annotations
-    ma = [_MSG_TYPE_ENTRY[code]]
+    # message annotations (the usual combinations come from a cache of whole sections)
     dest = message._destination
-    if dest is not None:
-        ma.append(_DEST_ENTRY[type_byte(dest)])
     reply_to = message._reply_to
-    if reply_to is not None:
-        ma.append(_REPLY_TO_ENTRY[type_byte(reply_to)])
     correlation_id = message._correlation_id
+    app_specific = False
     if correlation_id is not None:
         correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
-        if app_specific:
-            ma.append(_APP_CORRELATION)
     delivery_time = message._delivery_time
-    if delivery_time and delivery_time != message._timestamp:
-        ma.append(_DELIVERY_TIME_KEY + _ENCODERS[Timestamp](delivery_time))
-    count = 2 * len(ma)
+    delayed = bool(delivery_time) and delivery_time != message._timestamp
     extra = message._extra
-    if extra is not None and extra.get(EXTRA_ANNOTATIONS):
-        more = {k: v for k, v in extra[EXTRA_ANNOTATIONS].items() if k not in _SET_BY_US}
-        if more:
-            body_more, n = encode_map_body(more)
-            ma.append(body_more)
-            count += n
-    ma_body = b"".join(ma)
-    if len(ma_body) < 255:
-        ma_section = _MA + bytes((0xC1, len(ma_body) + 1, count)) + ma_body
-    else:
-        size = (len(ma_body) + 4).to_bytes(4, "big")
-        ma_section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
+    key = (
+        code,
+        -1 if dest is None else _DEST_BYTES.get(type(dest), -1),
+        -1 if reply_to is None else _DEST_BYTES.get(type(reply_to), -1),
+        app_specific,
+    )
+    if (key[1] == -1 and dest is not None) or (key[2] == -1 and reply_to is not None):  # subclasses
+        key = (code, -1 if dest is None else type_byte(dest), -1 if reply_to is None else type_byte(reply_to),
+               app_specific)  # fmt: skip
+    ma_section = _MA_SECTIONS.get(key)
+    if ma_section is None or delayed or (extra is not None and extra.get(EXTRA_ANNOTATIONS)):
+        ma_section = _annotations(key, delivery_time if delayed else 0, extra)
 
     # properties, each field encoded as it is known to be typed
     message_id = message._message_id
@@ -219,12 +253,15 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
         app = [k for k in props if k not in _MAPPED] if vendor else props
         if app:
             enc = _ENCODERS
-            parts = []
+            strings = _STRINGS
+            parts: list[bytes] = []
+            append = parts.append
             for k in app:
                 v = props[k]
-                parts.append(encode_str(k))
+                kb = strings.get(k)
+                append(kb if kb is not None else encode_str(k))
                 f = enc.get(type(v))
-                parts.append(f(v) if f is not None else _fallback(v))
+                append(f(v) if f is not None else _fallback(v))
             ap = b"".join(parts)
             n = 2 * len(app)
             if len(ap) < 255 and n < 256:

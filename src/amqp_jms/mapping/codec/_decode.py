@@ -281,6 +281,7 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
     dec = _DECODERS
     out: list[Any] = []
     append = out.append
+    new_int, i64, symbols = _new_int, _i64, _SYMBOLS
     # The constructors of typical message fields are inlined: a call per value is the cost.
     for _ in range(count):
         c = b[p]
@@ -299,13 +300,14 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
             if p > end:
                 raise Bad(s - 2, "symbol runs past the end of its container")
             raw = b[s:p]
-            sym = _SYMBOLS.get(raw)
+            sym = symbols.get(raw)
             append(sym if sym is not None else _symbol(raw))
         elif c == 0x83:
-            append(_new_int(Timestamp, _i64(b, p + 1)[0]))
+            append(new_int(Timestamp, i64(b, p + 1)[0]))
             p += 9
         elif c == 0x51:
-            append(_new_int(Byte, _i8(b, p + 1)[0]))
+            v = b[p + 1]
+            append(new_int(Byte, v - 256 if v > 127 else v))
             p += 2
         elif c == 0x41:
             append(True)
@@ -314,13 +316,15 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
             append(False)
             p += 1
         elif c == 0x54:
-            append(_new_int(Int, _i8(b, p + 1)[0]))
+            v = b[p + 1]
+            append(new_int(Int, v - 256 if v > 127 else v))
             p += 2
         elif c == 0x52:
-            append(_new_int(UInt, b[p + 1]))
+            append(new_int(UInt, b[p + 1]))
             p += 2
         elif c == 0x55:
-            append(_i8(b, p + 1)[0])
+            v = b[p + 1]
+            append(v - 256 if v > 127 else v)
             p += 2
         else:
             v, p = dec[c](b, p + 1)
@@ -357,6 +361,7 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     k: Any
     v: Any
+    new_int, f64, symbols = _new_int, _f64, _SYMBOLS
     for _ in range(count >> 1):
         # keys: strings (application properties) and symbols (annotations) inline
         c = b[p]
@@ -372,7 +377,7 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
             if p > end:
                 raise Bad(s - 2, "symbol runs past the end of its container")
             raw = b[s:p]
-            k = _SYMBOLS.get(raw)
+            k = symbols.get(raw)
             if k is None:
                 k = _symbol(raw)
         else:
@@ -385,10 +390,12 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
                 raise Bad(s - 2, "string runs past the end of its container")
             v = str(b[s:p], "utf-8")
         elif c == 0x54:
-            v = _new_int(Int, _i8(b, p + 1)[0])
+            v = b[p + 1]
+            v = new_int(Int, v - 256 if v > 127 else v)
             p += 2
         elif c == 0x51:
-            v = _new_int(Byte, _i8(b, p + 1)[0])
+            v = b[p + 1]
+            v = new_int(Byte, v - 256 if v > 127 else v)
             p += 2
         elif c == 0x41:
             v = True
@@ -396,6 +403,14 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
         elif c == 0x42:
             v = False
             p += 1
+        elif c == 0x82:
+            v = f64(b, p + 1)[0]
+            p += 9
+        elif c == 0x55:
+            v = b[p + 1]
+            if v > 127:
+                v -= 256
+            p += 2
         else:
             v, p = dec[c](b, p + 1)
         try:
