@@ -168,7 +168,7 @@ def reference(node: Node, get: Any) -> object:
         return compare(node.op, reference(node.left, get), reference(node.right, get))
     if isinstance(node, Not):
         v = reference(node.operand, get)
-        return None if v not in (True, False) or v is None else not v
+        return (not v) if isinstance(v, bool) else None
     if isinstance(node, (And, Or)):
         a, b = reference(node.left, get), reference(node.right, get)
         a = a if isinstance(a, bool) else None
@@ -228,8 +228,15 @@ def lookup(m: Message) -> Any:
     return values.get
 
 
+def _message_with(**props: Any) -> Message:
+    m = TextMessage("x")
+    m._props.update(props)
+    return m
+
+
 @SETTINGS
 @given(conditions, messages())
+@example(Not(Identifier("a")), [_message_with(a=Byte(0)), _message_with(a=Byte(1)), _message_with()])
 def test_all_evaluators_agree_row_by_row(ast: Node, msgs: list[Message]) -> None:
     s = Selector(str(ast))
     per_message = [s.matches(m) for m in msgs]

@@ -24,20 +24,12 @@ from collections.abc import Callable
 from typing import Any
 
 from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
-from .compiler import (
-    CMP_OPS,
-    HeaderReaders,
-    compile_condition,
-    like_regex,
-    lookup_headers,
-    message_headers,
-    numeric_table,
-    slow_entry,
-)
-from .values import KINDS, classify, delivery_mode, priority
+from .compiler import HeaderReaders, compile_condition, like_regex, lookup_headers, message_headers
+from .values import CMP_OPS, KINDS, D, F, I, L, classify, delivery_mode, priority, to_f32
 
 __all__ = ["compile_lookup", "compile_message"]
 
+_NUMERIC_CLASSES = [cls for cls, kind in KINDS.items() if kind in (I, L, F, D)]
 _FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _PY_OP = {"=": "==", "<>": "!=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 _NUMERIC_KINDS = ("int", "long", "float", "double")
@@ -250,7 +242,7 @@ class _Generator:
                 cls = "str" if lit.kind == "string" else "bool"
                 test = f"(isinstance({v}, {cls}) and {v} != {k})"
             return test if want else f"({v} is not None and not {test})"
-        table = numeric_table(lit)
+        table = _numeric_table(lit)
         fast = frozenset(
             cls
             for cls, (conv, x) in table.items()
@@ -274,7 +266,7 @@ class _Generator:
         ):
             return None
         v = self.var(x)
-        lo_t, hi_t = numeric_table(lo), numeric_table(hi)
+        lo_t, hi_t = _numeric_table(lo), _numeric_table(hi)
         both = {cls: (*lo_t[cls], *hi_t[cls]) for cls in lo_t}
         pivot = int if lo.kind in ("int", "long") and hi.kind in ("int", "long") else float
         ref = both[pivot]
@@ -291,6 +283,32 @@ class _Generator:
         return f"({test} if {v}.__class__ in {self.bind(fast)} else {helper}({v}))"
 
 
+def _numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None, Any]]:
+    """For each numeric value class: (convert the value or None, the literal as compared)."""
+    n, lk = lit.value, lit.kind
+    table: dict[type, tuple[Callable[[Any], Any] | None, Any]] = {}
+    entry: tuple[Callable[[Any], Any] | None, Any]
+    for cls in _NUMERIC_CLASSES:
+        vk = KINDS[cls]
+        if lk in ("int", "long"):
+            entry = (None, n) if vk in (I, L) else (None, float(n)) if vk == D else (None, to_f32(n))  # type: ignore[arg-type]
+        elif lk == "double":
+            entry = (float, n) if vk in (I, L) else (None, n)
+        else:  # float literal
+            entry = (to_f32, n) if vk in (I, L) else (None, n)
+        table[cls] = entry
+    return table
+
+
+def _slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:
+    """Table entry for a value whose exact class isn't listed (a subclass), or None."""
+    kind = classify(v)
+    for cls, entry in table.items():
+        if KINDS[cls] == kind:
+            return entry
+    return None
+
+
 def _numeric_helper(
     table: dict[type, tuple[Callable[[Any], Any] | None, Any]], opf: Callable[[Any, Any], bool], want: bool
 ) -> Callable[[Any], bool]:
@@ -299,7 +317,7 @@ def _numeric_helper(
     def helper(v: Any) -> bool:
         if v is None:
             return False
-        e = table.get(v.__class__) or slow_entry(table, v)
+        e = table.get(v.__class__) or _slow_entry(table, v)
         if e is None:
             return not want  # unlike types: the comparison is FALSE
         conv, x = e

@@ -1,4 +1,9 @@
-"""Compile a selector AST once into Python closures: the per-message evaluator.
+"""Compile a selector AST once into Python closures: the general evaluator.
+
+``codegen.py`` generates one Python function per selector and inlines the common leaves; any
+sub-tree it does not inline (arithmetic, comparisons between expressions, BETWEEN with
+non-literal bounds, conditions used as values) is compiled here into closures, whose semantics
+come from the three-valued helpers in ``values.py``.
 
 Every compiled function takes ``(props, msg)``: ``props`` answers ``.get(name)`` for properties
 (the message's ``_props`` dict, or a wrapper around a user lookup function) and ``msg`` is what
@@ -14,10 +19,7 @@ node            is-true                         is-false
 ``NOT a``       false(a)                        true(a)
 ==============  ==============================  ==============================
 
-and a selector matches exactly when *is-true* holds. The common leaves (identifier compared with
-a literal, ``BETWEEN`` with literal bounds, ``IN``, ``LIKE``, ``IS NULL``) are specialised so a
-typical selector costs one closure call per term; everything else goes through the generic
-three-valued helpers in ``values.py``.
+and a selector matches exactly when *is-true* holds.
 """
 
 from __future__ import annotations
@@ -43,21 +45,7 @@ from .ast import (
     Unary,
     operands,
 )
-from .values import (
-    CMP_OPS,
-    KINDS,
-    D,
-    F,
-    I,
-    L,
-    arith,
-    classify,
-    compare,
-    delivery_mode,
-    negate,
-    priority,
-    to_f32,
-)
+from .values import arith, compare, delivery_mode, negate, priority
 
 __all__ = [
     "HeaderReaders",
@@ -66,16 +54,11 @@ __all__ = [
     "like_regex",
     "lookup_headers",
     "message_headers",
-    "numeric_table",
-    "slow_entry",
 ]
 
 Fn = Callable[[Any, Any], Any]
 Pred = Callable[[Any, Any], bool]
 HeaderReaders = dict[str, Fn]
-
-_FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NUMERIC_CLASSES = [cls for cls, kind in KINDS.items() if kind in (I, L, F, D)]
 
 
 def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
@@ -102,32 +85,6 @@ def compile_selector(node: Node, headers: HeaderReaders) -> Pred:
 def compile_condition(node: Node, headers: HeaderReaders, want: bool) -> Pred:
     """``(props, msg) -> bool``: whether ``node`` evaluates to ``want`` (TRUE or FALSE)."""
     return _Compiler(headers).cond(node, want)
-
-
-def numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None, Any]]:
-    """For each numeric value class: (convert the value or None, the literal as compared)."""
-    n, lk = lit.value, lit.kind
-    table: dict[type, tuple[Callable[[Any], Any] | None, Any]] = {}
-    entry: tuple[Callable[[Any], Any] | None, Any]
-    for cls in _NUMERIC_CLASSES:
-        vk = KINDS[cls]
-        if lk in ("int", "long"):
-            entry = (None, n) if vk in (I, L) else (None, float(n)) if vk == D else (None, to_f32(n))  # type: ignore[arg-type]
-        elif lk == "double":
-            entry = (float, n) if vk in (I, L) else (None, n)
-        else:  # float literal
-            entry = (to_f32, n) if vk in (I, L) else (None, n)
-        table[cls] = entry
-    return table
-
-
-def slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:
-    """Table entry for a value whose exact class isn't listed (a subclass), or None."""
-    kind = classify(v)
-    for cls, entry in table.items():
-        if KINDS[cls] == kind:
-            return entry
-    return None
 
 
 class _Compiler:
@@ -224,14 +181,7 @@ class _Compiler:
         if isinstance(node, Like):
             rx = like_regex(node.pattern, node.escape)
             return self._in_like(node.identifier, None, rx.fullmatch, want != node.negated)
-        if isinstance(node, Compare):
-            special = self._compare_literal(node, want)
-            if special is not None:
-                return special
         if isinstance(node, Between):
-            special = self._between_literal(node, want)
-            if special is not None:
-                return special
             return self._generic(self._between_value(node), want)
         if isinstance(node, Literal) and node.kind == "boolean":
             result = node.value is want
@@ -297,101 +247,6 @@ class _Compiler:
             return v is not None and not hit(v)
 
         return false
-
-    def _compare_literal(self, node: Compare, want: bool) -> Pred | None:
-        op: str = node.op
-        left, right = node.left, node.right
-        if isinstance(left, Literal) and isinstance(right, Identifier):
-            op, left, right = _FLIP[op], right, left
-        if not (isinstance(left, Identifier) and isinstance(right, Literal)):
-            return None
-        name = left.name
-        hdr = self._headers.get(name)
-        lit = right
-        if lit.kind in ("string", "boolean"):
-            value = lit.value
-            cls = str if lit.kind == "string" else bool
-            if op not in ("=", "<>"):
-                return None
-            equal = op == "="
-            if want:
-
-                def like_true(p: Any, m: Any) -> bool:
-                    v = p.get(name) if hdr is None else hdr(p, m)
-                    return isinstance(v, cls) and (v == value) is equal
-
-                return like_true
-
-            def like_false(p: Any, m: Any) -> bool:
-                v = p.get(name) if hdr is None else hdr(p, m)
-                return v is not None and not (isinstance(v, cls) and (v == value) is equal)
-
-            return like_false
-        table = numeric_table(lit)
-        opf = CMP_OPS[op]
-        if want:
-
-            def num_true(p: Any, m: Any) -> bool:
-                v = p.get(name) if hdr is None else hdr(p, m)
-                e = table.get(v.__class__)
-                if e is None:
-                    e = slow_entry(table, v)
-                    if e is None:
-                        return False
-                conv, x = e
-                return opf(v if conv is None else conv(v), x)
-
-            return num_true
-
-        def num_false(p: Any, m: Any) -> bool:
-            v = p.get(name) if hdr is None else hdr(p, m)
-            e = table.get(v.__class__)
-            if e is None:
-                if v is None:
-                    return False
-                e = slow_entry(table, v)
-                if e is None:
-                    return True
-            conv, x = e
-            return not opf(v if conv is None else conv(v), x)
-
-        return num_false
-
-    def _between_literal(self, node: Between, want: bool) -> Pred | None:
-        x, lo, hi = node.operand, node.low, node.high
-        numeric = ("int", "long", "float", "double")
-        if not (
-            isinstance(x, Identifier)
-            and isinstance(lo, Literal)
-            and isinstance(hi, Literal)
-            and lo.kind in numeric
-            and hi.kind in numeric
-        ):
-            return None
-        name = x.name
-        hdr = self._headers.get(name)
-        lo_t, hi_t = numeric_table(lo), numeric_table(hi)
-        both = {cls: (lo_t[cls][0], lo_t[cls][1], hi_t[cls][0], hi_t[cls][1]) for cls in lo_t}
-        negated = node.negated
-
-        def between(p: Any, m: Any) -> bool | None:
-            v = p.get(name) if hdr is None else hdr(p, m)
-            e = both.get(v.__class__)
-            if e is None:
-                if v is None:
-                    return None
-                kind = classify(v)
-                e = next((ent for cls, ent in both.items() if KINDS[cls] == kind), None)
-                if e is None:
-                    return False  # unlike types: both comparisons FALSE, so BETWEEN and NOT BETWEEN are FALSE
-            c1, a, c2, b = e
-            u1 = v if c1 is None else c1(v)
-            u2 = v if c2 is None else c2(v)
-            if negated:
-                return u1 < a or u2 > b
-            return a <= u1 and u2 <= b
-
-        return self._generic(between, want)
 
     def _between_value(self, node: Between) -> Fn:
         x, lo, hi, negated = (
