@@ -5,12 +5,14 @@ application properties go to ``usr`` (IBM's name rules enforced); ``JMSX*`` and 
 properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, and say so:
 
 * JMSMessageID ``ID:`` + 48 lower-case hex (not all zeros, which MQ reads as "none") -> MsgId;
-  any other id is kept whole in the ``ajms``
-  folder (``Mid``) and MsgId gets a 24-byte BLAKE2b digest of it (stable, unique in practice).
+  any other id is kept whole in the ``ajms`` folder (``Mid``) and MsgId gets a 24-byte BLAKE2b
+  digest of it (stable, unique in practice).
 * Other vendor properties (``JMSX*`` without an MQMD field, ``JMS_*``) cannot live in ``usr``
   (IBM reserves ``JMS``): they go, typed, in our own ``ajms`` folder, which IBM ignores.
-* JMSDeliveryTime -> ``mqext`` ``Dlt`` (i8, ms). A null TextMessage/ObjectMessage body is
-  marked ``<ajms><Nul>1</Nul></ajms>`` so it does not come back as ``""``.
+* JMSDeliveryTime -> ``mqext`` ``Dlt`` (ms). Like IBM's client, ``jms``/``mqext`` elements carry
+  no ``dt``: their types are fixed (Tms, Exp, Dlt i8; Pri, Dlv, Seq i4; the rest strings).
+* A null TextMessage/ObjectMessage body is marked ``<ajms><Nul>1</Nul></ajms>`` so it does not
+  come back as ``""``.
 * An ObjectMessage holding a Java-serialized object sends its bytes (``Msd jms_object``); one
   holding an AMQP-typed value sends the AMQP encoding of it, marked ``<ajms><Obj>amqp</Obj>``.
 * ``target_client="mq"`` sends no RFH2 (IBM's ``targetClient=MQ``): only what the MQMD holds
@@ -25,7 +27,6 @@ import time
 from typing import Any
 
 from ..destination import Destination
-from ..types import Int
 from ._binary import byte_order, encode_char
 from ._uri import destination_to_uri, split_jms_type
 from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
@@ -208,7 +209,7 @@ def to_mq(
         elif name == "JMSXGroupSeq":
             md.msg_seq_number = _int_prop(name, value)
             msg_flags |= MQMF_MSG_IN_GROUP
-            jms.append(element("Seq", Int(md.msg_seq_number), name))
+            jms.append(f"<Seq>{md.msg_seq_number}</Seq>")
         elif name == "JMSXDeliveryCount":
             continue  # receive-only: BackoutCount + 1
         elif name in REPORT_PROPERTIES:
@@ -242,8 +243,8 @@ def to_mq(
     md.persistence = MQPER_PERSISTENT if message._delivery_mode == 2 else MQPER_NOT_PERSISTENT
     md.priority = message._priority
     if message._priority != 4:
-        jms.append(f'<Pri dt="i4">{_int_prop("JMSPriority", message._priority)}</Pri>')
-    jms.append('<Dlv dt="i4">2</Dlv>' if message._delivery_mode == 2 else '<Dlv dt="i4">1</Dlv>')
+        jms.append(f"<Pri>{_int_prop('JMSPriority', message._priority)}</Pri>")
+    jms.append("<Dlv>2</Dlv>" if message._delivery_mode == 2 else "<Dlv>1</Dlv>")
 
     mid = message._message_id
     if mid:
@@ -266,7 +267,7 @@ def to_mq(
 
     ts = message._timestamp
     if ts:
-        jms.append(f'<Tms dt="i8">{int(ts)}</Tms>')
+        jms.append(f"<Tms>{int(ts)}</Tms>")
         if not md.put_date and not md.put_time:
             md.put_date, md.put_time = _put_date_time(ts)
 
@@ -278,7 +279,7 @@ def to_mq(
             md.expiry = MQEI_UNLIMITED
         else:
             md.expiry = max(1, -(-ttl // 100))
-        jms.append(f'<Exp dt="i8">{int(exp)}</Exp>')
+        jms.append(f"<Exp>{int(exp)}</Exp>")
     else:
         md.expiry = MQEI_UNLIMITED
 
@@ -326,7 +327,7 @@ def to_mq(
         folders.append("<usr>" + "".join(usr) + "</usr>")
     if message._delivery_time:
         folders.append(
-            "<mqext>" + element("Dlt", int(message._delivery_time), "JMSDeliveryTime") + "</mqext>"
+            f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>"
         )
     if ajms:
         folders.append("<ajms>" + "".join(ajms) + "</ajms>")
