@@ -456,3 +456,10 @@ def test_unstamped_message_ttl_counts_from_now() -> None:
     m._expiration = int(time.time() * 1000) + 30_000
     expiry = to_mq(m).md.expiry
     assert 290 <= expiry <= 301  # 30 s in tenths, less the time this test took
+
+
+def test_jms_folder_values_with_or_without_dt() -> None:
+    for tms in ("<Tms>5000</Tms>", "<Tms dt='i8'>5000</Tms>", '<Tms dt="int">5000</Tms>'):
+        data = rfh_data("<mcd><Msd>jms_text</Msd></mcd>", f"<jms>{tms}<Pri dt='i4'>3</Pri></jms>", body=b"x")
+        m = from_mq(MQMD(format="MQHRF2"), data)
+        assert (m._timestamp, m._priority) == (5000, 3)
