@@ -9,6 +9,7 @@ dispositions, flow and detach. It never touches a socket: the protocol adapter i
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -65,6 +66,7 @@ class BrokerConnection:
         self.container: str | None = None
         self.sole = False
         self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
+        self._durable_waiting: dict[int, list[Any]] = {}  # store group -> deliveries to accept
         self.closed = False
 
     # -- dispatch ------------------------------------------------------------------------------
@@ -479,15 +481,24 @@ class BrokerConnection:
             lib.pn_delivery_update(d, ACCEPTED)
             lib.pn_delivery_settle(d)
             return
-        dlv = Delivery.wrap(d)  # holds a reference until the store has it
+        # accept once the store has it; one callback per store group, not per message
+        lib.pn_incref(d)
+        waiting = self._durable_waiting.get(id(waiter))
+        if waiting is None:
+            waiting = self._durable_waiting[id(waiter)] = []
+            waiter.add_done_callback(functools.partial(self._accept_stored, deliveries=waiting))
+        waiting.append(d)
 
-        def done(_: object) -> None:
-            if not self.closed:
-                dlv.update(ACCEPTED)
-                dlv.settle()
-                self.dirty()
-
-        waiter.add_done_callback(done)
+    def _accept_stored(self, fut: object, *, deliveries: list[Any]) -> None:
+        self._durable_waiting.pop(id(fut), None)
+        closed = self.closed
+        for d in deliveries:
+            if not closed:
+                lib.pn_delivery_update(d, ACCEPTED)
+                lib.pn_delivery_settle(d)
+            lib.pn_decref(d)
+        if not closed:
+            self.dirty()
 
     def _on_delivery(self, dlv: Any) -> None:
         link = dlv.link

@@ -46,6 +46,8 @@ class SQLiteStore(Store):
         self._ops: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
         self._batch: list[Op] | None = None
         self._pending_barrier: asyncio.Future[None] | None = None
+        self._buf: list[Op] = []
+        self._handoff_scheduled = False
         db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
@@ -61,8 +63,19 @@ class SQLiteStore(Store):
     def _put(self, op: Op) -> None:
         if self._batch is not None:
             self._batch.append(op)
-        else:
-            self._ops.put(op)
+            return
+        # hand ops to the writer once per loop turn: a queue put per op would wake the writer
+        # thread (and hand it the GIL) for every message
+        self._buf.append(op)
+        if not self._handoff_scheduled:
+            self._handoff_scheduled = True
+            self.loop.call_soon(self._handoff)
+
+    def _handoff(self) -> None:
+        self._handoff_scheduled = False
+        if self._buf:
+            ops, self._buf = self._buf, []
+            self._ops.put(("ops", ops))
 
     def add(self, queue: str, msg: BrokerMessage) -> None:
         self._put(("add", queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry,
@@ -92,6 +105,7 @@ class SQLiteStore(Store):
     def _submit_barrier(self, fut: asyncio.Future[None]) -> None:
         if self._pending_barrier is fut:
             self._pending_barrier = None
+        self._handoff()
         self._ops.put(("barrier", fut))
 
     def begin_batch(self) -> None:
@@ -102,6 +116,7 @@ class SQLiteStore(Store):
         if not batch:
             return None
         fut: asyncio.Future[None] = self.loop.create_future()
+        self._handoff()
         self._ops.put(("batch", batch, fut))
         return fut
 
@@ -153,6 +168,8 @@ class SQLiteStore(Store):
         for op in group:
             if op[0] == "barrier":
                 futures.append(op[1])
+            elif op[0] == "ops":
+                flat.extend(op[1])
             elif op[0] == "batch":
                 flat.extend(op[1])
                 futures.append(op[2])
@@ -208,6 +225,9 @@ class SQLiteStore(Store):
                 break
 
     def close(self) -> None:
+        if self._buf:
+            ops, self._buf = self._buf, []
+            self._ops.put(("ops", ops))
         self._ops.put(None)
         self._thread.join(30)
         self._db.close()
