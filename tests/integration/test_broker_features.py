@@ -227,3 +227,39 @@ def test_deep_queue_pages_to_disk_and_keeps_order(broker_factory: Any) -> None:
     got = [body[:4] for body in bodies(r)]
     assert got == [f"{i:04d}" for i in range(300)]
     c.close()
+
+
+def test_durable_subscription_backlog_survives_restart(broker_factory: Any, tmp_path: Path) -> None:
+    from proton.reactor import Container as _C
+    from test_broker_peer import Caps, Durable
+
+    data = tmp_path / "subs"
+    b = broker_factory(data_dir=str(data))
+    cont = _C()
+    cont.container_id = "restart-client"
+    c = BlockingConnection(b.url, timeout=10, container=cont)
+    r = c.create_receiver("rt", name="keep", options=[Caps("topic"), Durable()])
+    r.detach()
+    s = c.create_sender("rt", options=Caps("topic"))
+    s.send(Message(body="p1", durable=True))
+    s.send(Message(body="np", durable=False))
+    c.close()
+    b.stop()
+    b2 = broker_factory(data_dir=str(data))
+    cont = _C()
+    cont.container_id = "restart-client"
+    c = BlockingConnection(b2.url, timeout=10, container=cont)
+    r = c.create_receiver("rt", name="keep", options=[Caps("topic"), Durable()])
+    assert bodies(r) == ["p1"]
+    c.close()
+
+
+def test_drain_with_nothing_to_send_consumes_credit(broker: Broker) -> None:
+    c = BlockingConnection(broker.url, timeout=10)
+    r = c.create_receiver("empty-q", credit=0)
+    r.link.drain(7)
+    c.wait(lambda: r.link.credit == 0 and not r.link.draining(), timeout=5, msg="drain")
+    c.create_sender("empty-q").send(Message(body="later"))
+    r.link.flow(1)
+    assert r.receive(timeout=5).body == "later"
+    c.close()
