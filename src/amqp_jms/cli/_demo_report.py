@@ -6,6 +6,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from ._common import Output
 
 __all__ = ["DemoReport", "Stage", "write_chart"]
@@ -69,13 +71,13 @@ class DemoReport:
             ["check", "count"],
             [
                 ["messages produced (MQ bridge + JMS producers)", self.produced],
-                [f"selector hits expected  [{self.selector}]", self.selector_expected],
+                [f"selector hits expected ({escape(self.selector)})", self.selector_expected],
                 ["selector hits in Parquet (distinct orders)", self.selector_hits],
                 ["Parquet rows", self.parquet_rows],
                 ["duplicates", self.duplicates],
                 ["not selected, drained from the queue", self.remaining],
                 ["selected by mistake", self.unexpected],
-                ["lost", lost_style],
+                ["lost (found nowhere, or selected but not in Parquet)", lost_style],
             ],
         )
         if self.by_region:
