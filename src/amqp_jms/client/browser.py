@@ -99,8 +99,9 @@ class QueueBrowser:
             while not self._closed and not self._session._closed:
                 inbound = sink.get(0)
                 if inbound is None:
-                    fut = pcons.drain() if prefetch > 0 else pcons.pull(drain=True)
-                    conn._provider_wait(fut, drain_timeout, "browse (drain)")
+                    # one credit if none is left, then drain: the peer sends what it has or
+                    # says it has nothing more
+                    conn._provider_wait(pcons.pull(drain=True), drain_timeout, "browse (drain)")
                     inbound = sink.get(0)
                     if inbound is None:
                         return  # the peer had nothing more: the snapshot is exhausted
