@@ -248,6 +248,9 @@ class Connection:
     def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the connection is closed")
+        failure = self._failure
+        if failure is not None:  # the connection died: every further use says why
+            raise type(failure)(failure.reason, failure.error_code, failure)
 
     def _refuse_on_dispatcher(self, what: str) -> None:
         for s in list(self._sessions):

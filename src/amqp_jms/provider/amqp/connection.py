@@ -202,6 +202,8 @@ class AmqpProvider(Provider):
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
+        # created first: SASL may fail (and the transport close) before open is even sent
+        self._opened = loop.create_future()
         try:
             await asyncio.wait_for(
                 loop.create_connection(
@@ -228,7 +230,6 @@ class AmqpProvider(Provider):
             symbol("version"): __version__,
             symbol("platform"): f"Python/{sys.version.split()[0]}",
         }
-        self._opened = loop.create_future()
         c.open()
         self.flush()
         try:
@@ -285,10 +286,14 @@ class AmqpProvider(Provider):
         eng = self.engine
         if eng is None:
             return
-        self._dispatch(eng)
-        out = eng.data_to_send()
-        if out and self._transport is not None:
-            self._transport.write(out)
+        while True:
+            self._dispatch(eng)
+            out = eng.data_to_send()
+            if out and self._transport is not None:
+                self._transport.write(out)
+            # producing output can itself raise events (a failed SASL exchange, a closed head)
+            if eng.collector.peek() is None:
+                break
         if self.unwritten:
             self.unwritten = {p for p in self.unwritten if p.written()}
         if self._timer is None and self._transport is not None:
@@ -339,7 +344,8 @@ class AmqpProvider(Provider):
                 self._on_remote_open()
             elif t == Event.CONNECTION_REMOTE_CLOSE:
                 self._on_remote_close()
-            elif t == Event.TRANSPORT_CLOSED:
+            elif t in (Event.TRANSPORT_ERROR, Event.TRANSPORT_CLOSED):
+                # an error (failed SASL, framing) ends us at once: the peer may never hang up
                 self._on_transport_closed()
 
     def _on_remote_open(self) -> None:
@@ -405,6 +411,7 @@ class AmqpProvider(Provider):
         self.failure = exc
         if self._opened is not None and not self._opened.done():
             self._opened.set_exception(exc)
+            self._opened.exception()  # retrieved here; _connect re-raises it
             self._abort()
             return
         for s in list(self.sessions):
