@@ -59,44 +59,47 @@ def frame(spark: Any) -> Any:
     return spark.createDataFrame(data, schema).cache()
 
 
-def _ids(frame: Any, text: str) -> list[int]:
+_TABLE: list[tuple[str, list[int]]] = [
+    ("region = 'EU' AND total > 100", [0]),  # row 2's total is a String: never a number
+    ("total > 100 OR total < 100", [0, 1]),
+    ("NOT (total > 100)", [1, 2]),  # a String vs a number is false, NOT false is true; absent stays out
+    ("total = '150'", [2]),  # unlike types (long vs string) are false, string = string works
+    ("NOT (total = '150')", [0, 1]),  # unlike → false, NOT false → true; absent → unknown
+    ("weight > 1", [0]),  # NaN compares false
+    ("weight <> weight", [1]),  # NaN <> NaN is true
+    ("weight BETWEEN 0.5 AND 2.5", [0, 2]),  # float 0.5 promotes exactly
+    ("weight NOT BETWEEN 1 AND 2", [0, 2]),
+    ("region IN ('EU', 'UK')", [0, 2]),
+    ("region NOT IN ('EU')", [1]),
+    ("JMSType LIKE 'a!%b_c' ESCAPE '!'", [3]),  # % literal via escape, _ matches a newline
+    ("JMSType LIKE 'ord%'", [0, 1]),
+    ("JMSType IS NULL", [2]),
+    ("missing IS NULL AND region IS NOT NULL", [0, 1, 2]),
+    ("flag", [0]),
+    ("flag = FALSE", [1]),
+    ("JMSPriority > 4 OR JMSDeliveryMode = 'NON_PERSISTENT'", [0, 1]),
+    ("JMSTimestamp = 1767225600000", [0, 1, 2, 3]),
+    ("total / 2 = 75 AND b * 2 = 6", [0]),
+    ("total / 0 = 1 OR total / 0 <> 1", []),  # exact division by zero: unknown
+    ("weight / 0 > 1000", [0, 2]),  # approximate: +Infinity (NaN row 1 stays out)
+    ("-total < -100", [0]),
+    ("JMSMessageID = 'ID:3'", [3]),
+    ("", [0, 1, 2, 3]),
+]
+
+
+def test_selector_column_table(frame: Any) -> None:
+    """Every selector of the table in one Spark job (one column each)."""
     from amqp_jms.spark.functions import selector
 
-    return sorted(int(r.message_id[3:]) for r in frame.filter(selector(text)).select("message_id").collect())
-
-
-@pytest.mark.parametrize(
-    ("text", "expected"),
-    [
-        ("region = 'EU' AND total > 100", [0]),  # row 2's total is a String: never a number
-        ("total > 100 OR total < 100", [0, 1]),
-        ("NOT (total > 100)", [1, 2]),  # a String vs a number is false, NOT false is true; absent stays out
-        ("total = '150'", [2]),  # unlike types (long vs string) are false, string = string works
-        ("NOT (total = '150')", [0, 1]),  # unlike → false, NOT false → true; absent → unknown
-        ("weight > 1", [0]),  # NaN compares false
-        ("weight <> weight", [1]),  # NaN <> NaN is true
-        ("weight BETWEEN 0.5 AND 2.5", [0, 2]),  # float 0.5 promotes exactly
-        ("weight NOT BETWEEN 1 AND 2", [0, 2]),
-        ("region IN ('EU', 'UK')", [0, 2]),
-        ("region NOT IN ('EU')", [1]),
-        ("JMSType LIKE 'a!%b_c' ESCAPE '!'", [3]),  # % literal via escape, _ matches a newline
-        ("JMSType LIKE 'ord%'", [0, 1]),
-        ("JMSType IS NULL", [2]),
-        ("missing IS NULL AND region IS NOT NULL", [0, 1, 2]),
-        ("flag", [0]),
-        ("flag = FALSE", [1]),
-        ("JMSPriority > 4 OR JMSDeliveryMode = 'NON_PERSISTENT'", [0, 1]),
-        ("JMSTimestamp = 1767225600000", [0, 1, 2, 3]),
-        ("total / 2 = 75 AND b * 2 = 6", [0]),
-        ("total / 0 = 1 OR total / 0 <> 1", []),  # exact division by zero: unknown
-        ("weight / 0 > 1000", [0, 2]),  # approximate: +Infinity (NaN row 1 stays out)
-        ("-total < -100", [0]),
-        ("JMSMessageID = 'ID:3'", [3]),
-        ("", [0, 1, 2, 3]),
-    ],
-)
-def test_selector_column(frame: Any, text: str, expected: list[int]) -> None:
-    assert _ids(frame, text) == expected
+    columns = [selector(text).alias(f"c{k}") for k, (text, _) in enumerate(_TABLE)]
+    rows = frame.select("message_id", *columns).collect()
+    wrong = []
+    for k, (text, expected) in enumerate(_TABLE):
+        got = sorted(int(r.message_id[3:]) for r in rows if r[f"c{k}"])
+        if got != expected:
+            wrong.append((text, got, expected))
+    assert wrong == []
 
 
 def test_invalid_selector_raises_before_spark_runs() -> None:
@@ -105,3 +108,77 @@ def test_invalid_selector_raises_before_spark_runs() -> None:
 
     with pytest.raises(InvalidSelectorException):
         selector("region = ")
+
+
+_CROSS = [
+    "i * 65536 * 65536 = 0",  # int arithmetic wraps at 32 bits
+    "l * 65536 * 65536 = 281474976710656",
+    "l + 9223372036854775807 < 0",  # long wraps at 64 bits
+    "f * 3 = 0.3F * 3",  # float arithmetic rounds to binary32
+    "f = 0.1",  # float vs double: the float promotes exactly, not equal
+    "f = 0.1F",
+    "i / 2 = 1 OR i / -2 = -1",
+    "i / 0 = 0 OR NOT (i / 0 = 0)",
+    "d / 0 > 0",
+    "s = 'x' OR s <> 'yy'",
+    "s LIKE '%x%' OR NOT (s LIKE '_')",
+    "i BETWEEN 1 AND 3",
+    "i NOT BETWEEN 1 AND 3",
+    "s IN ('x', 'yy') OR i IN ('1')",
+    "bo OR i > 2",
+    "NOT bo AND d < 1.5",
+    "missing = 1 OR i = 2",
+    "-i = -2 AND -(l) < 0",
+    "JMSPriority = 4 AND JMSDeliveryMode = 'PERSISTENT'",
+    "JMSType = 't1' OR JMSType IS NULL",
+]
+
+
+def test_spark_column_agrees_with_selector_matches(spark: Any) -> None:
+    """The Spark compilation gives the same answer as the per-message engine, row by row."""
+    import random
+
+    from amqp_jms.message import TextMessage
+    from amqp_jms.selector import Selector
+    from amqp_jms.spark.functions import selector
+    from amqp_jms.spark.schema import message_to_values, row_schema
+    from amqp_jms.types import Float, Int, Short
+
+    rng = random.Random(7)
+    messages = []
+    for n in range(40):
+        msg = TextMessage(f"m{n}")
+        msg._message_id = f"ID:{n}"
+        msg._priority = rng.choice([0, 4, 9])
+        msg._delivery_mode = rng.choice([1, 2])
+        msg._type = rng.choice([None, "t1", "t2"])
+        choices: dict[str, list[Any]] = {
+            "i": [Int(2), Int(65536), Int(-3), Short(1), "2", None],
+            "l": [65536, 2**40, -(2**62), 1, 2.0],
+            "f": [Float(0.1), Float(1.5), Float(float("nan")), 0.1],
+            "d": [0.1, 1.25, -2.0, float("inf"), Int(1)],
+            "s": ["x", "yy", "a_x%", "", 5],
+            "bo": [True, False, "true", None],
+        }
+        for name, options in choices.items():
+            value = rng.choice(options)
+            if value is not None:
+                msg.set_object_property(name, value)
+        messages.append(msg)
+    schema = row_schema()
+    data = []
+    for msg in messages:
+        values = message_to_values(msg)
+        for name in ("timestamp", "expiration", "delivery_time"):
+            if values[name] is not None:
+                values[name] = datetime.datetime.fromtimestamp(values[name] / 1e6, tz=datetime.UTC)
+        values["properties"] = dict(values["properties"])
+        data.append(tuple(values.get(n) for n in schema.names))
+    frame = spark.createDataFrame(data, schema).cache()
+    columns = [selector(text).alias(f"c{k}") for k, text in enumerate(_CROSS)]
+    got = {r.message_id: r for r in frame.select("message_id", *columns).collect()}
+    for k, text in enumerate(_CROSS):
+        compiled = Selector(text)
+        for msg in messages:
+            expected = compiled.matches(msg)
+            assert got[msg._message_id][f"c{k}"] == expected, (text, msg._message_id, msg._props)

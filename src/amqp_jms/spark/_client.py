@@ -12,7 +12,7 @@ from typing import Any
 from ..destination import Destination, Topic
 from .options import JmsOptions
 
-__all__ = ["decode", "encode", "open_connection", "open_consumer", "raw_bytes"]
+__all__ = ["decode", "encode", "open_connection", "open_consumer", "raw_bytes", "receive_raw"]
 
 
 def open_connection(options: JmsOptions) -> Any:
@@ -54,12 +54,36 @@ def decode(data: bytes) -> Any:
 
 
 def raw_bytes(message: Any) -> bytes:
-    """The encoded form of a received message, for the write-ahead log.
-
-    Uses the bytes the message arrived as when the client kept them (no re-encoding, and the
-    delivery count survives), else encodes the message again.
-    """
-    raw = getattr(message, "_amqp_bytes", None) or getattr(message, "amqp_bytes", None)
-    if raw is not None:
-        return bytes(raw)
+    """The encoded form of a message (re-encoded: for messages not received by :func:`receive_raw`)."""
     return encode(message)
+
+
+def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
+    """Receive one message and the exact bytes it arrived as (``None`` at the timeout).
+
+    The write-ahead log stores what the broker sent (header and delivery count included, no
+    re-encoding cost). The client's public ``receive`` hands back only the decoded message, so
+    this goes one level down, through the same steps ``MessageConsumer.receive`` takes (vetting,
+    acknowledgement bookkeeping); with a client that lacks them it falls back to
+    ``receive`` + :func:`encode`.
+    """
+    import time
+
+    session: Any = getattr(consumer, "_session", None)
+    if not all(
+        hasattr(x, y) for x, y in ((consumer, "_next"), (session, "_prepare"), (session, "_after_receive"))
+    ):
+        message = consumer.receive(timeout_ms) if timeout_ms > 0 else consumer.receive_no_wait()
+        return None if message is None else (message, encode(message))
+    consumer._check_open()
+    deadline = time.monotonic() + timeout_ms / 1000.0
+    while True:
+        left = max(0.0, deadline - time.monotonic())
+        inbound = consumer._next(left)
+        if inbound is None:
+            return None
+        message = session._prepare(consumer, inbound)
+        if message is not None:
+            session._after_receive(consumer, inbound, message)
+            data = getattr(inbound, "data", None)
+            return message, (bytes(data) if data is not None else encode(message))

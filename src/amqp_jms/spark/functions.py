@@ -10,19 +10,20 @@ row can tell:
   columns; every other identifier reads ``typed_properties`` with its JMS type; absent is NULL.
 - three-valued logic (tables 3.4–3.6) is SQL's, and the column is ``coalesce(expr, false)``:
   unknown never matches.
-- every value carries its type at run time: numbers compare by Java promotion (exact vs
-  approximate compares as double), strings and booleans only with ``=``/``<>``, unlike types
-  compare false, a string is never a number in arithmetic (the result is NULL), NaN compares
-  false except ``<>``.
-- exact arithmetic is 64-bit; integer division truncates toward zero; exact division by zero and
-  exact overflow give NULL (unknown); approximate division by zero gives ±Infinity/NaN as in Java.
+- every value carries its JMS type at run time (byte/short/int, long, float, double, String,
+  boolean): arithmetic and comparison use Java binary numeric promotion, so int arithmetic wraps
+  at 32 bits, long at 64, float rounds to binary32; strings and booleans compare only with
+  ``=``/``<>``; unlike types compare false; a String is never a number in arithmetic (NULL);
+  NaN compares false except ``<>``.
+- integer division truncates toward zero; integer division by zero is NULL (unknown); floating
+  division by zero is ±Infinity/NaN as in Java. These are the choices of
+  :mod:`amqp_jms.selector`, so ``selector(text)`` agrees with ``Selector(text).matches``.
 - ``LIKE`` matches ``%``/``_`` only (everything else literally, newlines included);
   ``IN``/``LIKE`` need a String value (other types: false).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 __all__ = ["decode_amqp", "encode_amqp", "selector"]
@@ -32,41 +33,84 @@ _HEADERS = {
     "JMSCorrelationID": "correlation_id",
     "JMSType": "jms_type",
 }
-_EXACT_TYPES = ("byte", "short", "int", "long", "ubyte", "ushort", "uint", "ulong")
-_APPROX_TYPES = ("float", "double")
+_INT_TYPES = ("byte", "short", "int", "ubyte", "ushort")
+_LONG_TYPES = ("long", "uint", "ulong")
+_NUMERIC = ("I", "L", "F", "D")
+#: Exact arithmetic runs in decimal(38,0) (a product of two longs fits) and wraps like Java.
+_WIDE = "decimal(38,0)"
 _PROPS_SCHEMA = "map<string,struct<type:string,value:string>>"
 
 
-@dataclass(frozen=True)
-class _Typed:
-    """A value whose JMS type is known only per row: ``kind`` is 'L', 'D', 'S', 'B' or NULL."""
-
-    kind: Any
-    long: Any
-    double: Any
-    string: Any
-    boolean: Any
-
-    def as_double(self) -> Any:
-        from pyspark.sql import functions as F
-
-        return F.when(self.kind == "L", self.long.cast("double")).otherwise(self.double)
+_VALUE_TYPE = "struct<kind:string,long:bigint,double:double,string:string,boolean:boolean>"
 
 
-def _none(F: Any) -> Any:
-    return F.lit(None)
+def _mk(
+    F: Any, kind: Any, long: Any = None, double: Any = None, string: Any = None, boolean: Any = None
+) -> Any:
+    """A typed value: one struct column (kind is 'I', 'L', 'F', 'D', 'S', 'B' or NULL)."""
 
+    def field(value: Any, type_name: str) -> Any:
+        return (F.lit(None) if value is None else value).cast(type_name)
 
-def _typed(F: Any, kind: str, col: Any) -> _Typed:
-    null = F.lit(None)
-    k = F.when(col.isNotNull(), F.lit(kind))
-    return _Typed(
-        k,
-        col.cast("long") if kind == "L" else null.cast("long"),
-        col.cast("double") if kind == "D" else null.cast("double"),
-        col.cast("string") if kind == "S" else null.cast("string"),
-        col.cast("boolean") if kind == "B" else null.cast("boolean"),
+    return F.struct(
+        field(kind, "string").alias("kind"),
+        field(long, "bigint").alias("long"),
+        field(double, "double").alias("double"),
+        field(string, "string").alias("string"),
+        field(boolean, "boolean").alias("boolean"),
     )
+
+
+def _of(F: Any, kind: str, col: Any) -> Any:
+    """A column of a statically known JMS kind as a typed value (NULL stays NULL)."""
+    k = F.when(col.isNotNull(), F.lit(kind))
+    return _mk(
+        F,
+        k,
+        long=col if kind in ("I", "L") else None,
+        double=col if kind in ("F", "D") else None,
+        string=col if kind == "S" else None,
+        boolean=col if kind == "B" else None,
+    )
+
+
+def _let(F: Any, value: Any, body: Any) -> Any:
+    """Evaluate ``value`` once and hand it to ``body`` (a lambda variable: no tree duplication)."""
+    return F.transform(F.array(value), body).getItem(0)
+
+
+def _let2(F: Any, a: Any, b: Any, body: Any) -> Any:
+    pair = F.struct(a.alias("a"), b.alias("b"))
+    return F.transform(F.array(pair), lambda p: body(p.getField("a"), p.getField("b"))).getItem(0)
+
+
+def _as_double(F: Any, v: Any) -> Any:
+    return F.when(v["kind"].isin("I", "L"), v["long"].cast("double")).otherwise(v["double"])
+
+
+def _wrap(F: Any, wide: Any, bits: int) -> Any:
+    """Two's complement wrap of an exact result to ``bits`` bits, as Java's int/long arithmetic."""
+    half = F.lit(str(2 ** (bits - 1))).cast(_WIDE)
+    full = F.lit(str(2**bits)).cast(_WIDE)
+    return (F.pmod(wide + half, full) - half).cast("long")
+
+
+def _promote(F: Any, a: Any, b: Any) -> Any:
+    """Java binary numeric promotion: the wider of the two kinds (NULL unless both numeric)."""
+    ka, kb = a["kind"], b["kind"]
+    return F.when(
+        ka.isin(*_NUMERIC) & kb.isin(*_NUMERIC),
+        F.when((ka == "D") | (kb == "D"), F.lit("D"))
+        .when((ka == "F") | (kb == "F"), F.lit("F"))
+        .when((ka == "L") | (kb == "L"), F.lit("L"))
+        .otherwise(F.lit("I")),
+    )
+
+
+def _as_float(F: Any, v: Any, promoted: Any) -> Any:
+    """``v`` converted to the approximate kind ``promoted`` (a float rounds to binary32)."""
+    d = _as_double(F, v)
+    return F.when(promoted == "F", d.cast("float").cast("double")).otherwise(d)
 
 
 class _Compiler:
@@ -77,92 +121,93 @@ class _Compiler:
         self.props = F.from_json(F.col("typed_properties"), _PROPS_SCHEMA)
 
     # values -----------------------------------------------------------------------------
-    def value(self, node: Any) -> _Typed:
+    def value(self, node: Any) -> Any:
         from ..selector import ast
 
         F = self.F
         if isinstance(node, ast.Literal):
-            kind = {"string": "S", "boolean": "B", "int": "L", "long": "L"}.get(node.kind, "D")
-            return _typed(F, kind, F.lit(node.value))
+            kind = {"string": "S", "boolean": "B", "int": "I", "long": "L", "float": "F"}.get(node.kind, "D")
+            return _of(F, kind, F.lit(node.value))
         if isinstance(node, ast.Identifier):
             return self.identifier(node.name)
         if isinstance(node, ast.Unary):
             v = self.value(node.operand)
             if node.op == "+":
-                return self._numeric_only(v)
-            return _Typed(
-                F.when(v.kind.isin("L", "D"), v.kind),
-                F.try_subtract(F.lit(0).cast("long"), v.long),
-                -v.double,
-                F.lit(None).cast("string"),
-                F.lit(None).cast("boolean"),
-            )
+                return _let(
+                    F,
+                    v,
+                    lambda x: F.when(x["kind"].isin(*_NUMERIC), x).otherwise(_mk(F, None)),
+                )
+            return self.arithmetic("-", _of(F, "I", F.lit(0)), v)
         if isinstance(node, ast.Arithmetic):
             return self.arithmetic(node.op, self.value(node.left), self.value(node.right))
         # a condition used as a value (e.g. ``(a > 1) = TRUE``)
-        return _typed(F, "B", self.condition(node))
+        return _of(F, "B", self.condition(node))
 
-    def _numeric_only(self, v: _Typed) -> _Typed:
-        F = self.F
-        return _Typed(F.when(v.kind.isin("L", "D"), v.kind), v.long, v.double, v.string, v.boolean)
-
-    def identifier(self, name: str) -> _Typed:
+    def identifier(self, name: str) -> Any:
         F = self.F
         if name in _HEADERS:
-            return _typed(F, "S", F.col(_HEADERS[name]))
+            return _of(F, "S", F.col(_HEADERS[name]))
         if name == "JMSPriority":
-            return _typed(F, "L", F.col("priority"))
+            return _of(F, "I", F.col("priority"))
         if name == "JMSTimestamp":
-            return _typed(F, "L", F.unix_millis(F.col("timestamp")))
+            return _of(F, "L", F.unix_millis(F.col("timestamp")))
         if name == "JMSDeliveryMode":
             mode = F.col("delivery_mode")
             text = F.when(mode == 2, F.lit("PERSISTENT")).when(mode == 1, F.lit("NON_PERSISTENT"))
-            return _typed(F, "S", text)
-        entry = self.props.getItem(name)
-        jtype = entry.getField("type")
-        raw = entry.getField("value")
-        kind = (
-            F.when(jtype.isin(*_EXACT_TYPES), F.lit("L"))
-            .when(jtype.isin(*_APPROX_TYPES), F.lit("D"))
-            .when(jtype == "string", F.lit("S"))
-            .when(jtype == "boolean", F.lit("B"))
-        )
-        return _Typed(
-            kind,
-            raw.try_cast("long"),
-            raw.try_cast("double"),
-            raw,
-            raw == F.lit("true"),
-        )
+            return _of(F, "S", text)
 
-    def arithmetic(self, op: str, a: _Typed, b: _Typed) -> _Typed:
+        def typed(entry: Any) -> Any:
+            jtype, raw = entry.getField("type"), entry.getField("value")
+            kind = (
+                F.when(jtype.isin(*_INT_TYPES), F.lit("I"))
+                .when(jtype.isin(*_LONG_TYPES), F.lit("L"))
+                .when(jtype == "float", F.lit("F"))
+                .when(jtype == "double", F.lit("D"))
+                .when(jtype == "string", F.lit("S"))
+                .when(jtype == "boolean", F.lit("B"))
+            )
+            return _mk(F, kind, raw.try_cast("long"), raw.try_cast("double"), raw, raw == F.lit("true"))
+
+        return _let(F, self.props.getItem(name), typed)
+
+    def arithmetic(self, op: str, a: Any, b: Any) -> Any:
         F = self.F
-        numeric = a.kind.isin("L", "D") & b.kind.isin("L", "D")
-        exact = (a.kind == "L") & (b.kind == "L")
-        kind = F.when(numeric, F.when(exact, F.lit("L")).otherwise(F.lit("D")))
-        x, y = a.as_double(), b.as_double()
+
+        def body(x: Any, y: Any) -> Any:
+            kind = _promote(F, x, y)
+            return _let(F, kind, lambda k: self._arith(op, x, y, k))
+
+        return _let2(F, a, b, body)
+
+    def _arith(self, op: str, a: Any, b: Any, kind: Any) -> Any:
+        F = self.F
+        x, y = _as_float(F, a, kind), _as_float(F, b, kind)
+        wide_a, wide_b = a["long"].cast(_WIDE), b["long"].cast(_WIDE)
         if op == "+":
-            long, double = F.try_add(a.long, b.long), x + y
+            wide, double = wide_a + wide_b, x + y
         elif op == "-":
-            long, double = F.try_subtract(a.long, b.long), x - y
+            wide, double = wide_a - wide_b, x - y
         elif op == "*":
-            long, double = F.try_multiply(a.long, b.long), x * y
+            wide, double = wide_a * wide_b, x * y
         else:
-            quotient = (a.long.cast("decimal(20,0)") / b.long.cast("decimal(20,0)")).try_cast("long")
-            long = F.when(b.long != 0, quotient)
+            # truncation toward zero; exact division by zero is NULL (unknown)
+            nonzero = b["long"] != 0
+            quotient = wide_a / F.when(nonzero, wide_b)
+            wide = F.when(quotient >= 0, F.floor(quotient)).otherwise(F.ceil(quotient)).cast(_WIDE)
             double = (
                 F.when(y != 0, x / F.when(y != 0, y))
                 .when(F.isnan(x) | (x == 0), F.lit(float("nan")))
                 .when(x > 0, F.lit(float("inf")))
                 .otherwise(F.lit(float("-inf")))
             )
-        # exact overflow / division by zero leave ``long`` NULL: the result is unknown
-        kind = F.when(~exact | long.isNotNull(), kind)
-        null = F.lit(None)
-        return _Typed(kind, long, double, null.cast("string"), null.cast("boolean"))
+        long = F.when(kind == "I", _wrap(F, wide, 32)).when(kind == "L", _wrap(F, wide, 64))
+        double = F.when(kind == "F", double.cast("float").cast("double")).when(kind == "D", double)
+        final = F.when(~kind.isin("I", "L") | long.isNotNull(), kind)
+        return _mk(F, final, long, double)
 
     # conditions -------------------------------------------------------------------------
-    def compare(self, op: str, a: _Typed, b: _Typed) -> Any:
+    def compare(self, op: str, a: Any, b: Any) -> Any:
         F = self.F
 
         def apply(x: Any, y: Any) -> Any:
@@ -175,21 +220,27 @@ class _Compiler:
                 ">=": x >= y,
             }[op]
 
-        numeric = a.kind.isin("L", "D") & b.kind.isin("L", "D")
-        exact = (a.kind == "L") & (b.kind == "L")
-        x, y = a.as_double(), b.as_double()
-        nan = F.isnan(x) | F.isnan(y)
-        num = F.when(exact, apply(a.long, b.long)).when(nan, F.lit(op == "<>")).otherwise(apply(x, y))
-        equality = op in ("=", "<>")
-        strings = apply(a.string, b.string) if equality else F.lit(False)
-        booleans = apply(a.boolean, b.boolean) if equality else F.lit(False)
-        return (
-            F.when(a.kind.isNull() | b.kind.isNull(), F.lit(None).cast("boolean"))
-            .when(numeric, num)
-            .when((a.kind == "S") & (b.kind == "S"), strings)
-            .when((a.kind == "B") & (b.kind == "B"), booleans)
-            .otherwise(F.lit(False))
-        )
+        def body(a: Any, b: Any) -> Any:
+            kind = _promote(F, a, b)
+            x, y = _as_float(F, a, kind), _as_float(F, b, kind)
+            num = (
+                F.when(kind.isin("I", "L"), apply(a["long"], b["long"]))
+                .when(F.isnan(x) | F.isnan(y), F.lit(op == "<>"))
+                .otherwise(apply(x, y))
+            )
+            equality = op in ("=", "<>")
+            strings = apply(a["string"], b["string"]) if equality else F.lit(False)
+            booleans = apply(a["boolean"], b["boolean"]) if equality else F.lit(False)
+            ka, kb = a["kind"], b["kind"]
+            return (
+                F.when(ka.isNull() | kb.isNull(), F.lit(None).cast("boolean"))
+                .when(kind.isNotNull(), num)
+                .when((ka == "S") & (kb == "S"), strings)
+                .when((ka == "B") & (kb == "B"), booleans)
+                .otherwise(F.lit(False))
+            )
+
+        return _let2(F, a, b, body)
 
     def condition(self, node: Any) -> Any:
         from ..selector import ast
@@ -208,29 +259,32 @@ class _Compiler:
             if node.negated:
                 return self.compare("<", v, lo) | self.compare(">", v, hi)
             return self.compare(">=", v, lo) & self.compare("<=", v, hi)
-        if isinstance(node, ast.In):
-            v = self.value(node.identifier)
-            hit = (
-                F.when(v.kind.isNull(), F.lit(None).cast("boolean"))
-                .when(v.kind == "S", v.string.isin(*node.values))
-                .otherwise(F.lit(False))
-            )
-            return ~hit if node.negated else hit
-        if isinstance(node, ast.Like):
-            v = self.value(node.identifier)
-            regex = _like_regex(node.pattern, node.escape)
-            hit = (
-                F.when(v.kind.isNull(), F.lit(None).cast("boolean"))
-                .when(v.kind == "S", v.string.rlike(regex))
-                .otherwise(F.lit(False))
-            )
-            return ~hit if node.negated else hit
+        if isinstance(node, ast.In | ast.Like):
+            if isinstance(node, ast.In):
+                values = node.values
+
+                def test(text: Any) -> Any:
+                    return text.isin(*values)
+            else:
+                regex = _like_regex(node.pattern, node.escape)
+
+                def test(text: Any) -> Any:
+                    return text.rlike(regex)
+
+            def hit(v: Any) -> Any:
+                return (
+                    F.when(v["kind"].isNull(), F.lit(None).cast("boolean"))
+                    .when(v["kind"] == "S", test(v["string"]))
+                    .otherwise(F.lit(False))
+                )
+
+            result = _let(F, self.value(node.identifier), hit)
+            return ~result if node.negated else result
         if isinstance(node, ast.IsNull):
-            v = self.value(node.identifier)
-            return v.kind.isNotNull() if node.negated else v.kind.isNull()
+            kind = self.value(node.identifier)["kind"]
+            return kind.isNotNull() if node.negated else kind.isNull()
         # a bare value used as a condition: only a boolean counts
-        v = self.value(node)
-        return F.when(v.kind == "B", v.boolean)
+        return _let(F, self.value(node), lambda v: F.when(v["kind"] == "B", v["boolean"]))
 
 
 def _like_regex(pattern: str, escape: str | None) -> str:

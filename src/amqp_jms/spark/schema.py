@@ -92,8 +92,26 @@ _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
     """The Spark ``StructType`` of a read."""
-    from pyspark.sql.types import StructType, _parse_datatype_string
+    from pyspark.sql.types import (
+        BinaryType,
+        BooleanType,
+        IntegerType,
+        LongType,
+        MapType,
+        StringType,
+        StructType,
+        TimestampType,
+    )
 
+    types = {
+        "string": StringType(),
+        "int": IntegerType(),
+        "bigint": LongType(),
+        "boolean": BooleanType(),
+        "timestamp": TimestampType(),
+        "binary": BinaryType(),
+        "map<string,string>": MapType(StringType(), StringType(), True),
+    }
     fields = []
     for name, type_name in COLUMNS:
         if name == "body" and body_as == "string":
@@ -103,7 +121,7 @@ def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
         fields.append(("amqp", "binary"))
     struct = StructType()
     for name, type_name in fields:
-        struct.add(name, _parse_datatype_string(type_name), nullable=True)
+        struct.add(name, types[type_name], nullable=True)
     return struct
 
 
@@ -122,7 +140,20 @@ def jms_string(value: Any) -> str | None:
         return "true" if value else "false"
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).hex()
-    return str(value)
+    if isinstance(value, float):
+        return float.__repr__(value)
+    if isinstance(value, int):
+        return int.__repr__(value)
+    return str.__str__(value) if isinstance(value, str) else str(value)
+
+
+def _property_string(message: Any, name: str, value: Any) -> str | None:
+    """The JMS String conversion (table 3.2, Java spelling of numbers) of one property."""
+    try:
+        text = message.get_string_property(name)
+        return None if text is None else str(text)
+    except Exception:  # a type JMS cannot convert to String (an AMQP extra): fall back
+        return jms_string(value)
 
 
 def _millis(value: int | None) -> int | None:
@@ -163,7 +194,7 @@ def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
     out["group_id"] = jms_string(props.get("JMSXGroupID"))
     seq = props.get("JMSXGroupSeq")
     out["group_seq"] = None if seq is None else int(seq)
-    out["properties"] = [(k, jms_string(v)) for k, v in props.items()]
+    out["properties"] = [(k, _property_string(message, k, v)) for k, v in props.items()]
     out["typed_properties"] = dumps_map(props) if props else None
     if isinstance(message, TextMessage):
         out["message_type"] = "Text"

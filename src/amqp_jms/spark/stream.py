@@ -41,6 +41,7 @@ from pyspark.sql.streaming.datasource import (
 )
 
 from ..exceptions import IllegalStateException
+from ._faults import crash_point
 from .options import JmsOptions
 
 __all__ = ["JmsStreamReader", "SegmentPartition", "decode_segment"]
@@ -76,6 +77,7 @@ def decode_segment(
                 values["amqp"] = data
             rows.append(values)
         yield rows_to_batch(rows, schema)
+        crash_point("during_sink")
 
 
 def _offset(start: dict[str, Any]) -> int:
@@ -103,7 +105,7 @@ class _Driver:
 
     def receive_segments(self, options: JmsOptions, max_rows: int | None) -> tuple[list[int], int]:
         """Receive up to ``max_rows``; append + accept per segment. Returns (ids, count)."""
-        from ._client import raw_bytes
+        from ._client import receive_raw
 
         ids: list[int] = []
         total = 0
@@ -111,10 +113,10 @@ class _Driver:
         wait = options.poll_ms
         per_segment = options.segment_messages
         while max_rows is None or total + len(chunk) < max_rows:
-            message = self.consumer.receive(wait) if wait else self.consumer.receive_no_wait()
-            if message is None:
+            received = receive_raw(self.consumer, wait)
+            if received is None:
                 break
-            chunk.append(raw_bytes(message))
+            chunk.append(received[1])
             wait = min(options.poll_ms, _GAP_MS)
             if len(chunk) >= per_segment:
                 ids.append(self._flush(chunk))
@@ -126,13 +128,17 @@ class _Driver:
             size = math.ceil(len(chunk) / parts)
             for i in range(0, len(chunk), size):
                 ids.append(self.wal.append(chunk[i : i + size]))
+            crash_point("after_append")
             self.session.commit()
+            crash_point("after_accept")
             total += len(chunk)
         return ids, total
 
     def _flush(self, chunk: list[bytes]) -> int:
         segment_id = self.wal.append(chunk)
+        crash_point("after_append")
         self.session.commit()  # accept only what is durable
+        crash_point("after_accept")
         return segment_id
 
 

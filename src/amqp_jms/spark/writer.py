@@ -4,7 +4,7 @@ A task commits its session when its rows are all sent, so a failed or retried ta
 nothing behind (the connection closes without a commit: the broker discards the transaction).
 A Spark job can still fail after some tasks committed; a streaming batch is then replayed, and
 because streaming-write message ids are deterministic (``ID:<queryId>:<batchId>:<partition>:
-<seq>``) a consumer can de-duplicate the replay on ``message_id``.
+<seq>``, ``seq`` counting from 1 per destination) a consumer can de-duplicate the replay on ``message_id``.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 
+from ..exceptions import IllegalStateException
 from .options import JmsOptions
 
 __all__ = ["JmsCommitMessage", "JmsStreamWriter", "JmsWriter", "send_partition"]
@@ -62,6 +63,8 @@ def send_partition(options: JmsOptions, rows: Iterator[Any], id_prefix: str | No
             producer = producers.get(dest)
             if producer is None:
                 producer = producers[dest] = session.create_producer(dest)
+                if id_prefix is not None:
+                    _fix_message_ids(producer, id_prefix)
             message = values_to_message(values, options.message_type)
             mode = values.get("delivery_mode") or options.delivery_mode
             priority = values.get("priority")
@@ -72,22 +75,24 @@ def send_partition(options: JmsOptions, rows: Iterator[Any], id_prefix: str | No
                 import time
 
                 ttl = max(1, expiration - int(time.time() * 1000))
-            if id_prefix is not None:
-                message.set_jms_message_id(f"ID:{id_prefix}:{count}")
-                producer.send(
-                    message,
-                    delivery_mode=int(mode),
-                    priority=int(priority),
-                    time_to_live=ttl,
-                    keep_message_id=True,
-                )
-            else:
-                producer.send(message, delivery_mode=int(mode), priority=int(priority), time_to_live=ttl)
+            producer.send(message, delivery_mode=int(mode), priority=int(priority), time_to_live=ttl)
             count += 1
         session.commit()
     finally:
         connection.close()
     return count
+
+
+def _fix_message_ids(producer: Any, prefix: str) -> None:
+    """Make the producer number its messages ``ID:<prefix>:1``, ``:2`` ... (replay-stable ids).
+
+    The client numbers a producer's messages ``<producer id>:<seq>``; the stream writer sets that
+    id (the client has no public switch for it yet) so a replayed batch re-sends the same ids.
+    """
+    if not hasattr(producer, "_id") or not hasattr(producer, "_seq"):
+        raise IllegalStateException("jms data source: this client cannot assign deterministic message ids")
+    producer._id = f"ID:{prefix}"
+    producer._seq = 0
 
 
 class JmsWriter(DataSourceWriter):

@@ -1,0 +1,61 @@
+"""A streaming query run as its own driver process by test_spark_crash.py (not a test module).
+
+usage: crash_driver.py URL QUEUE WORK_DIR (crash|finish)
+
+``crash``: micro-batches of at most 10 messages every 200 ms until the crash point set in the
+environment stops the process (the test then SIGKILLs its process group). ``finish``: restart
+from the same checkpoint and write-ahead log with ``availableNow`` and exit when done.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+
+def main() -> None:
+    url, queue, work, mode = sys.argv[1:5]
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    from amqp_jms.spark import register
+
+    spark = (
+        SparkSession.builder.master("local[2]")
+        .appName("amqp-jms-crash")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", "1g")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel("ERROR")
+    register(spark)
+    df = (
+        spark.readStream.format("jms")
+        .option("url", url)
+        .option("destination", f"queue://{queue}")
+        .option("walPath", os.path.join(work, "wal"))
+        .option("maxMessagesPerTrigger", 10)
+        .option("segmentMessages", 5)
+        .option("pollMs", 100)
+        .load()
+    )
+    writer = (
+        df.select("message_id", "text")
+        .writeStream.format("parquet")
+        .option("path", os.path.join(work, "out"))
+        .option("checkpointLocation", os.path.join(work, "chk"))
+    )
+    if mode == "crash":
+        query = writer.trigger(processingTime="200 milliseconds").start()
+        query.awaitTermination(600)
+    else:
+        query = writer.trigger(availableNow=True).start()
+        query.awaitTermination(600)
+        if query.exception() is not None:
+            raise SystemExit(f"query failed: {query.exception()}")
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
