@@ -189,3 +189,22 @@ def test_malformed_frame_closes_only_that_connection(broker: Broker, conn: Block
     s = conn.create_sender("still-alive")
     s.send(Message(body="ok"))
     assert conn.create_receiver("still-alive").receive(timeout=5).body == "ok"
+
+
+def test_large_message_spanning_many_frames(conn: BlockingConnection) -> None:
+    body = bytes(range(256)) * 8192  # 2 MiB, far above the 64 KiB max frame size
+    conn.create_sender("big").send(Message(body=body))
+    r = conn.create_receiver("big")
+    assert r.receive(timeout=20).body == body
+    r.accept()
+
+
+def test_anonymous_relay_creates_node_from_type_annotation(broker: Broker, conn: BlockingConnection) -> None:
+    s = conn.create_sender(None)
+    s.send(Message(address="made-by-relay", body="q", annotations={"x-opt-jms-dest": 0}))
+    s.send(Message(address="topic-by-relay", body="t", annotations={"x-opt-jms-dest": 1}))
+    kinds = broker.run_soon(
+        lambda: [broker.core.router.node_kind(a) for a in ("made-by-relay", "topic-by-relay")]  # type: ignore[union-attr]
+    )
+    assert [k.value for k in kinds] == ["queue", "topic"]
+    assert [m.body for m in drain(conn.create_receiver("made-by-relay"))] == ["q"]
