@@ -146,10 +146,12 @@ def main() -> None:
     write_ratio = client_tx / spark_tx
     print(f"n = {n} messages of 200 B text + 1 property")
     print(
-        f"ingest: client receive loop {n / client_rx:,.0f} msg/s; spark readStream->parquet {n / spark_rx:,.0f} msg/s; ratio {ingest_ratio:.2f}"
+        f"ingest: client receive loop {n / client_rx:,.0f} msg/s; "
+        f"spark readStream->parquet {n / spark_rx:,.0f} msg/s; ratio {ingest_ratio:.2f}"
     )
     print(
-        f"write:  client send loop    {n / client_tx:,.0f} msg/s; spark df.write            {n / spark_tx:,.0f} msg/s; ratio {write_ratio:.2f}"
+        f"write: client send loop {n / client_tx:,.0f} msg/s; "
+        f"spark df.write {n / spark_tx:,.0f} msg/s; ratio {write_ratio:.2f}"
     )
     print(f"spark_bench: ratio {min(ingest_ratio, write_ratio):.2f} (goal {GOAL})")
 
