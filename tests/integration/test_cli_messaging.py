@@ -126,8 +126,19 @@ def test_map_and_bytes_messages_from_the_command_line(
     assert got[1]["type"] == "BytesMessage" and got[1]["body"] == blob.read_bytes().hex()
 
 
-def test_bad_url_is_one_line_and_exit_1(capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["send", "q", "x", "--url", "amqp://127.0.0.1:1"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["send", "q", "x"],
+        ["receive", "q", "--timeout", "1"],
+        ["browse", "q"],
+        ["bench", "--messages", "10"],
+        ["mq", "export", "q", "/tmp/never-written.dmp"],
+    ],
+    ids=lambda a: a[0] if a[0] != "mq" else "mq-export",
+)
+def test_bad_url_is_one_line_and_exit_1(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    rc = main([*argv, "--url", "amqp://127.0.0.1:1"])
     err = capsys.readouterr().err
     assert rc == 1
     assert err.startswith("error: ") and err.count("\n") == 1

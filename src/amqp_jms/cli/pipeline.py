@@ -216,6 +216,10 @@ def run(args: argparse.Namespace, out: Output) -> int:
     if args.subscription and not args.client_id:
         raise UsageError("--subscription needs --client-id")
     parse_trigger(args.trigger)
+    if args.selector:
+        from ..selector import Selector
+
+        Selector(args.selector)  # an InvalidSelectorException (exit 1, with the position) before Spark starts
     out.info(f"starting Spark ({args.master}) …")
     spark = spark_session(args.master)
     try:
