@@ -398,7 +398,7 @@ class _Parser:
             return inner
         if tok.kind == "keyword" and tok.text == "NULL":
             raise selector_error(self.text, tok.pos, "NULL is only allowed in IS [NOT] NULL")
-        raise self.error("an identifier, a literal, '(' , NOT, '+' or '-'")
+        raise self.error("an identifier, a literal, '(', '+' or '-'")
 
 
 def _dangling_escape(pattern: str, escape: str) -> bool:
