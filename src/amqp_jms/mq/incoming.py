@@ -62,6 +62,7 @@ _CLASSES: dict[str, type[Message]] = {
     "jms_stream": StreamMessage,
     "jms_object": ObjectMessage,
 }
+_MD_EXTENSION = MQFMT_MD_EXTENSION.rstrip()
 _KNOWN = ("mcd", "jms", "mqext", "ajms")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _DIGITS = re.compile("[0-9]{16}")
@@ -100,9 +101,10 @@ def from_mq_bytes(raw: bytes) -> Message:
     """A JMS message from an MQMD followed by its data (raw MQ message files, ``to_bytes()``)."""
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise MQFormatError(f"expected bytes, got {type(raw).__name__}", structure="MQMD")
-    raw = bytes(raw)
+    if type(raw) is not bytes:
+        raw = bytes(raw)
     md, _order = MQMD.unpack(raw)
-    return _from_mq(md, raw[md.length :], md.length)
+    return _from_mq(md, raw, md.length)
 
 
 def from_mq(md: MQMD, data: bytes) -> Message:
@@ -111,14 +113,15 @@ def from_mq(md: MQMD, data: bytes) -> Message:
         raise MQFormatError(f"expected an MQMD, got {type(md).__name__}", structure="MQMD")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise MQFormatError(f"message data must be bytes, got {type(data).__name__}", structure="data")
-    return _from_mq(md, bytes(data), 0)
+    return _from_mq(md, data if type(data) is bytes else bytes(data), 0)
 
 
-def _from_mq(md: MQMD, data: bytes, base: int) -> Message:
-    skip = 0
-    if md.format.rstrip() == MQFMT_MD_EXTENSION.rstrip():  # byte order matters only for headers
-        md, skip = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", base + 24))
-    parsed = parse_headers(data[skip:], md.encoding, md.coded_char_set_id, md.format, base + skip)
+def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
+    """``data[start:]`` follows ``md``; error offsets are positions in ``data``."""
+    if md.format.rstrip() == _MD_EXTENSION:  # the byte order matters only when there are headers
+        md, length = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", 24), start)
+        start += length
+    parsed = parse_headers(data, md.encoding, md.coded_char_set_id, md.format, start=start)
 
     ajms_props: list[Child] = []
     known: dict[str, dict[str, Child]] = {}

@@ -102,6 +102,14 @@ _CHAR_INDEXES = {
 }
 
 
+_VERSIONS = {
+    (1).to_bytes(4, "big"): (">", 1),
+    (2).to_bytes(4, "big"): (">", 2),
+    (1).to_bytes(4, "little"): ("<", 1),
+    (2).to_bytes(4, "little"): ("<", 2),
+}
+
+
 class _Slow(Exception):
     """Internal: leave the fast path for the checked one."""
 
@@ -207,41 +215,41 @@ class MQMD:
     @classmethod
     def unpack(cls, data: bytes, offset: int = 0) -> tuple[MQMD, str]:
         """Read an MQMD at ``offset``; returns it and the byte order it was in (``">"``/``"<"``)."""
-        view = memoryview(data)
-        if len(view) - offset < 8:
+        if type(data) is not bytes:
+            data = bytes(data)
+        avail = len(data) - offset
+        if avail < 8:
             raise MQFormatError(
-                f"needs at least 8 bytes, {max(len(view) - offset, 0)} available",
+                f"needs at least 8 bytes, {max(avail, 0)} available",
                 structure="MQMD",
                 offset=offset,
             )
-        if bytes(view[offset : offset + 4]) != MQMD_STRUC_ID:
+        if data[offset : offset + 4] != MQMD_STRUC_ID:
             raise MQFormatError(
-                f"StrucId is {bytes(view[offset : offset + 4])!r}, expected b'MD  '",
+                f"StrucId is {data[offset : offset + 4]!r}, expected b'MD  '",
                 structure="MQMD",
                 field="StrucId",
                 offset=offset,
             )
-        big = int.from_bytes(view[offset + 4 : offset + 8], "big")
-        little = int.from_bytes(view[offset + 4 : offset + 8], "little")
-        if big in (1, 2):
-            order, version = ">", big
-        elif little in (1, 2):
-            order, version = "<", little
-        else:
+        found = _VERSIONS.get(data[offset + 4 : offset + 8])
+        if found is None:
+            big = int.from_bytes(data[offset + 4 : offset + 8], "big")
+            little = int.from_bytes(data[offset + 4 : offset + 8], "little")
             raise MQFormatError(
                 f"Version is neither 1 nor 2 in either byte order ({big} big-endian, {little} little-endian)",
                 structure="MQMD",
                 field="Version",
                 offset=offset + 4,
             )
+        order, version = found
         st = _STRUCTS[(version, order)]
-        if len(view) - offset < st.size:
+        if avail < st.size:
             raise MQFormatError(
-                f"version {version} needs {st.size} bytes, {len(view) - offset} available",
+                f"version {version} needs {st.size} bytes, {avail} available",
                 structure="MQMD",
                 offset=offset,
             )
-        values = list(st.unpack_from(view, offset))
+        values = list(st.unpack_from(data, offset))
         del values[0]
         try:
             for i in _CHAR_INDEXES[version]:
@@ -339,12 +347,12 @@ class MQMDE:
         return mde, length
 
 
-def absorb_mqmde(md: MQMD, data: bytes, order: str) -> tuple[MQMD, int]:
-    """If ``md`` is followed by an MQMDE (Format ``MQHMDE``), fold it into a version 2 copy of ``md``
-    and return that and the MQMDE's length; otherwise ``(md, 0)``."""
+def absorb_mqmde(md: MQMD, data: bytes, order: str, start: int = 0) -> tuple[MQMD, int]:
+    """If ``md`` is followed (at ``data[start:]``) by an MQMDE (Format ``MQHMDE``), fold it into a
+    version 2 copy of ``md`` and return that and the MQMDE's length; otherwise ``(md, 0)``."""
     if md.format.rstrip() != MQFMT_MD_EXTENSION.rstrip():
         return md, 0
-    mde, length = MQMDE.unpack(data, 0, order)
+    mde, length = MQMDE.unpack(data, start, order)
     merged = replace(
         md,
         version=MQMD_VERSION_2,

@@ -326,9 +326,7 @@ def to_mq(
     if usr:
         folders.append("<usr>" + "".join(usr) + "</usr>")
     if message._delivery_time:
-        folders.append(
-            f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>"
-        )
+        folders.append(f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>")
     if ajms:
         folders.append("<ajms>" + "".join(ajms) + "</ajms>")
     try:

@@ -29,6 +29,7 @@ __all__ = ["MQRFH2", "ParsedData", "pad_folder", "parse_headers", "rfh2_bytes"]
 _FIXED = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
 _UTF16 = {1200, 13488, 17584}
+_RF_HEADER_2 = MQFMT_RF_HEADER_2.rstrip()
 
 
 def _nv_codec(ccsid: int, order: str) -> str:
@@ -76,6 +77,11 @@ class MQRFH2:
 
     def folder_texts(self) -> list[str]:
         """Each folder decoded and stripped of its blank/NUL padding."""
+        if self.name_value_ccsid == MQCCSI_UTF8:
+            try:
+                return [raw.decode("utf-8").rstrip(" \x00") for raw in self.folders]
+            except UnicodeDecodeError:
+                pass  # find and name the bad folder below
         codec = _nv_codec(self.name_value_ccsid, self.order)
         out = []
         for i, raw in enumerate(self.folders):
@@ -152,7 +158,8 @@ class MQRFH2:
                 field="StrucLength",
                 offset=offset + 8,
             )
-        _nv_codec(nvccsid, order)  # validate now, so a bad CCSID is reported at parse time
+        if nvccsid != MQCCSI_UTF8:
+            _nv_codec(nvccsid, order)  # validate now, so a bad CCSID is reported at parse time
         folders = []
         pos = offset + MQRFH_STRUC_LENGTH_FIXED_2
         end = offset + length
@@ -198,11 +205,14 @@ class ParsedData:
     format: str
 
 
-def parse_headers(data: bytes, encoding: int, ccsid: int, fmt: str, base_offset: int = 0) -> ParsedData:
-    """Walk the RFH2 chain at the start of ``data`` (described by the MQMD's Encoding/CCSID/Format)."""
+def parse_headers(
+    data: bytes, encoding: int, ccsid: int, fmt: str, base_offset: int = 0, *, start: int = 0
+) -> ParsedData:
+    """Walk the RFH2 chain at ``data[start:]`` (described by the MQMD's Encoding/CCSID/Format).
+    Error offsets are ``base_offset`` + the position in ``data``."""
     headers: list[MQRFH2] = []
-    pos = 0
-    while fmt.rstrip() == MQFMT_RF_HEADER_2.rstrip():
+    pos = start
+    while fmt.rstrip() == _RF_HEADER_2:
         order = byte_order(encoding, "MQRFH2" if headers else "MQMD", "Encoding")
         try:
             rfh, length = MQRFH2.unpack(data, pos, order)
