@@ -223,3 +223,17 @@ def test_metadata() -> None:
         assert md.get_jms_version() == "2.0" and md.get_jms_major_version() == 2
         assert md.get_jms_provider_name() == "amqp-jms"
         assert "JMSXDeliveryCount" in md.get_jmsx_property_names()
+
+
+def test_heartbeats_keep_an_idle_connection_alive() -> None:
+    with TestPeer(idle_timeout_s=0.4) as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        errors: list[JMSException] = []
+        with ConnectionFactory(peer.url + FAST).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            conn.start()
+            time.sleep(1.5)  # several of the peer's idle timeouts
+            conn.create_session()
+            peer.wait()
+        assert errors == []

@@ -154,7 +154,13 @@ class TestPeer:
 
     __test__ = False  # not a pytest test class
 
-    def __init__(self, *, sasl_mechanisms: str | None = "ANONYMOUS PLAIN", sasl: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        sasl_mechanisms: str | None = "ANONYMOUS PLAIN",
+        sasl: bool = True,
+        idle_timeout_s: float | None = None,
+    ) -> None:
         self._lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._lsock.bind(("127.0.0.1", 0))
@@ -162,6 +168,7 @@ class TestPeer:
         self._lsock.setblocking(False)
         self.port = self._lsock.getsockname()[1]
         self._sasl = SaslConfig(mechanisms=sasl_mechanisms) if sasl else None
+        self._idle_timeout_s = idle_timeout_s
         self._lock = threading.RLock()
         self._script: list[_Expect] = []
         self.errors: list[str] = []
@@ -447,7 +454,7 @@ class TestPeer:
                     except BlockingIOError:
                         continue
                     s.setblocking(False)
-                    c = _Conn(s, Engine(server=True, sasl=self._sasl))
+                    c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
                     self._conns.append(c)
                     sel.register(s, selectors.EVENT_READ, c)
                 elif key.data == "wake":
