@@ -1,14 +1,21 @@
 """amqp-jms: the JMS 2.0 messaging model on AMQP 1.0, in Python."""
 
 from .client import (
+    CompletionListener,
     Connection,
     ConnectionFactory,
     ConnectionMetaData,
     ExceptionListener,
+    JMSConsumer,
+    JMSContext,
+    JMSProducer,
     MessageConsumer,
     MessageListener,
     MessageProducer,
+    QueueBrowser,
+    QueueRequestor,
     Session,
+    TopicRequestor,
 )
 from .destination import (
     Destination,
@@ -38,14 +45,21 @@ from .message import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "CompletionListener",
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",
     "ExceptionListener",
+    "JMSConsumer",
+    "JMSContext",
+    "JMSProducer",
     "MessageConsumer",
     "MessageListener",
     "MessageProducer",
+    "QueueBrowser",
+    "QueueRequestor",
     "Session",
+    "TopicRequestor",
     "DEFAULT_DELIVERY_DELAY",
     "DEFAULT_DELIVERY_MODE",
     "DEFAULT_PRIORITY",

@@ -1,19 +1,30 @@
 """The JMS 2.0 client API (chapters 4-6) over a provider: connections, sessions, producers,
 consumers, acknowledgement and local transactions. Knows nothing of AMQP."""
 
+from .browser import QueueBrowser
+from .completion import CompletionListener
 from .connection import Connection, ConnectionMetaData, ExceptionListener
 from .consumer import MessageConsumer, MessageListener
+from .context import JMSConsumer, JMSContext, JMSProducer
 from .factory import ConnectionFactory
 from .producer import MessageProducer
+from .requestor import QueueRequestor, TopicRequestor
 from .session import Session
 
 __all__ = [
+    "CompletionListener",
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",
     "ExceptionListener",
+    "JMSConsumer",
+    "JMSContext",
+    "JMSProducer",
     "MessageConsumer",
     "MessageListener",
     "MessageProducer",
+    "QueueBrowser",
+    "QueueRequestor",
     "Session",
+    "TopicRequestor",
 ]

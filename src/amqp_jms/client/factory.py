@@ -38,5 +38,11 @@ class ConnectionFactory:
             cfg = cfg.replace(username=username, password=password)
         return Connection(cfg, _amqp_provider)
 
+    def create_context(self, *args: Any, **kwargs: Any) -> Any:
+        """JMS 2.0 ``JMSContext``: ``()``, ``(session_mode)``, ``(user, password[, session_mode])``."""
+        from .context import create_context
+
+        return create_context(self, *args, **kwargs)
+
     def __repr__(self) -> str:
         return f"ConnectionFactory({self._url!r})"
