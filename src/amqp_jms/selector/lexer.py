@@ -103,7 +103,9 @@ def tokenize(text: str) -> list[Token]:
             while True:
                 j = text.find("'", i)
                 if j < 0:
-                    raise selector_error(text, start, "unterminated string literal (expected a closing quote ')")
+                    raise selector_error(
+                        text, start, "unterminated string literal (expected a closing quote ')"
+                    )
                 parts.append(text[i:j])
                 if j + 1 < n and text[j + 1] == "'":
                     parts.append("'")
