@@ -160,11 +160,14 @@ def build_proton(spec: dict[str, Any]) -> proton.Message:
 
 
 def read_proton(pm: proton.Message) -> int:
+    """Read every field of the decoded message (the JMS decode above reads them all too, into
+    headers, JMSX/vendor properties and ``_extra``)."""
     n = 0
     for v in (
         pm.id, pm.creation_time, pm.correlation_id, pm.reply_to, pm.address, pm.durable, pm.delivery_count,
-        pm.subject, pm.expiry_time, pm.ttl, pm.priority, pm.user_id, pm.content_type, pm.group_id,
-        pm.group_sequence, pm.first_acquirer, pm.annotations, pm.body,
+        pm.subject, pm.expiry_time, pm.ttl, pm.priority, pm.user_id, pm.content_type, pm.content_encoding,
+        pm.group_id, pm.group_sequence, pm.reply_to_group_id, pm.first_acquirer, pm.instructions,
+        pm.annotations, pm.body,
     ):  # fmt: skip
         n += v is not None
     for _k, v in pm.properties.items():

@@ -94,6 +94,7 @@ def encode_body(message: Message, code: int) -> tuple[bytes, Symbol | None]:
 
 # -- receiving ---------------------------------------------------------------------------------
 
+_STR = frozenset({str})
 _TEXTUAL_APPLICATION = frozenset({"xml", "xml-dtd", "json", "javascript", "ecmascript"})
 
 
@@ -215,9 +216,9 @@ def message_for(s: Sections, annotations: dict[Any, Any] | None) -> Message:
     if code == MAP:
         mm = MapMessage._blank()
         if kind == AMQP_VALUE and type(body) is dict:
-            for k in body:
-                if type(k) is not str:
-                    raise MessageFormatException(f"MapMessage body has a key {k!r:.40} that is not a string")
+            if not _STR.issuperset(map(type, body)):
+                k = next(k for k in body if type(k) is not str)
+                raise MessageFormatException(f"MapMessage body has a key {k!r:.40} that is not a string")
             mm._map = body
         elif not (kind is None or (kind == AMQP_VALUE and body is None)):
             raise _wrong(code, s)

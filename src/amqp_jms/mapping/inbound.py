@@ -46,6 +46,7 @@ _KNOWN_ANNOTATIONS = frozenset(
      LEGACY_REPLY_TYPE, LEGACY_JMS_TYPE}
 )  # fmt: skip
 _DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
+_PRIORITIES = list(range(10))
 _MAX_INT = 2**31 - 1
 
 
@@ -73,7 +74,7 @@ def message_from_sections(s: Sections, *, context: MappingContext | None = None)
     else:
         m._delivery_mode = 2 if h.durable else 1
         priority = h.priority
-        m._priority = int(priority) if priority <= 9 else 9
+        m._priority = _PRIORITIES[priority] if priority <= 9 else 9
         count = h.delivery_count
         if count:
             m._redelivered = True
@@ -86,39 +87,41 @@ def message_from_sections(s: Sections, *, context: MappingContext | None = None)
     p = s.properties
     ttl = h.ttl if h is not None else None
     if p is not None:
-        if p.message_id is not None:
-            m._message_id = from_amqp_message_id(p.message_id)
-        if p.user_id is not None:
+        (message_id, user_id, to, subject, reply_to, correlation_id, content_type, content_encoding,
+         expiry, creation, group_id, group_seq, reply_group) = p  # fmt: skip
+        if message_id is not None:
+            m._message_id = from_amqp_message_id(message_id)
+        if user_id is not None:
             try:
-                props[USER_ID] = p.user_id.decode()
+                props[USER_ID] = user_id.decode()
             except UnicodeDecodeError:
                 raise MessageFormatException("properties user-id is not valid UTF-8 (JMSXUserID)") from None
-        if p.to is not None:
-            m._destination = destination_from(p.to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
+        if to is not None:
+            m._destination = destination_from(to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
         else:
             m._destination = ctx.consumer_destination
-        if p.reply_to is not None:
-            m._reply_to = destination_from(p.reply_to, ma, JMS_REPLY_TO, LEGACY_REPLY_TYPE, ctx)
-        m._type = p.subject
-        if p.correlation_id is not None:
+        if reply_to is not None:
+            m._reply_to = destination_from(reply_to, ma, JMS_REPLY_TO, LEGACY_REPLY_TYPE, ctx)
+        m._type = subject
+        if correlation_id is not None:
             app_specific = ma is not None and ma.get(APP_CORRELATION_ID) is True
-            m._correlation_id = from_amqp_correlation_id(p.correlation_id, app_specific)
-        if p.content_type is not None:
-            props[CONTENT_TYPE] = str(p.content_type)
-        if p.content_encoding is not None:
-            props[CONTENT_ENCODING] = str(p.content_encoding)
-        if p.absolute_expiry_time is not None:
-            m._expiration = int(p.absolute_expiry_time)
+            m._correlation_id = from_amqp_correlation_id(correlation_id, app_specific)
+        if content_type is not None:
+            props[CONTENT_TYPE] = str(content_type)
+        if content_encoding is not None:
+            props[CONTENT_ENCODING] = str(content_encoding)
+        if expiry is not None:
+            m._expiration = int(expiry)
             ttl = None
-        if p.creation_time is not None:
-            m._timestamp = int(p.creation_time)
-        if p.group_id is not None:
-            props[GROUP_ID] = p.group_id
-        if p.group_sequence is not None:
-            seq = int(p.group_sequence)
+        if creation is not None:
+            m._timestamp = int(creation)
+        if group_id is not None:
+            props[GROUP_ID] = group_id
+        if group_seq is not None:
+            seq = int(group_seq)
             props[GROUP_SEQ] = Int(seq - 2**32 if seq > _MAX_INT else seq)
-        if p.reply_to_group_id is not None:
-            props[REPLY_TO_GROUP_ID] = p.reply_to_group_id
+        if reply_group is not None:
+            props[REPLY_TO_GROUP_ID] = reply_group
     else:
         m._destination = ctx.consumer_destination
     if ttl:

@@ -19,8 +19,7 @@ truncated/garbage bytes all raise :class:`~amqp_jms.exceptions.MessageFormatExce
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from ...exceptions import MessageFormatException
 from ...types import (
@@ -104,10 +103,10 @@ _SYMBOLIC = {
 }
 
 
-@dataclass(slots=True, frozen=True)
-class Header:
+class Header(NamedTuple):
     """The ``header`` section. Defaults are the AMQP defaults (absent field = default).
-    Immutable: decoded headers are shared (cached by their bytes); build a new one to change it."""
+    Immutable (decoded headers are shared, cached by their bytes): ``h._replace(...)`` or build
+    a new one to change it."""
 
     durable: bool = False
     priority: int = 4
@@ -116,8 +115,7 @@ class Header:
     delivery_count: int = 0
 
 
-@dataclass(slots=True)
-class Properties:
+class Properties(NamedTuple):
     """The ``properties`` section; ``None`` = absent. Types as on the wire (``Timestamp``,
     ``Symbol``, ``UInt`` ...); ids are ``str``/``ULong``/``UUID``/``bytes``."""
 
@@ -134,6 +132,10 @@ class Properties:
     group_id: str | None = None
     group_sequence: int | None = None
     reply_to_group_id: str | None = None
+
+
+_NONES: list[list[None]] = [[None] * n for n in range(14)]
+_new_tuple = tuple.__new__
 
 
 _ID_TYPES = frozenset({str, ULong, UUID, bytes})
@@ -297,7 +299,9 @@ def _check_properties(v: Any, p: int) -> Properties:
                 raise Bad(p, f"properties field {name} has the wrong type {type(x).__name__}")
         if len(_GOOD_PROPERTY_SHAPES) < 1024:
             _GOOD_PROPERTY_SHAPES.add(shape)
-    return Properties(*v)
+    if len(v) < 13:
+        v += _NONES[13 - len(v)]
+    return _new_tuple(Properties, v)
 
 
 _GOOD_PROPERTY_SHAPES: set[tuple[type, ...]] = set()
@@ -374,12 +378,13 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
                     raise Bad(p, f"unknown section descriptor {code:#x}")
             else:
                 code, q = _descriptor(b, p)
-            if code <= last and not (code == last and (code == DATA or code == AMQP_SEQUENCE)):
+            if code > last:
+                if last >= DATA and code <= AMQP_VALUE:
+                    raise Bad(p, f"{SECTION_NAMES[code]} section mixed with {SECTION_NAMES[last]} body")
+            elif code != last or not (code == DATA or code == AMQP_SEQUENCE):
                 if code == last:
                     raise Bad(p, f"duplicate {SECTION_NAMES[code]} section")
                 raise Bad(p, f"{SECTION_NAMES[code]} section after {SECTION_NAMES[last]}")
-            if DATA <= last <= AMQP_VALUE and DATA <= code <= AMQP_VALUE and code != last:
-                raise Bad(p, f"{SECTION_NAMES[code]} section mixed with {SECTION_NAMES[last]} body")
             last = code
             if DATA <= code <= AMQP_VALUE:
                 if body_start < 0:
