@@ -269,3 +269,19 @@ def test_browser_link_copies_and_ends_when_drained(peer: TestPeer) -> None:
     a = seen[0]
     assert a.distribution_mode == Terminus.DIST_MODE_COPY and a.source_address == "q"
     assert a.filter is not None and a.filter["jms-selector"][1] == "n > 1"
+
+
+def test_context_failed_commit_is_transaction_rolled_back_runtime(peer: TestPeer) -> None:
+    from amqp_jms import JMSContext, TransactionRolledBackRuntimeException
+
+    peer.expect_open(offered_capabilities=ALL_CAPS)
+    peer.expect_begin()
+    peer.expect_attach(offer=10)  # coordinator
+    peer.expect_declare(b"txn-1")
+    peer.expect_discharge(fail=False, reject=("amqp:transaction:rollback", "conflict"))
+    peer.expect_declare(b"txn-2")
+    ctx = ConnectionFactory(peer.url + FAST).create_context(JMSContext.SESSION_TRANSACTED)
+    with ctx:
+        with pytest.raises(TransactionRolledBackRuntimeException, match="conflict"):
+            ctx.commit()
+        peer.wait()
