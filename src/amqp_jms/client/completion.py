@@ -33,6 +33,7 @@ from typing import Any, Protocol
 from ..exceptions import IllegalStateException, JMSException
 
 __all__ = [
+    "RETURN_FUTURE",
     "CompletionListener",
     "Completions",
     "completions_for",
@@ -41,6 +42,10 @@ __all__ = [
 ]
 
 _log = logging.getLogger(__name__)
+
+#: passed as the listener to ``MessageProducer._send`` by the asyncio API: "give me the
+#: provider's future" (awaited with ``asyncio.wrap_future``) instead of blocking or a callback
+RETURN_FUTURE: Any = object()
 _ids = itertools.count(1)
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..message import DeliveryMode
+from .completion import RETURN_FUTURE
 
 if TYPE_CHECKING:
     from ..provider.base import ProviderProducer
@@ -152,7 +153,9 @@ class MessageProducer:
 
     def _send(
         self, destination: Destination, message: Any, mode: int, priority: int, ttl: int, listener: Any = None
-    ) -> None:
+    ) -> Any:
+        """Set the headers and send; ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
+        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio)."""
         self._check_open()
         if message is None:
             raise TypeError("message must not be None")
@@ -178,10 +181,17 @@ class MessageProducer:
         # the wire carries x-opt-delivery-time only for a real delay; JMSDeliveryTime reads
         # as send time + delay afterwards (JMS 3.4.13)
         message._delivery_time = now + delay if delay > 0 else 0
+        if listener is RETURN_FUTURE:
+            listener = None
+            return_future = True
+        else:
+            return_future = False
         sync = listener is not None or self._force_sync or not (self._force_async or self._presettle)
         fut = self._p.send(message, sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
+        if return_future:
+            return fut
         if listener is not None:  # asynchronous send: the session's completion thread reports
             from .completion import completions_for
 
