@@ -318,6 +318,16 @@ class JMSProducer:
     # -- sending -------------------------------------------------------------------------------
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``."""
+        p, message = self._prepare(destination, body)
+        with _runtime():
+            kw: dict[str, Any] = {}
+            if self._listener is not None:
+                kw["completion_listener"] = self._listener
+            p.send(destination, message, self._delivery_mode, self._priority, self._ttl, **kw)
+        return self
+
+    def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
+        """The context's producer, configured, and the message with this producer's values."""
         ctx = self._ctx
         ctx._check_open()
         if destination is None:
@@ -338,11 +348,7 @@ class JMSProducer:
             p.set_delivery_delay(self._delay)
             p.set_disable_message_id(self._disable_id)
             p.set_disable_message_timestamp(self._disable_ts)
-            kw: dict[str, Any] = {}
-            if self._listener is not None:
-                kw["completion_listener"] = self._listener
-            p.send(destination, message, self._delivery_mode, self._priority, self._ttl, **kw)
-        return self
+        return p, message
 
     def _wrap(self, body: Any) -> Message:
         s = self._ctx._session

@@ -1,0 +1,290 @@
+"""The asyncio face of the standard API: connections, sessions, producers, consumers.
+
+One core, two faces: each async object wraps the blocking object of ``amqp_jms.client`` and the
+same provider. The hot paths await the provider's own futures through
+``asyncio.wrap_future`` (a send's outcome, credit and drain requests); a receive waits for the
+consumer's local queue to be fed by the I/O thread (woken with ``call_soon_threadsafe``).
+Operations that are rare and already blocking in the core (opening a connection, creating a
+session or link, commit, close) run in a worker thread (``asyncio.to_thread``) so the event
+loop never blocks. No JMS logic (headers, acknowledgement, redelivery, selectors) is repeated
+here: it is the core's ``MessageProducer._send`` and ``Session._prepare/_after_receive``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from ..client.completion import RETURN_FUTURE
+from ..client.connection import Connection
+from ..client.factory import ConnectionFactory
+from ..destination import Destination
+from ..exceptions import IllegalStateException
+
+if TYPE_CHECKING:
+    from ..client.consumer import MessageConsumer
+    from ..client.producer import MessageProducer
+    from ..client.session import Session
+    from ..message import Message
+
+__all__ = ["AsyncConnection", "AsyncConnectionFactory", "AsyncConsumer", "AsyncProducer", "AsyncSession"]
+
+T = TypeVar("T")
+_POLL = 0.2  # seconds: how often a waiting receive re-checks start/stop/close
+_SESSION_PASSTHROUGH = frozenset({
+    "create_queue", "create_topic", "get_transacted", "get_acknowledge_mode", "transacted",
+    "acknowledge_mode", "acknowledge", "recover",
+})
+
+
+async def _thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
+
+
+class AsyncConnectionFactory:
+    """``AsyncConnectionFactory(url, **options)``: the options of ``ConnectionFactory``."""
+
+    def __init__(self, url: str = "amqp://localhost:5672", **options: Any) -> None:
+        self.factory = ConnectionFactory(url, **options)
+
+    async def create_connection(
+        self, username: str | None = None, password: str | None = None
+    ) -> AsyncConnection:
+        return AsyncConnection(await _thread(self.factory.create_connection, username, password))
+
+    async def create_context(self, *args: Any) -> Any:
+        from ._context import AsyncJMSContext
+
+        return AsyncJMSContext(await _thread(self.factory.create_context, *args))
+
+
+class AsyncConnection:
+    """``async with await factory.create_connection() as conn:``."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.sync = connection
+
+    async def create_session(self, *args: Any, **kwargs: Any) -> AsyncSession:
+        return AsyncSession(await _thread(self.sync.create_session, *args, **kwargs))
+
+    async def start(self) -> None:
+        await _thread(self.sync.start)
+
+    async def stop(self) -> None:
+        await _thread(self.sync.stop)
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    def get_client_id(self) -> str | None:
+        return self.sync.get_client_id()
+
+    async def set_client_id(self, client_id: str) -> None:
+        await _thread(self.sync.set_client_id, client_id)
+
+    async def __aenter__(self) -> AsyncConnection:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class AsyncSession:
+    """A session; message factories stay synchronous (they do no I/O)."""
+
+    def __init__(self, session: Session) -> None:
+        self.sync = session
+
+    def __getattr__(self, name: str) -> Any:
+        # create_*_message, create_queue/topic, get_transacted, acknowledge_mode...: no I/O
+        if (name.startswith("create_") and name.endswith("message")) or name in _SESSION_PASSTHROUGH:
+            return getattr(self.sync, name)
+        raise AttributeError(name)
+
+    async def create_producer(self, destination: Destination | None) -> AsyncProducer:
+        return AsyncProducer(await _thread(self.sync.create_producer, destination))
+
+    async def create_consumer(self, destination: Destination, message_selector: str | None = None,
+                              no_local: bool = False) -> AsyncConsumer:
+        c = await _thread(self.sync.create_consumer, destination, message_selector, no_local)
+        return AsyncConsumer(c)
+
+    async def create_durable_consumer(self, topic: Any, name: str, message_selector: str | None = None,
+                                      no_local: bool = False) -> AsyncConsumer:
+        return AsyncConsumer(await _thread(self.sync.create_durable_consumer, topic, name, message_selector,
+                                           no_local))
+
+    async def create_shared_consumer(self, topic: Any, name: str, message_selector: str | None = None
+                                     ) -> AsyncConsumer:
+        return AsyncConsumer(await _thread(self.sync.create_shared_consumer, topic, name, message_selector))
+
+    async def create_shared_durable_consumer(self, topic: Any, name: str, message_selector: str | None = None
+                                             ) -> AsyncConsumer:
+        return AsyncConsumer(await _thread(self.sync.create_shared_durable_consumer, topic, name,
+                                           message_selector))
+
+    async def create_temporary_queue(self) -> Any:
+        return await _thread(self.sync.create_temporary_queue)
+
+    async def create_temporary_topic(self) -> Any:
+        return await _thread(self.sync.create_temporary_topic)
+
+    async def unsubscribe(self, name: str) -> None:
+        await _thread(self.sync.unsubscribe, name)
+
+    async def commit(self) -> None:
+        await _thread(self.sync.commit)
+
+    async def rollback(self) -> None:
+        await _thread(self.sync.rollback)
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncSession:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class AsyncProducer:
+    """``await producer.send(message)`` / ``await producer.send(destination, message)``.
+
+    Awaits the peer's outcome when the core would wait for it (persistent, unsettled), returns
+    at once for presettled/async producers, exactly like the blocking ``send``."""
+
+    def __init__(self, producer: MessageProducer) -> None:
+        self.sync = producer
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith(("set_", "get_")) or name in ("destination", "priority", "delivery_mode",
+                                                         "time_to_live", "delivery_delay"):
+            return getattr(self.sync, name)
+        raise AttributeError(name)
+
+    async def send(self, *args: Any, delivery_mode: int | None = None, priority: int | None = None,
+                   time_to_live: int | None = None) -> None:
+        p = self.sync
+        if args and isinstance(args[0], Destination):
+            if p.destination is not None:
+                raise TypeError(f"this producer was created for {p.destination}: send(message)")
+            destination, message = args[0], (args[1] if len(args) > 1 else None)
+        else:
+            if p.destination is None:
+                raise TypeError("this producer has no destination: use send(destination, message)")
+            destination, message = p.destination, (args[0] if args else None)
+        fut = p._send(
+            destination, message,
+            p.delivery_mode if delivery_mode is None else delivery_mode,
+            p.priority if priority is None else priority,
+            p.time_to_live if time_to_live is None else time_to_live,
+            RETURN_FUTURE,
+        )
+        if fut is not None:
+            cfg = p._session._connection._config
+            await asyncio.wait_for(asyncio.wrap_future(fut), cfg.seconds(cfg.send_timeout_ms))
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncProducer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class AsyncConsumer:
+    """``await consumer.receive(timeout_ms)`` and ``async for message in consumer``."""
+
+    def __init__(self, consumer: MessageConsumer) -> None:
+        self.sync = consumer
+        self._event: asyncio.Event | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        consumer._queue.on_arrival = self._arrived  # called on the I/O thread
+
+    def _arrived(self) -> None:
+        loop, ev = self._loop, self._event
+        if loop is not None and ev is not None:
+            try:
+                loop.call_soon_threadsafe(ev.set)
+            except RuntimeError:  # the waiting loop is gone
+                pass
+
+    def get_message_selector(self) -> str | None:
+        return self.sync.get_message_selector()
+
+    def receive_no_wait(self) -> Message | None:
+        return self.sync.receive_no_wait()
+
+    async def receive(self, timeout_ms: int | None = None) -> Message | None:
+        """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
+        c = self.sync
+        c._check_open()
+        if c._listener is not None:
+            raise IllegalStateException("cannot receive: the consumer has a message listener")
+        deadline = None if not timeout_ms else time.monotonic() + timeout_ms / 1000.0
+        q, sess = c._queue, c._session
+        pulled = False
+        while True:
+            if c._closed or q.closed:
+                return None
+            inbound = q.pop_nowait()
+            if inbound is None:
+                if c._prefetch <= 0 and not pulled and q.running:
+                    await asyncio.wrap_future(c._p.pull(drain=False))
+                    pulled = True
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    if c._prefetch <= 0 and pulled:
+                        await asyncio.wrap_future(c._p.drain())
+                        inbound = q.pop_nowait()
+                    if inbound is None:
+                        return None
+                else:
+                    await self._wait(left)
+                    continue
+            if c._prefetch > 0:
+                c._p.taken()
+            msg = sess._prepare(c, inbound)
+            if msg is not None:
+                sess._after_receive(c, inbound, msg)
+                return msg
+            pulled = False
+
+    async def _wait(self, left: float | None) -> None:
+        if self._event is None:
+            self._event = asyncio.Event()
+            self._loop = asyncio.get_running_loop()
+        ev = self._event
+        ev.clear()
+        q = self.sync._queue
+        if q.running and len(q):  # arrived between the check and the clear
+            return
+        try:
+            await asyncio.wait_for(ev.wait(), _POLL if left is None else min(left, _POLL))
+        except TimeoutError:
+            pass
+
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Message]:
+        while not self.sync._closed:
+            m = await self.receive()
+            if m is None:
+                return
+            yield m
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    async def __aenter__(self) -> AsyncConsumer:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()

@@ -1,0 +1,147 @@
+"""The asyncio API (amqp_jms.aio) end to end on the embedded broker."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from typing import Any
+
+import pytest
+
+from amqp_jms import IllegalStateException, InvalidSelectorRuntimeException, Queue, Session, Topic
+from amqp_jms.aio import AsyncConnectionFactory, AsyncJMSContext
+
+
+def test_send_receive_and_async_iteration(broker: Any) -> None:
+    async def main() -> list[str]:
+        q = Queue("aio-q")
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer(q)
+            for i in range(5):
+                await producer.send(session.create_text_message(f"m{i}"))
+            consumer = await session.create_consumer(q)
+            assert await consumer.receive(100) is None  # not started yet
+            await conn.start()
+            got = []
+            async for m in consumer:
+                got.append(str(m.get_body(str)))
+                if len(got) == 5:
+                    await consumer.close()
+            with pytest.raises(IllegalStateException):
+                await consumer.receive(10)  # closed, as in the blocking API
+            return got
+
+    assert asyncio.run(main()) == [f"m{i}" for i in range(5)]
+
+
+def test_receive_waits_for_a_message_without_blocking_the_loop(broker: Any) -> None:
+    async def main() -> tuple[str, int]:
+        q = Queue("aio-wait")
+        f = AsyncConnectionFactory(broker.url)
+        async with await f.create_connection() as conn:
+            await conn.start()
+            session = await conn.create_session()
+            consumer = await session.create_consumer(q)
+            ticks = 0
+
+            async def ticker() -> None:
+                nonlocal ticks
+                while True:
+                    await asyncio.sleep(0.01)
+                    ticks += 1
+
+            t = asyncio.create_task(ticker())
+            receiving = asyncio.create_task(consumer.receive(5000))
+            await asyncio.sleep(0.3)
+            producer = await session.create_producer(q)
+            await producer.send(session.create_text_message("late"))
+            m = await receiving
+            t.cancel()
+            assert m is not None
+            return str(m.get_body(str)), ticks
+
+    body, ticks = asyncio.run(main())
+    assert body == "late" and ticks >= 10  # the loop kept running while receive waited
+
+
+def test_pull_consumer_and_timeout(broker: Any) -> None:
+    async def main() -> list[Any]:
+        q = Queue("aio-pull")
+        f = AsyncConnectionFactory(broker.url + "?jms.prefetchPolicy.all=0")
+        async with await f.create_connection() as conn:
+            await conn.start()
+            s = await conn.create_session()
+            c = await s.create_consumer(q)
+            first = await c.receive(200)
+            p = await s.create_producer(q)
+            await p.send(s.create_text_message("pulled"))
+            second = await c.receive(2000)
+            return [first, None if second is None else second.get_body(str)]
+
+    assert asyncio.run(main()) == [None, "pulled"]
+
+
+def test_transactions_and_subscriptions(broker: Any) -> None:
+    async def main() -> list[str | None]:
+        f = AsyncConnectionFactory(broker.url + "?jms.clientID=aio-sub")
+        async with await f.create_connection() as conn:
+            await conn.start()
+            s = await conn.create_session(Session.SESSION_TRANSACTED)
+            sub = await s.create_durable_consumer(Topic("aio-t"), "aio-sub")
+            p = await s.create_producer(Topic("aio-t"))
+            await p.send(s.create_text_message("rolled back"))
+            await s.rollback()
+            await p.send(s.create_text_message("committed"))
+            await s.commit()
+            m = await sub.receive(2000)
+            await s.commit()
+            await sub.close()
+            await s.unsubscribe("aio-sub")
+            return [None if m is None else m.get_body(str)]
+
+    assert asyncio.run(main()) == ["committed"]
+
+
+def test_context_face(broker: Any) -> None:
+    async def main() -> list[Any]:
+        q = Queue("aio-ctx")
+        async with await AsyncConnectionFactory(broker.url).create_context() as ctx:
+            assert isinstance(ctx, AsyncJMSContext)
+            await ctx.create_producer().set_property("k", "v").set_priority(6).send(q, "hello")
+            await ctx.create_producer().send(q, {"a": 1})
+            c = await ctx.create_consumer(q)
+            m = await c.receive(2000)
+            body = await c.receive_body(dict, 2000)
+            with pytest.raises(InvalidSelectorRuntimeException):
+                await ctx.create_consumer(q, "x = ")
+            assert m is not None
+            return [m.get_body(str), m.get_string_property("k"), m.get_jms_priority(), body]
+
+    assert asyncio.run(main()) == ["hello", "v", 6, {"a": 1}]
+
+
+def test_listener_consumer_refuses_receive(broker: Any) -> None:
+    async def main() -> None:
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            s = await conn.create_session()
+            c = await s.create_consumer(Queue("aio-l"))
+            c.sync.set_message_listener(lambda m: None)
+            with pytest.raises(IllegalStateException):
+                await c.receive(10)
+
+    asyncio.run(main())
+
+
+def test_no_threads_leak(broker: Any) -> None:
+    before = {t.ident for t in threading.enumerate()}
+
+    async def main() -> None:
+        async with await AsyncConnectionFactory(broker.url).create_context() as ctx:
+            await ctx.create_producer().send(Queue("aio-leak"), "x")
+
+    asyncio.run(main())
+    leaked = [t for t in threading.enumerate() if t.ident not in before and t.name.startswith("amqp-jms")]
+    for t in leaked:
+        t.join(2)
+    assert not [t for t in leaked if t.is_alive()]
