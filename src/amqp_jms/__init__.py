@@ -13,9 +13,19 @@ from .client import (
     MessageListener,
     MessageProducer,
     QueueBrowser,
+    QueueConnection,
+    QueueConnectionFactory,
+    QueueReceiver,
     QueueRequestor,
+    QueueSender,
+    QueueSession,
     Session,
+    TopicConnection,
+    TopicConnectionFactory,
+    TopicPublisher,
     TopicRequestor,
+    TopicSession,
+    TopicSubscriber,
 )
 from .destination import (
     Destination,
@@ -45,6 +55,16 @@ from .message import (
 __version__ = "0.1.0"
 
 __all__ = [
+    "QueueConnection",
+    "QueueConnectionFactory",
+    "QueueReceiver",
+    "QueueSender",
+    "QueueSession",
+    "TopicConnection",
+    "TopicConnectionFactory",
+    "TopicPublisher",
+    "TopicSession",
+    "TopicSubscriber",
     "CompletionListener",
     "Connection",
     "ConnectionFactory",

@@ -6,6 +6,18 @@ from .completion import CompletionListener
 from .connection import Connection, ConnectionMetaData, ExceptionListener
 from .consumer import MessageConsumer, MessageListener
 from .context import JMSConsumer, JMSContext, JMSProducer
+from .domain import (
+    QueueConnection,
+    QueueConnectionFactory,
+    QueueReceiver,
+    QueueSender,
+    QueueSession,
+    TopicConnection,
+    TopicConnectionFactory,
+    TopicPublisher,
+    TopicSession,
+    TopicSubscriber,
+)
 from .factory import ConnectionFactory
 from .producer import MessageProducer
 from .requestor import QueueRequestor, TopicRequestor
@@ -24,7 +36,17 @@ __all__ = [
     "MessageListener",
     "MessageProducer",
     "QueueBrowser",
+    "QueueConnection",
+    "QueueConnectionFactory",
+    "QueueReceiver",
     "QueueRequestor",
+    "QueueSender",
+    "QueueSession",
     "Session",
+    "TopicConnection",
+    "TopicConnectionFactory",
+    "TopicPublisher",
     "TopicRequestor",
+    "TopicSession",
+    "TopicSubscriber",
 ]
