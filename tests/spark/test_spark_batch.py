@@ -64,7 +64,8 @@ def test_browse_is_repeatable_and_consumes_nothing(spark: Any, broker_url: str) 
     assert first.message_type == "Text" and first.jms_type == "order"
     assert first.destination == "queue://browse" and first.delivery_mode == 2 and first.priority == 4
     assert first.message_id.startswith("ID:") and first.timestamp is not None
-    assert first.properties == {"region": "EU", "total": "0"}
+    assert first.properties == {"region": "EU", "total": "0", "JMSXDeliveryCount": "1"}
+    assert first.delivery_count == 1 and first.redelivered is False
     assert json.loads(first.typed_properties)["total"] == {"type": "int", "value": 0}
     assert len(_drain(broker_url, "browse")) == 6  # still all there
 
