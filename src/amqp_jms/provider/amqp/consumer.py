@@ -64,6 +64,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         #: the peer did not echo our selector filter: the JMS layer must evaluate it itself
         self.selector_applied_remotely = True
         self.credit = 0  # mirror of the link credit, readable from any thread
+        self.copy_honoured = True  # browser: the peer answered distribution-mode copy
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
 
@@ -94,6 +95,10 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         if self.spec.selector:
             echoed = has_filter(self.pn.remote_source.filter, "jms-selector")
             self.selector_applied_remotely = echoed and not self.provider.ignores_selectors
+        if self.spec.browser:  # a peer that does not answer distribution-mode copy would consume
+            self.copy_honoured = self.pn.remote_source.distribution_mode == Terminus.DIST_MODE_COPY
+            if not self.copy_honoured:
+                return  # no credit: the browser refuses (amqp_jms.client.browser)
         if self.prefetch > 0:
             self.pn.flow(self.prefetch)
             self.credit = self.pn.credit
