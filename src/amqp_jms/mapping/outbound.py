@@ -83,6 +83,7 @@ _REPLY_TO_ENTRY = [_MA_ENTRY[JMS_REPLY_TO, v] for v in range(4)]
 _APP_CORRELATION = encode_symbol(APP_CORRELATION_ID) + _TRUE
 _NULL = b"\x40"
 _pack_ts = struct.Struct(">Bq").pack
+_BBB = struct.Struct(">BBB").pack
 _DELIVERY_TIME_KEY = encode_symbol(DELIVERY_TIME)
 
 
@@ -172,13 +173,19 @@ def _annotations(key: tuple[int, int, int, bool], delivery_time: int, extra: dic
             plain = False
     ma_body = b"".join(ma)
     if len(ma_body) < 255:
-        section = _MA + bytes((0xC1, len(ma_body) + 1, count)) + ma_body
+        section = _MA + _BBB(0xC1, len(ma_body) + 1, count) + ma_body
     else:
         size = (len(ma_body) + 4).to_bytes(4, "big")
         section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
     if plain:
         _MA_SECTIONS[key] = section  # at most 6 * 5 * 5 * 2 keys
     return section
+
+
+def _message_id(value: str) -> bytes:
+    if value.startswith("ID:") and not value.startswith("ID:AMQP_"):
+        return _encode_str(value)  # the usual JMSMessageID: the string as it is
+    return _id(to_amqp_id(value))
 
 
 def _id(value: Any) -> bytes:
@@ -199,7 +206,11 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
     correlation_id = message._correlation_id
     app_specific = False
     if correlation_id is not None:
-        correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
+        if type(correlation_id) is str and correlation_id.startswith("ID:"):
+            if correlation_id.startswith("ID:AMQP_"):
+                correlation_id = to_amqp_id(correlation_id, "JMSCorrelationID")
+        else:
+            correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
     delivery_time = message._delivery_time
     delayed = bool(delivery_time) and delivery_time != message._timestamp
     extra = message._extra
@@ -222,7 +233,7 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
     expiration = message._expiration
     timestamp = message._timestamp
     fields = [
-        _NULL if message_id is None else _id(to_amqp_id(message_id)),
+        _NULL if message_id is None else _message_id(message_id),
         _NULL,
         _NULL if dest is None else encode_str(address_of(dest, ctx)),
         _NULL if subject is None else encode_str(subject),
@@ -242,7 +253,7 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
     if not fields:
         props_section = b""
     elif len(props_body) < 255:
-        props_section = _PROPS + bytes((0xC0, len(props_body) + 1, len(fields))) + props_body
+        props_section = _PROPS + _BBB(0xC0, len(props_body) + 1, len(fields)) + props_body
     else:
         size = (len(props_body) + 4).to_bytes(4, "big")
         props_section = _PROPS + b"\xd0" + size + len(fields).to_bytes(4, "big") + props_body
@@ -265,7 +276,7 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
             ap = b"".join(parts)
             n = 2 * len(app)
             if len(ap) < 255 and n < 256:
-                out.append(_AP + bytes((0xC1, len(ap) + 1, n)) + ap)
+                out.append(_AP + _BBB(0xC1, len(ap) + 1, n) + ap)
             else:
                 out.append(_AP + b"\xd1" + (len(ap) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + ap)
     out.append(body)

@@ -115,7 +115,7 @@ def _boolean(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _ubyte(b: bytes, p: int) -> tuple[Any, int]:
-    return _new_int(UByte, b[p]), p + 1
+    return _UBYTES[b[p]], p + 1
 
 
 def _ushort(b: bytes, p: int) -> tuple[Any, int]:
@@ -127,11 +127,17 @@ def _uint(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _smalluint(b: bytes, p: int) -> tuple[Any, int]:
-    return _new_int(UInt, b[p]), p + 1
+    return _SMALL_UINTS[b[p]], p + 1
 
 
 _UINT0 = _new_int(UInt, 0)
 _ULONG0 = _new_int(ULong, 0)
+# Building an int subclass costs more than a list lookup: the one-byte values are premade.
+_UBYTES = [_new_int(UByte, v) for v in range(256)]
+_SMALL_UINTS = [_new_int(UInt, v) for v in range(256)]
+_SMALL_ULONGS = [_new_int(ULong, v) for v in range(256)]
+_BYTES = [_new_int(Byte, v - 256 if v > 127 else v) for v in range(256)]  # by unsigned byte
+_SMALL_INTS = [_new_int(Int, v - 256 if v > 127 else v) for v in range(256)]  # by unsigned byte
 
 
 def _uint0(b: bytes, p: int) -> tuple[Any, int]:
@@ -143,7 +149,7 @@ def _ulong(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _smallulong(b: bytes, p: int) -> tuple[Any, int]:
-    return _new_int(ULong, b[p]), p + 1
+    return _SMALL_ULONGS[b[p]], p + 1
 
 
 def _ulong0(b: bytes, p: int) -> tuple[Any, int]:
@@ -151,7 +157,7 @@ def _ulong0(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _byte(b: bytes, p: int) -> tuple[Any, int]:
-    return _new_int(Byte, _i8(b, p)[0]), p + 1
+    return _BYTES[b[p]], p + 1
 
 
 def _short(b: bytes, p: int) -> tuple[Any, int]:
@@ -163,7 +169,7 @@ def _int(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _smallint(b: bytes, p: int) -> tuple[Any, int]:
-    return _new_int(Int, _i8(b, p)[0]), p + 1
+    return _SMALL_INTS[b[p]], p + 1
 
 
 def _long(b: bytes, p: int) -> tuple[Any, int]:
@@ -231,14 +237,14 @@ def _str8(b: bytes, p: int) -> tuple[Any, int]:
     e = s + b[p]
     if e > len(b):
         _need(b, e, p, "string")
-    return str(b[s:e], "utf-8"), e
+    return b[s:e].decode(), e
 
 
 def _str32(b: bytes, p: int) -> tuple[Any, int]:
     s = p + 4
     e = s + _u32(b, p)[0]
     _need(b, e, p, "string")
-    return str(b[s:e], "utf-8"), e
+    return b[s:e].decode(), e
 
 
 def _sym8(b: bytes, p: int) -> tuple[Any, int]:
@@ -255,7 +261,7 @@ def _sym32(b: bytes, p: int) -> tuple[Any, int]:
     s = p + 4
     e = s + _u32(b, p)[0]
     _need(b, e, p, "symbol")
-    return _new_str(Symbol, str(b[s:e], "ascii")), e
+    return _new_str(Symbol, b[s:e].decode("ascii")), e
 
 
 # -- compound ----------------------------------------------------------------------------------
@@ -265,7 +271,7 @@ def _symbol(raw: bytes) -> Symbol:
     """Symbols repeat (annotation keys, content types): intern them by their bytes."""
     sym = _SYMBOLS.get(raw)
     if sym is None:
-        sym = _new_str(Symbol, str(raw, "ascii"))
+        sym = _new_str(Symbol, raw.decode("ascii"))
         if len(_SYMBOLS) >= 4096:
             _SYMBOLS.clear()
         _SYMBOLS[raw] = sym
@@ -289,7 +295,7 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            append(str(b[s:p], "utf-8"))
+            append(b[s:p].decode())
         elif c == 0x40:
             append(None)
             p += 1
@@ -303,8 +309,7 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
             append(new_int(Timestamp, i64(b, p + 1)[0]))
             p += 9
         elif c == 0x51:
-            v = b[p + 1]
-            append(new_int(Byte, v - 256 if v > 127 else v))
+            append(_BYTES[b[p + 1]])
             p += 2
         elif c == 0x41:
             append(True)
@@ -313,11 +318,10 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
             append(False)
             p += 1
         elif c == 0x54:
-            v = b[p + 1]
-            append(new_int(Int, v - 256 if v > 127 else v))
+            append(_SMALL_INTS[b[p + 1]])
             p += 2
         elif c == 0x52:
-            append(new_int(UInt, b[p + 1]))
+            append(_SMALL_UINTS[b[p + 1]])
             p += 2
         elif c == 0x55:
             v = b[p + 1]
@@ -358,14 +362,14 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
     out: dict[Any, Any] = {}
     k: Any
     v: Any
-    new_int, f64, symbols = _new_int, _f64, _SYMBOLS
+    f64, symbols = _f64, _SYMBOLS
     for _ in range(count >> 1):
         # keys: strings (application properties) and symbols (annotations) inline
         c = b[p]
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            k = str(b[s:p], "utf-8")
+            k = b[s:p].decode()
         elif c == 0xA3:
             s = p + 2
             p = s + b[p + 1]
@@ -379,14 +383,12 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            v = str(b[s:p], "utf-8")
+            v = b[s:p].decode()
         elif c == 0x54:
-            v = b[p + 1]
-            v = new_int(Int, v - 256 if v > 127 else v)
+            v = _SMALL_INTS[b[p + 1]]
             p += 2
         elif c == 0x51:
-            v = b[p + 1]
-            v = new_int(Byte, v - 256 if v > 127 else v)
+            v = _BYTES[b[p + 1]]
             p += 2
         elif c == 0x41:
             v = True

@@ -61,31 +61,34 @@ TRUE = b"\x41"
 FALSE = b"\x42"
 
 
+# One-byte encodings, premade (a list lookup beats a struct call).
+_SMALL_LONGS = [_b(0x55, v - 256 if v > 127 else v) for v in range(256)]  # by v & 0xff
+_SMALL_INTS = [_b(0x54, v - 256 if v > 127 else v) for v in range(256)]
+_SMALL_UINTS = [b"\x43"] + [_BB(0x52, v) for v in range(1, 256)]
+_SMALL_ULONGS = [b"\x44"] + [_BB(0x53, v) for v in range(1, 256)]
+
+
 def _long(v: int) -> bytes:
     if -128 <= v <= 127:
-        return _b(0x55, v)
+        return _SMALL_LONGS[v & 0xFF]
     return _Bq(0x81, v)
 
 
 def _int(v: int) -> bytes:
     if -128 <= v <= 127:
-        return _b(0x54, v)
+        return _SMALL_INTS[v & 0xFF]
     return _Bi(0x71, v)
 
 
 def _uint(v: int) -> bytes:
-    if v == 0:
-        return b"\x43"
-    if v < 256:
-        return _BB(0x52, v)
+    if 0 <= v < 256:
+        return _SMALL_UINTS[v]
     return _BI(0x70, v)
 
 
 def _ulong(v: int) -> bytes:
-    if v == 0:
-        return b"\x44"
-    if v < 256:
-        return _BB(0x53, v)
+    if 0 <= v < 256:
+        return _SMALL_ULONGS[v]
     return _BQ(0x80, v)
 
 

@@ -452,6 +452,7 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
 # -- encoding ---------------------------------------------------------------------------------
 
 _PRE = {code: bytes((0x00, 0x53, code)) for code in SECTION_NAMES}
+_BBB = struct.Struct(">BBB").pack
 
 
 def _list_of(fields: list[Any]) -> bytes:
@@ -463,7 +464,7 @@ def _list_of(fields: list[Any]) -> bytes:
     body = b"".join([enc[type(x)](x) if type(x) in enc else _fallback(x) for x in fields])
     n = len(fields)
     if len(body) < 255:
-        return bytes((0xC0, len(body) + 1, n)) + body
+        return _BBB(0xC0, len(body) + 1, n) + body
     return b"\xd0" + (len(body) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + body
 
 
@@ -504,7 +505,7 @@ def encode_properties(p: Properties) -> bytes:
 def _map_section(code: int, m: dict[Any, Any]) -> bytes:
     body, n = encode_map_body(m)
     if len(body) < 255 and n < 256:
-        return _PRE[code] + bytes((0xC1, len(body) + 1, n)) + body
+        return _PRE[code] + _BBB(0xC1, len(body) + 1, n) + body
     return _PRE[code] + b"\xd1" + (len(body) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + body
 
 
