@@ -105,35 +105,48 @@ class EmbeddedProcess:
             self.proc.wait()
 
 
-MODES = [("unsettled", False, False), ("presettled", True, False), ("durable", False, True)]
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time of a process (to compare brokers independent of the client)."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def bench_embedded(n: int) -> dict[str, float]:
-    out: dict[str, float] = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        b = EmbeddedProcess(tmp)
-        try:
-            measure(b.url, "warmup", min(n, 2000), presettled=False, durable=False)
-            for name, pre, dur in MODES:
-                out[name] = measure(b.url, f"bench-{name}", n, presettled=pre, durable=dur)
-        finally:
-            b.stop()
+Result = dict[str, tuple[float, float]]  # mode -> (msg/s, broker CPU µs per message)
+
+
+def run_modes(url: str, pid: int, address: str, n: int) -> Result:
+    out: Result = {}
+    measure(url, address + "warmup", min(n, 2000), presettled=False, durable=False)
+    for name, pre, dur in MODES:
+        c0 = cpu_seconds(pid)
+        rate = measure(url, f"{address}bench-{name}", n, presettled=pre, durable=dur)
+        out[name] = (rate, (cpu_seconds(pid) - c0) / n * 1e6)
     return out
 
 
-def bench_rabbitmq(n: int) -> dict[str, float] | None:
+MODES = [("unsettled", False, False), ("presettled", True, False), ("durable", False, True)]
+
+
+def bench_embedded(n: int) -> Result:
+    with tempfile.TemporaryDirectory() as tmp:
+        b = EmbeddedProcess(tmp)
+        try:
+            return run_modes(b.url, b.proc.pid, "", n)
+        finally:
+            b.stop()
+
+
+def bench_rabbitmq(n: int) -> Result | None:
     from amqp_jms.testing.rabbitmq import RabbitMQ, unavailable_reason
 
     reason = unavailable_reason()
     if reason is not None:
         print(f"RabbitMQ unavailable: {reason}", file=sys.stderr)
         return None
-    out: dict[str, float] = {}
     with RabbitMQ() as rmq:
-        measure(rmq.url, "/queue/warmup", min(n, 2000), presettled=False, durable=False)
-        for name, pre, dur in MODES:
-            out[name] = measure(rmq.url, f"/queue/bench-{name}", n, presettled=pre, durable=dur)
-    return out
+        assert rmq.pid is not None
+        return run_modes(rmq.url, rmq.pid, "/queue/", n)
 
 
 def _rss_mb() -> float:
@@ -186,15 +199,16 @@ def main(argv: list[str] | None = None) -> int:
     n = args.n or (5000 if args.quick else 50000)
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
     ours = bench_embedded(n)
-    for k, v in ours.items():
-        print(f"embedded  {k:>10}: {v:9.0f} msg/s")
+    for k, (rate, cpu) in ours.items():
+        print(f"embedded  {k:>10}: {rate:9.0f} msg/s   broker CPU {cpu:6.0f} us/msg")
     theirs = bench_rabbitmq(n)
     ratios = []
     if theirs:
-        for k, v in theirs.items():
-            r = ours[k] / v if v else 0.0
+        for k, (rate, cpu) in theirs.items():
+            r = ours[k][0] / rate if rate else 0.0
             ratios.append(r)
-            print(f"rabbitmq  {k:>10}: {v:9.0f} msg/s   ratio {r:.2f}")
+            print(f"rabbitmq  {k:>10}: {rate:9.0f} msg/s   broker CPU {cpu:6.0f} us/msg   "
+                  f"ratio {r:.2f} (CPU ratio {cpu / ours[k][1] if ours[k][1] else 0:.2f})")
     if args.memory:
         before, after, paged = bench_memory(1_000_000)
         print(f"memory: 10^6 x 256 B queued: process RSS {after:.0f} MB (before {before:.0f} MB, "

@@ -189,7 +189,7 @@ class IncomingLink:
         address: str | None,
         *,
         coordinator: bool = False,
-        window: int = 1000,
+        window: int = 2000,
     ) -> None:
         self.link = link
         self.address = address  # None = anonymous relay (route by ``to``)
