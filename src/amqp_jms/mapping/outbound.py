@@ -11,6 +11,7 @@ from __future__ import annotations
 import struct
 from typing import Any
 
+from ..destination import Destination
 from ..exceptions import MessageFormatException
 from ..message import Message
 from ..types import Symbol, Timestamp, UByte, UInt
@@ -182,6 +183,21 @@ def _annotations(key: tuple[int, int, int, bool], delivery_time: int, extra: dic
     return section
 
 
+_ADDRESSES: dict[tuple[type, str, str | None, str | None], bytes] = {}
+
+
+def _address(d: Destination, ctx: MappingContext) -> bytes:
+    """The encoded ``to``/``reply-to`` string (cached: producers send to the same few)."""
+    key = (type(d), d._name, ctx.queue_prefix, ctx.topic_prefix)
+    out = _ADDRESSES.get(key)
+    if out is None:
+        out = encode_str(address_of(d, ctx))
+        if len(_ADDRESSES) >= 1024:
+            _ADDRESSES.clear()
+        _ADDRESSES[key] = out
+    return out
+
+
 def _message_id(value: str) -> bytes:
     if value.startswith("ID:") and not value.startswith("ID:AMQP_"):
         return _encode_str(value)  # the usual JMSMessageID: the string as it is
@@ -235,9 +251,9 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
     fields = [
         _NULL if message_id is None else _message_id(message_id),
         _NULL,
-        _NULL if dest is None else encode_str(address_of(dest, ctx)),
+        _NULL if dest is None else _address(dest, ctx),
         _NULL if subject is None else encode_str(subject),
-        _NULL if reply_to is None else encode_str(address_of(reply_to, ctx)),
+        _NULL if reply_to is None else _address(reply_to, ctx),
         _NULL if correlation_id is None else _id(correlation_id),
         _NULL if content_type is None else encode_symbol(content_type),
         _NULL,
