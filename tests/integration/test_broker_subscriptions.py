@@ -162,3 +162,22 @@ def test_shared_durable_subscription_survives_with_link_name_forms(broker: Broke
     r = c.create_receiver("sdtopic", name="sd", options=caps)
     assert bodies(r) == ["kept"]
     c.close()
+
+
+def test_unsubscribe_while_active_is_refused_and_keeps_subscription(broker: Broker) -> None:
+    active = connect(broker, "busy-client")
+    active.create_receiver("btopic", name="busy", options=[Caps("topic"), Durable()])
+    other = connect(broker, "busy-client-2")
+    try:
+        # the same container id is needed for the lookup: use a second connection of it
+        look_conn = connect(broker, "busy-client")
+        look = look_conn.create_receiver(None, name="busy", options=NullSource())
+        assert look.link.remote_source.address == "btopic"
+        look.close()
+        assert look.link.remote_condition is not None
+        assert look.link.remote_condition.name == "amqp:resource-locked"
+        assert broker.run_soon(lambda: len(broker.core.router.subscriptions)) == 1  # type: ignore[union-attr]
+        look_conn.close()
+    finally:
+        other.close()
+        active.close()

@@ -390,6 +390,11 @@ class BrokerConnection:
     def _on_detach(self, link: Link, *, closed: bool) -> None:
         st = self.links.pop(addr(link), None)
         if st is not None:
+            sub = st.subscription if isinstance(st, OutgoingLink) else None
+            if closed and sub is not None and getattr(st, "lookup", False) and sub.links > 0:
+                # unsubscribe while the subscription has consumers: refuse, keep it
+                name = sub.key[2] if sub.key else ""
+                link.condition = Condition("amqp:resource-locked", f"subscription {name!r} is in use")
             self._end_link(link, st, closed=closed, connection_gone=False)
         if link.state & _LOCAL_ACTIVE:
             if closed:

@@ -1,9 +1,9 @@
 """The durable store: SQLite in WAL mode, written by one thread with group commit.
 
-The event loop never waits on SQLite. Every change is a small tuple put on a queue; the writer
-thread takes everything queued, applies it in one transaction and commits once (group commit),
-then resolves the ``barrier()`` futures that were queued with it on the loop. A message added
-and removed within one group (a durable message consumed at once) never touches the table.
+The event loop never waits on SQLite. Changes collect as ready parameter tuples during a loop
+turn and go to the writer thread in one hand-off; the writer takes everything queued, applies it
+in one transaction with ``executemany`` (SQLite runs without the GIL) and commits once (group
+commit), then resolves the ``barrier()`` futures queued with it on the loop.
 ``begin_batch``/``end_batch`` keep a transaction's changes in one group so a commit is atomic.
 
 Durability: ``synchronous=NORMAL`` in WAL mode survives a process crash (the broker's promise);
@@ -44,9 +44,9 @@ class SQLiteStore(Store):
         self.path = Path(path)
         self.loop = loop
         self._ops: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
-        self._batch: list[Op] | None = None
+        self._batch: _Buffer | None = None
         self._pending_barrier: asyncio.Future[None] | None = None
-        self._buf: list[Op] = []
+        self._buf = _Buffer()
         self._handoff_scheduled = False
         db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
@@ -60,38 +60,40 @@ class SQLiteStore(Store):
         self.error: BaseException | None = None
 
     # -- submitting (event loop) ---------------------------------------------------------------
-    def _put(self, op: Op) -> None:
+    # Changes collect in a _Buffer on the loop and go to the writer once per loop turn (a queue
+    # put per message would wake the writer, and hand it the GIL, for every message). Message
+    # rows are kept as ready parameter tuples so the writer only calls ``executemany``.
+    def _target(self) -> _Buffer:
         if self._batch is not None:
-            self._batch.append(op)
-            return
-        # hand ops to the writer once per loop turn: a queue put per op would wake the writer
-        # thread (and hand it the GIL) for every message
-        self._buf.append(op)
+            return self._batch
         if not self._handoff_scheduled:
             self._handoff_scheduled = True
             self.loop.call_soon(self._handoff)
+        return self._buf
 
     def _handoff(self) -> None:
         self._handoff_scheduled = False
-        if self._buf:
-            ops, self._buf = self._buf, []
-            self._ops.put(("ops", ops))
+        items = self._buf.take()
+        if items:
+            self._ops.put(("ops", items))
 
     def add(self, queue: str, msg: BrokerMessage) -> None:
-        self._put(("add", queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry,
-                   msg.deliver_at, msg.delivery_count))
+        self._target().adds.append(
+            (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
+             msg.delivery_count)
+        )
 
     def remove(self, queue: str, msg: BrokerMessage) -> None:
-        self._put(("remove", queue, msg.seq))
+        self._target().removes.append((queue, msg.seq))
 
     def update_count(self, queue: str, msg: BrokerMessage) -> None:
-        self._put(("count", queue, msg.seq, msg.delivery_count))
+        self._target().op(("count", msg.delivery_count, queue, msg.seq))
 
     def save_queue(self, name: str, kind: str, meta: dict[str, Any] | None) -> None:
-        self._put(("saveq", name, kind, json.dumps(meta) if meta is not None else None))
+        self._target().op(("saveq", name, kind, json.dumps(meta) if meta is not None else None))
 
     def delete_queue(self, name: str) -> None:
-        self._put(("delq", name))
+        self._target().op(("delq", name))
 
     def barrier(self) -> asyncio.Future[None] | None:
         # one future per loop turn is enough: everything submitted before it commits with it
@@ -109,10 +111,11 @@ class SQLiteStore(Store):
         self._ops.put(("barrier", fut))
 
     def begin_batch(self) -> None:
-        self._batch = []
+        self._batch = _Buffer()
 
     def end_batch(self) -> asyncio.Future[None] | None:
-        batch, self._batch = self._batch, None
+        buf, self._batch = self._batch, None
+        batch = buf.take() if buf is not None else []
         if not batch:
             return None
         fut: asyncio.Future[None] = self.loop.create_future()
@@ -163,54 +166,33 @@ class SQLiteStore(Store):
                 return
 
     def _apply(self, group: list[Op]) -> None:
-        flat: list[Op] = []
+        items: list[Op] = []
         futures: list[asyncio.Future[None]] = []
         for op in group:
             if op[0] == "barrier":
                 futures.append(op[1])
             elif op[0] == "ops":
-                flat.extend(op[1])
+                items.extend(op[1])
             elif op[0] == "batch":
-                flat.extend(op[1])
+                items.extend(op[1])
                 futures.append(op[2])
-            else:
-                flat.append(op)
-        # cancel adds removed within the same group
-        added = {(op[1], op[2]) for op in flat if op[0] == "add"}
-        gone = {(op[1], op[2]) for op in flat if op[0] == "remove"} & added
         db = self._db
-        inserts: list[Op] = []
-        deletes: list[Op] = []
-
-        def flush() -> None:
-            if inserts:
-                db.executemany("INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)", inserts)
-                inserts.clear()
-            if deletes:
-                db.executemany("DELETE FROM messages WHERE queue=? AND seq=?", deletes)
-                deletes.clear()
-
         try:
             db.execute("BEGIN")
-            for op in flat:
-                kind = op[0]
-                if kind == "add":
-                    if (op[1], op[2]) not in gone:
-                        inserts.append(op[1:])
-                elif kind == "remove":
-                    if (op[1], op[2]) not in gone:
-                        deletes.append(op[1:])
-                else:
-                    flush()
-                    if kind == "count":
-                        db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?",
-                                   (op[3], op[1], op[2]))
-                    elif kind == "saveq":
-                        db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", op[1:])
-                    elif kind == "delq":
-                        db.execute("DELETE FROM queues WHERE name=?", (op[1],))
-                        db.execute("DELETE FROM messages WHERE queue=?", (op[1],))
-            flush()
+            for item in items:
+                kind = item[0]
+                if kind == "seg":
+                    if item[1]:
+                        db.executemany("INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)", item[1])
+                    if item[2]:
+                        db.executemany("DELETE FROM messages WHERE queue=? AND seq=?", item[2])
+                elif kind == "count":
+                    db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?", item[1:])
+                elif kind == "saveq":
+                    db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", item[1:])
+                elif kind == "delq":
+                    db.execute("DELETE FROM queues WHERE name=?", (item[1],))
+                    db.execute("DELETE FROM messages WHERE queue=?", (item[1],))
             db.execute("COMMIT")
         except BaseException as exc:  # keep serving; report through the futures
             self.error = exc
@@ -225,12 +207,37 @@ class SQLiteStore(Store):
                 break
 
     def close(self) -> None:
-        if self._buf:
-            ops, self._buf = self._buf, []
-            self._ops.put(("ops", ops))
+        items = self._buf.take()
+        if items:
+            self._ops.put(("ops", items))
         self._ops.put(None)
         self._thread.join(30)
         self._db.close()
+
+
+class _Buffer:
+    """Pending changes in order: segments of message inserts/deletes, and other operations."""
+
+    __slots__ = ("adds", "items", "removes")
+
+    def __init__(self) -> None:
+        self.adds: list[tuple[Any, ...]] = []
+        self.removes: list[tuple[Any, ...]] = []
+        self.items: list[Op] = []
+
+    def _close_segment(self) -> None:
+        if self.adds or self.removes:
+            self.items.append(("seg", self.adds, self.removes))
+            self.adds, self.removes = [], []
+
+    def op(self, op: Op) -> None:
+        self._close_segment()
+        self.items.append(op)
+
+    def take(self) -> list[Op]:
+        self._close_segment()
+        items, self.items = self.items, []
+        return items
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
