@@ -188,11 +188,19 @@ def _double(b: bytes, p: int) -> tuple[Any, int]:
     return _f64(b, p)[0], p + 8
 
 
+_CHARS: dict[int, Char] = {}
+
+
 def _char(b: bytes, p: int) -> tuple[Any, int]:
     cp = _u32(b, p)[0]
-    if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
-        raise Bad(p, f"char code point {cp:#x} is not a Unicode scalar value")
-    return _new_str(Char, chr(cp)), p + 4
+    c = _CHARS.get(cp)
+    if c is None:
+        if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
+            raise Bad(p, f"char code point {cp:#x} is not a Unicode scalar value")
+        c = _new_str(Char, chr(cp))
+        if cp < 0x800:  # cache the common (two-byte UTF-8) range only: bounded
+            _CHARS[cp] = c
+    return c, p + 4
 
 
 def _timestamp(b: bytes, p: int) -> tuple[Any, int]:
@@ -340,16 +348,17 @@ def _list0(b: bytes, p: int) -> tuple[Any, int]:
 
 
 def _list8(b: bytes, p: int) -> tuple[Any, int]:
-    size, count = _u8u8(b, p)
-    end = p + 1 + size
-    _need(b, end, p, "list8")
-    return _items(b, p + 2, end, count, "list8"), end
+    end = p + 1 + b[p]
+    if end > len(b):
+        _need(b, end, p, "list8")
+    return _items(b, p + 2, end, b[p + 1], "list8"), end
 
 
 def _list32(b: bytes, p: int) -> tuple[Any, int]:
     size, count = _u32u32(b, p)
     end = p + 4 + size
-    _need(b, end, p, "list32")
+    if end > len(b):
+        _need(b, end, p, "list32")
     return _items(b, p + 8, end, count, "list32"), end
 
 
@@ -416,16 +425,17 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
 
 
 def _map8(b: bytes, p: int) -> tuple[Any, int]:
-    size, count = _u8u8(b, p)
-    end = p + 1 + size
-    _need(b, end, p, "map8")
-    return _pairs(b, p + 2, end, count, "map8"), end
+    end = p + 1 + b[p]
+    if end > len(b):
+        _need(b, end, p, "map8")
+    return _pairs(b, p + 2, end, b[p + 1], "map8"), end
 
 
 def _map32(b: bytes, p: int) -> tuple[Any, int]:
     size, count = _u32u32(b, p)
     end = p + 4 + size
-    _need(b, end, p, "map32")
+    if end > len(b):
+        _need(b, end, p, "map32")
     return _pairs(b, p + 8, end, count, "map32"), end
 
 
