@@ -104,3 +104,27 @@ def test_conditions_map_to_jms_exceptions(condition: str | None, cls: type) -> N
 def test_refused_container_id_is_invalid_client_id() -> None:
     e = to_jms("amqp:invalid-field", "in use", "open", container_id_refused=True)
     assert isinstance(e, InvalidClientIDException) and e.error_code == "amqp:invalid-field"
+
+
+def test_submitted_coroutines_start_in_order_with_posted_work() -> None:
+    lt = LoopThread("test-loop")
+    order: list[str] = []
+    try:
+        gate = threading.Event()
+        lt.post(lambda: gate.wait(1))
+
+        async def first_step() -> None:
+            order.append("submitted")
+
+        fut = lt.submit(first_step())
+        lt.post(lambda: order.append("posted"))
+        gate.set()
+        fut.result(2)
+
+        async def noop() -> None:
+            return None
+
+        lt.run(noop(), 1.0)
+        assert order == ["submitted", "posted"]
+    finally:
+        lt.stop()

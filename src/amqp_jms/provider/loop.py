@@ -24,6 +24,7 @@ __all__ = ["LoopThread"]
 
 T = TypeVar("T")
 _ids = itertools.count(1)
+_YIELD = object()
 
 
 class LoopThread:
@@ -31,7 +32,7 @@ class LoopThread:
 
     def __init__(self, name: str = "amqp-jms-loop") -> None:
         self.loop = asyncio.new_event_loop()
-        self._ops: deque[Callable[[], None]] = deque()
+        self._ops: deque[Callable[[], object]] = deque()
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
         self._thread = threading.Thread(target=self._main, name=f"{name}-{next(_ids)}", daemon=True)
@@ -67,10 +68,42 @@ class LoopThread:
 
     # -- bridges -------------------------------------------------------------------------------
     def submit(self, coro: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+        """Start ``coro`` on the loop, in order with ``post``ed work, and return its future.
+
+        Work handed over from one thread starts in the order it was handed over, whether it
+        was posted or submitted: a close submitted before a send is posted reaches proton first.
+        """
         if self.loop.is_closed() or not self._thread.is_alive():
             coro.close()
             raise IllegalStateException("the connection's I/O thread has stopped")
-        return asyncio.run_coroutine_threadsafe(coro, self.loop)
+        cf: concurrent.futures.Future[T] = concurrent.futures.Future()
+
+        def start() -> object:
+            if cf.cancelled():
+                coro.close()
+                return None
+            task = self.loop.create_task(coro)
+
+            def done(t: asyncio.Task[T]) -> None:
+                if cf.done():
+                    return
+                if t.cancelled():
+                    cf.cancel()
+                elif t.exception() is not None:
+                    cf.set_exception(t.exception())
+                else:
+                    cf.set_result(t.result())
+
+            task.add_done_callback(done)
+            def cancel(f: concurrent.futures.Future[T]) -> None:
+                if f.cancelled():
+                    self.loop.call_soon_threadsafe(task.cancel)
+
+            cf.add_done_callback(cancel)
+            return _YIELD  # let the task take its first step before later work
+
+        self.post(start)
+        return cf
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None, what: str = "operation") -> T:
         """Run ``coro`` on the loop and wait up to ``timeout`` seconds for its result."""
@@ -87,7 +120,7 @@ class LoopThread:
             fut.cancel()
             raise JMSException(f"{what} timed out after {timeout:.3f} s") from None
 
-    def post(self, fn: Callable[[], None]) -> None:
+    def post(self, fn: Callable[[], object]) -> None:
         """Run ``fn()`` on the loop soon, batched with other posted work (thread-safe)."""
         self._ops.append(fn)
         if not self._wake_pending:
@@ -102,11 +135,18 @@ class LoopThread:
         ops = self._ops
         while ops:
             try:
-                ops.popleft()()
+                r = ops.popleft()()
             except Exception:  # one bad op must not stop the loop
                 import logging
 
                 logging.getLogger(__name__).exception("error in posted operation")
+                continue
+            if r is _YIELD and ops:
+                # a task was started: its first step is queued on the loop; continue after it
+                if self._after_ops is not None:
+                    self._after_ops()
+                self.loop.call_soon(self._drain)
+                return
         if self._after_ops is not None:
             self._after_ops()
 
