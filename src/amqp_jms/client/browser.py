@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from ..exceptions import IllegalStateException
+from ..exceptions import IllegalStateException, JMSException
 from ..provider.base import ACCEPTED, ConsumerSpec
 from .consumer import LocalQueue
+from .session_features import refuse_on_rabbitmq
 
 if TYPE_CHECKING:
     from ..destination import Queue
@@ -33,6 +34,9 @@ class QueueBrowser:
         self._selector = selector
         self._closed = False
         self._open: list[Any] = []  # provider consumers of enumerations still running
+        # measured with RabbitMQ 3.10: a drain request crashes its session (amqp:internal-error),
+        # and a browser must drain to know it has seen everything
+        refuse_on_rabbitmq(session._connection, "queue browsers", "a drain request ends its session")
 
     def get_queue(self) -> Queue:
         self._check_open()
@@ -83,6 +87,14 @@ class QueueBrowser:
         sink.running = True
         pcons = conn._provider_wait(self._session._p.create_consumer(spec, sink), conn._request_timeout(),
                                     "create_browser")
+        if not getattr(pcons, "copy_honoured", True):
+            try:
+                conn._provider_wait(pcons.close(), conn._close_timeout(), "close browser")
+            finally:
+                raise JMSException(
+                    f"the peer cannot browse {self._queue}: it did not answer distribution-mode "
+                    "copy, so browsing would consume the messages"
+                )
         local = None
         if self._selector is not None and not getattr(pcons, "selector_applied_remotely", True):
             from ..selector import Selector

@@ -47,6 +47,17 @@ def connection_state(conn: Any) -> ConnectionState:
     return st
 
 
+def peer_product(conn: Any) -> str:
+    """The peer's ``product`` connection property ("RabbitMQ", ...), for the few measured quirks."""
+    props = getattr(conn._provider, "remote_properties", None) or {}
+    return str(props.get("product") or "")
+
+
+def refuse_on_rabbitmq(conn: Any, what: str, why: str) -> None:
+    if peer_product(conn) == "RabbitMQ":
+        raise JMSException(f"RabbitMQ's AMQP 1.0 plugin does not support {what}: {why}")
+
+
 class SessionFeatures:
     """Mixin for ``Session``: subscriptions, temporary destinations, browsers."""
 
@@ -101,6 +112,7 @@ class SessionFeatures:
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
+        refuse_on_rabbitmq(conn, "unsubscribe", "a null-source attach makes it drop the connection")
         link = name if conn._client_id is not None else f"{name}|global"
         conn._provider_wait(conn._provider.unsubscribe(link), conn._request_timeout(), "unsubscribe")
 
@@ -119,6 +131,9 @@ class SessionFeatures:
             )
         if shared and "SHARED-SUBS" not in conn._remote_caps():
             raise JMSException("the peer does not offer SHARED-SUBS: shared subscriptions are not supported")
+        if durable:
+            refuse_on_rabbitmq(conn, "durable subscriptions",
+                               "it echoes the durable source but drops the subscription on detach")
         if selector is not None and not selector.strip():
             selector = None
         tracker = connection_state(conn).subscriptions
