@@ -383,3 +383,45 @@ def test_close_is_idempotent_and_leaks_no_threads(broker: Any) -> None:
     assert set(_io_threads()) - before == set()
     with pytest.raises(IllegalStateException):
         s.create_producer(Queue("x"))
+
+
+def test_sasl_mechanism_allow_list(broker_factory: Any) -> None:
+    b = broker_factory(users={"alice": "secret"})
+    conn = ConnectionFactory(b.url + "?amqp.saslMechanisms=ANONYMOUS").create_connection()
+    with pytest.raises(JMSSecurityException):
+        conn.start()
+    conn.close()
+    url = b.url + "?amqp.saslMechanisms=PLAIN"
+    with ConnectionFactory(url, username="alice", password="secret").create_connection() as ok:
+        ok.start()
+
+
+def test_large_messages_span_many_frames(broker: Any) -> None:
+    body = bytes(range(256)) * 1024  # 256 KiB, frames of 16 KiB
+    with ConnectionFactory(broker.url + "?amqp.maxFrameSize=16384").create_connection() as conn:
+        conn.start()
+        s = conn.create_session()
+        m = s.create_bytes_message()
+        m.write_bytes(body)
+        s.create_producer(Queue("big")).send(m)
+        r = s.create_consumer(Queue("big")).receive(5000)
+        assert isinstance(r, BytesMessage) and r.get_body(bytes) == body
+
+
+def test_broker_going_away_reaches_the_exception_listener(broker_factory: Any) -> None:
+    b = broker_factory()
+    errors: list[JMSException] = []
+    got = threading.Event()
+    conn = ConnectionFactory(b.url).create_connection()
+    conn.set_exception_listener(lambda e: (errors.append(e), got.set()))
+    conn.start()
+    s = conn.create_session()
+    c = s.create_consumer(Queue("gone"))
+    b.__exit__(None, None, None)
+    assert got.wait(10)
+    assert errors[0].error_code == "amqp:connection:forced"
+    with pytest.raises(JMSException, match="broker shutting down"):
+        c.receive(1000)  # a dead connection says why, it does not hang
+    with pytest.raises(JMSException):
+        s.create_producer(Queue("gone"))
+    conn.close()

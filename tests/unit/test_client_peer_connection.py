@@ -237,3 +237,13 @@ def test_heartbeats_keep_an_idle_connection_alive() -> None:
             conn.create_session()
             peer.wait()
         assert errors == []
+
+
+def test_vhost_is_the_open_hostname(peer: TestPeer) -> None:
+    seen: list[Open] = []
+    peer.expect_open(seen.append)
+    peer.expect_close()
+    with ConnectionFactory(peer.url + FAST + "&amqp.vhost=tenant-a").create_connection() as conn:
+        conn.start()
+    peer.wait()
+    assert seen[0].hostname == "tenant-a"

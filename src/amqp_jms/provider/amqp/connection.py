@@ -386,8 +386,8 @@ class AmqpProvider(Provider):
         refused_id = opening and name == "amqp:invalid-field" and (
             self._establishment_failed or bool(self.config.client_id)
         )
-        what = "open the connection" if opening else "keep the connection open"
-        exc = to_jms(name, desc, f"the peer refused to {what}", container_id_refused=refused_id)
+        what = "the peer refused to open the connection" if opening else "the peer closed the connection"
+        exc = to_jms(name, desc, what, container_id_refused=refused_id)
         c.close()
         self.fail(exc)
 
