@@ -183,9 +183,9 @@ class SQLiteStore(Store):
                 kind = item[0]
                 if kind == "seg":
                     if item[1]:
-                        db.executemany("INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)", item[1])
+                        _write_rows(db, _INSERT_ONE, _INSERT_MANY, item[1])
                     if item[2]:
-                        db.executemany("DELETE FROM messages WHERE queue=? AND seq=?", item[2])
+                        _write_rows(db, _DELETE_ONE, _DELETE_MANY, item[2])
                 elif kind == "count":
                     db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?", item[1:])
                 elif kind == "saveq":
@@ -213,6 +213,24 @@ class SQLiteStore(Store):
         self._ops.put(None)
         self._thread.join(30)
         self._db.close()
+
+
+# Many rows per statement: SQLite runs a statement without the GIL, and the writer thread then
+# re-takes the GIL once per statement instead of once per row (each re-take can stall the event
+# loop thread for a switch interval on a busy machine).
+_CHUNK = 200
+_INSERT_ONE = "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)"
+_INSERT_MANY = "INSERT OR REPLACE INTO messages VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * _CHUNK)
+_DELETE_ONE = "DELETE FROM messages WHERE queue=? AND seq=?"
+_DELETE_MANY = "DELETE FROM messages WHERE (queue, seq) IN (VALUES " + ",".join(["(?,?)"] * _CHUNK) + ")"
+
+
+def _write_rows(db: sqlite3.Connection, one: str, many: str, rows: list[tuple[Any, ...]]) -> None:
+    full = len(rows) - len(rows) % _CHUNK
+    for i in range(0, full, _CHUNK):
+        db.execute(many, [v for row in rows[i : i + _CHUNK] for v in row])
+    if full < len(rows):
+        db.executemany(one, rows[full:])
 
 
 class _Buffer:
