@@ -153,3 +153,29 @@ def test_batch_write_every_body_kind_and_headers(spark: Any, broker_url: str) ->
 def test_unknown_option_fails_the_query(spark: Any, broker_url: str) -> None:
     with pytest.raises(Exception, match="unknown option 'destnation'"):
         spark.read.format("jms").option("url", broker_url).option("destnation", "queue://x").load().count()
+
+
+def test_amqp_column_and_codec_functions(spark: Any, broker_url: str) -> None:
+    from pyspark.sql import functions as F
+
+    from amqp_jms.mapping import decode
+    from amqp_jms.spark.functions import decode_amqp, encode_amqp
+
+    _send(broker_url, "codec", _orders(3))
+    df = (
+        spark.read.format("jms")
+        .option("url", broker_url)
+        .option("destination", "queue://codec")
+        .option("includeAmqp", "true")
+        .load()
+    )
+    decoded = df.select("text", decode_amqp(F.col("amqp")).alias("m")).collect()
+    assert sorted((r.text, r.m.text, r.m.properties["region"]) for r in decoded) == [
+        ("order 0", "order 0", "EU"),
+        ("order 1", "order 1", "US"),
+        ("order 2", "order 2", "EU"),
+    ]
+    encoded = df.select(encode_amqp(F.col("text"), F.col("jms_type")).alias("raw")).collect()
+    messages = sorted((decode(bytes(r.raw)) for r in encoded), key=lambda m: m.get_text())
+    assert [(m.get_text(), m.get_jms_type()) for m in messages] == [(f"order {i}", "order") for i in range(3)]
+    _drain(broker_url, "codec")

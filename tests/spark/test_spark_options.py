@@ -81,6 +81,13 @@ def test_bad_options_fail_naming_the_option(options: dict[str, str], message: st
         parse_options(full)
 
 
+def test_spark_own_sink_options_are_ignored() -> None:
+    opts = parse_options(
+        {"url": "amqp://h:1", "destination": "q", "checkpointLocation": "/c", "queryName": "n"}
+    )
+    assert opts.destination == Queue("q")
+
+
 def test_url_scheme_checked_and_path_is_destination_alias() -> None:
     with pytest.raises(ValueError, match="amqp:// or amqps://"):
         parse_options({"url": "http://h:1"})

@@ -33,7 +33,7 @@ option                     default     meaning
 =========================  ==========  ==============================================================
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
-``destination``. Any other key raises ``ValueError`` naming the option and the allowed names
+``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored. Any other key raises ``ValueError`` naming the option and the allowed names
 (Java's ``IllegalArgumentException``), which Spark reports as the query's error.
 """
 
@@ -113,6 +113,8 @@ _KNOWN = (
     "messageType",
 )
 _KNOWN_BY_LOWER = {name.lower(): name for name in _KNOWN}
+#: Options Spark itself puts in a sink's option map (``writeStream`` passes the checkpoint).
+_SPARK_OWN = frozenset({"checkpointlocation", "queryname"})
 
 
 @dataclass(frozen=True)
@@ -210,6 +212,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     for key, raw in options.items():
         value = "" if raw is None else str(raw)
         lower = key.lower()
+        if lower in _SPARK_OWN:
+            continue
         if lower in _KNOWN_BY_LOWER:
             values[_KNOWN_BY_LOWER[lower]] = value
         elif lower.startswith(_CLIENT_PREFIXES):
