@@ -33,8 +33,9 @@ option                     default     meaning
 =========================  ==========  ==============================================================
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
-``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored. Any other key raises ``ValueError`` naming the option and the allowed names
-(Java's ``IllegalArgumentException``), which Spark reports as the query's error.
+``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored.
+Any other key raises ``ValueError`` naming the option and the allowed names (Java's
+``IllegalArgumentException``), which Spark reports as the query's error.
 """
 
 from __future__ import annotations
