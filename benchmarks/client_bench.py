@@ -217,6 +217,252 @@ def memory_drain(url: str, n: int) -> float:
         return rss_mb() - (base or 0.0)
 
 
+# -- issue 7 cases (client part 2): async send with completion listeners, asyncio API, ----------
+# -- durable subscription fan-out. Each pairs with a raw proton client doing the same work. -----
+FANOUT = 10  # durable subscribers on the topic
+
+
+def raw_send_unsettled(url: str, address: str, n: int) -> float:
+    """Raw proton: persistent, unsettled, as many in flight as credit allows; done at n accepted."""
+    from proton import Message
+    from proton.handlers import MessagingHandler
+    from proton.reactor import Container
+
+    class H(MessagingHandler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sent = 0
+            self.acked = 0
+
+        def on_start(self, event: object) -> None:
+            c = event.container  # type: ignore[attr-defined]
+            c.create_sender(c.connect(url), address)
+
+        def on_sendable(self, event: object) -> None:
+            snd = event.sender  # type: ignore[attr-defined]
+            while snd.credit and self.sent < n:
+                snd.send(Message(body=BODY, durable=True))
+                self.sent += 1
+
+        def on_accepted(self, event: object) -> None:
+            self.acked += 1
+            if self.acked == n:
+                event.connection.close()  # type: ignore[attr-defined]
+
+    t0 = time.perf_counter()
+    Container(H()).run()
+    return n / (time.perf_counter() - t0)
+
+
+def jms_send_completion_listener(url: str, address: str, n: int) -> float:
+    """amqp-jms: persistent ``send(m, completion_listener=...)``; done when n callbacks ran."""
+    import threading
+
+    from amqp_jms import BytesMessage, ConnectionFactory, Queue
+
+    done = threading.Event()
+    count = [0]
+
+    def listener(message: object, exc: Exception | None) -> None:
+        if exc is not None:
+            raise exc
+        count[0] += 1
+        if count[0] == n:
+            done.set()
+
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue(address))
+        t0 = time.perf_counter()
+        for _ in range(n):
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m, completion_listener=listener)
+        if not done.wait(120):
+            raise RuntimeError(f"completion listener: only {count[0]} of {n} completions")
+        rate = n / (time.perf_counter() - t0)
+        p.close()
+        return rate
+
+
+def jms_aio_send(url: str, address: str, n: int) -> float:
+    """amqp-jms asyncio API: persistent ``await producer.send`` from tasks, up to 1000 in flight."""
+    import asyncio
+
+    from amqp_jms import BytesMessage, Queue
+    from amqp_jms.aio import AsyncConnectionFactory
+
+    async def run() -> float:
+        async with await AsyncConnectionFactory(url).create_connection() as conn:
+            s = await conn.create_session()
+            p = await s.create_producer(Queue(address))
+
+            async def one() -> None:
+                m = BytesMessage()
+                m.write_bytes(BODY)
+                await p.send(m)
+
+            t0 = time.perf_counter()
+            left = n
+            while left:
+                k = min(1000, left)
+                await asyncio.gather(*(one() for _ in range(k)))
+                left -= k
+            return n / (time.perf_counter() - t0)
+
+    return asyncio.run(run())
+
+
+def raw_receive_filled(url: str, address: str, n: int) -> float:
+    """``raw_receive`` of a queue first filled (untimed) with n messages."""
+    raw_send_presettled(url, address, n)
+    return raw_receive(url, address, n)
+
+
+def jms_aio_receive(url: str, address: str, n: int) -> float:
+    """amqp-jms asyncio API: ``await receive`` on an AUTO_ACKNOWLEDGE consumer, prefetch 1000, of
+    a queue first filled (untimed) with n messages."""
+    import asyncio
+
+    raw_send_presettled(url, address, n)
+
+    from amqp_jms import Queue
+    from amqp_jms.aio import AsyncConnectionFactory
+
+    async def run() -> float:
+        factory = AsyncConnectionFactory(url + "?jms.prefetchPolicy.all=1000")
+        async with await factory.create_connection() as conn:
+            s = await conn.create_session()
+            t0 = time.perf_counter()
+            c = await s.create_consumer(Queue(address))
+            await conn.start()
+            got = 0
+            while got < n:
+                if await c.receive(10000) is None:
+                    raise RuntimeError(f"asyncio receive: only {got} of {n} messages arrived")
+                got += 1
+            return n / (time.perf_counter() - t0)
+
+    return asyncio.run(run())
+
+
+def raw_fanout(url: str, address: str, n: int) -> float:
+    """Raw proton: 10 durable topic receivers (unsettled-state, expiry never) and a presettled
+    publisher of n messages; deliveries per second until all 10 n arrived (auto-accepted)."""
+    from proton import UNDESCRIBED, Array, Data, Message, Terminus, symbol
+    from proton.handlers import MessagingHandler
+    from proton.reactor import AtMostOnce, Container, LinkOption
+
+    class Durable(LinkOption):
+        def apply(self, link: object) -> None:
+            src = link.source  # type: ignore[attr-defined]
+            src.durability = Terminus.DELIVERIES
+            src.expiry_policy = Terminus.EXPIRE_NEVER
+            src.capabilities.put_object(Array(UNDESCRIBED, Data.SYMBOL, symbol("topic")))  # type: ignore[arg-type]
+
+    class TopicTarget(LinkOption):
+        def apply(self, link: object) -> None:
+            link.target.capabilities.put_object(  # type: ignore[attr-defined]
+                Array(UNDESCRIBED, Data.SYMBOL, symbol("topic")))  # type: ignore[arg-type]
+
+    total = n * FANOUT
+    t0 = [0.0]
+
+    class H(MessagingHandler):
+        def __init__(self) -> None:
+            super().__init__(prefetch=1000, auto_accept=True)
+            self.got = 0
+            self.sent = 0
+            self.opened = 0
+            self.snd: object = None
+
+        def on_start(self, event: object) -> None:
+            c = event.container  # type: ignore[attr-defined]
+            c.container_id = f"raw-fanout-{address}"
+            conn = c.connect(url)
+            for i in range(FANOUT):
+                c.create_receiver(conn, address, name=f"{address}-sub{i}", options=Durable())
+            self.conn = conn
+
+        def on_link_opened(self, event: object) -> None:
+            if event.receiver is not None:  # type: ignore[attr-defined]
+                self.opened += 1
+                if self.opened == FANOUT:
+                    t0[0] = time.perf_counter()
+                    c = event.container  # type: ignore[attr-defined]
+                    self.snd = c.create_sender(self.conn, address, options=[AtMostOnce(), TopicTarget()])
+
+        def on_sendable(self, event: object) -> None:
+            snd = event.sender  # type: ignore[attr-defined]
+            while snd.credit and self.sent < n:
+                snd.send(Message(body=BODY, durable=False))
+                self.sent += 1
+
+        def on_message(self, event: object) -> None:
+            self.got += 1
+            if self.got == total:
+                event.connection.close()  # type: ignore[attr-defined]
+
+    Container(H()).run()
+    return total / (time.perf_counter() - t0[0])
+
+
+def jms_fanout(url: str, address: str, n: int) -> float:
+    """amqp-jms: 10 durable subscribers (one session each, listeners) and a presettled producer
+    of n messages; deliveries per second until all 10 n were consumed (AUTO_ACKNOWLEDGE)."""
+    import threading
+
+    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Topic
+
+    total = n * FANOUT
+    lock = threading.Lock()
+    done = threading.Event()
+    got = [0]
+
+    def on_message(message: object) -> None:
+        with lock:
+            got[0] += 1
+            if got[0] == total:
+                done.set()
+
+    topic = Topic(address)
+    f = ConnectionFactory(url + "?jms.clientID=jms-fanout-" + address
+                          + "&jms.presettlePolicy.presettleProducers=true&jms.prefetchPolicy.all=1000")
+    with f.create_connection() as conn:
+        subs = []
+        for i in range(FANOUT):
+            s = conn.create_session()
+            c = s.create_durable_subscriber(topic, f"sub{i}")
+            c.set_message_listener(on_message)
+            subs.append((s, c))
+        conn.start()
+        s = conn.create_session()
+        p = s.create_producer(topic)
+        p.set_delivery_mode(DeliveryMode.NON_PERSISTENT)
+        t0 = time.perf_counter()
+        for _ in range(n):
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m)
+        if not done.wait(120):
+            raise RuntimeError(f"fan-out: only {got[0]} of {total} deliveries")
+        rate = total / (time.perf_counter() - t0)
+        for i, (s2, c) in enumerate(subs):
+            c.close()
+            s2.unsubscribe(f"sub{i}")
+        return rate
+
+
+def issue7_phases(n: int) -> list[tuple[str, int, Callable[..., float], Callable[..., float]]]:
+    """The issue 7 figures, run by ``main`` with the others (same loop, same broker)."""
+    return [
+        ("async send (listener)", n, jms_send_completion_listener, raw_send_unsettled),
+        ("asyncio send", n, jms_aio_send, raw_send_unsettled),
+        ("asyncio receive (ack)", n, jms_aio_receive, raw_receive_filled),
+        (f"durable fan-out x{FANOUT}", max(200, n // 10), jms_fanout, raw_fanout),
+    ]
+
+
 @contextlib.contextmanager
 def broker_process() -> Iterator[str]:
     """The embedded broker in its own process (so neither client shares its GIL)."""
@@ -258,6 +504,7 @@ def main(argv: list[str] | None = None) -> int:
             ("presettled send", n, jms_send_presettled, raw_send_presettled),
             ("receive (ack)", n, jms_receive, raw_receive),
             ("sync persistent send", n_sync, jms_send_sync, raw_send_sync),
+            *issue7_phases(n),
         ]
         for r in range(rounds):
             for name, count, jms_fn, raw_fn in phases:
