@@ -367,6 +367,7 @@ def raw_fanout(url: str, address: str, n: int) -> float:
 
     total = n * FANOUT
     t0 = [0.0]
+    address = address + "-fanout"  # a topic of its own (main() drains ``address`` as a queue)
 
     class H(MessagingHandler):
         def __init__(self) -> None:
@@ -425,7 +426,7 @@ def jms_fanout(url: str, address: str, n: int) -> float:
             if got[0] == total:
                 done.set()
 
-    topic = Topic(address)
+    topic = Topic(address + "-fanout")  # a topic of its own (main() drains ``address`` as a queue)
     f = ConnectionFactory(url + "?jms.clientID=jms-fanout-" + address
                           + "&jms.presettlePolicy.presettleProducers=true&jms.prefetchPolicy.all=1000")
     with f.create_connection() as conn:
