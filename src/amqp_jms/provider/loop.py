@@ -35,6 +35,7 @@ class LoopThread:
         self._ops: deque[Callable[[], object]] = deque()
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
+        self._starting: asyncio.Task[Any] | None = None
         self._thread = threading.Thread(target=self._main, name=f"{name}-{next(_ids)}", daemon=True)
         self._started = threading.Event()
         self._thread.start()
@@ -82,9 +83,16 @@ class LoopThread:
             if cf.cancelled():
                 coro.close()
                 return None
-            task = self.loop.create_task(coro)
+            async def first_step_marked() -> T:
+                self._starting = None  # runs at the task's first step
+                return await coro
+
+            task = self.loop.create_task(first_step_marked())
+            self._starting = task
 
             def done(t: asyncio.Task[T]) -> None:
+                if self._starting is t:  # cancelled before its first step
+                    self._starting = None
                 if cf.done():
                     return
                 if t.cancelled():
@@ -132,6 +140,10 @@ class LoopThread:
 
     def _drain(self) -> None:
         self._wake_pending = False
+        if self._starting is not None:
+            # a submitted task has not taken its first step yet: later work waits behind it
+            self.loop.call_soon(self._drain)
+            return
         ops = self._ops
         while ops:
             try:
