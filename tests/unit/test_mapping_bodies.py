@@ -162,9 +162,16 @@ def test_charset_parameter_decides_the_text_encoding() -> None:
     assert isinstance(m, TextMessage) and m.get_text() == "hé"
 
 
-def test_unknown_charset_makes_it_a_bytes_message() -> None:
-    m = received(DATA, [b"abc"], "text/plain; charset=x-no-such-charset")
+@pytest.mark.parametrize("charset", ["x-no-such-charset", "base64", "rot13", "hex"])
+def test_unknown_charset_makes_it_a_bytes_message(charset: str) -> None:
+    m = received(DATA, [b"abc"], f"text/plain; charset={charset}")
     assert isinstance(m, BytesMessage) and m._body_bytes() == b"abc"
+
+
+@pytest.mark.parametrize("charset", ["base64", "x-no-such-charset"])
+def test_text_message_with_a_non_text_charset_falls_back_to_utf8(charset: str) -> None:
+    m = received(DATA, ["é".encode()], f"text/plain; charset={charset}", msg_type=5)
+    assert isinstance(m, TextMessage) and m.get_text() == "é"
 
 
 def test_empty_single_data_section_with_textual_type_is_empty_string() -> None:

@@ -201,3 +201,34 @@ def test_non_bytes_input_is_accepted_as_a_buffer() -> None:
 
 def test_footer_and_section_constants() -> None:
     assert (HEADER, MESSAGE_ANNOTATIONS, PROPERTIES, FOOTER) == (0x70, 0x72, 0x73, 0x78)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.one_of(
+        st.text(st.characters(max_codepoint=127), max_size=40),
+        st.sampled_from(["text/plain", "application/json", "text/x"]).flatmap(
+            lambda t: st.text(st.characters(max_codepoint=127), max_size=12).map(
+                lambda c: f"{t}; charset={c}"
+            )
+        ),
+        st.sampled_from(["base64", "rot13", "utf-16", "utf-32", "idna", "punycode", "zlib", "uu"]).map(
+            lambda c: f"text/plain;charset={c}"
+        ),
+    ),
+    st.binary(max_size=20),
+    st.sampled_from([None, 1, 3, 5]),
+)
+def test_any_content_type_gives_a_message_or_message_format_exception(
+    ct: str, data: bytes, code: int | None
+) -> None:
+    wire = encode_sections(
+        message_annotations={Symbol("x-opt-jms-msg-type"): Byte(code)} if code is not None else None,
+        properties=Properties(content_type=Symbol(ct)),
+        body_type=DATA,
+        body=[data],
+    )
+    try:
+        decode(wire)
+    except MessageFormatException:
+        pass

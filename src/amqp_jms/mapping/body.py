@@ -124,14 +124,18 @@ def _text_codec(charset: str | None) -> str | None:
     if charset is None:
         return "utf-8"
     try:
-        return codecs.lookup(charset).name
-    except LookupError:
+        info = codecs.lookup(charset)
+    except (LookupError, ValueError):  # unknown, or not even a codec name ("\x00")
         return None
+    # bytes-to-bytes and str-to-str codecs (base64, rot13 ...) are no charsets
+    return info.name if getattr(info, "_is_text_encoding", True) else None
 
 
 def _decode_text(data: bytes, codec: str) -> str:
     try:
         return data.decode(codec)
+    except LookupError:
+        raise MessageFormatException(f"text body charset {codec!r} is not a text encoding") from None
     except UnicodeDecodeError as e:
         raise MessageFormatException(
             f"text body is not valid {codec}: {e.reason} at byte {e.start}"
