@@ -45,6 +45,30 @@ def _drain(url: str, queue: str, wait_ms: int = 500) -> list[Any]:
     return out
 
 
+def _start(build: Any, available_now: bool = True) -> Any:
+    """Start a query; retry when Spark times out starting a Python worker.
+
+    On this shared 2-core machine a Python worker sometimes takes longer than Spark's fixed
+    10 s to connect back ("Python worker failed to connect back") before any of our code runs;
+    the query then restarts from its checkpoint, which is itself a restart the source must survive.
+    """
+    from pyspark.errors import StreamingQueryException
+
+    for attempt in range(3):
+        query = build().start()
+        try:
+            if available_now:
+                query.awaitTermination(240)
+            else:
+                query.awaitTermination(8)
+            if query.exception() is None:
+                return query
+        except StreamingQueryException as exc:
+            if "connect back" not in str(exc) or attempt == 2:
+                raise
+    return query
+
+
 def _reader(spark: Any, url: str, destination: str, wal: Path, **options: Any) -> Any:
     reader = (
         spark.readStream.format("jms")
@@ -69,14 +93,14 @@ def test_available_now_to_parquet_with_selector_and_admission_control(
         selector="region = 'EU'",
         maxMessagesPerTrigger=7,
     )
-    query = (
-        df.writeStream.format("parquet")
-        .option("path", str(tmp_path / "out"))
-        .option("checkpointLocation", str(tmp_path / "chk"))
-        .trigger(availableNow=True)
-        .start()
+    query = _start(
+        lambda: (
+            df.writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(tmp_path / "chk"))
+            .trigger(availableNow=True)
+        )
     )
-    query.awaitTermination(240)
     batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
     out = spark.read.parquet(str(tmp_path / "out"))
     texts = sorted(r.text for r in out.select("text").collect())
@@ -93,13 +117,15 @@ def test_continuous_stream_picks_up_new_messages_and_deletes_committed_segments(
 ) -> None:
     wal = tmp_path / "wal"
     df = _reader(spark, broker_url, "queue://stream2", wal, pollMs=50)
-    query = (
-        df.select("text", "message_id")
-        .writeStream.format("memory")
-        .queryName("stream2")
-        .option("checkpointLocation", str(tmp_path / "chk"))
-        .trigger(processingTime="500 milliseconds")
-        .start()
+    query = _start(
+        lambda: (
+            df.select("text", "message_id")
+            .writeStream.format("memory")
+            .queryName("stream2")
+            .option("checkpointLocation", str(tmp_path / "chk"))
+            .trigger(processingTime="500 milliseconds")
+        ),
+        available_now=False,
     )
     try:
         for round_ in range(2):
@@ -128,14 +154,14 @@ def test_durable_subscription_stream_from_topic(spark: Any, broker_url: str, tmp
             subscription="spark-sub",
             clientId="spark-app",
         )
-        query = (
-            df.writeStream.format("parquet")
-            .option("path", str(out))
-            .option("checkpointLocation", str(tmp_path / "chk"))
-            .trigger(availableNow=True)
-            .start()
+        _start(
+            lambda: (
+                df.writeStream.format("parquet")
+                .option("path", str(out))
+                .option("checkpointLocation", str(tmp_path / "chk"))
+                .trigger(availableNow=True)
+            )
         )
-        query.awaitTermination(240)
 
     run(tmp_path / "out")  # creates the subscription (nothing sent yet)
     _send(broker_url, Topic("prices"), 6)  # published while no query runs: the subscription keeps them
@@ -147,16 +173,16 @@ def test_durable_subscription_stream_from_topic(spark: Any, broker_url: str, tmp
 def test_stream_write_uses_deterministic_message_ids(spark: Any, broker_url: str, tmp_path: Path) -> None:
     _send(broker_url, Queue("src3"), 4)
     df = _reader(spark, broker_url, "queue://src3", tmp_path / "wal")
-    query = (
-        df.select("text", "properties")
-        .writeStream.format("jms")
-        .option("url", broker_url)
-        .option("destination", "queue://dst3")
-        .option("checkpointLocation", str(tmp_path / "chk"))
-        .trigger(availableNow=True)
-        .start()
+    query = _start(
+        lambda: (
+            df.select("text", "properties")
+            .writeStream.format("jms")
+            .option("url", broker_url)
+            .option("destination", "queue://dst3")
+            .option("checkpointLocation", str(tmp_path / "chk"))
+            .trigger(availableNow=True)
+        )
     )
-    query.awaitTermination(240)
     got = _drain(broker_url, "dst3")
     assert sorted(m.get_text() for m in got) == [f"m{i}" for i in range(4)]
     ids = [m.get_jms_message_id() for m in got]
