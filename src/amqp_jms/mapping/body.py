@@ -140,6 +140,8 @@ def _decode_text(data: bytes, codec: str) -> str:
         raise MessageFormatException(
             f"text body is not valid {codec}: {e.reason} at byte {e.start}"
         ) from None
+    except (UnicodeError, ValueError, TypeError) as e:  # codecs such as punycode raise these
+        raise MessageFormatException(f"text body is not valid {codec}: {e}") from None
 
 
 def _joined(body: Any, kind: int | None) -> bytes:
