@@ -285,3 +285,29 @@ def test_context_failed_commit_is_transaction_rolled_back_runtime(peer: TestPeer
         with pytest.raises(TransactionRolledBackRuntimeException, match="conflict"):
             ctx.commit()
         peer.wait()
+
+
+def test_anonymous_fallback_links_expire_when_idle(peer: TestPeer) -> None:
+    import time
+
+    seen: list[Attach] = []
+    closing: list[Any] = []
+    opts = "&amqp.anonymousFallbackCacheSize=5&amqp.anonymousFallbackCacheTimeout=200"
+    with _open(peer, [], opts) as conn:
+        s = conn.create_session()
+        p = s.create_producer(None)
+        peer.expect_attach(seen.append, offer=10)
+        peer.expect_transfer()
+        p.send(Queue("a"), s.create_text_message("1"))
+        peer.wait()
+        time.sleep(0.4)  # "a" idles past the timeout
+        peer.expect_detach(closing.append)
+        peer.expect_attach(seen.append, offer=10)
+        peer.expect_transfer()
+        p.send(Queue("b"), s.create_text_message("2"))
+        peer.wait()
+        peer.expect_detach()  # closing the producer closes the cached links
+        p.close()
+        peer.wait()
+    assert [a.target_address for a in seen] == ["a", "b"]
+    assert closing[0].name == seen[0].name
