@@ -1,11 +1,14 @@
 """The one seam where AMQP error conditions become JMS exceptions.
 
 Every refusal from the peer (a closed connection, a detached link, a rejected transfer, a
-rejected discharge) comes through ``to_jms`` so the mapping from condition symbol to exception
-class lives in one table. The condition name is kept as ``error_code``.
+rejected discharge) comes through ``to_jms`` (conditions) or ``outcome_error`` (a transfer's
+outcome, plain or inside a transactional state), so the mapping from condition symbol to
+exception class lives in one table. The condition name is kept as ``error_code``.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from ..exceptions import (
     InvalidClientIDException,
@@ -13,10 +16,11 @@ from ..exceptions import (
     JMSException,
     JMSSecurityException,
     ResourceAllocationException,
+    SendFailedException,
     TransactionRolledBackException,
 )
 
-__all__ = ["to_jms"]
+__all__ = ["outcome_error", "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -47,3 +51,33 @@ def to_jms(
     detail = f": {description}" if description else ""
     cond = f" ({condition})" if condition else ""
     return cls(f"{context}{cond}{detail}", condition)
+
+
+TRANSACTIONAL_STATE = 0x34
+_REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
+
+
+def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
+    """None for ``accepted``; otherwise the SendFailedException naming the peer's error."""
+    code: int = int(state or 0)
+    cond_name: str | None = None
+    cond_desc: str | None = None
+    if code == TRANSACTIONAL_STATE:
+        data: Any = delivery.remote.data or []
+        inner: Any = data[1] if len(data) > 1 else None
+        code = int(inner.descriptor) if inner is not None and hasattr(inner, "descriptor") else 0x24
+        if code == 0x25 and inner.value:
+            err: Any = inner.value[0]
+            if err is not None and getattr(err, "value", None):
+                cond_name = str(err.value[0])
+                cond_desc = str(err.value[1]) if len(err.value) > 1 and err.value[1] else None
+    else:
+        c = delivery.remote.condition
+        if c is not None and c.name:
+            cond_name, cond_desc = str(c.name), c.description
+    if code in (0, 0x24):
+        return None
+    name = _REFUSED.get(code, f"refused (outcome {code:#x})")
+    cond_txt = f" ({cond_name})" if cond_name else ""
+    desc = f": {cond_desc}" if cond_desc else ""
+    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)

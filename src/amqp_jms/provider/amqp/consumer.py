@@ -20,8 +20,8 @@ from ..base import (
     InboundSink,
     ProviderConsumer,
 )
+from ..errors import TRANSACTIONAL_STATE
 from .link import AmqpLink
-from .producer import TRANSACTIONAL_STATE
 from .terminus import OUTCOMES, capability_for, has_filter, put_symbols, set_filters
 
 if TYPE_CHECKING:

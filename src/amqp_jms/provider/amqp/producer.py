@@ -9,46 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Link
 
-from ...exceptions import JMSException, SendFailedException
+from ...exceptions import JMSException
 from .. import codec
 from ..base import ProducerSpec, ProviderProducer
+from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .link import AmqpLink
 from .terminus import OUTCOMES, capability_for, put_symbols
 
 if TYPE_CHECKING:
     from .session import AmqpSession
 
-__all__ = ["AmqpProducer", "outcome_error"]
-
-TRANSACTIONAL_STATE = 0x34
-_REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
-
-
-def outcome_error(state: Any, delivery: Delivery, what: str) -> JMSException | None:
-    """None for ``accepted``; otherwise the SendFailedException naming the peer's error."""
-    code: int = int(state or 0)
-    cond_name: str | None = None
-    cond_desc: str | None = None
-    if code == TRANSACTIONAL_STATE:
-        data: Any = delivery.remote.data or []
-        inner: Any = data[1] if len(data) > 1 else None
-        code = int(inner.descriptor) if inner is not None and hasattr(inner, "descriptor") else 0x24
-        if code == 0x25 and inner.value:
-            err: Any = inner.value[0]
-            if err is not None and getattr(err, "value", None):
-                cond_name = str(err.value[0])
-                cond_desc = str(err.value[1]) if len(err.value) > 1 and err.value[1] else None
-    else:
-        c = delivery.remote.condition
-        if c is not None and c.name:
-            cond_name, cond_desc = str(c.name), c.description
-    if code in (0, 0x24):
-        return None
-    name = _REFUSED.get(code, f"refused (outcome {code:#x})")
-    cond_txt = f" ({cond_name})" if cond_name else ""
-    desc = f": {cond_desc}" if cond_desc else ""
-    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
-
+__all__ = ["AmqpProducer"]
 
 #: messages a producer may have handed over but not yet written (waiting for credit)
 SEND_WINDOW = 1024
