@@ -425,3 +425,24 @@ def test_broker_going_away_reaches_the_exception_listener(broker_factory: Any) -
     with pytest.raises(JMSException):
         s.create_producer(Queue("gone"))
     conn.close()
+
+
+def test_listener_on_a_pull_consumer(broker: Any) -> None:
+    with ConnectionFactory(broker.url + "?jms.prefetchPolicy.all=0").create_connection() as conn:
+        s = conn.create_session()
+        got: list[str] = []
+        done = threading.Event()
+
+        def on_message(m: Message) -> None:
+            assert isinstance(m, TextMessage)
+            got.append(m.get_text() or "")
+            if len(got) == 3:
+                done.set()
+
+        s.create_consumer(Queue("pull-listener")).set_message_listener(on_message)
+        conn.start()
+        p = s.create_producer(Queue("pull-listener"))
+        for i in range(3):
+            p.send(s.create_text_message(str(i)))
+        assert done.wait(5)
+        assert got == ["0", "1", "2"]

@@ -275,6 +275,13 @@ class Session(SessionFeatures):
             consumer._queue.on_arrival = lambda: d.notify(consumer)
             for _ in range(len(consumer._queue)):
                 d.notify(consumer)
+        self._pull_for_listener(consumer)
+
+    def _pull_for_listener(self, consumer: MessageConsumer) -> None:
+        """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
+        if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
+                and self._connection._provider_alive():
+            consumer._p.pull(drain=False)
 
     def _dispatch_one(self, consumer: MessageConsumer) -> None:
         """On the dispatcher thread: hand one queued message to the consumer's listener."""
@@ -288,6 +295,7 @@ class Session(SessionFeatures):
             consumer._p.taken()
         msg = self._prepare(consumer, inbound)
         if msg is None:
+            self._pull_for_listener(consumer)
             return
         mode = self._mode
         on_message: Any = getattr(listener, "on_message", listener)
@@ -305,6 +313,7 @@ class Session(SessionFeatures):
             logging.getLogger(__name__).exception("message listener raised")
         if not self._closed:
             self._after_receive(consumer, inbound, msg)
+            self._pull_for_listener(consumer)
 
     # -- acknowledgement, recovery, transactions -----------------------------------------------
     def acknowledge(self) -> None:
