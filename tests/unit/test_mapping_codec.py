@@ -186,3 +186,21 @@ def test_values_without_an_amqp_encoding_raise(value: Any) -> None:
 def test_float_is_binary32_on_the_wire() -> None:
     assert decode_value(encode_value(Float(1.1)))[0] == Float(1.1)
     assert type(decode_value(encode_value(Float(1.1)))[0]) is Float
+
+
+def test_public_names_are_exported() -> None:
+    import amqp_jms.mapping as mapping
+    import amqp_jms.mapping.codec as codec
+
+    for module in (mapping, codec):
+        assert sorted(module.__all__) == sorted(set(module.__all__))
+        for name in module.__all__:
+            assert getattr(module, name) is not None, name
+    assert {"encode", "decode", "to_amqp", "from_amqp", "MappingContext"} <= set(mapping.__all__)
+    assert list(mapping.MappingContext.__dataclass_fields__) == [
+        "consumer_destination",
+        "queue_prefix",
+        "topic_prefix",
+        "time_to_live",
+        "now_ms",
+    ]
