@@ -446,3 +446,22 @@ def test_listener_on_a_pull_consumer(broker: Any) -> None:
             p.send(s.create_text_message(str(i)))
         assert done.wait(5)
         assert got == ["0", "1", "2"]
+
+
+def test_recover_inside_a_listener_redelivers_the_current_message(conn: Connection) -> None:
+    s = conn.create_session()
+    calls: list[tuple[str, bool]] = []
+    done = threading.Event()
+
+    def on_message(m: Message) -> None:
+        assert isinstance(m, TextMessage)
+        calls.append((m.get_text() or "", m.get_jms_redelivered()))
+        if len(calls) == 1:
+            s.recover()
+        else:
+            done.set()
+
+    s.create_consumer(Queue("recover-in-listener")).set_message_listener(on_message)
+    s.create_producer(Queue("recover-in-listener")).send(s.create_text_message("again"))
+    assert done.wait(5)
+    assert calls == [("again", False), ("again", True)]

@@ -79,6 +79,9 @@ class Session(SessionFeatures):
         self._producers: list[MessageProducer] = []
         self._delivered: list[tuple[MessageConsumer, Any]] = []  # CLIENT/transacted: in order
         self._dispatcher: Dispatcher | None = None
+        #: the (consumer, inbound) a listener is handling right now (dispatcher thread only)
+        self._current: tuple[MessageConsumer, Any] | None = None
+        self._recovered_current = False
         self._producer_ids = 0
         cfg = connection._config
         self._redelivery_max = cfg.redelivery.max_redeliveries
@@ -299,9 +302,14 @@ class Session(SessionFeatures):
             return
         mode = self._mode
         on_message: Any = getattr(listener, "on_message", listener)
+        self._current = (consumer, inbound)
+        self._recovered_current = False
         try:
             on_message(msg)
         except Exception:
+            self._current = None
+            if self._recovered_current:
+                return
             if mode in (self.AUTO_ACKNOWLEDGE, self.DUPS_OK_ACKNOWLEDGE):
                 inbound.local_redeliveries += 1
                 consumer._queue.push_front([inbound])
@@ -311,6 +319,9 @@ class Session(SessionFeatures):
             import logging
 
             logging.getLogger(__name__).exception("message listener raised")
+        self._current = None
+        if self._recovered_current:
+            return  # recover() inside the listener already queued it again
         if not self._closed:
             self._after_receive(consumer, inbound, msg)
             self._pull_for_listener(consumer)
@@ -333,6 +344,12 @@ class Session(SessionFeatures):
             raise IllegalStateException("recover() is not allowed on a transacted session")
         with self._lock:
             delivered, self._delivered = self._delivered, []
+        current = self._current
+        d = self._dispatcher
+        if current is not None and d is not None and d.on_own_thread():
+            # called from a listener: the message it is handling is redelivered too (last)
+            delivered.append(current)
+            self._recovered_current = True
         by_consumer: dict[int, tuple[MessageConsumer, list[Any]]] = {}
         for consumer, item in delivered:
             inbound = item[0] if isinstance(item, tuple) else item
