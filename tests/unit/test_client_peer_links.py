@@ -13,13 +13,13 @@ from proton import Message as PMessage
 
 from amqp_jms import (
     ConnectionFactory,
+    DeliveryMode,
     IllegalStateException,
     InvalidDestinationException,
     InvalidSelectorException,
     JMSSecurityException,
     Queue,
     SendFailedException,
-    Session,
     Topic,
 )
 from amqp_jms.client import Connection
@@ -144,7 +144,7 @@ def test_disabled_message_id_and_timestamp(peer: TestPeer) -> None:
         p.set_disable_message_id(True)
         p.set_disable_message_timestamp(True)
         m = s.create_message()
-        p.send(m, Session.AUTO_ACKNOWLEDGE, 4, 0)  # delivery mode 1 = NON_PERSISTENT
+        p.send(m, DeliveryMode.NON_PERSISTENT, 4, 0)
         peer.wait()
         assert m.get_jms_message_id() is None and m.get_jms_timestamp() == 0
     assert got[0].message.id is None and not got[0].message.durable
