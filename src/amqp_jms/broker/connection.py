@@ -382,7 +382,7 @@ class BrokerConnection:
         set_capabilities(s.capabilities, list(sub.source.get("capabilities") or ["topic"]))
         set_filters(s, sub.selector_text, sub.no_local)
         st = OutgoingLink(self, link, sub.queue, presettled=False, subscription=sub)
-        st.lookup = True  # type: ignore[attr-defined]
+        st.lookup = True
         self.links[addr(link)] = st
         link.open()
 
@@ -391,7 +391,7 @@ class BrokerConnection:
         st = self.links.pop(addr(link), None)
         if st is not None:
             sub = st.subscription if isinstance(st, OutgoingLink) else None
-            if closed and sub is not None and getattr(st, "lookup", False) and sub.links > 0:
+            if closed and sub is not None and isinstance(st, OutgoingLink) and st.lookup and sub.links > 0:
                 # unsubscribe while the subscription has consumers: refuse, keep it
                 name = sub.key[2] if sub.key else ""
                 link.condition = Condition("amqp:resource-locked", f"subscription {name!r} is in use")
@@ -408,7 +408,7 @@ class BrokerConnection:
     ) -> None:
         if isinstance(st, OutgoingLink):
             sub = st.subscription
-            lookup = getattr(st, "lookup", False)
+            lookup = st.lookup
             if not lookup:
                 st.queue.remove_consumer(st)
                 st.release_unacked()

@@ -55,6 +55,7 @@ class OutgoingLink:
         self._browse_items: list[BrokerMessage] | None = queue.snapshot() if browse else None
         self._browse_pos = 0
         self.temp_node: str | None = None  # dynamic source created by this link
+        self.lookup = False  # a null-source attach that only looks a subscription up
         self.closed = False
 
     # -- Consumer protocol ---------------------------------------------------------------------
