@@ -114,6 +114,7 @@ def spark_session(master: str = "local[2]", app: str = "amqp-jms pipeline") -> A
         SparkSession.builder.master(master)
         .appName(app)
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.driver.memory", "1g")
@@ -140,6 +141,7 @@ def run_pipeline(
     aggregate_by: str | None = None,
     sum_property: str = "total",
     extra_options: dict[str, str] | None = None,
+    out: Output | None = None,
 ) -> PipelineResult:
     """Run the streaming ingest (until done for available-now, else until KeyboardInterrupt)."""
     output = Path(output)
@@ -155,6 +157,10 @@ def run_pipeline(
         opts["clientId"] = client_id
     if max_per_trigger:
         opts["maxMessagesPerTrigger"] = str(max_per_trigger)
+    if "availableNow" in parse_trigger(trigger):
+        # availableNow ends at the first receive that times out: give the first message (a fresh
+        # consumer's attach + flow round trip on a busy 2-core machine) more than the 200 ms default
+        opts["pollMs"] = "3000"
     opts.update(extra_options or {})
     started = time.monotonic()
     stream = spark.readStream.format("jms").options(**opts).load()
@@ -165,8 +171,12 @@ def run_pipeline(
         .trigger(**parse_trigger(trigger))
         .start()
     )
+    out = out or Output(quiet=True)
     try:
-        query.awaitTermination()
+        with out.progress(f"streaming {destination} → Parquet", None) as bar:
+            while not query.awaitTermination(0.5):
+                bar.update(completed=sum(int(p.get("numInputRows", 0)) for p in query.recentProgress))
+            bar.update(completed=sum(int(p.get("numInputRows", 0)) for p in query.recentProgress))
     except KeyboardInterrupt:
         query.stop()
     exc = query.exception()
@@ -238,6 +248,7 @@ def run(args: argparse.Namespace, out: Output) -> int:
             aggregate_by=args.aggregate_by,
             sum_property=args.sum,
             extra_options=extra,
+            out=out,
         )
     finally:
         spark.stop()
