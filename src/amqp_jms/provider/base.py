@@ -135,10 +135,6 @@ class ProviderConsumer(ABC):
         """Ask the peer to use or return all credit; completes when it has."""
 
     @abstractmethod
-    def redeliver(self, inbound: Any) -> bool:
-        """Count a local redelivery; False (and settled per policy) if over the limit."""
-
-    @abstractmethod
     def close(self) -> Future[None]: ...
 
 

@@ -195,10 +195,6 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._drain_waiters.append(fut)
         rcv.drain(0)
 
-    def redeliver(self, inbound: Any) -> bool:
-        inbound.local_redeliveries += 1
-        return True
-
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
 
