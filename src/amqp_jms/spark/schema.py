@@ -149,6 +149,8 @@ def jms_string(value: Any) -> str | None:
 
 def _property_string(message: Any, name: str, value: Any) -> str | None:
     """The JMS String conversion (table 3.2, Java spelling of numbers) of one property."""
+    if type(value) is str or value is None:
+        return value
     try:
         text = message.get_string_property(name)
         return None if text is None else str(text)
@@ -167,51 +169,80 @@ def _dest(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
+_KINDS: dict[type, str] = {}
+
+
+def _kind(message: Any) -> str:
+    """``Text``/``Bytes``/``Map``/``Stream``/``Object``/``Message`` for a message's class (cached)."""
+    cls = type(message)
+    kind = _KINDS.get(cls)
+    if kind is None:
+        from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
+
+        kind = "Message"
+        for base, name in (
+            (TextMessage, "Text"),
+            (BytesMessage, "Bytes"),
+            (MapMessage, "Map"),
+            (StreamMessage, "Stream"),
+            (ObjectMessage, "Object"),
+        ):
+            if issubclass(cls, base):
+                kind = name
+                break
+        _KINDS[cls] = kind
+    return kind
+
+
 def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
-    """One JMS message as a dict of column values (times in epoch microseconds)."""
-    from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
+    """One JMS message as a dict of column values (times in epoch microseconds).
+
+    Reads the message model's provider SPI (the documented ``_`` attributes of
+    :mod:`amqp_jms.message`), not the public getters: this runs once per message per row in the
+    executors, and the getters' checks (read-only state, conversions) cost more than the rest.
+    """
     from .typed_json import dumps_list, dumps_map, to_typed
 
+    correlation = message._correlation_id
+    if isinstance(correlation, bytes | bytearray):
+        correlation = message.get_jms_correlation_id()
+    props: dict[str, Any] = message._props
     out: dict[str, Any] = {
-        "message_id": message.get_jms_message_id(),
-        "correlation_id": message.get_jms_correlation_id(),
-        "destination": _dest(message.get_jms_destination()),
-        "reply_to": _dest(message.get_jms_reply_to()),
-        "jms_type": message.get_jms_type(),
-        "delivery_mode": message.get_jms_delivery_mode(),
-        "priority": message.get_jms_priority(),
-        "redelivered": message.get_jms_redelivered(),
-        "timestamp": _millis(message.get_jms_timestamp()),
-        "expiration": _millis(message.get_jms_expiration()),
-        "delivery_time": _millis(message.get_jms_delivery_time()),
+        "message_id": message._message_id,
+        "correlation_id": correlation,
+        "destination": _dest(message._destination),
+        "reply_to": _dest(message._reply_to),
+        "jms_type": message._type,
+        "delivery_mode": message._delivery_mode,
+        "priority": message._priority,
+        "redelivered": message._redelivered,
+        "timestamp": _millis(message._timestamp),
+        "expiration": _millis(message._expiration),
+        "delivery_time": _millis(message._delivery_time),
     }
-    props: dict[str, Any] = {}
-    for name in message.get_property_names():
-        props[name] = message.get_object_property(name)
-    count = props.get("JMSXDeliveryCount")
-    out["delivery_count"] = None if count is None else int(count)
-    out["content_type"] = jms_string(props.get("JMS_AMQP_CONTENT_TYPE"))
-    out["group_id"] = jms_string(props.get("JMSXGroupID"))
-    seq = props.get("JMSXGroupSeq")
-    out["group_seq"] = None if seq is None else int(seq)
-    out["properties"] = [(k, _property_string(message, k, v)) for k, v in props.items()]
-    out["typed_properties"] = dumps_map(props) if props else None
-    if isinstance(message, TextMessage):
-        out["message_type"] = "Text"
-        out["text"] = message.get_text()
-    elif isinstance(message, BytesMessage):
-        out["message_type"] = "Bytes"
-        data = message.get_body(bytes)
-        out["body"] = _body(data, body_as)
-    elif isinstance(message, MapMessage):
-        out["message_type"] = "Map"
-        out["map_body"] = dumps_map({name: message.get_object(name) for name in message.get_map_names()})
-    elif isinstance(message, StreamMessage):
-        out["message_type"] = "Stream"
-        out["stream_body"] = dumps_list(_read_stream(message))
-    elif isinstance(message, ObjectMessage):
-        out["message_type"] = "Object"
-        value = message.get_object()
+    if props:
+        count = props.get("JMSXDeliveryCount")
+        out["delivery_count"] = None if count is None else int(count)
+        content_type = props.get("JMS_AMQP_CONTENT_TYPE")
+        out["content_type"] = None if content_type is None else str(content_type)
+        group = props.get("JMSXGroupID")
+        out["group_id"] = None if group is None else str(group)
+        seq = props.get("JMSXGroupSeq")
+        out["group_seq"] = None if seq is None else int(seq)
+        out["properties"] = [(k, _property_string(message, k, v)) for k, v in props.items()]
+        out["typed_properties"] = dumps_map(props)
+    kind = _kind(message)
+    out["message_type"] = kind
+    if kind == "Text":
+        out["text"] = message._text
+    elif kind == "Bytes":
+        out["body"] = _body(message._body_bytes(), body_as)
+    elif kind == "Map":
+        out["map_body"] = dumps_map(message._map)
+    elif kind == "Stream":
+        out["stream_body"] = dumps_list(message._items)
+    elif kind == "Object":
+        value = message._object
         raw = getattr(value, "data", None)
         if type(value).__name__ == "JavaSerializedObject" and isinstance(raw, bytes | bytearray):
             out["body"] = _body(bytes(raw), body_as)
@@ -219,8 +250,6 @@ def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
             import json
 
             out["object_body"] = json.dumps(to_typed(value), separators=(",", ":"))
-    else:
-        out["message_type"] = "Message"
     return out
 
 
@@ -230,20 +259,6 @@ def _body(data: bytes | None, body_as: str) -> bytes | str | None:
     if body_as == "string":
         return bytes(data).decode("utf-8", errors="replace")
     return bytes(data)
-
-
-def _read_stream(message: Any) -> list[Any]:
-    from ..exceptions import MessageEOFException
-
-    items = []
-    message.reset()
-    while True:
-        try:
-            items.append(message.read_object())
-        except MessageEOFException:
-            break
-    message.reset()
-    return items
 
 
 def rows_to_batch(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
