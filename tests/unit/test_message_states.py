@@ -293,3 +293,16 @@ def test_messages_use_slots(cls: type[Message]) -> None:
     msg = cls()
     with pytest.raises(AttributeError):
         msg.some_new_attribute = 1  # type: ignore[attr-defined]
+
+
+def test_ack_type_can_be_set_on_a_received_message_while_other_properties_stay_read_only() -> None:
+    from amqp_jms import MessageNotWriteableException, TextMessage
+
+    msg = TextMessage("x")
+    msg._mark_received()
+    msg.set_int_property("JMS_AMQP_ACK_TYPE", 3)
+    assert msg.get_int_property("JMS_AMQP_ACK_TYPE") == 3
+    import pytest
+
+    with pytest.raises(MessageNotWriteableException):
+        msg.set_int_property("other", 1)

@@ -285,8 +285,10 @@ class Message:
 
     # ------------------------------------------------------------------ properties
 
-    def _check_props_writable(self) -> None:
-        if self._props_ro:
+    def _check_props_writable(self, name: str) -> None:
+        # JMS_AMQP_ACK_TYPE is how a consumer chooses the outcome of one received message
+        # (Qpid JMS): it must be settable while the rest of the properties are read-only.
+        if self._props_ro and name != "JMS_AMQP_ACK_TYPE":
             raise MessageNotWriteableException(
                 "the message properties are read-only (a received message); call clear_properties() first"
             )
@@ -305,56 +307,56 @@ class Message:
 
     def set_boolean_property(self, name: str, value: bool) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = value if type(value) is bool else cv.as_boolean(value)
 
     def set_byte_property(self, name: str, value: int) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_byte(value)
 
     def set_short_property(self, name: str, value: int) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_short(value)
 
     def set_int_property(self, name: str, value: int) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_int(value)
 
     def set_long_property(self, name: str, value: int) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_long(value)
 
     def set_float_property(self, name: str, value: float) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_float(value)
 
     def set_double_property(self, name: str, value: float) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = value if type(value) is float else cv.as_double(value)
 
     def set_string_property(self, name: str, value: str | None) -> None:
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = value if type(value) is str else cv.as_string(value)
@@ -364,7 +366,7 @@ class Message:
         ``Float``, ``float`` (double), ``str`` or ``None``; anything else is a
         ``MessageFormatException``."""
         if self._props_ro:
-            self._check_props_writable()
+            self._check_props_writable(name)
         if name not in _valid_names:
             check_property_name(name)
         self._props[name] = cv.as_property_object(value)
