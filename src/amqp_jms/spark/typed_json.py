@@ -173,14 +173,30 @@ def from_typed(item: Any) -> Any:
     raise MessageFormatException(f"unknown typed JSON type {kind!r}")
 
 
+_quote = json.encoder.encode_basestring
+
+
+def _dump_one(value: Any) -> str:
+    """One typed value as compact JSON; the common scalar types without building dicts."""
+    kind = type(value)
+    if kind is str:
+        return '{"type":"string","value":' + _quote(value) + "}"
+    name = _INTS.get(kind)
+    if name is not None:
+        return '{"type":"' + name + '","value":' + int.__repr__(value) + "}"
+    if kind is bool:
+        return '{"type":"boolean","value":true}' if value else '{"type":"boolean","value":false}'
+    return json.dumps(to_typed(value), separators=(",", ":"))
+
+
 def dumps_map(values: Mapping[str, Any]) -> str:
-    """``{"name": typed, ...}`` as compact JSON."""
-    return json.dumps({str(k): to_typed(v) for k, v in values.items()}, separators=(",", ":"))
+    """``{"name": typed, ...}`` as compact JSON (same text as ``json.dumps`` of the typed dicts)."""
+    return "{" + ",".join(_quote(str(k)) + ":" + _dump_one(v) for k, v in values.items()) + "}"
 
 
 def dumps_list(values: Sequence[Any]) -> str:
     """``[typed, ...]`` as compact JSON."""
-    return json.dumps([to_typed(v) for v in values], separators=(",", ":"))
+    return "[" + ",".join(_dump_one(v) for v in values) + "]"
 
 
 def _parse(text: str) -> Any:
