@@ -14,6 +14,7 @@ from ..client.completion import RETURN_FUTURE
 from ..client.context import JMSContext, JMSProducer, _runtime
 from ..destination import Destination
 from ..message import Message
+from ._bridge import bridge_for
 from ._core import AsyncConsumer, _thread
 
 __all__ = ["AsyncJMSConsumer", "AsyncJMSContext", "AsyncJMSProducer"]
@@ -115,7 +116,7 @@ class AsyncJMSProducer:
         with _runtime():
             fut = p._send(destination, message, jp._delivery_mode, jp._priority, jp._ttl, RETURN_FUTURE)
             if fut is not None:
-                await asyncio.wrap_future(fut)
+                await bridge_for(asyncio.get_running_loop()).wrap(fut)
         return self
 
 

@@ -23,6 +23,7 @@ from ..client.connection import Connection
 from ..client.factory import ConnectionFactory
 from ..destination import Destination
 from ..exceptions import IllegalStateException
+from ._bridge import bridge_for
 
 if TYPE_CHECKING:
     from ..client.consumer import MessageConsumer
@@ -186,7 +187,9 @@ class AsyncProducer:
         )
         if fut is not None:
             cfg = p._session._connection._config
-            await asyncio.wait_for(asyncio.wrap_future(fut), cfg.seconds(cfg.send_timeout_ms))
+            af = bridge_for(asyncio.get_running_loop()).wrap(fut)
+            timeout = cfg.seconds(cfg.send_timeout_ms)
+            await (af if timeout is None else asyncio.wait_for(af, timeout))
 
     async def close(self) -> None:
         await _thread(self.sync.close)
