@@ -48,6 +48,8 @@ __all__ = ["JmsStreamReader", "SegmentPartition", "decode_segment"]
 
 #: How long a trigger waits for the *next* message once messages are flowing.
 _GAP_MS = 20
+#: availableNow: the least time the first poll of a run waits before calling the destination empty.
+_FIRST_POLL_MS = 2000
 
 
 @dataclass(frozen=True)
@@ -103,14 +105,16 @@ class _Driver:
             self.connection.close()
             raise
 
-    def receive_segments(self, options: JmsOptions, max_rows: int | None) -> tuple[list[int], int]:
+    def receive_segments(
+        self, options: JmsOptions, max_rows: int | None, first_wait_ms: int | None = None
+    ) -> tuple[list[int], int]:
         """Receive up to ``max_rows``; append + accept per segment. Returns (ids, count)."""
         from ._client import receive_raw
 
         ids: list[int] = []
         total = 0
         chunk: list[bytes] = []
-        wait = options.poll_ms
+        wait = options.poll_ms if first_wait_ms is None else first_wait_ms
         per_segment = options.segment_messages
         while max_rows is None or total + len(chunk) < max_rows:
             received = receive_raw(self.consumer, wait)
@@ -148,6 +152,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._driver: _Driver | None = None
         self._available_now = False
         self._drained = False
+        self._polled = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -182,7 +187,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._drained:
             return {"segment": begin}
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
-        ids, count = state.receive_segments(self.options, max_rows)
+        first_wait = None
+        if self._available_now and not self._polled:
+            # availableNow ends at the first empty poll: give a fresh consumer (attach, credit,
+            # first transfer) time to see what is already there before calling it empty
+            first_wait = max(self.options.poll_ms, _FIRST_POLL_MS)
+        self._polled = True
+        ids, count = state.receive_segments(self.options, max_rows, first_wait)
         if self._available_now and (max_rows is None or count < max_rows):
             self._drained = True
         if not ids:
