@@ -34,8 +34,6 @@ SELECTOR_CODE = 0x0000468C00000004
 SELECTOR_NAME = "apache.org:selector-filter:string"
 NO_LOCAL_CODE = 0x0000468C00000003
 NO_LOCAL_NAME = "apache.org:no-local-filter:list"
-LIFETIME_POLICY = "lifetime-policy"
-DELETE_ON_CLOSE = 0x2B
 
 
 def data_object(data: Data) -> Any:
@@ -101,20 +99,6 @@ def set_filters(term: Terminus, selector: str | None, no_local: bool) -> None:
     term.filter.clear()
     if f:
         term.filter.put_object(f)
-
-
-def delete_on_close(term: Terminus) -> bool:
-    """Whether a dynamic node asks for ``lifetime-policy: delete-on-close``."""
-    obj = data_object(term.properties)
-    if not isinstance(obj, dict):
-        return False
-    for k, v in obj.items():
-        if str(k) == LIFETIME_POLICY:
-            return isinstance(v, Described) and v.descriptor in (
-                DELETE_ON_CLOSE,
-                "amqp:delete-on-close:list",
-            )
-    return False
 
 
 def kind_from_caps(caps: set[str], default: NodeKind = NodeKind.QUEUE) -> NodeKind:
