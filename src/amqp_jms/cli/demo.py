@@ -35,7 +35,7 @@ from ._demo_report import DemoReport, Stage, write_chart
 
 __all__ = ["DEFAULT_MESSAGES", "register", "run", "run_demo"]
 
-DEFAULT_MESSAGES = 20000
+DEFAULT_MESSAGES = 5000
 """Sized to finish in about a minute on 2 cores once installed."""
 
 QUEUE = "queue://orders"
@@ -258,6 +258,8 @@ def run_demo(
                 output=data_dir / "out",
                 selector=SELECTOR,
                 aggregate_by="region",
+                out=out,
+                max_runs=20,
             )
             found_rows = _order_ids(spark, data_dir / "out" / "data")
         finally:
