@@ -36,7 +36,9 @@ from ._demo_report import DemoReport, Stage, write_chart
 __all__ = ["DEFAULT_MESSAGES", "register", "run", "run_demo"]
 
 DEFAULT_MESSAGES = 5000
-"""Sized to finish in about a minute on 2 cores once installed."""
+"""Orders by default. Measured: 5000 took 3 min on the project's 2-core machine while it was
+shared (load ~8), most of it Spark (session start, the query runs, the final empty-check wait);
+the broker, bridge and producers took under 5 s of it."""
 
 QUEUE = "queue://orders"
 
