@@ -145,3 +145,22 @@ def test_no_threads_leak(broker: Any) -> None:
     for t in leaked:
         t.join(2)
     assert not [t for t in leaked if t.is_alive()]
+
+
+def test_send_nowait_pipelines_in_order(broker: Any) -> None:
+    async def main() -> list[str]:
+        q = Queue("aio-pipe")
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            s = await conn.create_session()
+            p = await s.create_producer(q)
+            futs = [p.send_nowait(s.create_text_message(f"p{i}")) for i in range(50)]
+            assert await asyncio.gather(*futs) == [None] * 50
+            anon = await s.create_producer(None)
+            await anon.send(q, s.create_text_message("anon"))
+            with pytest.raises(TypeError):
+                await anon.send(s.create_text_message("no destination"))
+            await conn.start()
+            c = await s.create_consumer(q)
+            return [str((await c.receive(2000)).get_body(str)) for _ in range(51)]  # type: ignore[union-attr]
+
+    assert asyncio.run(main()) == [f"p{i}" for i in range(50)] + ["anon"]

@@ -169,6 +169,18 @@ class AsyncProducer:
 
     async def send(self, *args: Any, delivery_mode: int | None = None, priority: int | None = None,
                    time_to_live: int | None = None) -> None:
+        """Send and wait for the outcome (when the core would): ``send(message)`` or, for an
+        anonymous producer, ``send(destination, message)``."""
+        af = self.send_nowait(*args, delivery_mode=delivery_mode, priority=priority,
+                              time_to_live=time_to_live)
+        cfg = self.sync._session._connection._config
+        timeout = cfg.seconds(cfg.send_timeout_ms)
+        await (af if timeout is None else asyncio.wait_for(af, timeout))
+
+    def send_nowait(self, *args: Any, delivery_mode: int | None = None, priority: int | None = None,
+                    time_to_live: int | None = None) -> asyncio.Future[None]:
+        """Send now (in order, on the calling task) and return a future for the outcome, to
+        pipeline many sends: ``await asyncio.gather(*(p.send_nowait(m) for m in batch))``."""
         p = self.sync
         if args and isinstance(args[0], Destination):
             if p.destination is not None:
@@ -185,11 +197,12 @@ class AsyncProducer:
             p.time_to_live if time_to_live is None else time_to_live,
             RETURN_FUTURE,
         )
-        if fut is not None:
-            cfg = p._session._connection._config
-            af = bridge_for(asyncio.get_running_loop()).wrap(fut)
-            timeout = cfg.seconds(cfg.send_timeout_ms)
-            await (af if timeout is None else asyncio.wait_for(af, timeout))
+        loop = asyncio.get_running_loop()
+        if fut is None:  # presettled / asynchronous producer: nothing to wait for
+            done: asyncio.Future[None] = loop.create_future()
+            done.set_result(None)
+            return done
+        return bridge_for(loop).wrap(fut)
 
     async def close(self) -> None:
         await _thread(self.sync.close)
