@@ -146,8 +146,20 @@ def test_bad_url_is_one_line_and_exit_1(argv: list[str], capsys: pytest.CaptureF
     assert "Traceback" not in err
 
 
-def test_bad_selector_exits_1_and_shows_the_position(broker: Any, capsys: pytest.CaptureFixture[str]) -> None:
-    rc = main(["receive", "q", "--url", broker.url, "--selector", "region = ", "--timeout", "1"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["receive", "q", "--timeout", "1"],
+        ["browse", "q"],
+        ["mq", "export", "q", "/tmp/never-written.dmp"],
+        ["pipeline", "q", "--output", "/tmp/never-written-pipeline"],
+    ],
+    ids=lambda a: a[0] if a[0] != "mq" else "mq-export",
+)
+def test_bad_selector_exits_1_and_shows_the_position(
+    argv: list[str], broker: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rc = main([*argv, "--url", broker.url, "--selector", "region = "])
     err = capsys.readouterr().err
     assert rc == 1
     assert "InvalidSelectorException" in err and "position 9" in err
