@@ -124,3 +124,20 @@ def test_delivery_delay_holds_the_message(broker: Any) -> None:
         late = cons.receive(3000)
         assert late is not None and late.get_body(str) == "later"
         assert int(time.time() * 1000) >= before + 700
+
+
+def test_completion_thread_ends_with_the_connection(broker: Any) -> None:
+    ev = threading.Event()
+    with ConnectionFactory(broker.url).create_connection() as c:
+        s = c.create_session()
+        s.create_producer(Queue("async-leak")).send(s.create_text_message("x"),
+                                                    completion_listener=lambda m, e: ev.set())
+        assert ev.wait(5)
+        names = [t.name for t in threading.enumerate() if t.name.startswith("amqp-jms-completion")]
+        assert names
+    deadline = time.monotonic() + 3
+    while time.monotonic() < deadline and any(
+        t.name in names and t.is_alive() for t in threading.enumerate()
+    ):
+        time.sleep(0.05)
+    assert not [t for t in threading.enumerate() if t.name in names and t.is_alive()]
