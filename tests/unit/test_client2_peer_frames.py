@@ -43,10 +43,15 @@ def _expect_consumer(peer: TestPeer, seen: list[Attach]) -> None:
     peer.expect_flow()
 
 
-def _expect_dynamic(peer: TestPeer, seen: list[Attach], address: str) -> None:
+def _expect_dynamic(peer: TestPeer, seen: list[Attach], address: str,
+                    node_properties: list[Any] | None = None) -> None:
     """Answer a dynamic-target attach with the node address the peer 'created'."""
 
     def respond(c: Any, link: Link) -> None:
+        if node_properties is not None:
+            props = link.remote_target.properties
+            props.rewind()
+            node_properties.append(props.get_object() if props.next() else None)
         link.source.copy(link.remote_source)
         link.target.copy(link.remote_target)
         link.target.address = address
@@ -153,7 +158,8 @@ def test_temporary_queue_dynamic_target_and_delete(peer: TestPeer) -> None:
     with _open(peer, ALL_CAPS) as conn:
         s = conn.create_session()
         peer.expect_begin()
-        _expect_dynamic(peer, seen, "TempQueue-1")
+        node: list[Any] = []
+        _expect_dynamic(peer, seen, "TempQueue-1", node)
         tq = s.create_temporary_queue()
         peer.wait()
         assert isinstance(tq, TemporaryQueue) and tq.name == "TempQueue-1"
@@ -164,6 +170,8 @@ def test_temporary_queue_dynamic_target_and_delete(peer: TestPeer) -> None:
     assert a.role == "sender" and a.dynamic and a.target_address is None
     assert a.target_capabilities == ("temporary-queue",)
     assert a.name.startswith("qpid-jms:temp-queue-creator:")
+    policy = {str(k): v for k, v in node[0].items()}["lifetime-policy"]
+    assert int(policy.descriptor) == 0x2B  # delete-on-close
     assert closing[0].closed is True
 
 
