@@ -27,8 +27,21 @@ def peer() -> Iterator[TestPeer]:
 FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
 
 
+_PREEXISTING: set[threading.Thread] = set()
+
+
+@pytest.fixture(autouse=True)
+def _snapshot_threads() -> None:
+    """Threads left by earlier tests in the same process are not this test's leak."""
+    _PREEXISTING.clear()
+    _PREEXISTING.update(threading.enumerate())
+
+
 def _io_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name.startswith("amqp-jms")]
+    """amqp-jms threads this test started that are still alive."""
+    return [
+        t for t in threading.enumerate() if t.name.startswith("amqp-jms") and t not in _PREEXISTING
+    ]
 
 
 def test_open_without_client_id_uses_generated_container_and_no_sole_connection(peer: TestPeer) -> None:
