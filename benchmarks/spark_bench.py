@@ -23,6 +23,10 @@ from typing import Any
 GOAL = 0.8
 
 
+def _log(text: str) -> None:
+    print(text, file=sys.stderr, flush=True)
+
+
 def _send(url: str, queue: str, n: int) -> float:
     from amqp_jms import Queue
     from amqp_jms.client import ConnectionFactory
@@ -103,6 +107,8 @@ def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
     )
     query.awaitTermination()
     elapsed = time.perf_counter() - start
+    for progress in query.recentProgress:
+        _log(f"  batch {progress['batchId']}: {progress['numInputRows']} rows, {progress['durationMs']}")
     rows = sum(p["numInputRows"] for p in query.recentProgress)
     if rows != n:
         raise SystemExit(f"spark ingested {rows} of {n}")
@@ -132,12 +138,16 @@ def main() -> None:
             url = broker.url
             _send(url, "bench-client", n)
             client_rx = _receive(url, "bench-client", n)
+            _log(f"client receive loop: {client_rx:.2f} s")
             spark = _spark()
             try:
                 _send(url, "bench-spark", n)
                 spark_rx = _ingest(spark, url, "bench-spark", n, work)
+                _log(f"spark ingest: {spark_rx:.2f} s")
                 client_tx = _send(url, "bench-client-tx", n)
+                _log(f"client send loop: {client_tx:.2f} s")
                 spark_tx = _write(spark, url, "bench-spark-tx", n)
+                _log(f"spark write: {spark_tx:.2f} s")
             finally:
                 spark.stop()
     finally:

@@ -46,8 +46,8 @@ from .options import JmsOptions
 
 __all__ = ["JmsStreamReader", "SegmentPartition", "decode_segment"]
 
-#: How long a trigger waits for the *next* message once messages are flowing.
-_GAP_MS = 20
+#: A chunk of at least this many messages is written as two segments (two parallel tasks).
+_SPLIT_AT = 1000
 #: availableNow: the least time the first poll of a run waits before calling the destination empty.
 _FIRST_POLL_MS = 2000
 
@@ -121,29 +121,28 @@ class _Driver:
             if received is None:
                 break
             chunk.append(received[1])
-            wait = min(options.poll_ms, _GAP_MS)
+            # later polls wait as long as the first: a credit refill round trip can take longer
+            # than a short gap on a loaded machine, and an empty poll ends an availableNow run
+            wait = options.poll_ms
             if len(chunk) >= per_segment:
-                ids.append(self._flush(chunk))
+                ids.extend(self._flush(chunk))
                 total += len(chunk)
                 chunk = []
         if chunk:
-            # Two tasks rather than one for a mid-size chunk: the executors decode in parallel.
-            parts = 2 if len(chunk) >= 2000 and not ids else 1
-            size = math.ceil(len(chunk) / parts)
-            for i in range(0, len(chunk), size):
-                ids.append(self.wal.append(chunk[i : i + size]))
-            crash_point("after_append")
-            self.session.commit()
-            crash_point("after_accept")
+            ids.extend(self._flush(chunk))
             total += len(chunk)
         return ids, total
 
-    def _flush(self, chunk: list[bytes]) -> int:
-        segment_id = self.wal.append(chunk)
+    def _flush(self, chunk: list[bytes]) -> list[int]:
+        """Append ``chunk`` durably, then accept it. Returns the new segment ids."""
+        # two segments (two tasks) for a chunk worth splitting: the executors decode in parallel
+        parts = 2 if len(chunk) >= _SPLIT_AT else 1
+        size = math.ceil(len(chunk) / parts)
+        ids = [self.wal.append(chunk[i : i + size]) for i in range(0, len(chunk), size)]
         crash_point("after_append")
         self.session.commit()  # accept only what is durable
         crash_point("after_accept")
-        return segment_id
+        return ids
 
 
 class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
