@@ -202,5 +202,5 @@ class IncomingLink:
     def top_up(self) -> None:
         link = self.link
         credit = link.credit
-        if credit < self.window // 2:
+        if 0 <= credit < self.window // 2:
             link.flow(self.window - credit)

@@ -16,7 +16,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from proton import Event
+from proton import Condition, Endpoint, Event
 
 from ..engine import Engine
 from ._fast import lib
@@ -63,6 +63,7 @@ class AmqpProtocol(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
         self._closing = False
+        self._eof = False
 
     # -- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -102,6 +103,7 @@ class AmqpProtocol(asyncio.Protocol):
         self._process()
 
     def eof_received(self) -> bool | None:
+        self._eof = True
         if self.engine is not None:
             self.engine.receive_data(b"")
             self._process()
@@ -158,9 +160,16 @@ class AmqpProtocol(asyncio.Protocol):
         out = engine.data_to_send()
         if out:
             self.transport.write(out)
+        if not engine.closed and engine.transport.capacity() < 0 and not self._eof:
+            # proton stopped reading mid-stream. Framing errors it answers itself (open + close
+            # with amqp:connection:framing-error, then ``closed``); a frame it cannot decode it
+            # only logs, leaving the peer without a reason: tell it with a Close of our own.
+            self._close_undecodable(engine)
+            out = engine.data_to_send()
+            if out:
+                self.transport.write(out)
         if engine.closed or engine.transport.capacity() < 0:
-            # done, or proton stopped reading (a malformed frame: it logs, then closes its input
-            # without writing a close frame): nothing more can happen on this socket
+            # done, or proton reads no more input: nothing more can happen on this socket
             self._close_transport()
             return
         deadline = engine.tick(time.monotonic())
@@ -177,6 +186,24 @@ class AmqpProtocol(asyncio.Protocol):
         self._timer = None
         self._deadline = 0.0
         self._process()
+
+    def _close_undecodable(self, engine: Engine) -> None:
+        """Close the AMQP connection with ``amqp:decode-error`` (the peer sent a bad frame)."""
+        conn = engine.connection
+        if self._closing or conn.state & Endpoint.REMOTE_CLOSED or conn.state & Endpoint.LOCAL_CLOSED:
+            return
+        self._closing = True
+        cid = self.conn.id if self.conn else "?"
+        log.info("connection %s: undecodable frame from the peer, closing with amqp:decode-error", cid)
+        if not conn.state & Endpoint.LOCAL_ACTIVE:
+            conn.open()  # a close must follow an open
+        cond = engine.transport.condition
+        if cond is not None and cond.name:
+            conn.condition = Condition(str(cond.name), cond.description)
+        else:
+            conn.condition = Condition("amqp:decode-error", "malformed frame: it could not be decoded")
+        conn.close()
+        self._drain_events()
 
     def _fail(self, condition: str, description: str) -> None:
         from ..engine import EngineError

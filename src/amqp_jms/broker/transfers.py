@@ -41,6 +41,7 @@ class TransferHandling:
     closed: bool
     dirty: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
+    _end_link: Callable[..., None]
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -59,6 +60,11 @@ class TransferHandling:
             st.on_disposition_raw(d)
             return
         assert isinstance(st, IncomingLink)
+        if lib.pn_link_credit(lnk) <= 0 and not st.closed:
+            # proton takes a receiver's credit down as deliveries are advanced past and never
+            # checks it: a delivery arriving with none left was sent beyond our grant
+            self._transfer_limit_exceeded(st, lib.pn_link_queued(lnk))
+            return
         if lib.pn_delivery_partial(d) or not lib.pn_delivery_readable(d):
             return
         n = lib.pn_delivery_pending(d)
@@ -77,8 +83,22 @@ class TransferHandling:
         else:
             self._on_message_fast(st, d, data)
         credit = lib.pn_link_credit(lnk)
-        if credit < st.window // 2:
+        if credit < st.window // 2 and lib.pn_link_queued(lnk) == 0:
+            # top up only once the transfers that arrived together are through, so that the
+            # credit checked above is the credit the peer was told about
             lib.pn_link_flow(lnk, st.window - credit)
+        self.dirty()
+
+    def _transfer_limit_exceeded(self, st: IncomingLink, excess: int) -> None:
+        """The peer sent transfers beyond the credit we granted: end that link, nothing else."""
+        link = st.link
+        self.links.pop(addr(link), None)  # its remaining deliveries are discarded unread
+        self._end_link(link, st, closed=True, connection_gone=False)
+        link.condition = Condition(
+            "amqp:link:transfer-limit-exceeded",
+            f"{excess} transfer(s) sent with no link credit left",
+        )
+        link.close()
         self.dirty()
 
     def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
