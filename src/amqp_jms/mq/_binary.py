@@ -17,6 +17,13 @@ def byte_order(
     encoding: int, structure: str = "MQ", field: str = "Encoding", offset: int | None = None
 ) -> str:
     """``">"`` or ``"<"`` for an MQ Encoding value; MQFormatError when its integer nibble is unset."""
+    if not isinstance(encoding, int):
+        raise MQFormatError(
+            f"Encoding must be an int, not {type(encoding).__name__}",
+            structure=structure,
+            field=field,
+            offset=offset,
+        )
     nibble = encoding & MQENC_INTEGER_MASK
     if nibble == MQENC_INTEGER_NORMAL:
         return ">"

@@ -113,6 +113,7 @@ def from_mq(md: MQMD, data: bytes) -> Message:
         raise MQFormatError(f"expected an MQMD, got {type(md).__name__}", structure="MQMD")
     if not isinstance(data, (bytes, bytearray, memoryview)):
         raise MQFormatError(f"message data must be bytes, got {type(data).__name__}", structure="data")
+    md.check_types()
     return _from_mq(md, data if type(data) is bytes else bytes(data), 0)
 
 

@@ -96,6 +96,7 @@ _STRUCTS: dict[tuple[int, str], struct.Struct] = {
 assert _STRUCTS[(2, ">")].size == MQMD_LENGTH_2 and _STRUCTS[(1, ">")].size == MQMD_LENGTH_1
 
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+_KIND_NAMES = {"l": "an int (MQLONG)", "c": "a str (MQCHAR)", "b": "bytes (MQBYTE)"}
 _CHAR_INDEXES = {
     v: [i for i, f in enumerate(MQMD_FIELDS[: len(MQMD_FIELDS) if v == 2 else _V1_COUNT]) if f[2] == "c"]
     for v in (1, 2)
@@ -160,6 +161,26 @@ class MQMD:
     @property
     def length(self) -> int:
         return MQMD_LENGTH_2 if self.version >= 2 else MQMD_LENGTH_1
+
+    def check_types(self) -> None:
+        """MQFormatError naming the first field whose Python type no MQMD field can have.
+
+        ``unpack`` always yields well-typed fields, but an MQMD built by hand reaches ``from_mq``
+        as is; without this a str where an MQLONG belongs surfaces as a bare TypeError far from
+        the field that caused it.
+        """
+        for attr, name, kind, _width, _off in MQMD_FIELDS:
+            value = getattr(self, attr)
+            if kind == "l":
+                ok = isinstance(value, int) and not isinstance(value, bool)
+            elif kind == "c":
+                ok = isinstance(value, str)
+            else:
+                ok = isinstance(value, (bytes, bytearray))
+            if not ok:
+                raise MQFormatError(
+                    f"must be {_KIND_NAMES[kind]}, not {type(value).__name__}", structure="MQMD", field=name
+                )
 
     def pack(self, order: str | None = None) -> bytes:
         """The MQMD as bytes, in ``order`` (``">"``/``"<"``) or the byte order of its own Encoding."""

@@ -1,0 +1,95 @@
+"""A hand-built MQMD with wrongly typed fields gets MQFormatError naming the field, never a bare
+TypeError/AttributeError from deep inside the mapping (``from_mq``, ``pack``, ``mq_to_amqp``)."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from amqp_jms.exceptions import MessageFormatException
+from amqp_jms.message import TextMessage
+from amqp_jms.mq import MQMD, MQFormatError, amqp_to_mq, from_mq, mq_to_amqp, to_mq
+from amqp_jms.types import Int
+
+FIELDS = [f.name for f in dataclasses.fields(MQMD)]
+GOOD = to_mq(TextMessage("hello"))
+
+
+def _good_message() -> tuple[MQMD, bytes]:
+    m = TextMessage("hello")
+    m.set_int_property("a", 1)
+    mq = to_mq(m)
+    return mq.md, mq.data
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "name"),
+    [
+        ("format", 0, "Format"),
+        ("encoding", ",", "Encoding"),
+        ("coded_char_set_id", "1208", "CodedCharSetId"),
+        ("priority", "        ", "Priority"),
+        ("msg_id", None, "MsgId"),
+        ("correl_id", "connect", "CorrelId"),
+        ("put_date", 2, "PutDate"),
+        ("report", True, "Report"),
+    ],
+)
+def test_from_mq_names_the_wrongly_typed_field(field: str, value: Any, name: str) -> None:
+    md, data = _good_message()
+    bad = dataclasses.replace(md, **{field: value})
+    with pytest.raises(MQFormatError) as info:
+        from_mq(bad, data)
+    assert info.value.structure == "MQMD" and info.value.field == name
+    with pytest.raises(MQFormatError):
+        mq_to_amqp(bad, data)
+
+
+def test_pack_with_a_non_int_encoding_names_encoding() -> None:
+    with pytest.raises(MQFormatError) as info:
+        dataclasses.replace(GOOD.md, encoding=None).pack()  # type: ignore[arg-type]
+    assert info.value.field == "Encoding"
+
+
+def test_a_well_typed_hand_built_mqmd_still_converts() -> None:
+    md, data = _good_message()
+    back = from_mq(dataclasses.replace(md, priority=7, put_appl_name="app"), data)
+    assert back.get_jms_priority() == 7 and back.get_text() == "hello"  # type: ignore[attr-defined]
+    assert back.get_int_property("a") == Int(1)
+
+
+weird = st.one_of(
+    st.integers(-(2**40), 2**40),
+    st.text(max_size=10),
+    st.binary(max_size=30),
+    st.none(),
+    st.booleans(),
+    st.sampled_from(["MQHRF2  ", "MQSTR   ", "MQHMDE  ", 273, 546, 1208, 819]),
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.dictionaries(st.sampled_from(FIELDS), weird, max_size=4), st.binary(max_size=40), st.booleans())
+def test_any_field_values_raise_only_mq_format_error(
+    changes: dict[str, Any], tail: bytes, keep_data: bool
+) -> None:
+    md, data = _good_message()
+    bad = dataclasses.replace(md, **changes)
+    for attempt in (lambda: from_mq(bad, data if keep_data else tail), bad.pack):
+        try:
+            attempt()
+        except MQFormatError as exc:
+            assert str(exc)  # says what was wrong
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=120))
+def test_amqp_to_mq_on_garbage_raises_only_jms_exceptions(raw: bytes) -> None:
+    try:
+        amqp_to_mq(raw)
+    except MessageFormatException:
+        pass
