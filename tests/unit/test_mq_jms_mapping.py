@@ -9,6 +9,7 @@ import pytest
 from mq_samples import HEX_ID, six, view
 
 from amqp_jms.destination import Queue, TemporaryQueue, Topic
+from amqp_jms.exceptions import MessageNotWriteableException
 from amqp_jms.message import (
     BytesMessage,
     JavaSerializedObject,
@@ -50,8 +51,10 @@ def test_six_types_round_trip_jms_mq_jms(index: int, encoding: str) -> None:
 
 def test_received_message_is_read_only() -> None:
     back = from_mq_bytes(to_mq(TextMessage("x")).to_bytes())
-    with pytest.raises(Exception, match=r"read-only|not writ"):
+    with pytest.raises(MessageNotWriteableException, match=r"read-only"):
         back.set_string_property("a", "b")
+    with pytest.raises(MessageNotWriteableException):
+        back.set_text("y")  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- outgoing, header by header
