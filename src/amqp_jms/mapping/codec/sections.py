@@ -90,6 +90,9 @@ SECTION_NAMES = {
     AMQP_VALUE: "amqp-value",
     FOOTER: "footer",
 }
+
+# Body sections that may repeat: the Python type each one must hold, as named in errors.
+_REPEATED_BODY: dict[int, tuple[type, str]] = {DATA: (bytes, "binary"), AMQP_SEQUENCE: (list, "a list")}
 _SYMBOLIC = {
     "amqp:header:list": HEADER,
     "amqp:delivery-annotations:map": DELIVERY_ANNOTATIONS,
@@ -419,18 +422,11 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
                 s.properties = _check_properties(v, q)
             elif code == APPLICATION_PROPERTIES:
                 s.application_properties = _check_application_properties(v, q)
-            elif code == DATA:
-                if type(v) is not bytes:
-                    raise Bad(q, f"data section holds a {type(v).__name__}, not binary")
-                if s.body is None:
-                    s.body = [v]
-                else:
-                    s.body.append(v)
-                spans[code] = (body_start, p)
-                continue
-            elif code == AMQP_SEQUENCE:
-                if type(v) is not list:
-                    raise Bad(q, f"amqp-sequence section holds a {type(v).__name__}, not a list")
+            elif code == DATA or code == AMQP_SEQUENCE:
+                # Both repeat: the body is the list of sections, and its span covers them all.
+                kind, what = _REPEATED_BODY[code]
+                if type(v) is not kind:
+                    raise Bad(q, f"{SECTION_NAMES[code]} section holds a {type(v).__name__}, not {what}")
                 if s.body is None:
                     s.body = [v]
                 else:
