@@ -187,6 +187,21 @@ def _column_kind(array: Any) -> Vec:
     return O, array
 
 
+def _utf8(text: str) -> bool:
+    """Whether Arrow can hold ``text``. A selector literal may carry a lone surrogate (Python str
+    allows it), which no Arrow string (always valid UTF-8) can equal, contain or match."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _unencodable(x: Any) -> bool:
+    """A string literal ``_utf8`` refused, as ``value()`` represents it."""
+    return isinstance(x, pa.Scalar) and pa.types.is_binary(x.type)
+
+
 def _plain(x: Any) -> Any:
     return x.dictionary_decode() if isinstance(x, pa.DictionaryArray) else x
 
@@ -254,6 +269,9 @@ class _Evaluator:
     def value(self, node: Node) -> Vec:
         if isinstance(node, Literal):
             kind = _LITERAL_KIND[node.kind]
+            if isinstance(node.value, str) and not _utf8(node.value):
+                # kept as binary so compare() can see it; it equals no column value
+                return S, pa.scalar(node.value.encode("utf-8", "surrogatepass"), pa.binary())
             return kind, pa.scalar(node.value, _ARROW_TYPE[kind])
         if isinstance(node, Identifier):
             return self.column(node.name)
@@ -296,6 +314,11 @@ class _Evaluator:
             k = D if D in (ka, kb) else F if F in (ka, kb) else L if L in (ka, kb) else I
             t = _ARROW_TYPE[k]
             return _CMP[op](pc.cast(xa, t, safe=False), pc.cast(xb, t, safe=False))
+        if ka == kb == S and op in ("=", "<>") and (_unencodable(xa) or _unencodable(xb)):
+            if isinstance(xa, pa.Scalar) and isinstance(xb, pa.Scalar):
+                return pa.scalar((xa.as_py() == xb.as_py()) == (op == "="))
+            never = self.false_unless_null(xb if isinstance(xa, pa.Scalar) else xa)
+            return never if op == "=" else pc.invert(never)
         if ka == kb and ka in (S, B) and op in ("=", "<>"):
             fn = _CMP[op]
             if ka == B and isinstance(xb, pa.Scalar) and xb.is_valid:
@@ -334,10 +357,14 @@ class _Evaluator:
             kind, x = self.column(node.identifier.name)
             if kind == S:
                 if isinstance(node, In):
-                    hit = _on_strings(x, lambda d: _is_in(d, node.values))
+                    values = tuple(v for v in node.values if _utf8(v))
+                    hit = _on_strings(x, lambda d: _is_in(d, values)) if values else self.false_unless_null(x)
                 else:
                     pattern = arrow_like_pattern(node.pattern, node.escape)
-                    hit = _on_strings(x, lambda d: pc.match_like(d, pattern))
+                    if _utf8(pattern):
+                        hit = _on_strings(x, lambda d: pc.match_like(d, pattern))
+                    else:
+                        hit = self.false_unless_null(x)
             elif kind == N:
                 hit = _NULL_BOOL
             else:
