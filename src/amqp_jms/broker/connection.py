@@ -21,6 +21,7 @@ from ._fast import addr
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
+from .temporary import lifetime_policy, set_lifetime_policy
 from .terminus import (
     filters_of,
     is_durable,
@@ -142,8 +143,8 @@ class BrokerConnection(TransferHandling):
     def _on_session_end(self, session: Any) -> None:
         for key, st in list(self.links.items()):
             if st.link.session == session:
-                self._end_link(st.link, st, closed=False, connection_gone=False)
                 self.links.pop(key, None)
+                self._end_link(st.link, st, closed=False, connection_gone=False)
         session.close()
 
     # -- attach --------------------------------------------------------------------------------
@@ -184,8 +185,11 @@ class BrokerConnection(TransferHandling):
             address = self.router.temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
+            policy = lifetime_policy(target)
+            self.core.temps.created(address, policy)
             link.target.copy(target)
             link.target.address = address
+            set_lifetime_policy(link.target, policy)
             st = IncomingLink(link, address)
             st.temp_node = address
         elif not target.address:
@@ -239,7 +243,10 @@ class BrokerConnection(TransferHandling):
             address = self.router.temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
+            policy = lifetime_policy(source)
+            self.core.temps.created(address, policy)
             link.source.address = address
+            set_lifetime_policy(link.source, policy)
             if kind.is_topic:
                 sub = self._new_subscription(None, address, filters.selector, matcher, filters.no_local)
                 st = OutgoingLink(self, link, sub.queue, presettled=presettled, subscription=sub)
@@ -419,13 +426,15 @@ class BrokerConnection(TransferHandling):
                     self.router.unsubscribe(sub)
                 elif closed and sub.links <= 0 and (lookup or not sub.shared):
                     self.router.unsubscribe(sub)
+            node = sub.topic if sub is not None else st.queue.name
         else:
             st.closed = True
+            node = st.address or ""
         temp = st.temp_node
         if temp is not None:
             self.core.temp_owner.pop(temp, None)
-            self.router.delete_node(temp)
-            self.core.close_consumers_of(temp, except_conn=self)
+        if node in self.core.temps.policy:
+            self.core.temps.link_ended(node, creator=temp == node)
 
     # -- used by the core ----------------------------------------------------------------------
     def close_links_to(self, address: str) -> None:

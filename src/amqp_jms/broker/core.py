@@ -15,6 +15,7 @@ from .message import BrokerMessage
 from .nodes import Router
 from .queue import MessageQueue
 from .store import MemoryStore, Store
+from .temporary import TemporaryNodes
 from .transactions import TransactionManager
 
 __all__ = ["BrokerCore"]
@@ -47,6 +48,7 @@ class BrokerCore:
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}
         self.temp_owner: dict[str, int] = {}
+        self.temps = TemporaryNodes(self)
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:

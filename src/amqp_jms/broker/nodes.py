@@ -117,6 +117,7 @@ class Router:
         self._temp_ids = itertools.count(1)
         self.expired = 0
         self.dead_lettered = 0
+        self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q``
 
     # -- nodes ---------------------------------------------------------------------------------
     def new_queue(self, name: str, *, durable: bool) -> MessageQueue:
@@ -235,6 +236,8 @@ class Router:
         """Accepted (or settled by a presettled consumer): the message is gone."""
         if msg.stored:
             self.store.remove(q.name, msg)
+        if self.on_consumed is not None:
+            self.on_consumed(q)
 
     def released(self, q: MessageQueue, msg: BrokerMessage, *, failed: bool) -> None:
         """Back to the queue; ``failed`` counts it as a delivery attempt."""
