@@ -1,20 +1,24 @@
-"""A hand-built MQMD with wrongly typed fields gets MQFormatError naming the field, never a bare
-TypeError/AttributeError from deep inside the mapping (``from_mq``, ``pack``, ``mq_to_amqp``)."""
+"""Bad input to the MQ mapping gets MQFormatError naming the field, never a bare TypeError,
+AttributeError or UnicodeEncodeError from deep inside: a hand-built MQMD with wrongly typed
+fields (``from_mq``, ``pack``, ``mq_to_amqp``), text no UTF-8/XML can carry (``to_mq``)."""
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from amqp_jms.destination import Queue, Topic
 from amqp_jms.exceptions import MessageFormatException
 from amqp_jms.message import TextMessage
-from amqp_jms.mq import MQMD, MQFormatError, amqp_to_mq, from_mq, mq_to_amqp, to_mq
+from amqp_jms.mq import MQMD, MQFormatError, amqp_to_mq, from_mq, from_mq_bytes, mq_to_amqp, to_mq
 from amqp_jms.types import Int
 
+Setter = Callable[[TextMessage], None]
 FIELDS = [f.name for f in dataclasses.fields(MQMD)]
 GOOD = to_mq(TextMessage("hello"))
 
@@ -93,3 +97,43 @@ def test_amqp_to_mq_on_garbage_raises_only_jms_exceptions(raw: bytes) -> None:
         amqp_to_mq(raw)
     except MessageFormatException:
         pass
+
+
+@pytest.mark.parametrize(
+    ("set_bad", "field"),
+    [
+        (lambda m: m.set_jms_destination(Queue("q\ud800")), "Dst"),
+        (lambda m: m.set_jms_reply_to(Topic("t\udfff")), "Rto"),
+        (lambda m: m.set_string_property("JMSXGroupID", "g\ud800"), "JMSXGroupID"),
+    ],
+)
+def test_to_mq_names_text_that_is_not_valid_unicode(set_bad: Setter, field: str) -> None:
+    m = TextMessage("x")
+    set_bad(m)
+    with pytest.raises(MQFormatError, match=field):
+        to_mq(m)
+
+
+surrogate_text = st.text(st.characters(codec=None, categories=["Cs", "Ll", "Cc"]), min_size=1, max_size=4)
+
+
+@settings(max_examples=100, deadline=None)
+@given(surrogate_text, st.sampled_from(["dest", "reply", "type", "corr", "group", "user", "prop", "text"]))
+def test_to_mq_on_any_text_round_trips_or_raises_mq_format_error(text: str, where: str) -> None:
+    m = TextMessage("x")
+    {
+        "dest": lambda: m.set_jms_destination(Queue(text)),
+        "reply": lambda: m.set_jms_reply_to(Queue(text)),
+        "type": lambda: m.set_jms_type(text),
+        "corr": lambda: m.set_jms_correlation_id(text),
+        "group": lambda: m.set_string_property("JMSXGroupID", text),
+        "user": lambda: m.set_string_property("JMSXUserID", text),
+        "prop": lambda: m.set_string_property("p", text),
+        "text": lambda: m.set_text(text),
+    }[where]()
+    try:
+        back = from_mq_bytes(to_mq(m).to_bytes())
+    except MQFormatError as exc:
+        assert str(exc)
+    else:
+        assert back.get_text() == m.get_text()  # type: ignore[attr-defined]

@@ -22,8 +22,15 @@ _SAFE = "/:@!$'()*+,;=-._~ "
 
 
 @lru_cache(maxsize=1024)
-def destination_to_uri(dest: Destination, q_mgr: str | None = None) -> str:
-    name = quote(dest.name, safe=_SAFE)
+def destination_to_uri(dest: Destination, q_mgr: str | None = None, field: str = "Dst") -> str:
+    """IBM's URI for ``dest``; MQFormatError naming ``field`` when the name is not valid Unicode
+    (a lone surrogate would otherwise come back as U+FFFD: the destination silently changed)."""
+    try:
+        name = quote(dest.name, safe=_SAFE)
+    except UnicodeEncodeError as exc:
+        raise MQFormatError(
+            f"destination name {dest.name!r} cannot be encoded as UTF-8", structure="MQRFH2", field=field
+        ) from exc
     temp = "?temporary=true" if dest.is_temporary else ""
     if dest.is_topic:
         return f"topic://{name}{temp}"

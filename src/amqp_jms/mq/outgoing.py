@@ -202,10 +202,11 @@ def to_mq(
             md.put_appl_name = _trunc(_str_prop(name, value), 28, "PutApplName")
         elif name == "JMSXGroupID":
             gid = _str_prop(name, value)
+            gid_element = element("Gid", gid, name)  # first: it names characters XML/UTF-8 cannot carry
             raw = _provider_id(gid)
             md.group_id = raw if raw is not None else gid.encode("utf-8")[:24].ljust(24, b"\x00")
             msg_flags |= MQMF_MSG_IN_GROUP
-            jms.append(element("Gid", gid, name))
+            jms.append(gid_element)
         elif name == "JMSXGroupSeq":
             md.msg_seq_number = _int_prop(name, value)
             msg_flags |= MQMF_MSG_IN_GROUP
@@ -287,12 +288,15 @@ def to_mq(
     if dest is not None:
         jms.insert(
             0,
-            fast_element("Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager), "Dst"),
+            fast_element(
+                "Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager, "Dst"), "Dst"
+            ),
         )
     reply: Destination | None = message._reply_to
     if reply is not None:
         rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
-        jms.insert(1 if dest is not None else 0, fast_element("Rto", destination_to_uri(reply, rqm), "Rto"))
+        reply_uri = destination_to_uri(reply, rqm, "Rto")
+        jms.insert(1 if dest is not None else 0, fast_element("Rto", reply_uri, "Rto"))
         if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
             md.reply_to_q = reply.name
             md.reply_to_q_mgr = rqm
