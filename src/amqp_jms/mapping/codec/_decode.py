@@ -564,6 +564,9 @@ def skip_at(b: bytes, p: int) -> int:
 
 
 def skip_value(buf: bytes, pos: int = 0, where: str = "value") -> int:
+    """The offset just past the encoded value at ``pos``, without building it: the broker routes
+    on a message's headers and must step over a body it never looks at. Malformed input raises
+    MessageFormatException naming ``where``."""
     try:
         return skip_at(buf, pos)
     except _DECODE_ERRORS as e:

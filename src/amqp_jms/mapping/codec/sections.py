@@ -513,18 +513,26 @@ def encode_annotations(code: int, annotations: dict[Any, Any]) -> bytes:
 
 
 def encode_application_properties(props: dict[str, Any]) -> bytes:
+    """An application-properties section. Keys stay strings (not symbols, unlike annotations):
+    the JMS properties a selector reads by name."""
     return _map_section(APPLICATION_PROPERTIES, props)
 
 
 def encode_body_value(value: Any) -> bytes:
+    """One amqp-value body section: how TextMessage and MapMessage bodies travel; the
+    x-opt-jms-msg-type annotation, not this section, says which JMS class reads it back."""
     return _PRE[AMQP_VALUE] + encode_value(value)
 
 
 def encode_body_data(chunk: bytes) -> bytes:
+    """One data section (opaque binary; any buffer is accepted and copied to bytes). Data sections
+    may repeat and a receiver joins them, so a large body can be written chunk by chunk."""
     return _PRE[DATA] + encode_value(bytes(chunk))
 
 
 def encode_body_sequence(items: list[Any]) -> bytes:
+    """One amqp-sequence section (a list of typed values; any sequence is accepted). Sequence
+    sections may repeat like data; a receiver concatenates them into one list."""
     return _PRE[AMQP_SEQUENCE] + encode_value(list(items))
 
 
