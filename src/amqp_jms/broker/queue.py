@@ -194,6 +194,10 @@ class MessageQueue:
             self._dispatching = False
 
     def _take(self, c: Consumer) -> BrokerMessage | None:
+        spill = self._spill
+        if spill is not None and spill.count and spill.top_priority() > self._top_priority():
+            # a paged message outranks all of memory: priority order holds across memory and disk
+            self._page_in()
         now = self._clock()
         filtered = c.filtered
         for p in range(9, -1, -1):
@@ -228,13 +232,28 @@ class MessageQueue:
         if self._on_drop is not None:
             self._on_drop(self, msg)
 
+    def _top_priority(self) -> int:
+        for p in range(9, -1, -1):
+            if self._buckets[p]:
+                return p
+        return -1
+
     # -- inspection ----------------------------------------------------------------------------
     def snapshot(self) -> list[BrokerMessage]:
-        """The available messages in delivery order (for browsers), unexpired only."""
+        """The available messages in delivery order (for browsers), unexpired only.
+
+        Paged messages are included (read back as copies): within one priority every paged
+        message is newer than the in-memory ones, so each priority is memory, then disk.
+        """
         now = self._clock()
+        paged: list[list[BrokerMessage]] = [[] for _ in range(10)]
+        if self._spill is not None and self._spill.count:
+            for m in self._spill.peek():
+                paged[m.priority].append(m)
         out: list[BrokerMessage] = []
         for p in range(9, -1, -1):
             out.extend(m for m in self._buckets[p] if not m.expired(now))
+            out.extend(m for m in paged[p] if not m.expired(now))
         return out
 
     def __iter__(self) -> Iterator[BrokerMessage]:

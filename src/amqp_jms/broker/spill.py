@@ -2,7 +2,8 @@
 
 A queue that holds more than its limit of message bytes stops growing in memory: new messages go
 to its spill file, and come back (highest priority first, then oldest) when the in-memory part
-runs low. Writes are buffered and flushed in batches; the file is unsynchronised scratch space
+runs low, or at once when a paged message outranks everything in memory (the queue asks
+``top_priority``). Writes are buffered and flushed in batches; the file is unsynchronised scratch space
 (durability is the store's job, not this one's) and is deleted when the queue or broker goes.
 """
 
@@ -33,6 +34,14 @@ class Spill:
         self._db = db
         self._pending: list[tuple[int, int, bytes, int, float, int, int, int]] = []
         self.count = 0
+        self._by_priority = [0] * 10
+
+    def top_priority(self) -> int:
+        """The highest priority of a paged message (-1 when none is paged)."""
+        for p in range(9, -1, -1):
+            if self._by_priority[p]:
+                return p
+        return -1
 
     def __len__(self) -> int:
         return self.count
@@ -43,6 +52,7 @@ class Spill:
              msg.origin, int(msg.stored))
         )
         self.count += 1
+        self._by_priority[msg.priority] += 1
         if len(self._pending) >= _BATCH:
             self._flush()
 
@@ -67,13 +77,14 @@ class Spill:
         )
         self._db.execute("COMMIT")
         self.count -= len(rows)
-        out = []
-        for prio, seq, data, durable, expiry, count, origin, stored in rows:
-            m = BrokerMessage(bytes(data), priority=-prio, durable=bool(durable), expiry=expiry,
-                              delivery_count=count, origin=origin, seq=seq)
-            m.stored = bool(stored)
-            out.append(m)
-        return out
+        for row in rows:
+            self._by_priority[-row[0]] -= 1
+        return [_message(row) for row in rows]
+
+    def peek(self) -> list[BrokerMessage]:
+        """Copies of every paged message in delivery order, left in the file (for browsers)."""
+        self._flush()
+        return [_message(row) for row in self._db.execute("SELECT * FROM m ORDER BY prio, seq")]
 
     def drain(self) -> list[BrokerMessage]:
         return self.take(1 << 62)
@@ -86,3 +97,11 @@ class Spill:
                 os.unlink(self.path)
             except OSError:
                 pass
+
+
+def _message(row: tuple[int, int, bytes, int, float, int, int, int]) -> BrokerMessage:
+    prio, seq, data, durable, expiry, count, origin, stored = row
+    m = BrokerMessage(bytes(data), priority=-prio, durable=bool(durable), expiry=expiry,
+                      delivery_count=count, origin=origin, seq=seq)
+    m.stored = bool(stored)
+    return m
