@@ -32,6 +32,8 @@ class EngineError:
 
     @classmethod
     def from_condition(cls, cond: Condition | None) -> EngineError | None:
+        """The error a proton condition reports, or ``None`` if it names none, so a close that
+        carries an empty condition is not mistaken for a failure."""
         if cond is None or not cond.name:
             return None
         return cls(str(cond.name), cond.description)

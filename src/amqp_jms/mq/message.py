@@ -19,10 +19,13 @@ class MQMessage:
     data: bytes
 
     def to_bytes(self) -> bytes:
+        """MQMD then data, the layout of MQ's raw message files and of ``from_mq_bytes``."""
         return self.md.pack() + self.data
 
     @classmethod
     def from_bytes(cls, raw: bytes) -> MQMessage:
+        """Split raw bytes at the end of the MQMD without parsing the data, for tools that forward
+        or store MQ messages as they are; ``from_mq_bytes`` is the JMS view."""
         md, _order = MQMD.unpack(raw)
         return cls(md, bytes(raw[md.length :]))
 

@@ -160,6 +160,7 @@ class MQMD:
 
     @property
     def length(self) -> int:
+        """Bytes this MQMD occupies (324 for version 1, 364 for 2): where the data after it starts."""
         return MQMD_LENGTH_2 if self.version >= 2 else MQMD_LENGTH_1
 
     def check_types(self) -> None:
@@ -281,6 +282,8 @@ class MQMD:
         return cls(*values), order
 
     def copy(self) -> MQMD:
+        """An independent copy (MQMD is a mutable dataclass): change the copy's fields without
+        touching the descriptor of the message it came from."""
         return replace(self)
 
     def to_dict(self) -> dict[str, object]:
@@ -307,6 +310,8 @@ class MQMDE:
     original_length: int = MQOL_UNDEFINED
 
     def pack(self, order: str) -> bytes:
+        """The MQMDE in ``order``: the MQMD before it decides (its Encoding), so it is passed in,
+        not read from ``self.encoding`` (which describes the data after the MQMDE)."""
         try:
             return struct.pack(
                 order + "4siiii8si24siiii",

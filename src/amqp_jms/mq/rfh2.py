@@ -98,6 +98,8 @@ class MQRFH2:
 
     @property
     def struc_length(self) -> int:
+        """StrucLength as written: the fixed part plus every folder with its length word, padded to
+        a multiple of 4 as IBM requires (readers find the next header with it)."""
         return MQRFH_STRUC_LENGTH_FIXED_2 + sum(4 + len(pad_folder(f)) for f in self.folders)
 
     def pack(self, order: str | None = None) -> bytes:
