@@ -73,7 +73,15 @@ def test_new_message_defaults(cls: type[Message]) -> None:
 
 @pytest.mark.parametrize("cls", list(BODY_WRITES))
 def test_new_message_body_is_writable(cls: type[Message]) -> None:
-    BODY_WRITES[cls](cls())
+    msg = cls()
+    BODY_WRITES[cls](msg)
+    if isinstance(msg, StreamMessage):  # get_body refuses a StreamMessage (JMS 2.0): read it back
+        msg.reset()
+        assert msg.read_int() == 1
+    else:
+        expected = {TextMessage: "x", BytesMessage: b"\x00\x00\x00\x01", MapMessage: {"a": Int(1)},
+                    ObjectMessage: [1]}  # fmt: skip
+        assert msg.get_body(object) == expected[cls]
 
 
 @pytest.mark.parametrize("cls", list(BODY_WRITES))
