@@ -10,15 +10,15 @@ parser turns them into typed literals because a leading minus sign changes what 
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
 
+from .._identifiers import KEYWORDS, is_keyword
+from .._identifiers import ident_part as _ident_part
+from .._identifiers import ident_start as _ident_start
 from ..exceptions import InvalidSelectorException
 
 __all__ = ["KEYWORDS", "Token", "selector_error", "tokenize"]
 
-KEYWORDS = frozenset({"NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE", "NULL", "TRUE", "FALSE"})
 
 # Java whitespace for selectors: space, tab, form feed, line terminators.
 _WHITESPACE = " \t\f\n\r"
@@ -67,26 +67,6 @@ def selector_error(text: str, pos: int, message: str) -> InvalidSelectorExceptio
     return InvalidSelectorException(f"invalid selector at position {pos}: {message} (selector: {text!r})")
 
 
-@lru_cache(maxsize=4096)
-def _ident_start(ch: str) -> bool:
-    # Character.isJavaIdentifierStart: letters, letter numbers, currency symbols, connectors.
-    cat = unicodedata.category(ch)
-    return cat[0] == "L" or cat in ("Nl", "Sc", "Pc")
-
-
-@lru_cache(maxsize=4096)
-def _ident_part(ch: str) -> bool:
-    # Character.isJavaIdentifierPart: the above plus digits, combining marks, and the
-    # "identifier-ignorable" controls (Cf, U+0000-0008, U+000E-001B, U+007F-009F).
-    if _ident_start(ch):
-        return True
-    cat = unicodedata.category(ch)
-    if cat in ("Nd", "Mn", "Mc", "Cf"):
-        return True
-    code = ord(ch)
-    return code <= 0x08 or 0x0E <= code <= 0x1B or 0x7F <= code <= 0x9F
-
-
 def tokenize(text: str) -> list[Token]:
     """Split ``text`` into tokens, ending with an ``end`` token; raise on any lexical error."""
     tokens: list[Token] = []
@@ -130,9 +110,8 @@ def tokenize(text: str) -> list[Token]:
             while i < n and _ident_part(text[i]):
                 i += 1
             word = text[start:i]
-            upper = word.upper()
-            if upper in KEYWORDS and word.isascii():
-                tokens.append(Token("keyword", upper, start))
+            if is_keyword(word):
+                tokens.append(Token("keyword", word.upper(), start))
             else:
                 tokens.append(Token("ident", word, start))
         else:
