@@ -49,3 +49,16 @@ names = st.text(st.characters(categories=["L", "N", "Sc", "Pc", "Mn", "Cf", "Cc"
 @given(names)
 def test_settable_exactly_when_selectable(name: str) -> None:
     assert is_valid_property_name(name) == _selectable(name)
+
+
+def test_mq_usr_folder_refuses_the_same_keywords() -> None:
+    from amqp_jms.message import TextMessage
+    from amqp_jms.mq import MQFormatError, from_mq_bytes, to_mq
+
+    settable = TextMessage("x")
+    settable.set_int_property("\u0131n", 1)
+    assert from_mq_bytes(to_mq(settable).to_bytes()).get_int_property("\u0131n") == 1
+    refused = TextMessage("x")
+    refused._props["Like"] = 1  # bypassing the setter, which refuses it too
+    with pytest.raises(MQFormatError, match="selector keyword"):
+        to_mq(refused)

@@ -15,6 +15,7 @@ import xml.parsers.expat
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._identifiers import is_keyword
 from ..types import (
     UUID,
     Byte,
@@ -256,7 +257,6 @@ def element(
     return f"<{name}{attrs}>{text}</{name}>"
 
 
-_SQL_WORDS = {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE", "IN", "IS", "ESCAPE"}
 _XML_NAME = re.compile(r"[^\W\d][\w\-]*")
 
 
@@ -274,7 +274,7 @@ def check_usr_name(name: str) -> None:
             structure="MQRFH2",
             field="usr",
         )
-    if name.upper() in _SQL_WORDS:
+    if is_keyword(name):  # the selector's own rule, so JMS and MQ refuse the same names
         raise MQFormatError(
             f"property name {name!r} is a selector keyword, which IBM forbids in the usr folder",
             structure="MQRFH2",
