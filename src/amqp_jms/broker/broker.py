@@ -51,9 +51,13 @@ class AsyncBroker:
         max_frame_size: int | None = 65536,
         memory_limit: int = 32 * 1024 * 1024,
         container_id: str = "amqp-jms-broker",
+        tls_ca: str | Path | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
+        if tls_ca is not None and tls_cert is None:
+            raise ValueError("tls_ca (client certificates) needs tls_cert and tls_key")
+        self.tls_ca = tls_ca
         self.host = host
         self._port = port
         self.data_dir = Path(data_dir) if data_dir is not None else None
@@ -123,6 +127,11 @@ class AsyncBroker:
             return None
         ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         ctx.load_cert_chain(str(self.tls_cert), str(self.tls_key))
+        if self.tls_ca is not None:
+            # client certificates signed by these CAs are verified and allow SASL EXTERNAL;
+            # optional, so clients without one can still use PLAIN/ANONYMOUS
+            ctx.load_verify_locations(str(self.tls_ca))
+            ctx.verify_mode = ssl.CERT_OPTIONAL
         return ctx
 
     async def stop(self) -> None:

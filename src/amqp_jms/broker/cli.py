@@ -26,6 +26,8 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                    help="users file, one 'user:password' per line (enables PLAIN auth)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
     p.add_argument("--tls-key", default=None, help="PEM private key")
+    p.add_argument("--tls-ca", default=None,
+                   help="PEM CA file: client certificates it signed may log in with SASL EXTERNAL")
     p.add_argument("--dlq", default="DLQ", help="dead-letter queue name (default DLQ)")
     p.add_argument("--max-delivery-attempts", type=int, default=0,
                    help="dead-letter a message after this many failed deliveries (0 = never)")
@@ -40,6 +42,7 @@ async def _serve(args: argparse.Namespace) -> None:
     broker = AsyncBroker(
         args.host, args.port, args.data_dir, args.users, args.tls_cert, args.tls_key,
         dlq=args.dlq, max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
+        tls_ca=args.tls_ca,
     )
     await broker.start()
     print(f"amqp-jms broker listening on {broker.url}", flush=True)

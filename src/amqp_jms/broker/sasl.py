@@ -21,7 +21,15 @@ from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
 
 from .terminus import data_object
 
-__all__ = ["AMQP_HEADER", "SASL_HEADER", "SaslResult", "SaslServer", "Users", "load_users"]
+__all__ = [
+    "AMQP_HEADER",
+    "SASL_HEADER",
+    "SaslResult",
+    "SaslServer",
+    "Users",
+    "certificate_identity",
+    "load_users",
+]
 
 AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
 SASL_HEADER = b"AMQP\x03\x01\x00\x00"
@@ -82,11 +90,27 @@ def _frame(performative: int, fields: list[Any]) -> bytes:
     return (8 + len(body)).to_bytes(4, "big") + b"\x02\x01\x00\x00" + body
 
 
-class SaslServer:
-    """Feed it the first bytes of a connection; it says what to write and when SASL is done."""
+def certificate_identity(peercert: dict[str, Any] | None) -> str | None:
+    """Who a verified TLS client certificate names: its subject CN (else the whole subject)."""
+    if not peercert:
+        return None
+    rdns = [pair for rdn in peercert.get("subject", ()) for pair in rdn]
+    for key, value in rdns:
+        if key == "commonName":
+            return str(value)
+    return ",".join(f"{k}={v}" for k, v in rdns) or None
 
-    def __init__(self, users: Users) -> None:
+
+class SaslServer:
+    """Feed it the first bytes of a connection; it says what to write and when SASL is done.
+
+    ``external_id`` is the identity of the peer's verified TLS client certificate: when set,
+    EXTERNAL is offered (first) and authenticates as it.
+    """
+
+    def __init__(self, users: Users, external_id: str | None = None) -> None:
         self.users = users
+        self.external_id = external_id
         self.result = SaslResult.PENDING
         self.user: str | None = None
         self._buf = b""
@@ -111,7 +135,8 @@ class SaslServer:
             if header != SASL_HEADER:
                 self.result = SaslResult.FAILED
                 return SASL_HEADER, b""
-            names = [symbol(m) for m in self.users.mechanisms]
+            offered = (["EXTERNAL"] if self.external_id else []) + self.users.mechanisms
+            names = [symbol(m) for m in offered]
             mechs = Array(UNDESCRIBED, Data.SYMBOL, *names)  # type: ignore[arg-type]
             out = SASL_HEADER + _frame(_MECHANISMS, [mechs])
         while self.result is SaslResult.PENDING and len(self._buf) >= 8:
@@ -149,6 +174,11 @@ class SaslServer:
         ok = False
         if mech == "ANONYMOUS" and self.users.anonymous:
             ok = True
+        elif mech == "EXTERNAL" and self.external_id:
+            # the response is an optional authorization identity: only the certificate's own
+            authzid = response.decode("utf-8", "replace")
+            ok = authzid in ("", self.external_id)
+            self.user = self.external_id if ok else None
         elif mech == "PLAIN":
             parts = response.split(b"\x00")
             if len(parts) == 3:

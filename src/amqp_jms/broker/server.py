@@ -21,7 +21,7 @@ from proton import Condition, Endpoint, Event
 from ..engine import Engine
 from ._fast import lib
 from .connection import BrokerConnection
-from .sasl import SaslResult, SaslServer, Users
+from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
     from .core import BrokerCore
@@ -80,7 +80,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
-        self.sasl = SaslServer(self.state.users)
+        self.sasl = SaslServer(self.state.users, certificate_identity(transport.get_extra_info("peercert")))
 
     def data_received(self, data: bytes) -> None:
         sasl = self.sasl
