@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,16 @@ from hypothesis import strategies as st
 from amqp_jms.destination import Queue, Topic
 from amqp_jms.exceptions import MessageFormatException
 from amqp_jms.message import TextMessage
-from amqp_jms.mq import MQMD, MQFormatError, amqp_to_mq, from_mq, from_mq_bytes, mq_to_amqp, to_mq
+from amqp_jms.mq import (
+    MQMD,
+    MQFormatError,
+    amqp_to_mq,
+    from_mq,
+    from_mq_bytes,
+    load_dump,
+    mq_to_amqp,
+    to_mq,
+)
 from amqp_jms.types import Int
 
 Setter = Callable[[TextMessage], None]
@@ -137,3 +147,14 @@ def test_to_mq_on_any_text_round_trips_or_raises_mq_format_error(text: str, wher
         assert str(exc)
     else:
         assert back.get_text() == m.get_text()  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("source", [5, None, object()])
+def test_load_dump_of_something_that_is_not_a_file_names_it(source: Any) -> None:
+    with pytest.raises(MQFormatError, match=type(source).__name__):
+        load_dump(source)
+
+
+def test_load_dump_of_a_missing_path_is_the_os_error(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_dump(tmp_path / "absent.dmp")

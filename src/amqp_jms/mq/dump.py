@@ -138,13 +138,21 @@ def iter_dump(lines: Iterable[str]) -> Iterator[tuple[MQMD, bytes]]:
 
 
 def load_dump(source: str | os.PathLike[str] | IO[str]) -> list[tuple[MQMD, bytes]]:
-    """All messages of a dump file (a path or an open text file)."""
+    """All messages of a dump file (a path or an open text file).
+
+    Malformed content raises MQFormatError naming the line; a path that cannot be opened raises
+    the OSError ``open`` gives (a missing file is not a format problem, and callers handle the two
+    differently)."""
     if isinstance(source, (str, os.PathLike)):
         try:
             with open(source, encoding="utf-8") as fp:
                 return list(iter_dump(fp))
         except UnicodeDecodeError as exc:
             raise MQFormatError(f"dump file is not UTF-8 text: {exc}", structure="dmpmqmsg") from None
+    if not isinstance(source, Iterable):
+        raise MQFormatError(
+            f"expected a path or an open text file, got {type(source).__name__}", structure="dmpmqmsg"
+        )
     return list(iter_dump(source))
 
 
