@@ -232,3 +232,11 @@ def test_any_content_type_gives_a_message_or_message_format_exception(
         decode(wire)
     except MessageFormatException:
         pass
+
+
+@pytest.mark.parametrize("bad", ["queue://x", 5, {"consumer_destination": None}])
+def test_a_context_that_is_not_a_mapping_context_is_a_type_error_naming_it(bad: Any) -> None:
+    with pytest.raises(TypeError, match="context must be a MappingContext"):
+        decode(full_message(), context=bad)
+    with pytest.raises(TypeError, match="context must be a MappingContext"):
+        encode(TextMessage("x"), context=bad)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ..destination import Destination
 
-__all__ = ["DEFAULT_CONTEXT", "MappingContext"]
+__all__ = ["DEFAULT_CONTEXT", "MappingContext", "resolve_context"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,3 +41,13 @@ class MappingContext:
 
 
 DEFAULT_CONTEXT = MappingContext()
+
+
+def resolve_context(context: MappingContext | None) -> MappingContext:
+    """``context``, or the default when ``None``. Anything else is a TypeError naming it here, at
+    the call, rather than an AttributeError from deep inside the mapping."""
+    if context is None:
+        return DEFAULT_CONTEXT
+    if not isinstance(context, MappingContext):
+        raise TypeError(f"context must be a MappingContext, not {type(context).__name__}")
+    return context

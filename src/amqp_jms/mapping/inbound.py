@@ -20,7 +20,7 @@ from ..message import Message
 from ..types import Int
 from .body import MSG_TYPE, message_for
 from .codec import Sections, decode_sections
-from .context import DEFAULT_CONTEXT, MappingContext
+from .context import MappingContext, resolve_context
 from .destinations import JMS_DEST, JMS_REPLY_TO, LEGACY_REPLY_TYPE, LEGACY_TO_TYPE, destination_from
 from .ids import from_amqp_correlation_id, from_amqp_message_id
 from .outbound import (
@@ -58,7 +58,7 @@ def decode(data: bytes | bytearray | memoryview, *, context: MappingContext | No
 def message_from_sections(s: Sections, *, context: MappingContext | None = None) -> Message:
     """As :func:`decode`, for a payload already parsed with ``decode_sections``. The message
     takes ownership of the section values (do not reuse ``s`` afterwards)."""
-    ctx = context if context is not None else DEFAULT_CONTEXT
+    ctx = resolve_context(context)
     if not s.body_decoded:
         s.decode_body()
     ma = s.message_annotations

@@ -28,7 +28,7 @@ from .codec._encode import (
     encode_value,
 )
 from .codec.sections import _list_of
-from .context import DEFAULT_CONTEXT, MappingContext
+from .context import MappingContext, resolve_context
 from .destinations import _BYTES as _DEST_BYTES
 from .destinations import (
     JMS_DEST,
@@ -137,7 +137,7 @@ def encode(message: Message, *, context: MappingContext | None = None) -> bytes:
     """The AMQP encoding of ``message`` exactly as the producer transfers it."""
     if not isinstance(message, Message):
         raise TypeError(f"encode needs a JMS Message, not {type(message).__name__}")
-    ctx = context if context is not None else DEFAULT_CONTEXT
+    ctx = resolve_context(context)
     try:
         return _encode(message, ctx)
     except MessageFormatException:
