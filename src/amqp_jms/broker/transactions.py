@@ -35,6 +35,7 @@ class Outcome:
 class Transaction:
     txn_id: bytes
     owner: int  # connection id
+    controller: int | None = None  # the coordinator link it was declared on (its address)
     publishes: list[tuple[str, BrokerMessage]] = field(default_factory=list)
     acks: list[tuple[MessageQueue, BrokerMessage, Outcome]] = field(default_factory=list)
 
@@ -66,6 +67,16 @@ class TransactionManager:
             self._rollback(txn)
         else:
             self._commit(txn)
+
+    def rollback_controlled_by(self, owner: int, controller: int) -> None:
+        """A coordinator link detached, or its session ended: its open transaction rolls back.
+
+        AMQP 1.0 ties a transaction to its controller; clients (Qpid JMS) discharge before
+        closing a session, but one that does not must not keep messages locked until the
+        connection closes.
+        """
+        for txn in [t for t in self.open.values() if t.owner == owner and t.controller == controller]:
+            self.discharge(txn, fail=True)
 
     def rollback_owned_by(self, owner: int) -> None:
         """A connection went away: its open transactions roll back."""

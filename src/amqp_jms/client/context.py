@@ -161,11 +161,17 @@ class JMSContext:
         if self._closed:
             return
         self._closed = True
-        try:
-            with _runtime():
+        sh = self._shared
+        with sh.lock:
+            sh.users -= 1
+            last = sh.users <= 0
+        with _runtime():
+            if last:
+                # closing the connection closes the session too, and rolls back its
+                # transaction without a separate discharge round trip
+                sh.connection.close()
+            else:
                 self._session.close()
-        finally:
-            self._release_connection()
 
     def _release_connection(self) -> None:
         sh = self._shared

@@ -444,13 +444,28 @@ class Session(SessionFeatures):
             d.stop()
         self._closed = True
         conn = self._connection
+        consumers = list(self._consumers)
+        with self._lock:
+            self._delivered.clear()
+
+        def prefetched() -> list[Any]:
+            out: list[Any] = []
+            for c in consumers:
+                out.extend(c._queue.take_all())
+            return out
+
         try:
-            for c in list(self._consumers):
+            for c in consumers:
                 self._close_consumer_quiet(c)
             for p in list(self._producers):
                 p._closed = True
             if conn._provider_alive():
-                conn._provider_wait(self._p.close(), conn._close_timeout(), "close session")
+                # transacted (JMS 2.0 Session.close): the provider releases prefetched messages
+                # and rolls back the open transaction (discharge fail=true) before detaching the
+                # links. Not when the whole connection is closing: its close rolls back anyway.
+                rollback = self.transacted and not conn._closed
+                conn._provider_wait(self._p.close(prefetched if rollback else None),
+                                    conn._close_timeout(), "close session")
         finally:
             conn._forget_session(self)
 

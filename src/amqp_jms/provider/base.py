@@ -155,7 +155,8 @@ class ProviderSession(ABC):
         """Release what ``before()`` returns (prefetched, undelivered), then roll back."""
 
     @abstractmethod
-    def close(self) -> Future[None]: ...
+    def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:
+        """End the session; if transacted, first release ``before()`` and roll back (JMS 2.0)."""
 
 
 class Provider(ABC):

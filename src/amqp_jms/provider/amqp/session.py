@@ -166,13 +166,14 @@ class AmqpSession(ProviderSession):
             d.update(Delivery.RELEASED)
             d.settle()
 
-    def close(self) -> concurrent.futures.Future[None]:
-        return self.p.lt.submit(self._close())
+    def close(self, before: Callable[[], Iterable[Any]] | None = None) -> concurrent.futures.Future[None]:
+        return self.p.lt.submit(self._close(before))
 
-    async def _close(self) -> None:
+    async def _close(self, before: Callable[[], Iterable[Any]] | None = None) -> None:
         if self.closed:
             return
-        self.closed = True
+        self.closed = True  # also keeps _discharge from declaring a new transaction
+        await self._rollback_on_close(before)
         for link in list(self.links):
             try:
                 await link.detach()
@@ -188,6 +189,24 @@ class AmqpSession(ProviderSession):
             await self.p.await_remote(self._ended, timeout, "end")
         except JMSException:
             pass
+
+    async def _rollback_on_close(self, before: Callable[[], Iterable[Any]] | None) -> None:
+        """JMS 2.0 (Session.close): closing a transacted session rolls back its transaction.
+
+        Like Qpid JMS, discharge(fail=true) explicitly before the links go, so the peer
+        unlocks what the transaction consumed now, not when the connection closes; messages
+        prefetched but never delivered are released first, as on rollback().
+        """
+        c = self.coordinator
+        if c is None or c.txn_id is None or self.failure is not None or self.p.failure is not None \
+                or self.p.closing:
+            return
+        for inbound in before() if before is not None else ():
+            self._release(inbound)
+        try:
+            await self._discharge(True)
+        except JMSException:
+            pass  # closing anyway: the peer rolls back when the coordinator/session goes
 
     def check(self) -> None:
         self.p.check_usable()
