@@ -41,7 +41,7 @@ def test_close_discharges_with_fail_true_before_detaching_links_and_ending(peer:
         c = s.create_consumer(Queue("q"))
         conn.start()
         m = c.receive(2000)
-        assert m is not None and m.get_text() == "a"
+        assert m is not None and m.get_body(str) == "a"
         peer.wait()
         peer.expect_disposition(disp.append)  # 'b' prefetched, never delivered: released
         peer.expect_discharge(fail=True)  # the rollback, and no declare after it
