@@ -74,22 +74,29 @@ class Destination:
 
 
 class Queue(Destination):
+    """A point-to-point destination: each message goes to one consumer. A value, not a handle
+    (equal by kind and name), so one decoded from a received JMSReplyTo can be used as is."""
+
     __slots__ = ()
     kind = "queue"
     scheme = "queue"
     is_queue = True
 
     def get_queue_name(self) -> str:
+        """The name (JMS ``Queue.getQueueName``; ``name`` is the same for any destination)."""
         return self._name
 
 
 class Topic(Destination):
+    """A publish/subscribe destination: each subscription gets its own copy of every message."""
+
     __slots__ = ()
     kind = "topic"
     scheme = "topic"
     is_topic = True
 
     def get_topic_name(self) -> str:
+        """The name (JMS ``Topic.getTopicName``; ``name`` is the same for any destination)."""
         return self._name
 
 
@@ -128,12 +135,17 @@ class _Temporary(Destination):
 
 
 class TemporaryQueue(_Temporary, Queue):
+    """A queue for replies: only its creating connection may consume from it, and it goes away
+    with that connection. Still a Queue, so code that routes by kind needs no special case."""
+
     __slots__ = ()
     kind = "temporary-queue"
     scheme = "temp-queue"
 
 
 class TemporaryTopic(_Temporary, Topic):
+    """A topic that lives as long as its creating connection (see TemporaryQueue)."""
+
     __slots__ = ()
     kind = "temporary-topic"
     scheme = "temp-topic"

@@ -183,43 +183,43 @@ class JMSRuntimeException(RuntimeError):
 
 
 class IllegalStateRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``IllegalStateException``, raised where JMSContext reports that error."""
 
 
 class InvalidClientIDRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``InvalidClientIDException``, raised where JMSContext reports that error."""
 
 
 class InvalidDestinationRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``InvalidDestinationException``, raised where JMSContext reports that error."""
 
 
 class InvalidSelectorRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``InvalidSelectorException``, raised where JMSContext reports that error."""
 
 
 class JMSSecurityRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``JMSSecurityException``, raised where JMSContext reports that error."""
 
 
 class MessageFormatRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``MessageFormatException``, raised where JMSContext reports that error."""
 
 
 class MessageNotWriteableRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``MessageNotWriteableException``, raised where JMSContext reports that error."""
 
 
 class ResourceAllocationRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``ResourceAllocationException``, raised where JMSContext reports that error."""
 
 
 class TransactionInProgressRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``TransactionInProgressException``, raised where JMSContext reports that error."""
 
 
 class TransactionRolledBackRuntimeException(JMSRuntimeException):
-    pass
+    """The unchecked form of ``TransactionRolledBackException``, raised where JMSContext reports that error."""
 
 
 class NumberFormatException(ValueError):
