@@ -183,43 +183,43 @@ class JMSRuntimeException(RuntimeError):
 
 
 class IllegalStateRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``IllegalStateException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``IllegalStateException`` (JMSContext raises these)."""
 
 
 class InvalidClientIDRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``InvalidClientIDException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``InvalidClientIDException`` (JMSContext raises these)."""
 
 
 class InvalidDestinationRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``InvalidDestinationException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``InvalidDestinationException`` (JMSContext raises these)."""
 
 
 class InvalidSelectorRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``InvalidSelectorException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``InvalidSelectorException`` (JMSContext raises these)."""
 
 
 class JMSSecurityRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``JMSSecurityException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``JMSSecurityException`` (JMSContext raises these)."""
 
 
 class MessageFormatRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``MessageFormatException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``MessageFormatException`` (JMSContext raises these)."""
 
 
 class MessageNotWriteableRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``MessageNotWriteableException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``MessageNotWriteableException`` (JMSContext raises these)."""
 
 
 class ResourceAllocationRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``ResourceAllocationException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``ResourceAllocationException`` (JMSContext raises these)."""
 
 
 class TransactionInProgressRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``TransactionInProgressException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``TransactionInProgressException`` (JMSContext raises these)."""
 
 
 class TransactionRolledBackRuntimeException(JMSRuntimeException):
-    """The unchecked form of ``TransactionRolledBackException``, raised where JMSContext reports that error."""
+    """The unchecked form of ``TransactionRolledBackException`` (JMSContext raises these)."""
 
 
 class NumberFormatException(ValueError):
