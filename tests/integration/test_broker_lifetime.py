@@ -137,3 +137,15 @@ def test_no_policy_means_delete_on_close(broker: Broker) -> None:
     r.close()
     assert not exists(broker, address)
     a.close()
+
+
+def test_delete_on_no_messages_when_the_last_message_is_rejected(broker: Broker) -> None:
+    a = BlockingConnection(broker.url, timeout=10)
+    r, address = temp_receiver(a, ON_NO_MESSAGES)
+    a.create_sender(address, options=Caps("temporary-queue")).send(Message(body="unwanted"))
+    assert r.receive(timeout=5).body == "unwanted"
+    r.reject()  # dead-lettered: it left the node all the same
+    with pytest.raises(LinkDetached, match="resource-deleted"):
+        r.receive(timeout=5)
+    assert not exists(broker, address)
+    a.close()

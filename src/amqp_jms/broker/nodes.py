@@ -117,7 +117,7 @@ class Router:
         self._temp_ids = itertools.count(1)
         self.expired = 0
         self.dead_lettered = 0
-        self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q``
+        self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q`` (any way)
 
     # -- nodes ---------------------------------------------------------------------------------
     def new_queue(self, name: str, *, durable: bool) -> MessageQueue:
@@ -270,6 +270,8 @@ class Router:
             self.store.remove(q.name, msg)
             msg.stored = False
         self.dead_lettered += 1
+        if q is not None and self.on_consumed is not None:
+            self.on_consumed(q)
         if q is not None and q.name == self.dlq_name:
             return  # rejected from the DLQ itself: drop
         dlq = self.queue(self.dlq_name)
@@ -283,6 +285,8 @@ class Router:
 
     def _expire(self, q: MessageQueue, msg: BrokerMessage) -> None:
         self.expired += 1
+        if self.on_consumed is not None:
+            self.on_consumed(q)
         if msg.stored:
             self.store.remove(q.name, msg)
             msg.stored = False
