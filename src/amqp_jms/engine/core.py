@@ -101,6 +101,13 @@ class Engine:
         if not data:
             self._tail_closed = True
             self.transport.close_tail()
+            t = self.transport
+            if t.condition is None and not t.closed and not self.connection.state & Connection.REMOTE_CLOSED:
+                # proton reports "connection aborted" for EOF at a frame boundary, but EOF in the
+                # middle of a frame leaves it waiting for bytes that cannot come: no error, never
+                # closed. Say what happened and finish, so the adapter sees TRANSPORT_CLOSED.
+                t.condition = Condition("amqp:connection:framing-error", "connection aborted mid-frame")
+                t.close_head()
             return
         view = memoryview(data)
         while view:
