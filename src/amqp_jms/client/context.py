@@ -434,6 +434,7 @@ class JMSProducer:
     def set_property(self, name: str, value: Any) -> JMSProducer:
         """A message property for every later send (validated now, as the message would)."""
         probe = Message()
+        probe._validate_names = self._ctx._session._validate_names  # jms.validatePropertyNames
         with _runtime():
             probe.set_object_property(name, value)
         self._props[name] = value

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import threading
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from .connection import Connection
 
 __all__ = ["Session"]
+
+M = TypeVar("M", bound="Message")
 
 _OUTCOME_BY_NAME = {
     "ACCEPTED": ACCEPTED,
@@ -86,6 +88,7 @@ class Session(SessionFeatures):
         cfg = connection._config
         self._redelivery_max = cfg.redelivery.max_redeliveries
         self._redelivery_outcome = _OUTCOME_BY_NAME[cfg.redelivery.outcome]
+        self._validate_names = cfg.validate_property_names
 
     # -- properties ----------------------------------------------------------------------------
     def get_transacted(self) -> bool:
@@ -107,37 +110,43 @@ class Session(SessionFeatures):
         from ..message import Message
 
         self._check_open()
-        return Message()
+        return self._configured(Message())
 
     def create_text_message(self, text: str | None = None) -> TextMessage:
         from ..message import TextMessage
 
         self._check_open()
-        return TextMessage(text)
+        return self._configured(TextMessage(text))
 
     def create_bytes_message(self) -> BytesMessage:
         from ..message import BytesMessage
 
         self._check_open()
-        return BytesMessage()
+        return self._configured(BytesMessage())
 
     def create_map_message(self) -> MapMessage:
         from ..message import MapMessage
 
         self._check_open()
-        return MapMessage()
+        return self._configured(MapMessage())
 
     def create_stream_message(self) -> StreamMessage:
         from ..message import StreamMessage
 
         self._check_open()
-        return StreamMessage()
+        return self._configured(StreamMessage())
 
     def create_object_message(self, obj: Any = None) -> ObjectMessage:
         from ..message import ObjectMessage
 
         self._check_open()
-        return ObjectMessage(obj)
+        return self._configured(ObjectMessage(obj))
+
+    def _configured(self, msg: M) -> M:
+        """Apply connection options to a message this session creates or delivers."""
+        if not self._validate_names:
+            msg._validate_names = False  # jms.validatePropertyNames=false (Qpid JMS)
+        return msg
 
     def create_queue(self, name: str) -> Queue:
         self._check_open()
@@ -241,6 +250,8 @@ class Session(SessionFeatures):
                                     else MODIFIED_FAILED_UNDELIVERABLE)
             return None
         msg._mark_received()
+        if not self._validate_names:
+            msg._validate_names = False  # writable again after clear_properties()
         mode = self._mode
         if mode == self.CLIENT_ACKNOWLEDGE:
             msg._ack_callback = self.acknowledge

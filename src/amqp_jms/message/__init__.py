@@ -66,6 +66,8 @@ Lifecycle:
 * ``msg._ack_callback: Callable[[], None] | None``: called by ``acknowledge()`` (no-op if None).
 * ``msg._copy()``: an independent writable copy (the producer sends a copy so the user's object
   can be reused); BytesMessage/StreamMessage copies are in write mode holding the whole body.
+* ``msg._validate_names: bool`` (default True): False makes ``set_*_property`` accept any
+  non-empty str name (``jms.validatePropertyNames=false``); copied by ``_copy()``.
 * ``msg._extra: dict[str, object] | None``: free for the mapping/provider to keep data the JMS
   model has no place for (e.g. unknown AMQP annotations); copied (shallowly) by ``_copy()``;
   the message model never reads it.

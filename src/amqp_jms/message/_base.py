@@ -78,6 +78,7 @@ class Message:
         "_reply_to",
         "_timestamp",
         "_type",
+        "_validate_names",
     )
 
     #: The JMS interface name, used by ``repr`` and error messages.
@@ -104,6 +105,9 @@ class Message:
     _expiration: int
     _delivery_time: int
     _priority: int
+    #: False for messages of a connection with ``jms.validatePropertyNames=false``: property
+    #: names are then only checked for None/empty (only consulted for names not cached valid)
+    _validate_names: bool
 
     def __init__(self) -> None:
         self._init_headers()
@@ -125,6 +129,7 @@ class Message:
         self._expiration = 0
         self._delivery_time = 0
         self._priority = DEFAULT_PRIORITY
+        self._validate_names = True
 
     def _init_body(self) -> None:
         """Set the body slots to an empty, writable body (subclasses override)."""
@@ -163,6 +168,7 @@ class Message:
         other._expiration = self._expiration
         other._delivery_time = self._delivery_time
         other._priority = self._priority
+        other._validate_names = self._validate_names
         self._copy_body_to(other)
         return other
 
@@ -309,56 +315,56 @@ class Message:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = value if type(value) is bool else cv.as_boolean(value)
 
     def set_byte_property(self, name: str, value: int) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_byte(value)
 
     def set_short_property(self, name: str, value: int) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_short(value)
 
     def set_int_property(self, name: str, value: int) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_int(value)
 
     def set_long_property(self, name: str, value: int) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_long(value)
 
     def set_float_property(self, name: str, value: float) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_float(value)
 
     def set_double_property(self, name: str, value: float) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = value if type(value) is float else cv.as_double(value)
 
     def set_string_property(self, name: str, value: str | None) -> None:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = value if type(value) is str else cv.as_string(value)
 
     def set_object_property(self, name: str, value: object) -> None:
@@ -368,7 +374,7 @@ class Message:
         if self._props_ro:
             self._check_props_writable(name)
         if name not in _valid_names:
-            check_property_name(name)
+            check_property_name(name, self._validate_names)
         self._props[name] = cv.as_property_object(value)
 
     def get_boolean_property(self, name: str) -> bool:

@@ -19,10 +19,12 @@ _valid_cache: set[str] = set()
 _CACHE_LIMIT = 4096
 
 
-def check_property_name(name: object) -> None:
+def check_property_name(name: object, validate: bool = True) -> None:
     """Raise ``ValueError`` unless ``name`` is a valid property name (``TypeError`` if not a str).
 
     ``None`` and ``""`` are ``ValueError`` too: Java's providers throw IllegalArgumentException.
+    With ``validate`` false (``jms.validatePropertyNames=false``) only those two and the type
+    are checked, as in Qpid JMS: any other string is accepted (and not cached as valid).
     """
     if type(name) is str and name in _valid_cache:
         return
@@ -32,6 +34,8 @@ def check_property_name(name: object) -> None:
         raise TypeError(f"property name must be a str, not {type(name).__name__}")
     if not name:
         raise ValueError("property name must not be empty")
+    if not validate:
+        return
     if not is_identifier(name):
         if is_keyword(name):
             raise ValueError(f"property name {name!r} is a reserved selector word")
