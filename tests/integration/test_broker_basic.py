@@ -24,7 +24,7 @@ def conn(broker: Broker) -> Iterator[BlockingConnection]:
 
 
 def drain(receiver: Any, timeout: float = 0.5) -> list[Any]:
-    out = []
+    out: list[Any] = []
     while True:
         try:
             m = receiver.receive(timeout=timeout)
@@ -88,7 +88,7 @@ def test_release_redelivers_without_counting_and_modified_counts(conn: BlockingC
     r.release(delivered=True)  # modified, no delivery-failed: not counted either
     m = r.receive(timeout=5)
     assert m.delivery_count == 0
-    r.fetcher.unsettled[0].local.failed = True
+    r.fetcher.unsettled[0].local.failed = True  # type: ignore[union-attr]
     r.settle(Delivery.MODIFIED)  # modified with delivery-failed: counted
     m = r.receive(timeout=5)
     assert m.delivery_count == 1 and m.body == "x"
@@ -172,9 +172,11 @@ def test_anonymous_relay_routes_by_to_and_rejects_unknown(conn: BlockingConnecti
 
 
 def test_open_offers_capabilities_and_product(conn: BlockingConnection) -> None:
-    offered = {str(c) for c in conn.conn.remote_offered_capabilities}
+    pn_conn = conn.conn
+    assert pn_conn is not None
+    offered = {str(c) for c in pn_conn.remote_offered_capabilities}
     assert {"ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS"} <= offered
-    assert conn.conn.remote_properties[Message().__class__ and "product"] == "amqp-jms"
+    assert pn_conn.remote_properties["product"] == "amqp-jms"
 
 
 def test_malformed_frame_closes_only_that_connection(broker: Broker, conn: BlockingConnection) -> None:

@@ -15,7 +15,7 @@ from amqp_jms.broker import Broker
 
 
 def bodies(receiver: Any, timeout: float = 0.5) -> list[Any]:
-    out = []
+    out: list[Any] = []
     while True:
         try:
             m = receiver.receive(timeout=timeout)
@@ -63,6 +63,7 @@ def test_sole_connection_for_container_is_offered_and_enforced(broker: Broker) -
         broker.url, timeout=10, container=first, desired_capabilities=["sole-connection-for-container"]
     )
     try:
+        assert holder.conn is not None
         assert "sole-connection-for-container" in {str(c) for c in holder.conn.remote_offered_capabilities}
         h = _SoleOpen(broker.url, "sole-client", hold=False)
         Container(h).run()
@@ -206,7 +207,7 @@ def test_max_delivery_attempts_moves_to_dlq(broker_factory: Any) -> None:
     r = c.create_receiver("fragile")
     for _ in range(2):
         r.receive(timeout=5)
-        r.fetcher.unsettled[0].local.failed = True
+        r.fetcher.unsettled[0].local.failed = True  # type: ignore[union-attr]
         r.release(delivered=True)
     assert bodies(r) == []
     assert bodies(c.create_receiver("DLQ")) == ["boom"]

@@ -31,7 +31,7 @@ def conn(broker: Broker) -> Iterator[BlockingConnection]:
 
 
 def bodies(receiver: Any, timeout: float = 0.5) -> list[Any]:
-    out = []
+    out: list[Any] = []
     while True:
         try:
             m = receiver.receive(timeout=timeout)
