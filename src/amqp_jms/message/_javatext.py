@@ -47,12 +47,17 @@ _SPECIAL = {
 }
 
 
+def _a(type_name: str) -> str:
+    """The type name with its English article: "a long", "an int"."""
+    return f"{'an' if type_name[:1] in 'aeiou' else 'a'} {type_name}"
+
+
 def java_parse_integral(text: str | None, lo: int, hi: int, type_name: str) -> int:
     """``Byte/Short/Integer/Long.valueOf(text)``: ``NumberFormatException`` for null, junk or range."""
     if text is None:
         raise NumberFormatException(f"cannot convert null to {type_name}")
     if not _INTEGRAL.fullmatch(text):
-        raise NumberFormatException(f"for input string {text!r} (not a {type_name})")
+        raise NumberFormatException(f"for input string {text!r} (not {_a(type_name)})")
     try:
         value = int(text)
     except ValueError:  # more digits than Python converts
@@ -93,7 +98,7 @@ def _parse(text: str | None, type_name: str) -> tuple[float, str | None]:
         if s[-1] in "fFdD":
             s = s[:-1]
         return float.fromhex(s), None
-    raise NumberFormatException(f"for input string {text!r} (not a {type_name})")
+    raise NumberFormatException(f"for input string {text!r} (not {_a(type_name)})")
 
 
 def to_float32(value: float) -> float:
