@@ -114,7 +114,7 @@ _TO_PROTON: dict[type, Any] = {
 def to_proton(v: Any) -> Any:
     """An amqp_jms typed value as the proton value that encodes to the same AMQP type."""
     if isinstance(v, Array):
-        d = proton.UNDESCRIBED if v.descriptor is None else to_proton(v.descriptor)
+        d: Any = proton.UNDESCRIBED if v.descriptor is None else to_proton(v.descriptor)
         return proton.Array(d, _PROTON_ARRAY_TYPE[v.element_type], *[to_proton(x) for x in v])
     if isinstance(v, Described):
         return proton.Described(to_proton(v.descriptor), to_proton(v.value))
@@ -172,7 +172,7 @@ SCALARS: dict[type, st.SearchStrategy[Any]] = {
     int: st.one_of(st.integers(-200, 200), st.integers(-(2**63), 2**63 - 1)),
     Float: _f32,
     float: st.floats(allow_nan=False),
-    Char: st.characters(exclude_categories=("Cs",)).map(Char),
+    Char: st.characters(exclude_categories=["Cs"]).map(Char),
     Timestamp: st.integers(-(2**63), 2**63 - 1).map(Timestamp),
     uuid.UUID: st.uuids(),
     bytes: st.binary(max_size=300),
