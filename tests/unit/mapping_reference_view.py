@@ -126,7 +126,7 @@ def reference_view(pm: proton.Message, consumer: Destination | None = None, now:
     else:
         out_body = None
 
-    props: dict[str, Any] = {k: from_proton(v) for k, v in (pm.properties or {}).items()}
+    props: dict[str, Any] = {k: from_proton(v) for k, v in _properties(pm).items()}
     props["JMSXDeliveryCount"] = Int(min(pm.delivery_count + 1, 2**31 - 1))
     if pm.first_acquirer:
         props["JMS_AMQP_FIRST_ACQUIRER"] = True
@@ -212,3 +212,8 @@ def jms_view(m: Message) -> dict[str, Any]:
         "properties": typed(props),
         "body": typed(body),
     }
+
+
+def _properties(pm: proton.Message) -> dict[str, Any]:
+    """The application properties proton parsed (its stubs leave the type open)."""
+    return dict(pm.properties or {})

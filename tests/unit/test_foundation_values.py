@@ -61,7 +61,7 @@ def test_destinations_are_values() -> None:
     assert TemporaryQueue("t") != Queue("t")
     assert pickle.loads(pickle.dumps(Topic("x"))) == Topic("x")
     with pytest.raises(AttributeError):
-        Queue("a").foo = 1  # type: ignore[attr-defined]
+        Queue("a").foo = 1
 
 
 def test_destination_name_validation() -> None:
@@ -84,7 +84,7 @@ def test_temporary_destination_delete_needs_an_owner() -> None:
     t = TemporaryQueue("tmp-1")
     with pytest.raises(ex.IllegalStateException):
         t.delete()
-    deleted = []
+    deleted: list[object] = []
     t._bind(deleted.append)
     t.delete()
     t.delete()  # idempotent

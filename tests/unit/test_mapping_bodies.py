@@ -295,4 +295,4 @@ def test_from_amqp_reads_proton_built_messages() -> None:
     assert isinstance(m, BytesMessage) and m._body_bytes() == b"\x01\x02"
     assert m.get_jms_delivery_mode() == 2 and m.get_jms_destination() is not None
     with pytest.raises(TypeError):
-        from_amqp("not a message")  # type: ignore[arg-type]
+        from_amqp("not a message")

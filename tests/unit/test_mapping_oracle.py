@@ -26,7 +26,7 @@ from amqp_jms.types import Byte, Char, Described, Float, Int, Short, Symbol, Tim
 NOW = 1_700_000_000_000
 # proton's Message reads its string fields as C strings: no NUL in them
 names = st.text(
-    st.characters(codec="utf-8", exclude_categories=("Cs",), exclude_characters="\x00"),
+    st.characters(codec="utf-8", exclude_categories=["Cs"], exclude_characters="\x00"),
     min_size=1,
     max_size=20,
 )
@@ -157,7 +157,7 @@ def _our_sections(data: bytes) -> dict[str, Any]:
 @given(jms_messages(), st.integers(0, 2**33))
 def test_our_encoding_decodes_with_proton_to_the_same_sections(m: Message, ttl: int) -> None:
     data = encode(m, context=MappingContext(time_to_live=ttl))
-    pm = proton.Message()
+    pm: Any = proton.Message()
     pm.decode(data)
     assert _proton_sections(pm) == _our_sections(data)
 
@@ -240,7 +240,7 @@ seconds = st.integers(1, 2**31).map(lambda s: s * 1000)
 
 @st.composite
 def proton_messages(draw: st.DrawFn) -> proton.Message:
-    pm = proton.Message()
+    pm: Any = proton.Message()
     pm.durable = draw(st.booleans())
     pm.priority = draw(st.integers(0, 255))
     if draw(st.booleans()):
@@ -314,7 +314,8 @@ def test_proton_built_messages_decode_as_the_reference_path_says(
 
 
 def test_reference_path_sees_described_and_uuid_object_bodies() -> None:
-    pm = proton.Message(body=proton.Described(proton.symbol("d"), [uuid.UUID(int=1)]))
+    items: list[Any] = [uuid.UUID(int=1)]
+    pm = proton.Message(body=proton.Described(proton.symbol("d"), items))
     ours = decode(pm.encode())
     assert jms_view(ours) == reference_view(pm)
     assert ours._object == Described(Symbol("d"), [uuid.UUID(int=1)])  # type: ignore[attr-defined]

@@ -18,7 +18,7 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 # characters XML 1.0 can carry
 xml_char = st.characters(
-    blacklist_categories=("Cs",),
+    blacklist_categories=["Cs"],
     blacklist_characters="".join(map(chr, [*range(0, 9), 11, 12, *range(14, 32), 0xFFFE, 0xFFFF])),
 )
 text = st.text(xml_char, max_size=30)

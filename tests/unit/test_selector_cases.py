@@ -18,6 +18,8 @@ from amqp_jms.selector import Selector
 from amqp_jms.selector.arrow import messages_to_batch
 from amqp_jms.types import Byte, Float, Int, Short
 
+_NOTHING: dict[str, object] = {}  # a lookup that finds no property
+
 HEADER_GETTERS = {
     "JMSDeliveryMode": "get_jms_delivery_mode",
     "JMSPriority": "get_jms_priority",
@@ -392,7 +394,7 @@ def test_lookup_accepts_delivery_mode_as_int_or_string() -> None:
     assert s.matches_lookup({"JMSDeliveryMode": "PERSISTENT"}.get)
     assert not s.matches_lookup({"JMSDeliveryMode": 1}.get)
     assert not s.matches_lookup({"JMSDeliveryMode": "NON_PERSISTENT"}.get)
-    assert not s.matches_lookup({}.get)
+    assert not s.matches_lookup(_NOTHING.get)
 
 
 @pytest.mark.parametrize("text", ["", "   ", "\n\t\r\f", None])
@@ -400,7 +402,7 @@ def test_empty_selector_means_no_selector(text: str | None) -> None:
     s = Selector(text)
     assert s.ast is None
     assert s.matches(make_message({}))
-    assert s.matches_lookup({}.get)
+    assert s.matches_lookup(_NOTHING.get)
     batch = messages_to_batch([make_message({}), make_message({"a": 1})])
     assert s.evaluate_batch(batch).to_pylist() == [True, True]
 
@@ -579,7 +581,7 @@ def test_long_and_or_chains(terms: int) -> None:
     assert Selector(str(all_of.ast)) == all_of
     hit, miss = make_message({"id": terms - 1}), make_message({"id": terms})
     assert any_of.matches(hit) and not any_of.matches(miss)
-    assert any_of.matches_lookup({"id": 0}.get) and not any_of.matches_lookup({}.get)
+    assert any_of.matches_lookup({"id": 0}.get) and not any_of.matches_lookup(_NOTHING.get)
     assert any_of.evaluate_batch(messages_to_batch([hit, miss])).to_pylist() == [True, False]
     everything = make_message({f"p{i}": i for i in range(terms)})
     assert all_of.matches(everything) and not all_of.matches(make_message({}))

@@ -73,7 +73,7 @@ VALUES: dict[str, st.SearchStrategy[Any]] = {
 @st.composite
 def messages(draw: st.DrawFn) -> list[Message]:
     schema = {name: draw(st.sampled_from(TYPES)) for name in PROPS}
-    out = []
+    out: list[Message] = []
     for _ in range(draw(st.integers(1, 6))):
         m = TextMessage("x")
         for name, t in schema.items():
@@ -344,9 +344,10 @@ def test_numeric_promotion_agrees(op: str, kind: str, data: st.DataObject, lit: 
     other = data.draw(VALUES[data.draw(st.sampled_from(NUMERIC_TYPES))])
     if data.draw(st.booleans()):  # a literal near the value: where promotion rounding shows
         lit = data.draw(st.sampled_from(_near(value)))
-    for ast in (Compare(op, Identifier("a"), lit) if not flip else Compare(op, lit, Identifier("a")),
+    cmp: Any = op  # one of the six operators (sampled above)
+    for ast in (Compare(cmp, Identifier("a"), lit) if not flip else Compare(cmp, lit, Identifier("a")),
                 Between(Identifier("a"), lit, Identifier("b"), flip),
-                Compare(op, Identifier("a"), Identifier("b"))):
+                Compare(cmp, Identifier("a"), Identifier("b"))):
         s = Selector(str(ast))
         msgs = [TextMessage("x"), TextMessage("x")]
         msgs[0]._props.update(a=value, b=other)
