@@ -1,7 +1,8 @@
 """Closing a transacted session rolls back its transaction (JMS 2.0 Session.close), frame by frame.
 
-Like Qpid JMS: prefetched, never-delivered messages are released, then discharge(fail=true) goes
-out before the links detach and the session ends; no new transaction is declared.
+Like Qpid JMS: consumer credit is drained, prefetched never-delivered messages are released, then
+discharge(fail=true) goes out before the links detach and the session ends; no new transaction
+is declared.
 """
 
 from __future__ import annotations
@@ -43,6 +44,9 @@ def test_close_discharges_with_fail_true_before_detaching_links_and_ending(peer:
         m = c.receive(2000)
         assert m is not None and m.get_body(str) == "a"
         peer.wait()
+        # credit is drained first, so the peer cannot hand rolled-back messages to the
+        # consumer that is about to detach
+        peer.expect_flow(lambda f: f.drain, drained=True)
         peer.expect_disposition(disp.append)  # 'b' prefetched, never delivered: released
         peer.expect_discharge(fail=True)  # the rollback, and no declare after it
         peer.expect_detach()  # consumer (the order of the two detaches is the client's)

@@ -201,12 +201,32 @@ class AmqpSession(ProviderSession):
         if c is None or c.txn_id is None or self.failure is not None or self.p.failure is not None \
                 or self.p.closing:
             return
+        await self._drain_consumers()
         for inbound in before() if before is not None else ():
             self._release(inbound)
         try:
             await self._discharge(True)
         except JMSException:
             pass  # closing anyway: the peer rolls back when the coordinator/session goes
+
+    async def _drain_consumers(self) -> None:
+        """Take back the consumers' credit, so the peer does not hand what the rollback returns
+        to links about to detach (each bounce would count as another delivery attempt)."""
+        waits: list[asyncio.Future[None]] = []
+        for link in list(self.links):
+            rcv = link.pn if isinstance(link, AmqpConsumer) else None
+            if rcv is not None and not link.closed and link.failure is None and rcv.credit > 0:
+                fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+                link._start_drain(fut)
+                waits.append(asyncio.wrap_future(fut))
+        if not waits:
+            return
+        self.p.flush()
+        timeout = self.p.config.seconds(self.p.config.close_timeout_ms)
+        try:
+            await asyncio.wait_for(asyncio.gather(*waits), timeout)
+        except (TimeoutError, JMSException):
+            pass  # roll back anyway; what still arrives is released when its link detaches
 
     def check(self) -> None:
         self.p.check_usable()
