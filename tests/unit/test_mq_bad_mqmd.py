@@ -158,3 +158,12 @@ def test_load_dump_of_something_that_is_not_a_file_names_it(source: Any) -> None
 def test_load_dump_of_a_missing_path_is_the_os_error(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_dump(tmp_path / "absent.dmp")
+
+
+@pytest.mark.parametrize("uri", ["queue:///%ED%A0%80", "topic://a%FFb", "queue://QM/%C3"])
+def test_destination_uri_with_non_utf8_escapes_is_refused_not_replaced(uri: str) -> None:
+    from amqp_jms.mq._uri import destination_from_uri
+
+    with pytest.raises(MQFormatError, match="not UTF-8") as info:
+        destination_from_uri(uri, "Rto")
+    assert info.value.field == "Rto"

@@ -14,6 +14,7 @@ from functools import lru_cache
 from urllib.parse import quote, unquote
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from ..exceptions import InvalidDestinationException
 from .errors import MQFormatError
 
 __all__ = ["destination_from_uri", "destination_to_uri", "join_jms_type", "split_jms_type"]
@@ -51,13 +52,17 @@ def destination_from_uri(uri: str, field: str) -> tuple[Destination, str]:
             q_mgr, slash, name = path.partition("/")
             if not slash:
                 q_mgr, name = "", path
-            name = unquote(name)
+            name = unquote(name, errors="strict")
             return (TemporaryQueue(name) if temporary else Queue(name)), q_mgr
         if scheme.lower() == "topic":
-            name = unquote(path)
+            name = unquote(path, errors="strict")
             return (TemporaryTopic(name) if temporary else Topic(name)), ""
-    except Exception as exc:  # an empty name: InvalidDestinationException
+    except InvalidDestinationException as exc:  # an empty name
         raise MQFormatError(f"{uri!r}: {exc}", structure="MQRFH2", field=field) from None
+    except UnicodeDecodeError:  # replacing the bytes with U+FFFD would name another destination
+        raise MQFormatError(
+            f"{uri!r}: percent-escapes are not UTF-8", structure="MQRFH2", field=field
+        ) from None
     raise MQFormatError(
         f"{uri!r} has scheme {scheme!r}, expected queue or topic", structure="MQRFH2", field=field
     )
