@@ -181,9 +181,13 @@ class Message:
     # ------------------------------------------------------------------ headers
 
     def get_jms_message_id(self) -> str | None:
+        """The id ``send`` assigned (``ID:...``; ``None`` before send or with ids disabled): what a
+        reply correlates to."""
         return self._message_id
 
     def set_jms_message_id(self, message_id: str | None) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.3): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation."""
         if message_id is not None and not isinstance(message_id, str):
             raise TypeError(f"JMSMessageID must be a str or None, not {type(message_id).__name__}")
         self._message_id = message_id
@@ -193,6 +197,8 @@ class Message:
         return self._timestamp
 
     def set_jms_timestamp(self, timestamp: int) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.4): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation."""
         self._timestamp = _header_long(timestamp, "JMSTimestamp")
 
     def get_jms_correlation_id(self) -> str | None:
@@ -206,6 +212,8 @@ class Message:
         return str(cid)
 
     def set_jms_correlation_id(self, correlation_id: str | None) -> None:
+        """Link a reply to its request: the application sets it (usually to the request's
+        JMSMessageID) and the requester selects on it."""
         if correlation_id is not None and not isinstance(correlation_id, str):
             raise TypeError(
                 f"JMSCorrelationID must be a str or None, not {type(correlation_id).__name__} "
@@ -221,6 +229,7 @@ class Message:
         return str(cid).encode("utf-8")
 
     def set_jms_correlation_id_as_bytes(self, correlation_id: bytes | bytearray | None) -> None:
+        """A binary correlation id, sent as AMQP binary: for peers whose ids are not strings."""
         if correlation_id is None:
             self._correlation_id = None
         elif isinstance(correlation_id, (bytes, bytearray, memoryview)):
@@ -229,15 +238,21 @@ class Message:
             raise TypeError(f"correlation id bytes must be bytes, not {type(correlation_id).__name__}")
 
     def get_jms_reply_to(self) -> Destination | None:
+        """Where the sender wants replies: a replier sends its answer to this destination."""
         return self._reply_to
 
     def set_jms_reply_to(self, destination: Destination | None) -> None:
+        """Ask for replies at ``destination`` (often a TemporaryQueue); ``None`` for no reply."""
         self._reply_to = _header_destination(destination, "JMSReplyTo")
 
     def get_jms_destination(self) -> Destination | None:
+        """The destination the message was sent to (set by send), so code that handles messages
+        from several destinations, such as one listener on many consumers, can tell them apart."""
         return self._destination
 
     def set_jms_destination(self, destination: Destination | None) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.1): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation."""
         self._destination = _header_destination(destination, "JMSDestination")
 
     def get_jms_delivery_mode(self) -> int:
@@ -245,6 +260,9 @@ class Message:
         return self._delivery_mode
 
     def set_jms_delivery_mode(self, delivery_mode: int) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.2): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation.
+        Choose the mode with the producer's ``set_delivery_mode``."""
         if delivery_mode not in (1, 2) or type(delivery_mode) is bool:
             raise ValueError(
                 f"JMSDeliveryMode must be 1 (NON_PERSISTENT) or 2 (PERSISTENT), not {delivery_mode!r}"
@@ -252,17 +270,22 @@ class Message:
         self._delivery_mode = int(delivery_mode)
 
     def get_jms_redelivered(self) -> bool:
+        """True when this message may have been delivered before: a consumer that has side
+        effects uses it to check for a duplicate."""
         return self._redelivered
 
     def set_jms_redelivered(self, redelivered: bool) -> None:
+        """Set by the provider on receive (JMS 2.0 §3.4.7); meaningless on a message to send."""
         if type(redelivered) is not bool:
             raise TypeError(f"JMSRedelivered must be a bool, not {type(redelivered).__name__}")
         self._redelivered = redelivered
 
     def get_jms_type(self) -> str | None:
+        """The application's message type name (free text, e.g. for a selector to route on)."""
         return self._type
 
     def set_jms_type(self, jms_type: str | None) -> None:
+        """Name the message's type for receivers; it travels as is (no type repository is consulted)."""
         if jms_type is not None and not isinstance(jms_type, str):
             raise TypeError(f"JMSType must be a str or None, not {type(jms_type).__name__}")
         self._type = jms_type
@@ -272,6 +295,9 @@ class Message:
         return self._expiration
 
     def set_jms_expiration(self, expiration: int) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.9): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation.
+        Choose a time-to-live with the producer instead."""
         self._expiration = _header_long(expiration, "JMSExpiration")
 
     def get_jms_delivery_time(self) -> int:
@@ -279,12 +305,19 @@ class Message:
         return self._delivery_time
 
     def set_jms_delivery_time(self, delivery_time: int) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.13): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation.
+        Choose a delivery delay with the producer instead."""
         self._delivery_time = _header_long(delivery_time, "JMSDeliveryTime")
 
     def get_jms_priority(self) -> int:
+        """0 (lowest) to 9, default 4: 0-4 are normal, 5-9 expedited; a broker may deliver higher first."""
         return self._priority
 
     def set_jms_priority(self, priority: int) -> None:
+        """Set by ``send`` (JMS 2.0 §3.4.10): a value set here is replaced when the message is sent;
+        the setter exists so a provider can fill in a message of another implementation.
+        Choose the priority with the producer."""
         if type(priority) is bool or not isinstance(priority, int) or not 0 <= priority <= 9:
             raise ValueError(f"JMSPriority must be an int from 0 to 9, not {priority!r}")
         self._priority = int(priority)
