@@ -5,12 +5,20 @@ priority. Consumers are served round-robin while they have credit; a consumer wi
 only takes messages it matches (the others stay for the rest). Messages with a delivery time
 wait in a heap until due; expired messages are dropped when met.
 
+Selective consumers make dispatch a scan, so the queue keeps it linear: one pass over the
+messages per credit grant (each message is offered once to the consumers with credit, instead
+of a rescan from the head for every message taken), run in slices of ``SCAN_SLICE`` selector
+evaluations that yield to the event loop in between so other connections stay served. After a
+pass, every message left was refused by every consumer still holding credit, so a message that
+arrives is offered on its own instead of rescanning the queue.
+
 The queue knows nothing of AMQP: a consumer is anything with ``credit()``, ``deliver(msg)``
 and an optional ``accepts(msg)``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -19,7 +27,9 @@ from typing import Protocol
 from .message import BrokerMessage
 from .spill import Spill
 
-__all__ = ["Consumer", "MessageQueue"]
+__all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
+
+SCAN_SLICE = 500  # messages a selective scan offers before it yields to the event loop
 
 
 class Consumer(Protocol):
@@ -60,6 +70,10 @@ class MessageQueue:
         self._dispatching = False
         self.memory_limit = memory_limit  # message bytes held in memory before paging (0 = no limit)
         self._spill: Spill | None = None
+        # every available message was refused by every consumer holding credit (see module doc)
+        self._settled = False
+        self._cursor: tuple[int, int] | None = None  # where a sliced scan resumes
+        self._resume: asyncio.Handle | None = None
 
     # -- sizes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -96,8 +110,52 @@ class MessageQueue:
             self._buckets[msg.priority].append(msg)
             self._count += 1
             self._bytes += len(msg.data)
+            cursor = self._cursor
+            if cursor is not None and msg.priority <= cursor[0]:
+                return  # a sliced scan is under way and will reach it
+            if self.consumers and (self._settled or cursor is not None):
+                # every older message of its priority was refused already: offer only this one
+                self._offer_last(msg)
+                return
         if self.consumers:
             self.dispatch()
+
+    def _offer_last(self, msg: BrokerMessage) -> None:
+        if self._dispatching:
+            return
+        now = self._clock()
+        bucket = self._buckets[msg.priority]
+        if msg.expiry and msg.expiry <= now:
+            return  # dropped when met, like any other
+        c = self._pick(msg)
+        if c is not None and bucket and bucket[-1] is msg:
+            bucket.pop()
+            self._count -= 1
+            self._bytes -= len(msg.data)
+            self._dispatching = True
+            try:
+                c.deliver(msg)
+            finally:
+                self._dispatching = False
+
+    def _pick(self, msg: BrokerMessage) -> Consumer | None:
+        """The next consumer round-robin that has credit and takes ``msg`` (moves the turn on)."""
+        consumers = self.consumers
+        n = len(consumers)
+        rr = self._rr
+        for k in range(n):
+            i = (rr + k) % n
+            c = consumers[i]
+            if c.credit() <= 0:
+                continue
+            if c.filtered and not c.accepts(msg):
+                continue
+            self._rr = (i + 1) % n
+            return c
+        return None
+
+    def _any_credit(self) -> bool:
+        return any(c.credit() > 0 for c in self.consumers)
 
     def _page_in(self) -> None:
         spill = self._spill
@@ -144,6 +202,7 @@ class MessageQueue:
     # -- consumers -----------------------------------------------------------------------------
     def add_consumer(self, c: Consumer) -> None:
         self.consumers.append(c)
+        self._settled = False
 
     def remove_consumer(self, c: Consumer) -> None:
         try:
@@ -152,7 +211,16 @@ class MessageQueue:
             pass
 
     def dispatch(self) -> None:
-        """Hand available messages to consumers with credit, round-robin."""
+        """Hand available messages to consumers with credit, round-robin.
+
+        Called when anything but a plain arrival changed (credit, consumers, a release): the
+        queue is scanned again from the head.
+        """
+        self._settled = False
+        self._cursor = None
+        if self._resume is not None:
+            self._resume.cancel()
+            self._resume = None
         if self._dispatching:
             return
         self._dispatching = True
@@ -160,6 +228,9 @@ class MessageQueue:
             consumers = self.consumers
             if self._spill is not None and self._spill.count and self._bytes < self.memory_limit // 2:
                 self._page_in()
+            if any(c.filtered for c in consumers):
+                self._scan(9, 0)
+                return
             if len(consumers) == 1:
                 c = consumers[0]
                 while self._count and c.credit() > 0:
@@ -190,6 +261,74 @@ class MessageQueue:
                     c.deliver(msg)
                     progressed = True
                 self._rr = (self._rr + 1) % max(1, len(consumers))
+            self._settled = True
+        finally:
+            self._dispatching = False
+
+    def _scan(self, p: int, i: int) -> None:
+        """One pass from bucket ``p`` index ``i`` down, offering each message once (see module doc)."""
+        spill = self._spill
+        fresh = p == 9 and i == 0
+        if fresh and spill is not None and spill.count and spill.top_priority() > self._top_priority():
+            self._page_in()  # a paged message outranks all of memory
+        budget = SCAN_SLICE
+        now = self._clock()
+        buckets = self._buckets
+        while True:
+            while p >= 0:
+                bucket = buckets[p]
+                while i < len(bucket):
+                    if budget <= 0 and self._defer(p, i):
+                        return
+                    msg = bucket[i]
+                    if msg.expiry and msg.expiry <= now:
+                        del bucket[i]
+                        self._count -= 1
+                        self._bytes -= len(msg.data)
+                        self._drop(msg)
+                        continue
+                    budget -= 1
+                    c = self._pick(msg)
+                    if c is None:
+                        if not self._any_credit():
+                            self._settled = True
+                            return
+                        i += 1
+                        continue
+                    del bucket[i]
+                    self._count -= 1
+                    self._bytes -= len(msg.data)
+                    c.deliver(msg)
+                p -= 1
+                i = 0
+            spill = self._spill
+            if self._count or spill is None or not spill.count or not self._any_credit():
+                break
+            self._page_in()  # memory is empty and credit is left: go on with the paged part
+            p, i = 9, 0
+        self._settled = True
+
+    def _defer(self, p: int, i: int) -> bool:
+        """Yield to the loop and resume the scan at ``(p, i)``; False when there is no loop."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        self._cursor = (p, i)
+        self._resume = loop.call_soon(self._continue)
+        return True
+
+    def _continue(self) -> None:
+        self._resume = None
+        cursor = self._cursor
+        if cursor is None or self._dispatching:
+            return
+        self._cursor = None
+        if not self.consumers:
+            return
+        self._dispatching = True
+        try:
+            self._scan(*cursor)
         finally:
             self._dispatching = False
 
