@@ -103,9 +103,13 @@ class MessageQueue:
             return
         limit = self.memory_limit
         if limit and (self._bytes + len(msg.data) > limit or (self._spill is not None and self._spill.count)):
-            if self._spill is None:
-                self._spill = Spill()
-            self._spill.put(msg)
+            spill = self._spill
+            if spill is None:
+                spill = self._spill = Spill()
+            spill.put(msg)
+            if (self._settled and self._count and self._bytes >= limit // 2
+                    and spill.top_priority() <= self._top_priority()):
+                return  # nothing a dispatch could page in or hand over has changed: no rescan
         else:
             self._buckets[msg.priority].append(msg)
             self._count += 1
