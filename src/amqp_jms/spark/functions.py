@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pandas as pd  # the Arrow UDFs' type hints name it (pandas comes with pyspark's extras)
+
 __all__ = ["decode_amqp", "encode_amqp", "selector"]
 
 _HEADERS = {
@@ -338,9 +340,7 @@ def decode_amqp(col: Any, body_as: str = "binary") -> Any:
     schema = row_schema(body_as, include_amqp=False)
 
     @pandas_udf(schema)  # type: ignore[call-overload]
-    def _decode(data: Any) -> Any:
-        import pandas as pd
-
+    def _decode(data: pd.Series) -> pd.DataFrame:
         from ._client import decode
         from .schema import message_to_values
 
@@ -364,9 +364,7 @@ def encode_amqp(*cols: Any) -> Any:
     from pyspark.sql.functions import pandas_udf
 
     @pandas_udf("binary")  # type: ignore[call-overload]
-    def _encode(frame: Any) -> Any:
-        import pandas as pd
-
+    def _encode(frame: pd.DataFrame) -> pd.Series:
         from ._client import encode
         from .schema import values_to_message
 
