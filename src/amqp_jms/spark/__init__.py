@@ -1,6 +1,7 @@
 """amqp_jms.spark: the PySpark ``jms`` data source and column functions.
 
-``register(spark)`` makes ``format("jms")`` available to ``spark.read``, ``spark.readStream``,
+``register(spark)`` makes ``format("jms")`` (and ``format("jms-mq-dump")`` for IBM MQ queue
+dumps) available to ``spark.read``, ``spark.readStream``,
 ``df.write`` and ``df.writeStream``. Importing this package sets ``PYSPARK_PYTHON`` to the running
 interpreter when it is unset: Spark's Python workers otherwise start the system ``python3``,
 which lacks pyarrow and this package. See ``docs/spark.md``.
@@ -23,5 +24,8 @@ if not os.environ.get("PYSPARK_PYTHON"):
 
 
 def register(spark: Any) -> None:
-    """Register the ``jms`` format with ``spark`` (a ``SparkSession``)."""
+    """Register the ``jms`` and ``jms-mq-dump`` formats with ``spark`` (a ``SparkSession``)."""
+    from .mq_source import MQDumpDataSource
+
     spark.dataSource.register(JmsDataSource)
+    spark.dataSource.register(MQDumpDataSource)
