@@ -43,7 +43,6 @@ log = logging.getLogger("amqp_jms.broker")
 SOLE = "sole-connection-for-container"
 OFFERED = ["ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS"]
 _LOCAL_ACTIVE = Endpoint.LOCAL_ACTIVE
-_DECLARED = 0x33  # coordinator outcome: declared(txn-id)
 
 
 class AttachRefused(Exception):
@@ -438,14 +437,6 @@ class BrokerConnection(TransferHandling):
             self.core.temp_owner.pop(temp, None)
         if node in self.core.temps.policy:
             self.core.temps.link_ended(node, creator=temp == node)
-
-    def _on_coordinator(self, dlv: Any, data: bytes) -> None:
-        """Declare/discharge (TransferHandling); a declared transaction remembers its link."""
-        super()._on_coordinator(dlv, data)
-        if dlv.local_state == _DECLARED:
-            txn = self.txns.get((dlv.local.data or [None])[0])
-            if txn is not None:
-                txn.controller = addr(dlv.link)
 
     # -- used by the core ----------------------------------------------------------------------
     def close_links_to(self, address: str) -> None:

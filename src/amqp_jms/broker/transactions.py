@@ -48,8 +48,9 @@ class TransactionManager:
         self.open: dict[bytes, Transaction] = {}
         self._ids = itertools.count(1)
 
-    def declare(self, owner: int) -> Transaction:
-        txn = Transaction(f"txn:{next(self._ids)}".encode(), owner)
+    def declare(self, owner: int, controller: int | None = None) -> Transaction:
+        """A new transaction of connection ``owner``, declared on coordinator link ``controller``."""
+        txn = Transaction(f"txn:{next(self._ids)}".encode(), owner, controller=controller)
         self.open[txn.txn_id] = txn
         return txn
 

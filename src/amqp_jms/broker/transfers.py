@@ -236,7 +236,7 @@ class TransferHandling:
             return
         code = body.descriptor
         if code in (0x31, "amqp:declare:list"):
-            txn = self.txns.declare(self.id)
+            txn = self.txns.declare(self.id, addr(dlv.link))
             dlv.local.data = [txn.txn_id]
             dlv.update(DECLARED)
             dlv.settle()
