@@ -15,7 +15,14 @@ from ..exceptions import MessageFormatException
 from ..mapping.codec import decode_sections, decode_value
 from ..types import UUID, Described
 
-__all__ = ["MessageInfo", "inspect", "relay_address", "selector_view", "with_delivery_count"]
+__all__ = [
+    "MessageInfo",
+    "coordinator_request",
+    "inspect",
+    "relay_address",
+    "selector_view",
+    "with_delivery_count",
+]
 
 _HEADER = 0x70
 _DELIVERY_ANNOTATIONS = 0x71
@@ -126,3 +133,16 @@ def selector_view(data: bytes) -> dict[str, Any]:
     jtype = ann.get("x-opt-jms-type")
     view["JMSType"] = str(jtype) if jtype is not None else subject
     return view
+
+
+def coordinator_request(data: bytes) -> Described | None:
+    """The declare/discharge body of a message sent to a transaction coordinator.
+
+    ``None`` when the bytes do not decode or the body is not a described value: the caller
+    rejects the transfer with ``amqp:decode-error``.
+    """
+    try:
+        body = decode_sections(data).body
+    except MessageFormatException:
+        return None
+    return body if isinstance(body, Described) else None

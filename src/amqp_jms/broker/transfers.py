@@ -12,8 +12,9 @@ import functools
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from proton import Condition, Delivery, Described, Message, ulong
+from proton import Condition, Delivery, Described, ulong
 
+from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
@@ -224,15 +225,9 @@ class TransferHandling:
         return to
 
     def _on_coordinator(self, dlv: Any, data: bytes) -> None:
-        m = Message()
-        try:
-            m.decode(data)
-        except Exception:
-            _reject(dlv, "amqp:decode-error", "coordinator message does not decode")
-            return
-        body = m.body
-        if not isinstance(body, Described):
-            _reject(dlv, "amqp:decode-error", "coordinator message body is not declare/discharge")
+        body = coordinator_request(data)
+        if body is None:
+            _reject(dlv, "amqp:decode-error", "coordinator message is not a declare/discharge body")
             return
         code = body.descriptor
         if code in (0x31, "amqp:declare:list"):
