@@ -4,7 +4,7 @@ consumers, acknowledgement and local transactions. Knows nothing of AMQP."""
 from .browser import QueueBrowser
 from .completion import CompletionListener
 from .connection import Connection, ConnectionMetaData, ExceptionListener
-from .consumer import MessageConsumer, MessageListener
+from .consumer import EncodedMessage, MessageConsumer, MessageListener
 from .context import JMSConsumer, JMSContext, JMSProducer
 from .domain import (
     QueueConnection,
@@ -28,6 +28,7 @@ __all__ = [
     "Connection",
     "ConnectionFactory",
     "ConnectionMetaData",
+    "EncodedMessage",
     "ExceptionListener",
     "JMSConsumer",
     "JMSContext",

@@ -6,7 +6,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from ..provider.base import ProviderConsumer
     from .session import Session
 
-__all__ = ["MessageConsumer", "MessageListener"]
+__all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
 
 
 class MessageListener(Protocol):
@@ -24,6 +24,14 @@ class MessageListener(Protocol):
 
 
 ListenerLike = MessageListener | Callable[["Message"], None]
+
+
+class EncodedMessage(NamedTuple):
+    """A received message and the exact bytes it arrived as (``receive_encoded``)."""
+
+    message: Message
+    #: the message as the peer sent it (for AMQP: the encoded sections of the transfer)
+    data: bytes
 
 
 class LocalQueue:
@@ -166,6 +174,45 @@ class MessageConsumer:
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
 
+    def receive_encoded(self, timeout_ms: int | None = None) -> EncodedMessage | None:
+        """``receive``, also handing back the bytes the message arrived as.
+
+        Why: a pipeline that must keep what it received before acknowledging it (a write-ahead
+        log, an archive) needs the message exactly as the broker sent it; re-encoding the decoded
+        message would cost as much again and could differ (annotations the client does not
+        model). Everything else is ``receive``: same vetting (expiry, redelivery limit, local
+        selector), and the message counts as delivered to the session (acknowledged per its
+        mode; a transacted session accepts it on commit).
+        """
+        if timeout_ms is not None and timeout_ms < 0:
+            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
+        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0)
+
+    def receive_encoded_no_wait(self) -> EncodedMessage | None:
+        """``receive_no_wait``, also handing back the bytes (see ``receive_encoded``)."""
+        return self._receive_encoded(0.0)
+
+    def drain(self) -> None:
+        """Ask the peer to send now everything it has for this consumer, and wait for its answer.
+
+        Why: ``receive_no_wait`` only looks at what has already arrived, so ``None`` can mean
+        "not here yet" (a fresh consumer's first transfer, a credit refill in flight). After
+        ``drain`` returns, every message the peer had for this consumer's credit is local, so an
+        empty ``receive_no_wait`` means the destination had nothing for it when the peer
+        answered: what a "read what is there now, then stop" job needs instead of a guessed
+        wait. The credit is topped up again afterwards. With prefetch 0 this is a no-op
+        (``receive_no_wait`` drains by itself). Raises ``JMSException`` when the peer does not
+        answer within ``jms.drainTimeout``.
+        """
+        self._check_open()
+        if self._listener is not None:
+            raise IllegalStateException("cannot drain: the consumer has a message listener")
+        if self._prefetch <= 0:
+            return
+        conn = self._session._connection
+        conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms), "drain")
+        self._p.taken()  # the drain used up the credit: let the provider top it up again
+
     def close(self) -> None:
         if self._closed:
             return
@@ -191,26 +238,45 @@ class MessageConsumer:
         self._session._check_open()
 
     def _receive(self, timeout: float | None) -> Message | None:
+        self._receiving += 1
+        try:
+            got = self._receive_inbound(timeout)
+        finally:
+            self._receiving -= 1
+        return None if got is None else got[1]
+
+    def _receive_encoded(self, timeout: float | None) -> EncodedMessage | None:
+        self._receiving += 1
+        try:
+            got = self._receive_inbound(timeout)
+        finally:
+            self._receiving -= 1
+        if got is None:
+            return None
+        inbound, message = got
+        data = getattr(inbound, "data", None)
+        if data is None:
+            raise IllegalStateException("this provider does not keep the bytes a message arrived as")
+        return EncodedMessage(message, bytes(data))
+
+    def _receive_inbound(self, timeout: float | None) -> tuple[Any, Message] | None:
+        """``_receive`` keeping the provider's inbound (for ``receive_encoded``)."""
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
         sess = self._session
         deadline = None if timeout is None else time.monotonic() + timeout
-        self._receiving += 1
-        try:
-            while True:
-                if self._closed:
-                    return None
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                inbound = self._next(left)
-                if inbound is None:
-                    return None
-                msg = sess._prepare(self, inbound)
-                if msg is not None:
-                    sess._after_receive(self, inbound, msg)
-                    return msg
-        finally:
-            self._receiving -= 1
+        while True:
+            if self._closed:
+                return None
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            inbound = self._next(left)
+            if inbound is None:
+                return None
+            msg = sess._prepare(self, inbound)
+            if msg is not None:
+                sess._after_receive(self, inbound, msg)
+                return inbound, msg
 
     def _next(self, timeout: float | None) -> Any:
         """One inbound from the local queue, pulling from the peer when prefetch is 0."""

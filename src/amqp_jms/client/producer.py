@@ -110,6 +110,21 @@ class MessageProducer:
         self._check_open()
         return self.disable_message_timestamp
 
+    def set_message_id_prefix(self, prefix: str) -> None:
+        """Number the messages sent from now on ``<prefix>:1``, ``<prefix>:2`` … (JMSMessageID).
+
+        Why: by default ids are ``<producer id>:<n>`` with a fresh producer id per producer, so
+        a job that re-sends the same messages after a failure (Spark replays a streaming batch)
+        gives them new ids. With a prefix derived from the job (query, batch, partition) a
+        replay re-sends the same ids, and a consumer can de-duplicate on JMSMessageID. The
+        counter restarts at 1 with each call. ``prefix`` must start with ``ID:`` (JMS 3.4.3).
+        """
+        self._check_open()
+        if not isinstance(prefix, str) or not prefix.startswith("ID:"):
+            raise JMSException(f"invalid message id prefix {prefix!r}: must be a str starting with 'ID:'")
+        self._id = prefix
+        self._seq = 0
+
     # -- sending -------------------------------------------------------------------------------
     def send(self, *args: Any, **kwargs: Any) -> None:
         """``send(message[, delivery_mode, priority, time_to_live])`` or, for a producer created
