@@ -1,11 +1,30 @@
-"""Parsed RFH2 folders for the incoming mapping: one XML parse per distinct folder text.
+"""Parsed RFH2 folders for the incoming mapping: ElementTree's C parser, kept open between folders.
 
-The C-accelerated ElementTree parser reads each folder inside a wrapper element that declares
-the ``xsi`` prefix (IBM writes ``xsi:nil`` without declaring it). A folder the wrapper cannot
-take (malformed, a DTD, another undeclared prefix, two roots) goes through ``parse_folder``, the
-strict expat reader, which either names the problem or reads it without namespaces. Parsed folders
-are immutable tuples, remembered by text (mcd and usr folders repeat message after message; jms
-folders carry per-message values and are not kept), and so are the decoded ``usr`` properties.
+Creating an XML parser costs more than parsing a 150-character ``jms`` folder, so each parser is
+created once and fed one folder after another inside a wrapper element that declares the ``xsi``
+prefix (IBM writes ``xsi:nil`` without declaring it). Each folder ``T`` goes in as
+``<m>T</m>``; the parse is trusted only when it proves ``T`` is exactly one element standing
+alone as a document would:
+
+* ``T`` has no ``<!`` or ``<?``, so no comment, CDATA section, DTD or processing instruction
+  can leave the parser inside itself with ``</m>`` swallowed (an open tag, attribute value or
+  reference cannot take the ``<`` of ``</m>``: expat reports an error);
+* the feed raised nothing (an unclosed element makes ``</m>`` mismatch; closing the wrapper or
+  the outer element ends the document, and the ``</m>`` after it is junk);
+* the wrapper got exactly one ``<m>`` (a ``T`` that closes ``<m>`` and opens another makes two);
+* that ``<m>`` holds exactly one element, with no text before or after it.
+
+Anything else (a parse error, an undeclared prefix, two roots, stray text) throws the parser
+away, so the next folder starts on a fresh one, and the folder goes through ``_parse_alone`` (as
+do folders with ``<!`` or ``<?``): the standalone parse this package used before, which either
+reads it (without namespaces if need be) or raises ``MQFormatError`` naming the problem. A parser
+is also retired after ``_USES`` folders, because expat keeps every element name it has seen.
+Parsers sit in a pool (``list.pop``/``append`` are atomic), so threads never share one.
+
+Folders are ``(name, children, first child of each name)`` of ``ET.Element``s, which callers only
+read. ``mcd`` and ``usr`` folders repeat message after message and are remembered by their exact
+text, and so are the typed ``usr`` properties; ``jms`` folders carry per-message values and are
+not kept.
 """
 
 from __future__ import annotations
@@ -15,60 +34,111 @@ from typing import Any
 
 from .xmlfolder import decode_value, parse_folder
 
-__all__ = ["Folder", "parse_cached", "usr_properties"]
+__all__ = ["Folder", "child_text", "is_nil", "parse_cached", "parse_element", "parse_fresh", "usr_properties"]
 
 _XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
-_WRAP = "<f xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'>"
+_XSI_DECL = "xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'"
 
-#: (element name, data type, text, is nil, attributes)
-Child = tuple[str, str | None, str, bool, dict[str, str]]
-#: (folder name, children, children by name: the first of each name)
-Folder = tuple[str, tuple[Child, ...], dict[str, Child]]
+#: (folder name, child elements, the first child of each name)
+Folder = tuple[str, tuple[ET.Element, ...], dict[str, ET.Element]]
 
 _CACHE: dict[str, Folder] = {}
 _USR: dict[str, dict[str, Any]] = {}
 _LIMIT = 512
+#: folders one parser reads before it is replaced (expat's name tables only grow)
+_USES = 4096
 
 
-def _nil(attrs: dict[str, str]) -> bool:
-    if not attrs:
-        return False
-    v = attrs.get(_XSI_NIL) or attrs.get("xsi:nil")
-    return v is not None and v.strip().lower() == "true"
+class _Stream:
+    """One C parser inside ``<r xmlns:xsi=...>``; ``holder`` is that ``<r>``."""
+
+    __slots__ = ("feed", "holder", "left")
+
+    def __init__(self) -> None:
+        builder = ET.TreeBuilder()
+        top = builder.start("top", {})  # an element above <r>, so <r> can be reached (public API)
+        parser = ET.XMLParser(target=builder)
+        parser.feed(f"<r {_XSI_DECL}>")
+        self.feed = parser.feed
+        self.holder = top[0]
+        self.left = _USES
 
 
-def _parse(text: str) -> Folder:
+_POOL: list[_Stream] = []
+
+
+def parse_element(text: str) -> ET.Element:
+    """The root element of one folder's XML (``text`` already stripped of its padding).
+    MQFormatError if it is not well-formed XML holding exactly one element."""
+    if "<!" in text or "<?" in text:  # a comment, CDATA, DTD or PI could swallow the closing </m>
+        return _parse_alone(text)
     try:
-        # most folders use no prefix: parse them as they are; else declare xsi in a wrapper
+        stream = _POOL.pop()
+    except IndexError:
+        stream = _Stream()
+    holder = stream.holder
+    try:
+        stream.feed("<m>" + text + "</m>")
+    except Exception:  # ParseError, or anything else: this parser is done, the slow path decides
+        return _parse_alone(text)
+    if len(holder) == 1:
+        m = holder[0]
+        del holder[:]
+        if len(m) == 1 and m.text is None:
+            el = m[0]
+            if el.tail is None:
+                stream.left -= 1
+                if stream.left:
+                    _POOL.append(stream)
+                return el
+    return _parse_alone(text)  # the parser saw something odd: it is not reused
+
+
+def _parse_alone(text: str) -> ET.Element:
+    """A folder parsed on its own: ElementTree (with ``xsi`` declared around it when used), or
+    failing that the strict expat reader, which names the problem or reads it without namespaces."""
+    try:
         if "xsi:" in text or "<!" in text:  # "<!": DTDs are refused by the wrapper, kept out here
-            wrapper = ET.fromstring(_WRAP + text + "</f>")
-            root = wrapper[0] if len(wrapper) == 1 and not (wrapper.text or "").strip() else None
-            if root is not None and (root.tail or "").strip():
-                root = None
+            wrapper = ET.fromstring(f"<f {_XSI_DECL}>" + text + "</f>")
+            if len(wrapper) == 1 and not (wrapper.text or "").strip() and not (wrapper[0].tail or "").strip():
+                root = wrapper[0]
+                root.tail = None
+                return root
         else:
-            root = ET.fromstring(text)
+            return ET.fromstring(text)
     except (ET.ParseError, ValueError, IndexError):
-        root = None
-    if root is not None:
-        # TreeBuilder drops comments and processing instructions: every child is an element
-        children = tuple([(c.tag, c.get("dt"), c.text or "", _nil(c.attrib), c.attrib) for c in root])
-        return root.tag, children, _first(children)
+        pass
     el = parse_folder(text)  # raises MQFormatError naming the problem, or reads it without namespaces
-    children = tuple((c.name, c.attrs.get("dt"), c.text, _nil(c.attrs), c.attrs) for c in el.children)
-    return el.name, children, _first(children)
+    return _from_plain(el)
 
 
-def _first(children: tuple[Child, ...]) -> dict[str, Child]:
-    by_name: dict[str, Child] = {}
+def _from_plain(el: Any) -> ET.Element:
+    out = ET.Element(el.name, el.attrs)
+    out.text = el.text or None
+    for c in el.children:
+        out.append(_from_plain(c))
+    return out
+
+
+def _folder(root: ET.Element) -> Folder:
+    children = tuple(root)
+    by_name: dict[str, ET.Element] = {}
     for c in children:
-        by_name.setdefault(c[0], c)
-    return by_name
+        if c.tag not in by_name:
+            by_name[c.tag] = c
+    return root.tag, children, by_name
+
+
+def parse_fresh(text: str) -> Folder:
+    """A folder (or a map/stream body) parsed now, not remembered."""
+    return _folder(parse_element(text))
 
 
 def parse_cached(text: str) -> Folder:
+    """A folder, remembered by its exact text unless it is a ``jms`` folder."""
     folder = _CACHE.get(text)
     if folder is None:
-        folder = _parse(text)
+        folder = _folder(parse_element(text))
         if folder[0] != "jms":  # jms carries per-message values (Tms, ids): never worth keeping
             if len(_CACHE) >= _LIMIT:
                 _CACHE.clear()
@@ -76,13 +146,35 @@ def parse_cached(text: str) -> Folder:
     return folder
 
 
+def is_nil(el: ET.Element) -> bool:
+    """``xsi:nil='true'`` (declared or not)."""
+    attrs = el.attrib
+    if not attrs:
+        return False
+    v = attrs.get(_XSI_NIL) or attrs.get("xsi:nil")
+    return v is not None and v.strip().lower() == "true"
+
+
+def child_text(el: ET.Element) -> str:
+    """An element's own text ("" when empty)."""
+    return el.text or ""
+
+
+def decode_child(el: ET.Element, what: str) -> Any:
+    """An element's typed value (``dt``, ``xsi:nil``)."""
+    attrs = el.attrib
+    if not attrs:
+        return el.text or ""
+    return decode_value(attrs.get("dt"), el.text or "", is_nil(el), what)
+
+
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
     """The typed properties of a ``usr`` folder (a fresh dict each call)."""
     props = _USR.get(text)
     if props is None:
         props = {}
-        for name, dt, value, nil, _attrs in folder[1]:  # a repeated name: the last wins, as a map would
-            props[name] = decode_value(dt, value, nil, f"<usr><{name}>")
+        for el in folder[1]:  # a repeated name: the last wins, as a map would
+            props[el.tag] = decode_child(el, f"<usr><{el.tag}>")
         if len(_USR) >= _LIMIT:
             _USR.clear()
         _USR[text] = props

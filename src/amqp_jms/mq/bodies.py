@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._folders import _parse as parse_uncached
+from ._folders import decode_child, parse_element
 from .errors import MQFormatError
-from .xmlfolder import decode_value, element, fast_element
+from .xmlfolder import element, fast_element
 
 __all__ = [
     "CCSID_CODECS",
@@ -166,27 +166,29 @@ def encode_stream(items: list[Any]) -> str:
 
 
 def decode_map(xml: str) -> dict[str, Any]:
-    name, children, _ = parse_uncached(xml)
-    if name != "map":
-        raise MQFormatError(f"map body's root element is <{name}>, expected <map>", structure="body")
+    root = parse_element(xml)
+    if root.tag != "map":
+        raise MQFormatError(f"map body's root element is <{root.tag}>, expected <map>", structure="body")
     out: dict[str, Any] = {}
-    for tag, dt, text, nil, attrs in children:
-        key = attrs.get("name")
-        if tag != "elt" or key is None:
+    for el in root:
+        key = el.get("name")
+        if el.tag != "elt" or key is None:
             raise MQFormatError(
-                f"map body has <{tag}> without a name; expected <elt name=...>", structure="body"
+                f"map body has <{el.tag}> without a name; expected <elt name=...>", structure="body"
             )
-        out[key] = decode_value(dt, text, nil, f"map entry {key!r}")
+        out[key] = decode_child(el, f"map entry {key!r}")
     return out
 
 
 def decode_stream(xml: str) -> list[Any]:
-    name, children, _ = parse_uncached(xml)
-    if name != "stream":
-        raise MQFormatError(f"stream body's root element is <{name}>, expected <stream>", structure="body")
+    root = parse_element(xml)
+    if root.tag != "stream":
+        raise MQFormatError(
+            f"stream body's root element is <{root.tag}>, expected <stream>", structure="body"
+        )
     out: list[Any] = []
-    for i, (tag, dt, text, nil, _attrs) in enumerate(children):
-        if tag != "elt":
-            raise MQFormatError(f"stream body has <{tag}>, expected <elt>", structure="body")
-        out.append(decode_value(dt, text, nil, f"stream item {i}"))
+    for i, el in enumerate(root):
+        if el.tag != "elt":
+            raise MQFormatError(f"stream body has <{el.tag}>, expected <elt>", structure="body")
+        out.append(decode_child(el, f"stream item {i}"))
     return out

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import calendar
 import re
+import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..destination import Topic
@@ -31,7 +32,7 @@ from ..message import (
 )
 from ..types import Int
 from ._binary import byte_order
-from ._folders import Child, parse_cached, usr_properties
+from ._folders import decode_child, is_nil, parse_cached, usr_properties
 from ._uri import destination_from_uri, join_jms_type
 from .bodies import charset_of_ccsid, decode_map, decode_stream, decode_text
 from .constants import (
@@ -66,20 +67,22 @@ _MD_EXTENSION = MQFMT_MD_EXTENSION.rstrip()
 _KNOWN = ("mcd", "jms", "mqext", "ajms")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _DIGITS = re.compile("[0-9]{16}")
-_INT_DTS = frozenset((None, "i1", "i2", "i4", "i8", "int"))
+_STRING = MQFMT_STRING.rstrip()
+_EMPTY: dict[str, ET.Element] = {}
+_DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
 
 
-def _int(el: Child | None, folder: str) -> int | None:
+def _int(el: ET.Element | None, folder: str) -> int | None:
     if el is None:
         return None
-    text = el[2]
-    if el[1] in _INT_DTS and len(text) < 19 and text.isdigit() and text.isascii():
+    text = el.text or ""
+    if not el.attrib and len(text) < 19 and text.isdigit() and text.isascii():
         return int(text)  # the common case: a plain non-negative number
-    v = decode_value(el[1], el[2], el[3], f"<{folder}><{el[0]}>")
+    v = decode_child(el, f"<{folder}><{el.tag}>")
     if isinstance(v, bool) or not isinstance(v, int):
         t = str(v).strip()
         if not _INT.fullmatch(t):
-            raise MQFormatError(f"<{folder}><{el[0]}> {el[2]!r} is not an integer", structure="MQRFH2")
+            raise MQFormatError(f"<{folder}><{el.tag}> {text!r} is not an integer", structure="MQRFH2")
         return int(t)
     return int(v)
 
@@ -124,43 +127,48 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         start += length
     parsed = parse_headers(data, md.encoding, md.coded_char_set_id, md.format, start=start)
 
-    ajms_props: list[Child] = []
-    known: dict[str, dict[str, Child]] = {}
-    usr_props: dict[str, Any] = {}
+    ajms_props: list[ET.Element] = []
+    known: dict[str, dict[str, ET.Element]] = {}
+    usr_props: dict[str, Any] | None = None
     unknown: list[bytes] = []
     for rfh in parsed.headers:
         for raw, text in zip(rfh.folders, rfh.folder_texts()):
             if not text:
                 continue
-            folder = parse_cached(text)
-            name = folder[0]
+            name, children, by_name = parse_cached(text)
             if name == "usr":
-                usr_props.update(usr_properties(text, folder))
+                if usr_props is None:
+                    usr_props = usr_properties(text, (name, children, by_name))
+                else:
+                    usr_props.update(usr_properties(text, (name, children, by_name)))
             elif name in _KNOWN:
                 if name not in known:
-                    known[name] = folder[2]
+                    known[name] = by_name
                 else:  # a repeated folder: the first of each element wins
-                    known[name] = {**folder[2], **known[name]}
+                    known[name] = {**by_name, **known[name]}
                 if name == "ajms":
-                    ajms_props.extend(c for c in folder[1] if c[0] == "p" and "name" in c[4])
+                    ajms_props.extend(c for c in children if c.tag == "p" and "name" in c.attrib)
             else:
                 unknown.append(raw)  # kept raw for to_mq, whatever is read from it below
                 if name == "mqps" and "mqps" not in known:
-                    known["mqps"] = folder[2]
-    mcd, jms, mqext, ajms = (known.get(n, {}) for n in ("mcd", "jms", "mqext", "ajms"))
+                    known["mqps"] = by_name
+    mcd = known.get("mcd", _EMPTY)
+    jms = known.get("jms", _EMPTY)
 
     # ---- body
     body_fmt = parsed.format.rstrip()
     msd_el = mcd.get("Msd")
-    msd = msd_el[2].strip() if msd_el is not None else ""
-    if msd not in _CLASSES:
-        msd = "jms_text" if body_fmt == MQFMT_STRING.rstrip() else "jms_bytes"
-    msg = _CLASSES[msd]._blank()
+    msd = (msd_el.text or "").strip() if msd_el is not None else ""
+    cls = _CLASSES.get(msd)
+    if cls is None:
+        msd = "jms_text" if body_fmt == _STRING else "jms_bytes"
+        cls = _CLASSES[msd]
+    msg = cls._blank()
     ccsid = parsed.coded_char_set_id
     body = parsed.body
-    null_body = "Nul" in ajms
+    ajms = known.get("ajms", _EMPTY)
     if msd == "jms_text":
-        msg._text = None if null_body and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
+        msg._text = None if "Nul" in ajms and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
     elif msd == "jms_bytes":
         msg._set_body_bytes(body)  # type: ignore[attr-defined]
     elif msd == "jms_map":
@@ -169,39 +177,23 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         items = decode_stream(decode_text(body, ccsid)) if body.strip(b" \x00") else []
         msg._items = items  # type: ignore[attr-defined]
     elif msd == "jms_object":
-        if null_body and not body:
-            msg._object = None  # type: ignore[attr-defined]
-        elif "Obj" in ajms and ajms["Obj"][2] == "amqp":
-            from ..mapping.codec import decode_value as amqp_decode
-
-            try:
-                value, end = amqp_decode(body, 0, "ObjectMessage body")
-            except Exception as exc:
-                raise MQFormatError(
-                    f"AMQP-encoded ObjectMessage body is malformed: {exc}", structure="body"
-                ) from None
-            if end != len(body):
-                raise MQFormatError(
-                    f"{len(body) - end} bytes after the AMQP value", structure="body", offset=end
-                )
-            msg._object = value  # type: ignore[attr-defined]
-        else:
-            msg._object = JavaSerializedObject(body)  # type: ignore[attr-defined]
+        msg._object = _object_body(body, ajms)  # type: ignore[attr-defined]
 
     # ---- headers
-    props: dict[str, Any] = {}
     extra: dict[str, Any] = {}
     el = jms.get("Dst")
-    if el is not None and el[2].strip():
-        msg._destination, qm = destination_from_uri(el[2].strip(), "jms.Dst")
+    dst = (el.text or "").strip() if el is not None else ""
+    if dst:
+        msg._destination, qm = destination_from_uri(dst, "jms.Dst")
         if qm:
             extra["mq.dst_q_mgr"] = qm
-    elif "mqps" in known and "Top" in known["mqps"] and known["mqps"]["Top"][2]:
+    elif "mqps" in known and "Top" in known["mqps"] and known["mqps"]["Top"].text:
         # published through MQ publish/subscribe with no jms.Dst: the topic string is the destination
-        msg._destination = Topic(known["mqps"]["Top"][2])
+        msg._destination = Topic(known["mqps"]["Top"].text)
     el = jms.get("Rto")
-    if el is not None and el[2].strip():
-        msg._reply_to, qm = destination_from_uri(el[2].strip(), "jms.Rto")
+    rto = (el.text or "").strip() if el is not None else ""
+    if rto:
+        msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
             extra["mq.reply_to_q_mgr"] = qm
     elif md.reply_to_q:
@@ -222,65 +214,71 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     dlv = _int(jms.get("Dlv"), "jms")
     if dlv is None:
         dlv = 2 if md.persistence == MQPER_PERSISTENT else 1
-    if dlv not in (1, 2):
+    if dlv != 1 and dlv != 2:
         raise MQFormatError(
             f"JMS delivery mode {dlv} is neither 1 nor 2", structure="MQRFH2", field="jms.Dlv"
         )
     msg._delivery_mode = dlv
     mid = ajms.get("Mid")
     if mid is not None:
-        msg._message_id = mid[2]
-    elif any(md.msg_id):
+        msg._message_id = mid.text or ""
+    elif md.msg_id.lstrip(b"\x00"):
         msg._message_id = "ID:" + md.msg_id.hex()
     cid = jms.get("Cid")
     if cid is not None:
-        msg._correlation_id = cid[2]
-    elif any(md.correl_id):
+        msg._correlation_id = cid.text or ""
+    elif md.correl_id.lstrip(b"\x00"):
         msg._correlation_id = "ID:" + md.correl_id.hex()
-    type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
-    set_ = set_el[2] if set_el is not None else ""
-    fmt = fmt_el[2] if fmt_el is not None else ""
-    if set_ or fmt:
-        msg._type = join_jms_type(msd, set_, type_el[2] if type_el is not None else "", fmt)
-    elif type_el is not None:
-        msg._type = type_el[2]
-    dlt = _int(mqext.get("Dlt"), "mqext")
-    if dlt is not None:
-        msg._delivery_time = dlt
-    msg._redelivered = md.backout_count > 0
+    if mcd:
+        type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
+        set_ = (set_el.text or "") if set_el is not None else ""
+        fmt = (fmt_el.text or "") if fmt_el is not None else ""
+        if set_ or fmt:
+            msg._type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
+        elif type_el is not None:
+            msg._type = type_el.text or ""
+    if "mqext" in known:
+        dlt = _int(known["mqext"].get("Dlt"), "mqext")
+        if dlt is not None:
+            msg._delivery_time = dlt
+    backout = md.backout_count
+    msg._redelivered = backout > 0
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
-    props.update(usr_props)
+    props: dict[str, Any] = usr_props if usr_props is not None else {}
     for p in ajms_props:
-        props[p[4]["name"]] = decode_value(p[1], p[2], p[3], f"<ajms> property {p[4]['name']!r}")
+        pname = p.attrib["name"]
+        props[pname] = decode_value(p.attrib.get("dt"), p.text or "", is_nil(p), f"<ajms> property {pname!r}")
     if md.user_identifier:
         props["JMSXUserID"] = md.user_identifier
     if md.put_appl_name:
         props["JMSXAppID"] = md.put_appl_name
     gid, seq = jms.get("Gid"), _int(jms.get("Seq"), "jms")
-    in_group = bool(md.msg_flags & MQMF_MSG_IN_GROUP)
+    in_group = md.msg_flags & MQMF_MSG_IN_GROUP
     if gid is not None:
-        props["JMSXGroupID"] = gid[2]
-    elif in_group and any(md.group_id):
+        props["JMSXGroupID"] = gid.text or ""
+    elif in_group and md.group_id.lstrip(b"\x00"):
         props["JMSXGroupID"] = "ID:" + md.group_id.hex()
     if seq is not None:
         props["JMSXGroupSeq"] = Int(seq)
     elif in_group:
         props["JMSXGroupSeq"] = Int(md.msg_seq_number)
-    props["JMSXDeliveryCount"] = Int(md.backout_count + 1)
-    for name, mask in REPORT_PROPERTIES.items():
-        if md.report & mask:
-            props[name] = Int(md.report & mask)
-    implied_type = MQMT_REQUEST if msg._reply_to is not None and msg._reply_to.is_queue else MQMT_DATAGRAM
+    props["JMSXDeliveryCount"] = _DELIVERY_COUNTS[backout] if 0 <= backout < 16 else Int(backout + 1)
+    if md.report:
+        for name, mask in REPORT_PROPERTIES.items():
+            if md.report & mask:
+                props[name] = Int(md.report & mask)
+    reply = msg._reply_to
+    implied_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
     if md.msg_type != implied_type:
         props["JMS_IBM_MsgType"] = Int(md.msg_type)
     if md.feedback:
         props["JMS_IBM_Feedback"] = Int(md.feedback)
-    if body_fmt != (MQFMT_STRING.rstrip() if msd == "jms_text" else ""):
+    if body_fmt != (_STRING if msd == "jms_text" else ""):
         props["JMS_IBM_Format"] = body_fmt
     if parsed.encoding != md.encoding:
         props["JMS_IBM_Encoding"] = Int(parsed.encoding)
-    if ccsid not in (MQCCSI_UTF8, 0):
+    if ccsid != MQCCSI_UTF8 and ccsid != 0:
         props["JMS_IBM_Character_Set"] = charset_of_ccsid(ccsid)
     if md.put_appl_type != MQAT_JAVA:
         props["JMS_IBM_PutApplType"] = Int(md.put_appl_type)
@@ -297,3 +295,23 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     msg._extra = extra or None
     msg._mark_received()
     return msg
+
+
+def _object_body(body: bytes, ajms: dict[str, ET.Element]) -> Any:
+    """An ObjectMessage body: null, an AMQP-typed value (``<ajms><Obj>amqp``) or Java bytes."""
+    if "Nul" in ajms and not body:
+        return None
+    obj = ajms.get("Obj")
+    if obj is not None and obj.text == "amqp":
+        from ..mapping.codec import decode_value as amqp_decode
+
+        try:
+            value, end = amqp_decode(body, 0, "ObjectMessage body")
+        except Exception as exc:
+            raise MQFormatError(
+                f"AMQP-encoded ObjectMessage body is malformed: {exc}", structure="body"
+            ) from None
+        if end != len(body):
+            raise MQFormatError(f"{len(body) - end} bytes after the AMQP value", structure="body", offset=end)
+        return value
+    return JavaSerializedObject(body)
