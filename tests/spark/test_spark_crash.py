@@ -82,7 +82,7 @@ def _committed_rows(out: Path) -> list[tuple[str, str]]:
     return rows
 
 
-@pytest.mark.parametrize("point", ["after_append", "after_accept", "during_sink"])
+@pytest.mark.parametrize("point", ["mid_segment", "after_append", "after_accept", "during_sink"])
 def test_no_loss_when_the_driver_is_killed(broker_url: str, tmp_path: Path, point: str) -> None:
     queue = f"crash-{point}"
     with ConnectionFactory(broker_url).create_connection() as conn:

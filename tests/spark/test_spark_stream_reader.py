@@ -8,6 +8,7 @@ segments as offsets, replay of planned-but-uncommitted batches, deletion after c
 from __future__ import annotations
 
 import pickle
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -62,56 +63,149 @@ def _texts(reader: JmsStreamReader, start: dict[str, Any], end: dict[str, Any]) 
     return texts
 
 
+def _segments(wal: Path) -> list[int]:
+    return sorted(int(p.name[4:24]) for p in wal.iterdir() if p.name.startswith("seg-"))
+
+
+def _run_batches(
+    reader: JmsStreamReader, start: dict[str, Any], limit: Any, want: int, wal: Path | None = None
+) -> tuple[list[list[str]], dict[str, Any]]:
+    """Plan, read and commit batches as Spark does until ``want`` messages were read."""
+    batches: list[list[str]] = []
+    for _ in range(200):
+        if sum(map(len, batches)) >= want:
+            break
+        end = reader.latestOffset(start, limit)
+        if wal is not None:  # planning batch k+1 deleted the segments of batch k
+            assert all(i > start["segment"] for i in _segments(wal))
+        if end == start:
+            continue
+        texts = _texts(reader, start, end)
+        assert _texts(reader, start, end) == texts  # a replay reads the same segments
+        batches.append(texts)
+        reader.commit(end)
+        start = end
+    return batches, start
+
+
 def test_batches_respect_the_limit_and_segments_go_after_commit(broker_url: str, tmp_path: Path) -> None:
     _send(broker_url, "r1", 25)
-    reader = _reader(broker_url, "r1", tmp_path, segmentMessages="4")
-    start = reader.initialOffset()
-    assert reader.getDefaultReadLimit() == ReadAllAvailable()
+    reader = _reader(broker_url, "r1", tmp_path, segmentMessages="4", maxMessagesPerTrigger="10")
+    assert reader.getDefaultReadLimit() == ReadMaxRows(10)
+    batches, end = _run_batches(reader, reader.initialOffset(), ReadMaxRows(10), 25, tmp_path)
+    assert all(0 < len(b) <= 10 for b in batches)
+    assert [t for b in batches for t in b] == [f"m{i}" for i in range(25)]  # in order, once each
+    assert _segments(tmp_path) == []  # every committed segment is gone
+    assert reader.latestOffset(end, ReadMaxRows(10)) == end  # nothing new: same offset
+    reader.stop()
+    assert _remaining(broker_url, "r1") == []  # all accepted
+
+
+def test_a_full_batch_is_exactly_the_limit(broker_url: str, tmp_path: Path) -> None:
+    _send(broker_url, "r1b", 30)
+    reader = _reader(broker_url, "r1b", tmp_path, segmentMessages="4", maxMessagesPerTrigger="10")
+    start = reader.latestOffset(reader.initialOffset(), ReadMaxRows(10))  # starts the receiver
+    time.sleep(1.5)  # it receives ahead meanwhile, cutting segments at batch boundaries
     end = reader.latestOffset(start, ReadMaxRows(10))
-    assert end == {"segment": 3}  # 4 + 4 + 2 messages
-    assert _texts(reader, start, end) == [f"m{i}" for i in range(10)]
-    assert _texts(reader, start, end) == [f"m{i}" for i in range(10)]  # a replay reads the same
-    # Spark commits batch 0, then plans batch 1 from its end
-    end2 = reader.latestOffset(end, ReadAllAvailable())
-    on_disk = sorted(p.name for p in tmp_path.iterdir())
-    assert on_disk == [f"seg-{i:020d}.arrow" for i in range(4, end2["segment"] + 1)]  # 1-3 deleted
-    reader.commit(end)
-    texts = _texts(reader, end, end2)
-    assert texts == [f"m{i}" for i in range(10, 25)]
-    reader.commit(end2)
-    assert list(tmp_path.iterdir()) == []
-    assert reader.latestOffset(end2, ReadAllAvailable()) == end2  # nothing new: same offset
+    assert len(_texts(reader, start, end)) == 10
+    reader.stop()
+
+
+def test_receiver_works_ahead_while_a_batch_runs_but_only_so_far(broker_url: str, tmp_path: Path) -> None:
+    _send(broker_url, "r5", 50)
+    reader = _reader(broker_url, "r5", tmp_path, segmentMessages="5", maxBufferedMessages="10")
+    end = reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+    planned = len(_texts(reader, {"segment": 0}, end))
+    time.sleep(1.5)  # "the executors work": no latestOffset call
+    ahead = [i for i in _segments(tmp_path) if i > end["segment"]]
+    assert ahead, "nothing was received while the batch ran"
+    ahead_texts = _texts(reader, end, {"segment": ahead[-1]})
+    assert len(ahead_texts) <= 10  # maxBufferedMessages: the rest waits at the broker
+    assert reader._receiver is not None
+    assert reader._receiver.stats.messages <= planned + 10  # nothing more was even accepted
+    after, _ = _run_batches(reader, end, ReadAllAvailable(), 50 - planned)
+    assert sum(map(len, after)) == 50 - planned
+    reader.stop()
 
 
 def test_restart_offers_segments_written_before_the_crash(broker_url: str, tmp_path: Path) -> None:
     _send(broker_url, "r2", 6)
     first = _reader(broker_url, "r2", tmp_path)
     end = first.latestOffset(first.initialOffset(), ReadAllAvailable())
+    assert end != {"segment": 0}
+    time.sleep(0.5)  # the receiver may have appended more: all of it comes back below
     first.stop()  # the process dies here: Spark never recorded ``end``
     _send(broker_url, "r2", 3, start=6)
     second = _reader(broker_url, "r2", tmp_path)
-    pending = second.latestOffset({"segment": 0}, ReadAllAvailable())
-    assert pending == end  # the accepted messages come back from the log first
-    assert _texts(second, {"segment": 0}, pending) == [f"m{i}" for i in range(6)]
-    after = second.latestOffset(pending, ReadAllAvailable())
-    assert _texts(second, pending, after) == ["m6", "m7", "m8"]
+    pending = second.latestOffset({"segment": 0}, ReadMaxRows(1))
+    assert pending["segment"] >= end["segment"]  # the accepted messages come back first, whatever the limit
+    texts = _texts(second, {"segment": 0}, pending)
+    assert len(texts) >= 1 and texts == [f"m{i}" for i in range(len(texts))]
+    batches, _ = _run_batches(second, pending, ReadAllAvailable(), 9 - len(texts))
+    assert texts + [t for b in batches for t in b] == [f"m{i}" for i in range(9)]
     second.stop()
 
 
-def test_available_now_stops_at_the_first_empty_poll(broker_url: str, tmp_path: Path) -> None:
+def test_available_now_stops_at_the_first_empty_poll_without_a_fixed_wait(
+    broker_url: str, tmp_path: Path
+) -> None:
     _send(broker_url, "r3", 5)
-    reader = _reader(broker_url, "r3", tmp_path, maxMessagesPerTrigger="3")
+    reader = _reader(broker_url, "r3", tmp_path, maxMessagesPerTrigger="3", pollMs="5000")
     reader.prepareForTriggerAvailableNow()
     limit = reader.getDefaultReadLimit()
     assert limit == ReadMaxRows(3)
-    a = reader.latestOffset(reader.initialOffset(), limit)
-    assert _texts(reader, {"segment": 0}, a) == ["m0", "m1", "m2"]
-    b = reader.latestOffset(a, limit)
-    assert _texts(reader, a, b) == ["m3", "m4"]
-    _send(broker_url, "r3", 2, start=5)  # arrives after the target: not read by this run
-    assert reader.latestOffset(b, limit) == b
+    batches, end = _run_batches(reader, reader.initialOffset(), limit, 5)
+    assert [len(b) for b in batches] == [3, 2]
+    assert [t for b in batches for t in b] == [f"m{i}" for i in range(5)]
+    _send(broker_url, "r3", 2, start=5)  # arrives after the destination was found empty
+    began = time.monotonic()
+    assert reader.latestOffset(end, limit) == end  # not read by this run
+    assert time.monotonic() - began < 1.0  # decided by a drain, not by waiting pollMs
     reader.stop()
     assert _remaining(broker_url, "r3") == ["m5", "m6"]
+
+
+def test_available_now_on_an_empty_queue_ends_at_once(broker_url: str, tmp_path: Path) -> None:
+    reader = _reader(broker_url, "r3b", tmp_path, pollMs="5000")
+    reader.prepareForTriggerAvailableNow()
+    began = time.monotonic()
+    assert reader.latestOffset(reader.initialOffset(), ReadAllAvailable()) == {"segment": 0}
+    assert time.monotonic() - began < 2.0  # connect + one drain; before: at least 2 s of polling
+    reader.stop()
+
+
+_EXIT_WITHOUT_STOP = """
+import sys, time
+from pyspark.sql.streaming.datasource import ReadAllAvailable
+from amqp_jms.spark.options import parse_options
+from amqp_jms.spark.stream import JmsStreamReader
+url, queue, wal = sys.argv[1:4]
+reader = JmsStreamReader(parse_options({"url": url, "destination": "queue://" + queue, "walPath": wal,
+                                        "segmentMessages": "5", "maxBufferedMessages": "10"}))
+print(reader.latestOffset({"segment": 0}, ReadAllAvailable())["segment"], flush=True)
+time.sleep(1)  # the receiver works ahead, then the process ends without stop()
+"""
+
+
+def test_the_receiver_never_keeps_the_driver_alive_and_loses_nothing(broker_url: str, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    _send(broker_url, "r6", 40)
+    wal = tmp_path / "wal"
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_WITHOUT_STOP, broker_url, "r6", str(wal)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    on_disk: list[str] = []
+    reader = _reader(broker_url, "r6-none", wal)
+    for segment_id in _segments(wal):
+        on_disk.extend(_texts(reader, {"segment": segment_id - 1}, {"segment": segment_id}))
+    assert 0 < len(on_disk) <= 15  # planned (one segment) plus at most maxBufferedMessages
+    left = _remaining(broker_url, "r6")
+    assert sorted(on_disk + left, key=lambda t: int(t[1:])) == [f"m{i}" for i in range(40)]
 
 
 def test_missing_segment_is_an_error_not_a_gap(broker_url: str, tmp_path: Path) -> None:

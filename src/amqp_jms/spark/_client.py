@@ -12,7 +12,16 @@ from typing import Any
 from ..destination import Destination, Topic
 from .options import JmsOptions
 
-__all__ = ["decode", "encode", "open_connection", "open_consumer", "raw_bytes", "receive_raw"]
+__all__ = [
+    "decode",
+    "drain",
+    "encode",
+    "open_connection",
+    "open_consumer",
+    "raw_bytes",
+    "receive_raw",
+    "set_message_id_prefix",
+]
 
 
 def open_connection(options: JmsOptions) -> Any:
@@ -59,31 +68,20 @@ def raw_bytes(message: Any) -> bytes:
 
 
 def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
-    """Receive one message and the exact bytes it arrived as (``None`` at the timeout).
+    """Receive one message and the exact bytes it arrived as (``None`` at the timeout; ``0``: no wait).
 
     The write-ahead log stores what the broker sent (header and delivery count included, no
-    re-encoding cost). The client's public ``receive`` hands back only the decoded message, so
-    this goes one level down, through the same steps ``MessageConsumer.receive`` takes (vetting,
-    acknowledgement bookkeeping); with a client that lacks them it falls back to
-    ``receive`` + :func:`encode`.
+    re-encoding cost): the client's ``MessageConsumer.receive_encoded``.
     """
-    import time
+    got = consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
+    return None if got is None else (got.message, got.data)
 
-    session: Any = getattr(consumer, "_session", None)
-    if not all(
-        hasattr(x, y) for x, y in ((consumer, "_next"), (session, "_prepare"), (session, "_after_receive"))
-    ):
-        message = consumer.receive(timeout_ms) if timeout_ms > 0 else consumer.receive_no_wait()
-        return None if message is None else (message, encode(message))
-    consumer._check_open()
-    deadline = time.monotonic() + timeout_ms / 1000.0
-    while True:
-        left = max(0.0, deadline - time.monotonic())
-        inbound = consumer._next(left)
-        if inbound is None:
-            return None
-        message = session._prepare(consumer, inbound)
-        if message is not None:
-            session._after_receive(consumer, inbound, message)
-            data = getattr(inbound, "data", None)
-            return message, (bytes(data) if data is not None else encode(message))
+
+def drain(consumer: Any) -> None:
+    """Have the peer send what it holds for the consumer now (``MessageConsumer.drain``)."""
+    consumer.drain()
+
+
+def set_message_id_prefix(producer: Any, prefix: str) -> None:
+    """Replay-stable ids ``<prefix>:1``, ``:2`` … (``MessageProducer.set_message_id_prefix``)."""
+    producer.set_message_id_prefix(prefix)

@@ -23,6 +23,7 @@ option                     default     meaning
 ``pollMs``                 ``200``     streaming reads: how long one trigger waits for a message
 ``walPath``                (required)  streaming reads: directory of the write-ahead log
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
+``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
 ``includeAmqp``            ``false``   add the ``amqp`` column (the raw encoded message)
 ``deliveryMode``           ``2``       writes: default delivery mode (1, 2, ``PERSISTENT``,
@@ -31,6 +32,10 @@ option                     default     meaning
 ``timeToLive``             ``0``       writes: time to live in ms (0 = never expires)
 ``messageType``            inferred    writes: force ``Text``, ``Bytes``, ``Map`` or ``Message``
 =========================  ==========  ==============================================================
+
+``maxBufferedMessages`` (default 100 000, or twice ``maxMessagesPerTrigger`` if that is more)
+bounds what the background receiver takes from the broker ahead of Spark: received messages not
+yet in a planned batch (on disk in the write-ahead log; at most one segment of them in memory).
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
 ``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored.
@@ -106,6 +111,7 @@ _KNOWN = (
     "pollMs",
     "walPath",
     "segmentMessages",
+    "maxBufferedMessages",
     "bodyAs",
     "includeAmqp",
     "deliveryMode",
@@ -134,6 +140,7 @@ class JmsOptions:
     poll_ms: int = 200
     wal_path: str | None = None
     segment_messages: int = 10000
+    max_buffered_messages: int | None = None
     body_as: str = "binary"
     include_amqp: bool = False
     delivery_mode: int = 2
@@ -258,6 +265,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["wal_path"] = values["walPath"].strip()
     if "segmentMessages" in values:
         kwargs["segment_messages"] = _int("segmentMessages", values["segmentMessages"], 1)
+    if "maxBufferedMessages" in values:
+        kwargs["max_buffered_messages"] = _int("maxBufferedMessages", values["maxBufferedMessages"], 1)
     if "bodyAs" in values:
         kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
     if "includeAmqp" in values:

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 
 import pyarrow as pa
 
-__all__ = ["WAL_SCHEMA", "WriteAheadLog", "read_segment", "segment_path"]
+__all__ = ["WAL_SCHEMA", "WriteAheadLog", "delete_segments_through", "read_segment", "segment_path"]
 
 WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
 _NAME = re.compile(r"^seg-(\d{20})\.arrow$")
@@ -45,6 +45,23 @@ def read_segment(directory: str, segment_id: int) -> pa.Array:
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
 
+def delete_segments_through(directory: str, end: int) -> int:
+    """Delete the segments ``<= end`` of the log in ``directory`` (without opening it: opening
+    sweeps half-written files, which must not happen while another thread appends)."""
+    removed = 0
+    if not os.path.isdir(directory):
+        return 0
+    for name in os.listdir(directory):
+        match = _NAME.match(name)
+        if match and int(match.group(1)) <= end:
+            try:
+                os.unlink(os.path.join(directory, name))
+                removed += 1
+            except FileNotFoundError:
+                pass
+    return removed
+
+
 def _fsync_dir(directory: str) -> None:
     fd = os.open(directory, os.O_RDONLY)
     try:
@@ -54,7 +71,7 @@ def _fsync_dir(directory: str) -> None:
 
 
 class WriteAheadLog:
-    """A directory of numbered segments. Not thread-safe; the driver-side reader owns one."""
+    """A directory of numbered segments. Not thread-safe: the stream reader's receiver guards it."""
 
     def __init__(self, directory: str) -> None:
         self.directory = directory

@@ -15,7 +15,6 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamWriter, DataSourceWriter, WriterCommitMessage
 
-from ..exceptions import IllegalStateException
 from .options import JmsOptions
 
 __all__ = ["JmsCommitMessage", "JmsStreamWriter", "JmsWriter", "send_partition"]
@@ -84,15 +83,10 @@ def send_partition(options: JmsOptions, rows: Iterator[Any], id_prefix: str | No
 
 
 def _fix_message_ids(producer: Any, prefix: str) -> None:
-    """Make the producer number its messages ``ID:<prefix>:1``, ``:2`` ... (replay-stable ids).
+    """Make the producer number its messages ``ID:<prefix>:1``, ``:2`` ... (replay-stable ids)."""
+    from ._client import set_message_id_prefix
 
-    The client numbers a producer's messages ``<producer id>:<seq>``; the stream writer sets that
-    id (the client has no public switch for it yet) so a replayed batch re-sends the same ids.
-    """
-    if not hasattr(producer, "_id") or not hasattr(producer, "_seq"):
-        raise IllegalStateException("jms data source: this client cannot assign deterministic message ids")
-    producer._id = f"ID:{prefix}"
-    producer._seq = 0
+    set_message_id_prefix(producer, f"ID:{prefix}")
 
 
 class JmsWriter(DataSourceWriter):

@@ -1,0 +1,295 @@
+"""The streaming reader's background receiver: receive and append while the executors work.
+
+Why: Spark plans micro-batch N+1 only after batch N has finished, so a source that receives
+inside ``latestOffset`` makes the broker wait while the executors decode and write, and the
+executors wait while the driver receives (measured: the two halves of an ingest took the same
+time, one after the other). This thread keeps receiving in the driver's Python process while a
+batch runs; ``latestOffset`` only hands out the segments it has made durable meanwhile.
+
+The guarantees of the write-ahead design are unchanged, because every message still goes
+receive → durable segment (fsync) → accept, in that order, in one transacted session:
+
+- a message in the current, in-memory chunk is not accepted: a crash makes the broker
+  redeliver it;
+- a segment on disk whose accept did not happen is replayed *and* redelivered (duplicates with
+  the same ``message_id``);
+- an accepted message is in a segment until Spark has committed the batch that read it.
+
+Bounded: at most ``maxBufferedMessages`` received messages wait un-planned (in the chunk or in
+segments ``latestOffset`` has not handed out); then the thread stops receiving, the client stops
+granting credit once its prefetch is full, and the broker keeps the rest. With a
+``ReadMaxRows`` limit, segments are cut so that a batch of exactly the limit can be planned.
+
+Stopping: Spark never calls ``stop()`` on a stream reader, so the thread is a daemon (it never
+keeps the driver alive); what it holds un-accepted when the process ends is redelivered.
+With ``Trigger.AvailableNow`` it decides "the destination is empty" with an AMQP drain (the
+broker answers with everything it has, then "nothing more"), not with a guessed wait, and then
+closes its connection.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..exceptions import IllegalStateException
+from ._faults import crash_point
+from .options import JmsOptions
+from .wal import WriteAheadLog
+
+__all__ = ["DEFAULT_MAX_BUFFERED", "ReceiverStats", "SegmentReceiver"]
+
+_log = logging.getLogger(__name__)
+
+#: A chunk of at least this many messages is written as two segments (two parallel tasks).
+SPLIT_AT = 1000
+#: Un-planned messages the receiver may hold (on disk, and at most one segment in memory) by
+#: default: enough to receive through a batch's Python worker start-up (~20 s) without pausing.
+DEFAULT_MAX_BUFFERED = 100_000
+#: How often an idle receiver looks at requests and the stop flag.
+_TICK_MS = 50
+
+
+@dataclass
+def _report(line: str) -> None:
+    """Append a timing line to ``$AMQP_JMS_SPARK_STATS`` when set (the benchmark reads it: the
+    receiver runs in Spark's source process, whose logging goes nowhere visible)."""
+    path = os.environ.get("AMQP_JMS_SPARK_STATS")
+    if path:
+        with open(path, "a") as handle:
+            handle.write(f"{time.time():.3f} {line}\n")
+
+
+class ReceiverStats:
+    """Where the receiver's time went (seconds), for the benchmark and for tuning."""
+
+    messages: int = 0
+    segments: int = 0
+    receive_s: float = 0.0  # in the client's receive (waiting for and decoding messages)
+    append_s: float = 0.0  # writing and fsyncing segments
+    accept_s: float = 0.0  # committing the session (accepting at the broker)
+    paused_s: float = 0.0  # stopped by backpressure (maxBufferedMessages)
+    drains: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def summary(self) -> str:
+        return (
+            f"{self.messages} messages in {self.segments} segments; receive {self.receive_s:.2f} s, "
+            f"append {self.append_s:.2f} s, accept {self.accept_s:.2f} s, paused {self.paused_s:.2f} s, "
+            f"{self.drains} drains, {time.monotonic() - self.started:.2f} s since start"
+        )
+
+
+class SegmentReceiver:
+    """Owns the connection and a daemon thread that fills write-ahead segments.
+
+    ``latest(begin, max_rows, wait_s)`` is the only call the reader makes per trigger; every
+    other method is for that call or for tests.
+    """
+
+    def __init__(
+        self, options: JmsOptions, wal: WriteAheadLog, available_now: bool, rows_per_batch: int | None
+    ) -> None:
+        self.options = options
+        self.wal = wal
+        self.available_now = available_now
+        self.rows_per_batch = rows_per_batch
+        self.max_buffered = options.max_buffered_messages or max(
+            DEFAULT_MAX_BUFFERED, 2 * (rows_per_batch or 0)
+        )
+        self.stats = ReceiverStats()
+        self._wal_lock = threading.Lock()
+        self._cond = threading.Condition()
+        self._counts: dict[int, int] = {}  # segments written by this receiver: id -> messages
+        self._planned = 0  # the largest end offset handed out
+        self._chunk_len = 0
+        self._requested = 0  # flush-request generations: latest asks, the thread serves
+        self._served = 0
+        self._drained = False
+        self._error: BaseException | None = None
+        self._stopping = False
+        self._attached = False  # the consumer exists: ``latest`` times its wait from here
+        self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
+        self._thread.start()
+
+    # -- the reader's side ------------------------------------------------------------------------
+    def latest(self, begin: int, max_rows: int | None, wait_s: float) -> int:
+        """The end offset of the next batch after ``begin``: ``begin`` when there is nothing.
+
+        Hands out segments already durable and accepted; when there are none, asks the thread to
+        close its current chunk (or the next messages to arrive) and waits up to ``wait_s``
+        (availableNow: until the thread has flushed or found the destination empty).
+        """
+        with self._cond:
+            self._raise_failure()
+            for segment_id in [i for i in self._counts if i <= begin]:
+                del self._counts[segment_id]
+            self._planned = max(self._planned, begin)
+            while not self._attached and self._error is None and self._thread.is_alive():
+                self._cond.wait(1.0)  # connecting is not part of the poll
+            if not self._ready(begin):
+                self._requested += 1
+                generation = self._requested
+                deadline = None if self.available_now else time.monotonic() + wait_s
+                while self._served < generation and not self._drained and self._error is None:
+                    if not self._thread.is_alive():
+                        raise IllegalStateException("jms data source: the background receiver stopped")
+                    left = 1.0 if deadline is None else deadline - time.monotonic()
+                    if left <= 0:
+                        if not self._chunk_len:
+                            break  # nothing arrived in time
+                        left = 1.0  # something did: wait for its segment to be durable
+                    self._cond.wait(min(left, 1.0))
+                self._raise_failure()
+            ready = self._ready(begin)
+            end = begin
+            taken = 0
+            for segment_id in ready:
+                count = self._counts[segment_id]
+                if max_rows is not None and taken and taken + count > max_rows:
+                    break
+                end = segment_id
+                taken += count
+            self._planned = max(self._planned, end)
+            self._cond.notify_all()  # un-planned data went down: a paused thread may go on
+        _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")
+        return end
+
+    def exhausted(self) -> bool:
+        """availableNow: the destination was found empty and everything received was handed out."""
+        with self._cond:
+            return self._drained and not self._ready(self._planned)
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Stop receiving and close the connection (un-accepted messages go back to the broker)."""
+        with self._cond:
+            self._stopping = True
+            self._cond.notify_all()
+        if threading.current_thread() is not self._thread:
+            self._thread.join(timeout_s)
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _ready(self, begin: int) -> list[int]:
+        return sorted(i for i in self._counts if i > begin)
+
+    def _raise_failure(self) -> None:
+        if self._error is not None:
+            raise IllegalStateException(
+                f"jms data source: the background receiver failed: {self._error}"
+            ) from self._error
+
+    def _unplanned(self) -> int:
+        return sum(n for i, n in self._counts.items() if i > self._planned) + self._chunk_len
+
+    def _cut_at(self) -> int:
+        """Close the chunk at this size: a segment, or where a full ``ReadMaxRows`` batch ends."""
+        size = self.options.segment_messages
+        if self.rows_per_batch:
+            unplanned = sum(n for i, n in self._counts.items() if i > self._planned)
+            size = min(size, self.rows_per_batch - unplanned % self.rows_per_batch)
+        return size
+
+    def _run(self) -> None:
+        from ._client import open_connection, open_consumer
+
+        try:
+            connection = open_connection(self.options)
+            try:
+                session = connection.create_session(True)
+                consumer = open_consumer(session, self.options)
+                with self._cond:
+                    self._attached = True
+                    self._cond.notify_all()
+                self._loop(session, consumer)
+            finally:
+                connection.close()  # un-accepted messages (prefetch, current chunk) are released
+        except BaseException as exc:  # reported to the reader by the next latestOffset
+            with self._cond:
+                if not self._stopping:
+                    self._error = exc
+                self._cond.notify_all()
+        finally:
+            _log.info("jms receiver: %s", self.stats.summary())
+            _report(f"receiver ended: {self.stats.summary()}")
+
+    def _loop(self, session: Any, consumer: Any) -> None:
+        from ._client import drain, receive_raw
+
+        stats = self.stats
+        chunk: list[bytes] = []
+        while True:
+            with self._cond:
+                if self._stopping:
+                    return
+                self._chunk_len = len(chunk)
+                flush_wanted = self._requested > self._served
+                if not flush_wanted and self._unplanned() >= self.max_buffered:
+                    began = time.monotonic()
+                    self._cond.wait(_TICK_MS / 1000.0)  # backpressure: no receive, no new credit
+                    stats.paused_s += time.monotonic() - began
+                    continue
+                cut_at = self._cut_at()
+            if flush_wanted and chunk:
+                wait_ms = 0  # take only what is already here, then flush
+            else:
+                wait_ms = 0 if self.available_now else _TICK_MS
+            began = time.monotonic()
+            got = receive_raw(consumer, wait_ms)
+            if got is None and self.available_now:
+                stats.drains += 1
+                drain(consumer)  # the broker sends what it has, then says so
+                got = receive_raw(consumer, 0)
+            stats.receive_s += time.monotonic() - began
+            if got is None:
+                if chunk and (flush_wanted or self.available_now):
+                    self._flush(session, chunk)
+                    chunk = []
+                if self.available_now:
+                    with self._cond:
+                        self._drained = True
+                        self._cond.notify_all()
+                    return
+                continue
+            chunk.append(got[1])
+            self._chunk_len = len(chunk)  # read by ``latest`` (an int store: no lock needed)
+            crash_point("mid_segment")
+            if len(chunk) >= cut_at:
+                self._flush(session, chunk)
+                chunk = []
+
+    def _flush(self, session: Any, chunk: list[bytes]) -> None:
+        """Append ``chunk`` durably, then accept it; then let ``latest`` hand it out."""
+        stats = self.stats
+        # two segments (two tasks) for a chunk worth splitting: the executors decode in parallel
+        parts = 2 if len(chunk) >= SPLIT_AT else 1
+        size = math.ceil(len(chunk) / parts)
+        began = time.monotonic()
+        written: list[tuple[int, int]] = []
+        with self._wal_lock:
+            for i in range(0, len(chunk), size):
+                part = chunk[i : i + size]
+                written.append((self.wal.append(part), len(part)))
+        stats.append_s += time.monotonic() - began
+        crash_point("after_append")
+        began = time.monotonic()
+        session.commit()  # accept only what is durable
+        stats.accept_s += time.monotonic() - began
+        crash_point("after_accept")
+        stats.messages += len(chunk)
+        stats.segments += len(written)
+        with self._cond:
+            self._counts.update(written)
+            self._chunk_len = 0
+            self._served = self._requested
+            self._cond.notify_all()
+
+    def delete_through(self, end: int) -> None:
+        """Delete committed segments ``<= end`` (under the lock the appends take)."""
+        with self._wal_lock:
+            self.wal.observe(end)
+            self.wal.delete_through(end)
