@@ -55,7 +55,6 @@ DEFAULT_MAX_BUFFERED = 100_000
 _TICK_MS = 50
 
 
-@dataclass
 def _report(line: str) -> None:
     """Append a timing line to ``$AMQP_JMS_SPARK_STATS`` when set (the benchmark reads it: the
     receiver runs in Spark's source process, whose logging goes nowhere visible)."""
@@ -65,6 +64,7 @@ def _report(line: str) -> None:
             handle.write(f"{time.time():.3f} {line}\n")
 
 
+@dataclass
 class ReceiverStats:
     """Where the receiver's time went (seconds), for the benchmark and for tuning."""
 
