@@ -70,8 +70,10 @@ def _receive(url: str, queue: str, n: int) -> float:
     return elapsed
 
 
-def _spark() -> Any:
+def _spark(work: str) -> Any:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # the source's receiver appends its timings here (amqp_jms.spark.receiver); inherited by Spark
+    os.environ["AMQP_JMS_SPARK_STATS"] = os.path.join(work, "source-stats.txt")
     from pyspark.sql import SparkSession
 
     from amqp_jms.spark import register
@@ -89,7 +91,9 @@ def _spark() -> Any:
 
 
 def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
+    stats = os.environ["AMQP_JMS_SPARK_STATS"]
     start = time.perf_counter()
+    wall = time.time()
     df = (
         spark.readStream.format("jms")
         .option("url", url)
@@ -109,6 +113,11 @@ def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
     elapsed = time.perf_counter() - start
     for progress in query.recentProgress:
         _log(f"  batch {progress['batchId']}: {progress['numInputRows']} rows, {progress['durationMs']}")
+    if os.path.exists(stats):  # the source's own phases (receiver thread in Spark's source process)
+        with open(stats) as handle:
+            for line in handle:
+                at, _, text = line.partition(" ")
+                _log(f"  +{float(at) - wall:6.2f} s {text.rstrip()}")
     rows = sum(p["numInputRows"] for p in query.recentProgress)
     if rows != n:
         raise SystemExit(f"spark ingested {rows} of {n}")
@@ -139,7 +148,7 @@ def main() -> None:
             _send(url, "bench-client", n)
             client_rx = _receive(url, "bench-client", n)
             _log(f"client receive loop: {client_rx:.2f} s")
-            spark = _spark()
+            spark = _spark(work)
             try:
                 _send(url, "bench-spark", n)
                 spark_rx = _ingest(spark, url, "bench-spark", n, work)

@@ -90,10 +90,12 @@ def test_no_loss_when_the_driver_is_killed(broker_url: str, tmp_path: Path, poin
         for i in range(_SENT):
             producer.send(TextMessage(f"m{i}"))
     marker = tmp_path / "crashed"
-    # crash on the third pass, so that earlier batches are already committed
+    # crash on the third pass, so that earlier batches are already committed; mid_segment (the
+    # background receiver holds received, un-appended messages) is passed once per message: the
+    # 13th is the third of the third segment (segmentMessages=5)
     env = {
         "AMQP_JMS_SPARK_CRASH_AT": point,
-        "AMQP_JMS_SPARK_CRASH_AFTER": "2",
+        "AMQP_JMS_SPARK_CRASH_AFTER": "12" if point == "mid_segment" else "2",
         "AMQP_JMS_SPARK_CRASH_MARKER": str(marker),
     }
     proc = _run(broker_url, queue, tmp_path, "crash", env)

@@ -4,7 +4,9 @@ The crash tests run a streaming query in a subprocess with ``AMQP_JMS_SPARK_CRAS
 (and optionally ``AMQP_JMS_SPARK_CRASH_AFTER=<n>``: pass the point ``n`` times first). When the
 point is reached, the process writes ``AMQP_JMS_SPARK_CRASH_MARKER`` and blocks, and the test
 SIGKILLs the whole driver process group: a real crash at exactly that point, not an exception
-Spark could handle. Points: ``after_append`` (segment durable, messages not yet accepted),
+Spark could handle. Points: ``mid_segment`` (the background receiver holds received messages
+not yet appended or accepted; passed once per message), ``after_append`` (segment durable,
+messages not yet accepted),
 ``after_accept`` (accepted, batch not yet planned or committed), ``during_sink`` (an executor is
 part-way through a batch).
 """
