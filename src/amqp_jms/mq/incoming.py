@@ -50,7 +50,7 @@ from .constants import (
 from .errors import MQFormatError
 from .mqmd import MQMD, absorb_mqmde
 from .outgoing import _put_date_time
-from .rfh2 import parse_headers
+from .rfh2 import folder_texts, read_chain
 from .xmlfolder import decode_value
 
 __all__ = ["from_mq", "from_mq_bytes"]
@@ -125,14 +125,18 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     if md.format.rstrip() == _MD_EXTENSION:  # the byte order matters only when there are headers
         md, length = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", 24), start)
         start += length
-    parsed = parse_headers(data, md.encoding, md.coded_char_set_id, md.format, start=start)
+    chain, body_enc, ccsid, body_fmt, pos = read_chain(
+        data, start, md.encoding, md.coded_char_set_id, md.format
+    )
+    body_fmt = body_fmt.rstrip()
 
     ajms_props: list[ET.Element] = []
     known: dict[str, dict[str, ET.Element]] = {}
     usr_props: dict[str, Any] | None = None
     unknown: list[bytes] = []
-    for rfh in parsed.headers:
-        for raw, text in zip(rfh.folders, rfh.folder_texts()):
+    for fields, order in chain:
+        raws = fields[5]
+        for raw, text in zip(raws, folder_texts(raws, fields[4], order)):
             if not text:
                 continue
             name, children, by_name = parse_cached(text)
@@ -156,7 +160,6 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     jms = known.get("jms", _EMPTY)
 
     # ---- body
-    body_fmt = parsed.format.rstrip()
     msd_el = mcd.get("Msd")
     msd = (msd_el.text or "").strip() if msd_el is not None else ""
     cls = _CLASSES.get(msd)
@@ -164,8 +167,7 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         msd = "jms_text" if body_fmt == _STRING else "jms_bytes"
         cls = _CLASSES[msd]
     msg = cls._blank()
-    ccsid = parsed.coded_char_set_id
-    body = parsed.body
+    body = data[pos:] if pos else data
     ajms = known.get("ajms", _EMPTY)
     if msd == "jms_text":
         msg._text = None if "Nul" in ajms and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
@@ -276,8 +278,8 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         props["JMS_IBM_Feedback"] = Int(md.feedback)
     if body_fmt != (_STRING if msd == "jms_text" else ""):
         props["JMS_IBM_Format"] = body_fmt
-    if parsed.encoding != md.encoding:
-        props["JMS_IBM_Encoding"] = Int(parsed.encoding)
+    if body_enc != md.encoding:
+        props["JMS_IBM_Encoding"] = Int(body_enc)
     if ccsid != MQCCSI_UTF8 and ccsid != 0:
         props["JMS_IBM_Character_Set"] = charset_of_ccsid(ccsid)
     if md.put_appl_type != MQAT_JAVA:

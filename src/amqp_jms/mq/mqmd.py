@@ -115,7 +115,14 @@ class _Slow(Exception):
     """Internal: leave the fast path for the checked one."""
 
 
+_BLANKS = {w: b" " * w for w in (4, 8, 12, 28, 32, 48)}
+#: decoded character fields by their raw bytes: blanks, Formats, queue names, dates repeat
+_CHARS: dict[bytes, str] = {}
+
+
 def _char(value: str, width: int) -> bytes:
+    if type(value) is not str:
+        raise _Slow
     raw = value.encode("utf-8")
     if len(raw) > width:
         raise _Slow
@@ -197,14 +204,20 @@ class MQMD:
             ):
                 raise _Slow
             c = _char
+            b = _BLANKS
             values = (
                 MQMD_STRUC_ID, self.version, self.report, self.msg_type, self.expiry, self.feedback,
                 self.encoding, self.coded_char_set_id, c(self.format, 8), self.priority, self.persistence,
                 self.msg_id, self.correl_id, self.backout_count, c(self.reply_to_q, 48),
-                c(self.reply_to_q_mgr, 48), c(self.user_identifier, 12), self.accounting_token,
-                c(self.appl_identity_data, 32), self.put_appl_type, c(self.put_appl_name, 28),
-                c(self.put_date, 8), c(self.put_time, 8), c(self.appl_origin_data, 4), self.group_id,
-                self.msg_seq_number, self.offset, self.msg_flags, self.original_length,
+                b[48] if self.reply_to_q_mgr == "" else c(self.reply_to_q_mgr, 48),
+                b[12] if self.user_identifier == "" else c(self.user_identifier, 12),
+                self.accounting_token,
+                b[32] if self.appl_identity_data == "" else c(self.appl_identity_data, 32),
+                self.put_appl_type,
+                b[28] if self.put_appl_name == "" else c(self.put_appl_name, 28),
+                c(self.put_date, 8), c(self.put_time, 8),
+                b[4] if self.appl_origin_data == "" else c(self.appl_origin_data, 4),
+                self.group_id, self.msg_seq_number, self.offset, self.msg_flags, self.original_length,
             )  # fmt: skip
             if self.version == 2:
                 return _STRUCTS[(2, order)].pack(*values)
@@ -273,12 +286,21 @@ class MQMD:
             )
         values = list(st.unpack_from(data, offset))
         del values[0]
-        try:
-            for i in _CHAR_INDEXES[version]:
-                values[i] = values[i].rstrip(b" \x00").decode("utf-8")
-        except UnicodeDecodeError:
-            _attr, name, _kind, _width, off = MQMD_FIELDS[i]
-            read_char(values[i], "MQMD", name, offset + off)  # raises, naming field and offset
+        chars = _CHARS
+        for i in _CHAR_INDEXES[version]:
+            raw = values[i]
+            text = chars.get(raw)
+            if text is None:
+                try:
+                    text = raw.rstrip(b" \x00").decode("utf-8")
+                except UnicodeDecodeError:
+                    _attr, name, _kind, _width, off = MQMD_FIELDS[i]
+                    read_char(raw, "MQMD", name, offset + off)  # raises, naming field and offset
+                    raise
+                if len(chars) >= 4096:
+                    chars.clear()
+                chars[raw] = text
+            values[i] = text
         return cls(*values), order
 
     def copy(self) -> MQMD:

@@ -31,16 +31,19 @@ from ._binary import byte_order, encode_char
 from ._uri import destination_to_uri, split_jms_type
 from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
 from .constants import (
+    MQACT_NONE,
     MQAT_JAVA,
     MQCCSI_UTF8,
+    MQCI_NONE,
     MQEI_UNLIMITED,
     MQENC_NATIVE,
     MQENC_NORMAL,
     MQENC_REVERSED,
     MQFMT_RF_HEADER_2,
-    MQFMT_STRING,
+    MQGI_NONE,
     MQMF_LAST_MSG_IN_GROUP,
     MQMF_MSG_IN_GROUP,
+    MQMI_NONE,
     MQMT_DATAGRAM,
     MQMT_REQUEST,
     MQPER_NOT_PERSISTENT,
@@ -52,7 +55,7 @@ from .message import MQMessage
 from .mqmd import MQMD
 from .rfh2 import rfh2_bytes
 from .xmlfolder import _GOOD_USR_NAMES as _GOOD_NAMES
-from .xmlfolder import check_usr_name_cached, element, escape_text, fast_element
+from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text, fast_element
 
 __all__ = ["body_domain", "to_mq"]
 
@@ -170,47 +173,52 @@ def to_mq(
     encoding: str | int = "native",
 ) -> MQMessage:
     """The MQ form of a JMS message: an MQMD and the data (RFH2 + body) an MQPUT would send."""
-    if target_client not in ("jms", "mq"):
+    if target_client != "jms" and target_client != "mq":
         raise MQFormatError(f"target_client {target_client!r}: expected 'jms' or 'mq'")
     if encoding == "native":
         enc, order = MQENC_NATIVE, "<"
     else:
         enc = _encoding(encoding)
         order = byte_order(enc, "MQMD")
-    extra = message._extra or {}
-    md = MQMD(encoding=enc, put_appl_type=MQAT_JAVA)
-    domain = body_domain(message)
+    extra = message._extra or _NO_EXTRA
+    domain = _DOMAINS.get(message.jms_type, "jms_none")
     body_ccsid = MQCCSI_UTF8
     body_enc = enc
-    body_fmt = MQFMT_STRING.rstrip() if domain == "jms_text" else ""
+    body_fmt = "MQSTR" if domain == "jms_text" else ""
     jms: list[str] = []
     usr: list[str] = []
     ajms: list[str] = []
-    msg_flags = 0
-    report = 0
+    msg_flags = report = feedback = 0
     msg_type: int | None = None
+    put_appl_type = MQAT_JAVA
+    user_id = appl_name = put_date = put_time = ""
+    group_id = MQGI_NONE
+    seq = 1
 
     # ---- properties
     for name, value in message._props.items():
         if name[:3] != "JMS":  # an application property: the common case first
             if name not in _GOOD_NAMES:
                 check_usr_name_cached(name)
-            usr.append(fast_element(name, value, name))
+            if type(value) is str and _NEEDS_WORK.search(value) is None:
+                usr.append(f"<{name}>{value}</{name}>")
+            else:
+                usr.append(fast_element(name, value, name))
         elif name == "JMSXUserID":
-            md.user_identifier = _trunc(_str_prop(name, value), 12, "UserIdentifier")
+            user_id = _trunc(_str_prop(name, value), 12, "UserIdentifier")
         elif name == "JMSXAppID":
-            md.put_appl_name = _trunc(_str_prop(name, value), 28, "PutApplName")
+            appl_name = _trunc(_str_prop(name, value), 28, "PutApplName")
         elif name == "JMSXGroupID":
             gid = _str_prop(name, value)
             gid_element = element("Gid", gid, name)  # first: it names characters XML/UTF-8 cannot carry
             raw = _provider_id(gid)
-            md.group_id = raw if raw is not None else gid.encode("utf-8")[:24].ljust(24, b"\x00")
+            group_id = raw if raw is not None else gid.encode("utf-8")[:24].ljust(24, b"\x00")
             msg_flags |= MQMF_MSG_IN_GROUP
             jms.append(gid_element)
         elif name == "JMSXGroupSeq":
-            md.msg_seq_number = _int_prop(name, value)
+            seq = _int_prop(name, value)
             msg_flags |= MQMF_MSG_IN_GROUP
-            jms.append(f"<Seq>{md.msg_seq_number}</Seq>")
+            jms.append(f"<Seq>{seq}</Seq>")
         elif name == "JMSXDeliveryCount":
             continue  # receive-only: BackoutCount + 1
         elif name in REPORT_PROPERTIES:
@@ -218,94 +226,93 @@ def to_mq(
         elif name == "JMS_IBM_MsgType":
             msg_type = _int_prop(name, value)
         elif name == "JMS_IBM_Feedback":
-            md.feedback = _int_prop(name, value)
+            feedback = _int_prop(name, value)
         elif name == "JMS_IBM_Format":
             body_fmt = _str_prop(name, value).rstrip()
             encode_char(body_fmt, 8, "MQMD", "Format")
         elif name == "JMS_IBM_PutApplType":
-            md.put_appl_type = _int_prop(name, value)
+            put_appl_type = _int_prop(name, value)
         elif name == "JMS_IBM_Encoding":
             body_enc = _int_prop(name, value)
         elif name == "JMS_IBM_Character_Set":
             body_ccsid = ccsid_from_charset(value)
         elif name == "JMS_IBM_PutDate":
-            md.put_date = _str_prop(name, value)
+            put_date = _str_prop(name, value)
         elif name == "JMS_IBM_PutTime":
-            md.put_time = _str_prop(name, value)
+            put_time = _str_prop(name, value)
         elif name == "JMS_IBM_Last_Msg_In_Group":
             if value is True or (isinstance(value, str) and value.lower() == "true"):
                 msg_flags |= MQMF_LAST_MSG_IN_GROUP | MQMF_MSG_IN_GROUP
         else:
             ajms.append(element("p", value, name, allow_char=True, name_attr=name))
 
-    # ---- headers
-    md.report = report
-    md.msg_flags = msg_flags
-    md.persistence = MQPER_PERSISTENT if message._delivery_mode == 2 else MQPER_NOT_PERSISTENT
-    md.priority = message._priority
-    if message._priority != 4:
-        jms.append(f"<Pri>{_int_prop('JMSPriority', message._priority)}</Pri>")
-    jms.append("<Dlv>2</Dlv>" if message._delivery_mode == 2 else "<Dlv>1</Dlv>")
+    # ---- headers, in the jms folder in IBM's order: Dst, Rto, then the rest as set
+    dest: Destination | None = message._destination
+    reply: Destination | None = message._reply_to
+    head = []
+    if dest is not None:
+        head.append(_uri_element("Dst", dest, extra.get("mq.dst_q_mgr") or queue_manager or ""))
+    reply_q = reply_q_mgr = ""
+    if reply is not None:
+        rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
+        head.append(_uri_element("Rto", reply, rqm))
+        if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
+            reply_q, reply_q_mgr = reply.name, rqm
+    if head:
+        jms[:0] = head
+    priority = message._priority
+    if priority != 4:
+        jms.append(f"<Pri>{_int_prop('JMSPriority', priority)}</Pri>")
+    persistent = message._delivery_mode == 2
+    jms.append("<Dlv>2</Dlv>" if persistent else "<Dlv>1</Dlv>")
 
+    msg_id = MQMI_NONE
     mid = message._message_id
     if mid:
         raw = _provider_id(mid)
         if raw is None:
             raw = hashlib.blake2b(mid.encode("utf-8", "surrogatepass"), digest_size=24).digest()
             ajms.append(element("Mid", mid, "JMSMessageID"))
-        md.msg_id = raw
+        msg_id = raw
 
+    correl_id = MQCI_NONE
     cid = message._correlation_id
     if isinstance(cid, (bytes, bytearray)):
-        md.correl_id = bytes(cid)[:24].ljust(24, b"\x00")
+        correl_id = bytes(cid)[:24].ljust(24, b"\x00")
     elif cid is not None:
         raw = _provider_id(cid)
         if raw is not None:
-            md.correl_id = raw
+            correl_id = raw
         else:
-            md.correl_id = cid.encode("utf-8", "surrogatepass")[:24].ljust(24, b"\x00")
-            jms.append(fast_element("Cid", cid, "JMSCorrelationID"))
+            correl_id = cid.encode("utf-8", "surrogatepass")[:24].ljust(24, b"\x00")
+            if type(cid) is str and _NEEDS_WORK.search(cid) is None:
+                jms.append(f"<Cid>{cid}</Cid>")
+            else:
+                jms.append(fast_element("Cid", cid, "JMSCorrelationID"))
 
     ts = message._timestamp
     if ts:
         jms.append(f"<Tms>{int(ts)}</Tms>")
-        if not md.put_date and not md.put_time:
-            md.put_date, md.put_time = _put_date_time(ts)
+        if not put_date and not put_time:
+            put_date, put_time = _put_date_time(ts)
 
     exp = message._expiration
     if exp:
         # TTL = expiration - send time; an unstamped message is being sent now
         ttl = exp - (ts or int(time.time() * 1000))
-        if ttl > _MAX_EXPIRY_MS:
-            md.expiry = MQEI_UNLIMITED
-        else:
-            md.expiry = max(1, -(-ttl // 100))
+        expiry = MQEI_UNLIMITED if ttl > _MAX_EXPIRY_MS else max(1, -(-ttl // 100))
         jms.append(f"<Exp>{int(exp)}</Exp>")
     else:
-        md.expiry = MQEI_UNLIMITED
+        expiry = MQEI_UNLIMITED
+    if msg_type is None:
+        msg_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
 
-    dest: Destination | None = message._destination
-    if dest is not None:
-        jms.insert(
-            0,
-            fast_element(
-                "Dst", destination_to_uri(dest, extra.get("mq.dst_q_mgr") or queue_manager, "Dst"), "Dst"
-            ),
-        )
-    reply: Destination | None = message._reply_to
-    if reply is not None:
-        rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
-        reply_uri = destination_to_uri(reply, rqm, "Rto")
-        jms.insert(1 if dest is not None else 0, fast_element("Rto", reply_uri, "Rto"))
-        if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
-            md.reply_to_q = reply.name
-            md.reply_to_q_mgr = rqm
-    md.msg_type = (
-        msg_type
-        if msg_type is not None
-        else (MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM)
-    )
-
+    md = MQMD(
+        2, report, msg_type, expiry, feedback, enc, MQCCSI_UTF8, _RF_HEADER_2, priority,
+        MQPER_PERSISTENT if persistent else MQPER_NOT_PERSISTENT, msg_id, correl_id, 0, reply_q, reply_q_mgr,
+        user_id, MQACT_NONE, "", put_appl_type, appl_name, put_date, put_time, "", group_id, seq, 0,
+        msg_flags,
+    )  # fmt: skip
     body, null_body = _body(message, domain, body_ccsid)
 
     if target_client == "mq":
@@ -313,20 +320,11 @@ def to_mq(
         return MQMessage(md, body)
 
     # ---- RFH2
-    mcd = [f"<Msd>{domain}</Msd>"]
-    if message._type is not None:
-        type_, set_, fmt = split_jms_type(message._type, domain)
-        if set_:
-            mcd.append(f"<Set>{escape_text(set_, 'JMSType')}</Set>")
-        mcd.append(f"<Type>{escape_text(type_, 'JMSType')}</Type>")
-        if fmt:
-            mcd.append(f"<Fmt>{escape_text(fmt, 'JMSType')}</Fmt>")
     if null_body:
         ajms.append("<Nul>1</Nul>")
     if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
         ajms.append("<Obj>amqp</Obj>")
-
-    folders = ["<mcd>" + "".join(mcd) + "</mcd>", "<jms>" + "".join(jms) + "</jms>"]
+    folders: list[str | bytes] = [_mcd_folder(domain, message._type), "<jms>" + "".join(jms) + "</jms>"]
     if usr:
         folders.append("<usr>" + "".join(usr) + "</usr>")
     if message._delivery_time:
@@ -334,14 +332,52 @@ def to_mq(
     if ajms:
         folders.append("<ajms>" + "".join(ajms) + "</ajms>")
     try:
-        raw_folders = [f.encode("utf-8") for f in folders]
+        raw_folders = [f.encode("utf-8") if isinstance(f, str) else f for f in folders]
     except UnicodeEncodeError as exc:
         raise MQFormatError(f"a value is not encodable as UTF-8: {exc}", structure="MQRFH2") from None
-    raw_folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
+    if extra:
+        raw_folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
     header = rfh2_bytes(order, body_enc, body_ccsid, body_fmt, raw_folders)
-    md.format = MQFMT_RF_HEADER_2.rstrip()
-    md.coded_char_set_id = MQCCSI_UTF8
     return MQMessage(md, header + body)
+
+
+_NO_EXTRA: dict[str, Any] = {}
+_RF_HEADER_2 = MQFMT_RF_HEADER_2.rstrip()
+#: ``mcd`` folders by (Msd, JMSType): producers send few types, so each is built once
+_MCD: dict[tuple[str, str | None], bytes] = {}
+#: ``<Dst>``/``<Rto>`` elements by destination and queue manager: producers use few
+_URI_ELEMENTS: dict[tuple[str, type, str, str], str] = {}
+_LIMIT = 1024
+
+
+def _mcd_folder(domain: str, jms_type: str | None) -> bytes:
+    key = (domain, jms_type)
+    out = _MCD.get(key)
+    if out is None:
+        mcd = [f"<Msd>{domain}</Msd>"]
+        if jms_type is not None:
+            type_, set_, fmt = split_jms_type(jms_type, domain)
+            if set_:
+                mcd.append(f"<Set>{escape_text(set_, 'JMSType')}</Set>")
+            mcd.append(f"<Type>{escape_text(type_, 'JMSType')}</Type>")
+            if fmt:
+                mcd.append(f"<Fmt>{escape_text(fmt, 'JMSType')}</Fmt>")
+        out = ("<mcd>" + "".join(mcd) + "</mcd>").encode("utf-8")
+        if len(_MCD) >= _LIMIT:
+            _MCD.clear()
+        _MCD[key] = out
+    return out
+
+
+def _uri_element(tag: str, dest: Destination, q_mgr: str) -> str:
+    key = (tag, type(dest), dest.name, q_mgr)
+    out = _URI_ELEMENTS.get(key)
+    if out is None:
+        out = fast_element(tag, destination_to_uri(dest, q_mgr, tag), tag)
+        if len(_URI_ELEMENTS) >= _LIMIT:
+            _URI_ELEMENTS.clear()
+        _URI_ELEMENTS[key] = out
+    return out
 
 
 def _trunc(value: str, width: int, field: str) -> str:

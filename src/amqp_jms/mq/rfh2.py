@@ -24,7 +24,7 @@ from .constants import (
 )
 from .errors import MQFormatError
 
-__all__ = ["MQRFH2", "ParsedData", "pad_folder", "parse_headers", "rfh2_bytes"]
+__all__ = ["MQRFH2", "ParsedData", "folder_texts", "pad_folder", "parse_headers", "read_chain", "rfh2_bytes"]
 
 _FIXED = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
@@ -77,24 +77,7 @@ class MQRFH2:
 
     def folder_texts(self) -> list[str]:
         """Each folder decoded and stripped of its blank/NUL padding."""
-        if self.name_value_ccsid == MQCCSI_UTF8:
-            try:
-                return [raw.decode("utf-8").rstrip(" \x00") for raw in self.folders]
-            except UnicodeDecodeError:
-                pass  # find and name the bad folder below
-        codec = _nv_codec(self.name_value_ccsid, self.order)
-        out = []
-        for i, raw in enumerate(self.folders):
-            try:
-                text = raw.decode(codec)
-            except UnicodeDecodeError as exc:
-                raise MQFormatError(
-                    f"folder {i} is not valid {codec}: {exc.reason} at byte {exc.start}",
-                    structure="MQRFH2",
-                    field="NameValueData",
-                ) from exc
-            out.append(text.rstrip(" \x00"))
-        return out
+        return folder_texts(self.folders, self.name_value_ccsid, self.order)
 
     @property
     def struc_length(self) -> int:
@@ -133,67 +116,98 @@ class MQRFH2:
     @classmethod
     def unpack(cls, data: bytes | memoryview, offset: int, order: str) -> tuple[MQRFH2, int]:
         """Read an RFH2 at ``offset`` with integers in ``order``; returns it and its StrucLength."""
-        avail = len(data) - offset
-        if avail < MQRFH_STRUC_LENGTH_FIXED_2:
-            raise MQFormatError(
-                f"needs {MQRFH_STRUC_LENGTH_FIXED_2} bytes for the fixed part, {max(avail, 0)} available",
-                structure="MQRFH2",
-                offset=offset,
-            )
-        sid, version, length, enc, ccsid, fmt, flags, nvccsid = _FIXED[order].unpack_from(data, offset)
-        if sid != MQRFH_STRUC_ID:
-            raise MQFormatError(
-                f"StrucId is {sid!r}, expected b'RFH '", structure="MQRFH2", field="StrucId", offset=offset
-            )
-        if version != MQRFH_VERSION_2:
-            raise MQFormatError(
-                f"Version is {version}, expected 2 (integers read "
-                f"{'big' if order == '>' else 'little'}-endian as the preceding header's Encoding says)",
-                structure="MQRFH2",
-                field="Version",
-                offset=offset + 4,
-            )
-        if length < MQRFH_STRUC_LENGTH_FIXED_2 or length % 4 or length > avail:
-            raise MQFormatError(
-                f"StrucLength {length} must be a multiple of 4 from 36 up to the {avail} bytes available",
-                structure="MQRFH2",
-                field="StrucLength",
-                offset=offset + 8,
-            )
-        if nvccsid != MQCCSI_UTF8:
-            _nv_codec(nvccsid, order)  # validate now, so a bad CCSID is reported at parse time
-        folders = []
-        pos = offset + MQRFH_STRUC_LENGTH_FIXED_2
-        end = offset + length
-        ln = _LEN[order]
-        while pos < end:
-            if end - pos < 4:
-                raise MQFormatError(
-                    f"{end - pos} bytes left before StrucLength's end, too few for a NameValueLength",
-                    structure="MQRFH2",
-                    field="NameValueLength",
-                    offset=pos,
-                )
-            (n,) = ln.unpack_from(data, pos)
-            if n < 0 or n > end - pos - 4:
-                raise MQFormatError(
-                    f"NameValueLength {n} overruns the header (StrucLength {length} ends at offset {end})",
-                    structure="MQRFH2",
-                    field="NameValueLength",
-                    offset=pos,
-                )
-            folders.append(bytes(data[pos + 4 : pos + 4 + n]))
-            pos += 4 + n
-        rfh = cls(
-            encoding=enc,
-            coded_char_set_id=ccsid,
-            format=read_char(fmt, "MQRFH2", "Format", offset + 20),
-            flags=flags,
-            name_value_ccsid=nvccsid,
-            folders=folders,
-            order=order,
-        )
+        enc, ccsid, fmt, flags, nvccsid, folders, length = _read(data, offset, order)
+        rfh = cls(enc, ccsid, fmt, flags, nvccsid, folders, order)
         return rfh, length
+
+
+def folder_texts(folders: list[bytes], nvccsid: int, order: str) -> list[str]:
+    """Folder bytes decoded in NameValueCCSID and stripped of their blank/NUL padding."""
+    if nvccsid == MQCCSI_UTF8:
+        try:
+            return [raw.decode("utf-8").rstrip(" \x00") for raw in folders]
+        except UnicodeDecodeError:
+            pass  # find and name the bad folder below
+    codec = _nv_codec(nvccsid, order)
+    out = []
+    for i, raw in enumerate(folders):
+        try:
+            text = raw.decode(codec)
+        except UnicodeDecodeError as exc:
+            raise MQFormatError(
+                f"folder {i} is not valid {codec}: {exc.reason} at byte {exc.start}",
+                structure="MQRFH2",
+                field="NameValueData",
+            ) from exc
+        out.append(text.rstrip(" \x00"))
+    return out
+
+
+#: one RFH2's fields: Encoding, CodedCharSetId, Format, Flags, NameValueCCSID, folders, StrucLength
+Fields = tuple[int, int, str, int, int, list[bytes], int]
+_FORMATS: dict[bytes, str] = {}
+
+
+def _read(data: bytes | memoryview, offset: int, order: str) -> Fields:
+    """The checked fields of the RFH2 at ``offset`` (integers in ``order``)."""
+    avail = len(data) - offset
+    if avail < MQRFH_STRUC_LENGTH_FIXED_2:
+        raise MQFormatError(
+            f"needs {MQRFH_STRUC_LENGTH_FIXED_2} bytes for the fixed part, {max(avail, 0)} available",
+            structure="MQRFH2",
+            offset=offset,
+        )
+    sid, version, length, enc, ccsid, fmt, flags, nvccsid = _FIXED[order].unpack_from(data, offset)
+    if sid != MQRFH_STRUC_ID:
+        raise MQFormatError(
+            f"StrucId is {sid!r}, expected b'RFH '", structure="MQRFH2", field="StrucId", offset=offset
+        )
+    if version != MQRFH_VERSION_2:
+        raise MQFormatError(
+            f"Version is {version}, expected 2 (integers read "
+            f"{'big' if order == '>' else 'little'}-endian as the preceding header's Encoding says)",
+            structure="MQRFH2",
+            field="Version",
+            offset=offset + 4,
+        )
+    if length < MQRFH_STRUC_LENGTH_FIXED_2 or length % 4 or length > avail:
+        raise MQFormatError(
+            f"StrucLength {length} must be a multiple of 4 from 36 up to the {avail} bytes available",
+            structure="MQRFH2",
+            field="StrucLength",
+            offset=offset + 8,
+        )
+    if nvccsid != MQCCSI_UTF8:
+        _nv_codec(nvccsid, order)  # validate now, so a bad CCSID is reported at parse time
+    folders = []
+    pos = offset + MQRFH_STRUC_LENGTH_FIXED_2
+    end = offset + length
+    unpack_len = _LEN[order].unpack_from
+    while pos < end:
+        if end - pos < 4:
+            raise MQFormatError(
+                f"{end - pos} bytes left before StrucLength's end, too few for a NameValueLength",
+                structure="MQRFH2",
+                field="NameValueLength",
+                offset=pos,
+            )
+        (n,) = unpack_len(data, pos)
+        pos += 4
+        if n < 0 or n > end - pos:
+            raise MQFormatError(
+                f"NameValueLength {n} overruns the header (StrucLength {length} ends at offset {end})",
+                structure="MQRFH2",
+                field="NameValueLength",
+                offset=pos - 4,
+            )
+        folders.append(bytes(data[pos : pos + n]))
+        pos += n
+    text = _FORMATS.get(fmt)  # Formats are a handful of names: decode each once
+    if text is None:
+        text = read_char(fmt, "MQRFH2", "Format", offset + 20)
+        if len(_FORMATS) < 256:
+            _FORMATS[fmt] = text
+    return enc, ccsid, text, flags, nvccsid, folders, length
 
 
 @dataclass(slots=True)
@@ -212,27 +226,45 @@ def parse_headers(
 ) -> ParsedData:
     """Walk the RFH2 chain at ``data[start:]`` (described by the MQMD's Encoding/CCSID/Format).
     Error offsets are ``base_offset`` + the position in ``data``."""
-    headers: list[MQRFH2] = []
-    pos = start
-    while fmt.rstrip() == _RF_HEADER_2:
-        order = byte_order(encoding, "MQRFH2" if headers else "MQMD", "Encoding")
-        try:
-            rfh, length = MQRFH2.unpack(data, pos, order)
-        except MQFormatError as exc:
-            if exc.offset is not None and base_offset:
-                raise MQFormatError(
-                    exc.reason.split(": ", 1)[-1],
-                    structure=exc.structure,
-                    field=exc.field,
-                    offset=exc.offset + base_offset,
-                ) from None
-            raise
-        headers.append(rfh)
-        pos += length
-        encoding, fmt = rfh.encoding, rfh.format
-        if rfh.coded_char_set_id != -2:  # MQCCSI_INHERIT keeps the previous CCSID
-            ccsid = rfh.coded_char_set_id
+    try:
+        chain, encoding, ccsid, fmt, pos = read_chain(data, start, encoding, ccsid, fmt)
+    except MQFormatError as exc:
+        if exc.offset is not None and base_offset:
+            raise MQFormatError(
+                exc.reason.split(": ", 1)[-1],
+                structure=exc.structure,
+                field=exc.field,
+                offset=exc.offset + base_offset,
+            ) from None
+        raise
+    headers = [MQRFH2(*fields[:6], order) for fields, order in chain]
     return ParsedData(headers, bytes(data[pos:]), encoding, ccsid, fmt)
+
+
+def read_chain(
+    data: bytes, start: int, encoding: int, ccsid: int, fmt: str
+) -> tuple[list[tuple[Fields, str]], int, int, str, int]:
+    """The RFH2 chain at ``data[start:]``, described by the preceding header's Encoding, CCSID and
+    Format: each header's fields with its byte order, then the Encoding, CCSID and Format that
+    describe the body and the body's offset."""
+    chain: list[tuple[Fields, str]] = []
+    pos = start
+    while fmt == _RF_HEADER_2 or fmt.rstrip() == _RF_HEADER_2:
+        nibble = encoding & 15 if type(encoding) is int else 0
+        order = (
+            "<"
+            if nibble == 2
+            else ">"
+            if nibble == 1
+            else byte_order(encoding, "MQRFH2" if chain else "MQMD", "Encoding")
+        )
+        fields = _read(data, pos, order)
+        chain.append((fields, order))
+        pos += fields[6]
+        encoding, fmt = fields[0], fields[2]
+        if fields[1] != -2:  # MQCCSI_INHERIT keeps the previous CCSID
+            ccsid = fields[1]
+    return chain, encoding, ccsid, fmt, pos
 
 
 def rfh2_bytes(order: str, encoding: int, ccsid: int, fmt: str, folders: list[bytes]) -> bytes:
