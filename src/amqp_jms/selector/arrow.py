@@ -7,6 +7,11 @@ is the property's JMS type: int8/int16/int32 (and uint8/uint16) are Java ``int``
 uint64, timestamp) ``long``, float32 ``float``, float64 ``double``, string ``String``, bool
 ``boolean``; other types (binary, ...) compare as unlike types.
 
+The common selector shapes (comparisons of a column with a literal, ``IN``, prefix ``LIKE``,
+``IS NULL`` and their AND/OR/NOT) run on a plan built once per selector that reads the Arrow
+buffers with numpy (``arrow_plan.py``, ``arrow_strings.py``); what it does not cover is evaluated
+here, by the walker below, and combined with it.
+
 The AST is walked once per batch (not per row); values are ``(kind, array)`` pairs where kind
 is the Java type, conditions are boolean arrays with null = unknown combined with Kleene
 ``and``/``or``; the final nulls become False. The result is identical, row by row, to
@@ -21,6 +26,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..types import Byte, Float, Int, Short
+from .arrow_plan import plan_for
 from .ast import (
     And,
     Arithmetic,
@@ -66,6 +72,9 @@ def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.Bo
     n = batch.num_rows
     if node is None:
         return pa.repeat(pa.scalar(True), n)
+    plan = plan_for(node)
+    if plan.fast:
+        return plan.evaluate(batch, lambda part: _Evaluator(batch).condition(part))
     result = _Evaluator(batch).condition(node)
     if isinstance(result, pa.Scalar):  # a constant selector (no identifiers)
         return pa.repeat(pa.scalar(result.as_py() is True), n)
