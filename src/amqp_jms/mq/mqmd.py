@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, fields, replace
-from typing import ClassVar
+from typing import ClassVar, NoReturn
 
 from ._binary import byte_order, encode_char, read_char
 from .constants import (
@@ -103,12 +103,47 @@ _CHAR_INDEXES = {
 }
 
 
+#: Version's 4 bytes -> (byte order, version, bytes needed)
 _VERSIONS = {
-    (1).to_bytes(4, "big"): (">", 1),
-    (2).to_bytes(4, "big"): (">", 2),
-    (1).to_bytes(4, "little"): ("<", 1),
-    (2).to_bytes(4, "little"): ("<", 2),
+    (1).to_bytes(4, "big"): (">", 1, MQMD_LENGTH_1),
+    (2).to_bytes(4, "big"): (">", 2, MQMD_LENGTH_2),
+    (1).to_bytes(4, "little"): ("<", 1, MQMD_LENGTH_1),
+    (2).to_bytes(4, "little"): ("<", 2, MQMD_LENGTH_2),
 }
+
+
+def _refuse(data: bytes, offset: int) -> NoReturn:
+    """Raise the MQFormatError naming why no MQMD starts at ``offset``."""
+    avail = len(data) - offset
+    if avail < 8:
+        raise MQFormatError(
+            f"needs at least 8 bytes, {max(avail, 0)} available",
+            structure="MQMD",
+            offset=offset,
+        )
+    if data[offset : offset + 4] != MQMD_STRUC_ID:
+        raise MQFormatError(
+            f"StrucId is {data[offset : offset + 4]!r}, expected b'MD  '",
+            structure="MQMD",
+            field="StrucId",
+            offset=offset,
+        )
+    found = _VERSIONS.get(data[offset + 4 : offset + 8])
+    if found is None:
+        big = int.from_bytes(data[offset + 4 : offset + 8], "big")
+        little = int.from_bytes(data[offset + 4 : offset + 8], "little")
+        raise MQFormatError(
+            f"Version is neither 1 nor 2 in either byte order ({big} big-endian, {little} little-endian)",
+            structure="MQMD",
+            field="Version",
+            offset=offset + 4,
+        )
+    _order, version, size = found
+    raise MQFormatError(
+        f"version {version} needs {size} bytes, {avail} available",
+        structure="MQMD",
+        offset=offset,
+    )
 
 
 class _Slow(Exception):
@@ -120,13 +155,24 @@ _BLANKS = {w: b" " * w for w in (4, 8, 12, 28, 32, 48)}
 _CHARS: dict[bytes, str] = {}
 
 
+#: encoded character fields by width and value (Formats, queue names, dates repeat)
+_PADDED: dict[int, dict[str, bytes]] = {w: {} for w in _BLANKS}
+
+
 def _char(value: str, width: int) -> bytes:
-    if type(value) is not str:
-        raise _Slow
-    raw = value.encode("utf-8")
-    if len(raw) > width:
-        raise _Slow
-    return raw.ljust(width, b" ")
+    cache = _PADDED[width]
+    out = cache.get(value)
+    if out is None:
+        if type(value) is not str:
+            raise _Slow
+        raw = value.encode("utf-8")
+        if len(raw) > width:
+            raise _Slow
+        out = raw.ljust(width, b" ")
+        if len(cache) >= 1024:
+            cache.clear()
+        cache[value] = out
+    return out
 
 
 @dataclass(slots=True)
@@ -252,38 +298,11 @@ class MQMD:
         """Read an MQMD at ``offset``; returns it and the byte order it was in (``">"``/``"<"``)."""
         if type(data) is not bytes:
             data = bytes(data)
-        avail = len(data) - offset
-        if avail < 8:
-            raise MQFormatError(
-                f"needs at least 8 bytes, {max(avail, 0)} available",
-                structure="MQMD",
-                offset=offset,
-            )
-        if data[offset : offset + 4] != MQMD_STRUC_ID:
-            raise MQFormatError(
-                f"StrucId is {data[offset : offset + 4]!r}, expected b'MD  '",
-                structure="MQMD",
-                field="StrucId",
-                offset=offset,
-            )
         found = _VERSIONS.get(data[offset + 4 : offset + 8])
-        if found is None:
-            big = int.from_bytes(data[offset + 4 : offset + 8], "big")
-            little = int.from_bytes(data[offset + 4 : offset + 8], "little")
-            raise MQFormatError(
-                f"Version is neither 1 nor 2 in either byte order ({big} big-endian, {little} little-endian)",
-                structure="MQMD",
-                field="Version",
-                offset=offset + 4,
-            )
-        order, version = found
+        if found is None or not data.startswith(MQMD_STRUC_ID, offset) or len(data) - offset < found[2]:
+            _refuse(data, offset)
+        order, version, _size = found
         st = _STRUCTS[(version, order)]
-        if avail < st.size:
-            raise MQFormatError(
-                f"version {version} needs {st.size} bytes, {avail} available",
-                structure="MQMD",
-                offset=offset,
-            )
         values = list(st.unpack_from(data, offset))
         del values[0]
         chars = _CHARS

@@ -92,7 +92,7 @@ def _provider_id(value: str) -> bytes | None:
     """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
     if len(value) == 51 and value.startswith("ID:") and _LOWER_HEX.fullmatch(value, 3):
         raw = bytes.fromhex(value[3:])
-        return raw if any(raw) else None  # all zeros is MQMI_NONE/MQCI_NONE: "no id" to MQ
+        return raw if raw != MQMI_NONE else None  # all zeros is MQMI_NONE/MQCI_NONE: "no id" to MQ
     return None
 
 
@@ -196,7 +196,15 @@ def to_mq(
     seq = 1
 
     # ---- properties
-    for name, value in message._props.items():
+    props = message._props
+    if _GOOD_NAMES.issuperset(props):  # application properties only, their names checked before
+        search = _NEEDS_WORK.search
+        usr = [
+            f"<{n}>{v}</{n}>" if type(v) is str and search(v) is None else fast_element(n, v, n)
+            for n, v in props.items()
+        ]
+        props = _NO_EXTRA
+    for name, value in props.items():
         if name[:3] != "JMS":  # an application property: the common case first
             if name not in _GOOD_NAMES:
                 check_usr_name_cached(name)

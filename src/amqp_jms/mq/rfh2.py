@@ -283,8 +283,21 @@ def rfh2_bytes(order: str, encoding: int, ccsid: int, fmt: str, folders: list[by
     try:
         parts[0] = _FIXED[order].pack(
             MQRFH_STRUC_ID, MQRFH_VERSION_2, total, encoding, ccsid,
-            encode_char(fmt, 8, "MQRFH2", "Format"), 0, MQCCSI_UTF8,
+            _format_bytes(fmt), 0, MQCCSI_UTF8,
         )  # fmt: skip
     except struct.error as exc:
         raise MQFormatError(f"an integer field does not fit an MQLONG: {exc}", structure="MQRFH2") from exc
     return b"".join(parts)
+
+
+_FORMAT_BYTES: dict[str, bytes] = {}
+
+
+def _format_bytes(fmt: str) -> bytes:
+    """A Format as its 8 blank-padded bytes (checked once per distinct Format)."""
+    out = _FORMAT_BYTES.get(fmt)
+    if out is None:
+        out = encode_char(fmt, 8, "MQRFH2", "Format")
+        if len(_FORMAT_BYTES) < 256:
+            _FORMAT_BYTES[fmt] = out
+    return out
