@@ -29,12 +29,22 @@ not kept.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from typing import Any
 
+from ..types import Byte, Int, Short
 from .xmlfolder import decode_value, parse_folder
 
-__all__ = ["Folder", "child_text", "is_nil", "parse_cached", "parse_element", "parse_fresh", "usr_properties"]
+__all__ = [
+    "Folder",
+    "decode_child",
+    "is_nil",
+    "parse_cached",
+    "parse_element",
+    "parse_fresh",
+    "usr_properties",
+]
 
 _XSI_NIL = "{http://www.w3.org/2001/XMLSchema-instance}nil"
 _XSI_DECL = "xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'"
@@ -147,25 +157,57 @@ def parse_cached(text: str) -> Folder:
 
 
 def is_nil(el: ET.Element) -> bool:
-    """``xsi:nil='true'`` (declared or not)."""
-    attrs = el.attrib
-    if not attrs:
-        return False
-    v = attrs.get(_XSI_NIL) or attrs.get("xsi:nil")
-    return v is not None and v.strip().lower() == "true"
+    """``xsi:nil='true'`` (declared or not). ``get``, not ``attrib``: reading ``attrib`` gives an
+    element without attributes a new dict."""
+    v = el.get(_XSI_NIL)
+    if v is None:
+        v = el.get("xsi:nil")
+        if v is None:
+            return False
+    return v.strip().lower() == "true"
 
 
-def child_text(el: ET.Element) -> str:
-    """An element's own text ("" when empty)."""
-    return el.text or ""
+_new_int = int.__new__
+#: integer data types: (class, low, high); the class is built without its own range check
+_INTS: dict[str, tuple[type, int, int]] = {
+    "i1": (Byte, -128, 127),
+    "i2": (Short, -(2**15), 2**15 - 1),
+    "i4": (Int, -(2**31), 2**31 - 1),
+    "i8": (int, -(2**63), 2**63 - 1),
+    "int": (int, -(2**63), 2**63 - 1),
+}
+#: what ``repr(float)`` writes (and so what we send); anything else goes through decode_value
+_PLAIN_FLOAT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?")
 
 
 def decode_child(el: ET.Element, what: str) -> Any:
-    """An element's typed value (``dt``, ``xsi:nil``)."""
-    attrs = el.attrib
-    if not attrs:
-        return el.text or ""
-    return decode_value(attrs.get("dt"), el.text or "", is_nil(el), what)
+    """An element's typed value (``dt``, ``xsi:nil``): ``decode_value``, with the plain forms
+    of the common types read directly (what this package and IBM's client write)."""
+    dt = el.get("dt")
+    text = el.text
+    if not is_nil(el):
+        if dt is None:
+            return text or ""
+        if text:
+            ints = _INTS.get(dt)
+            if ints is not None:
+                digits = text[1:] if text[0] == "-" else text
+                if digits.isdigit() and digits.isascii():
+                    v = int(text)
+                    cls, lo, hi = ints
+                    if lo <= v <= hi:
+                        return v if cls is int else _new_int(cls, v)
+            elif dt == "r8":
+                if _PLAIN_FLOAT.fullmatch(text):
+                    return float(text)
+            elif dt == "boolean":
+                if text == "1":
+                    return True
+                if text == "0":
+                    return False
+            elif dt == "string":
+                return text
+    return decode_value(dt, text or "", is_nil(el), what)
 
 
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:

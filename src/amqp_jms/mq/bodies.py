@@ -13,7 +13,7 @@ from typing import Any
 
 from ._folders import decode_child, parse_element
 from .errors import MQFormatError
-from .xmlfolder import element, fast_element
+from .xmlfolder import element, fast_element, fast_parts
 
 __all__ = [
     "CCSID_CODECS",
@@ -83,6 +83,8 @@ JAVA_CHARSETS: dict[int, str] = {
     950: "Big5",
 }
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9_.\-]+")
+#: map entry names seen to need no escaping (names repeat message after message)
+_PLAIN_NAMES: set[str] = set()
 _BY_NAME = {name.lower(): ccsid for ccsid, name in JAVA_CHARSETS.items()}
 _BY_NAME.update({"utf8": 1208, "latin1": 819, "iso8859_1": 819, "ascii": 367, "cp037": 37, "cp500": 500})
 
@@ -148,7 +150,12 @@ def encode_text(text: str, ccsid: int, structure: str = "body") -> bytes:
 def encode_map(entries: dict[str, Any]) -> str:
     parts = ["<map>"]
     for name, value in entries.items():
-        if type(name) is str and _PLAIN_NAME.fullmatch(name):
+        p = fast_parts(value) if name in _PLAIN_NAMES else None
+        if p is not None:
+            parts.append(f'<elt name="{name}"{p}</elt>')
+        elif type(name) is str and _PLAIN_NAME.fullmatch(name):
+            if len(_PLAIN_NAMES) < 4096:
+                _PLAIN_NAMES.add(name)  # needs no escaping: next time straight to the fast path
             el = fast_element("elt", value, f"map entry {name!r}", True)
             parts.append(f'<elt name="{name}"{el[4:]}')
         else:
@@ -160,7 +167,11 @@ def encode_map(entries: dict[str, Any]) -> str:
 def encode_stream(items: list[Any]) -> str:
     parts = ["<stream>"]
     for i, value in enumerate(items):
-        parts.append(fast_element("elt", value, f"stream item {i}", True))
+        p = fast_parts(value)
+        if p is not None:
+            parts.append(f"<elt{p}</elt>")
+        else:
+            parts.append(element("elt", value, f"stream item {i}", allow_char=True))
     parts.append("</stream>")
     return "".join(parts)
 

@@ -67,6 +67,7 @@ _MD_EXTENSION = MQFMT_MD_EXTENSION.rstrip()
 _KNOWN = ("mcd", "jms", "mqext", "ajms")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")
 _DIGITS = re.compile("[0-9]{16}")
+_INT_DTS = frozenset((None, "i1", "i2", "i4", "i8", "int"))
 _STRING = MQFMT_STRING.rstrip()
 _EMPTY: dict[str, ET.Element] = {}
 _DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
@@ -76,7 +77,7 @@ def _int(el: ET.Element | None, folder: str) -> int | None:
     if el is None:
         return None
     text = el.text or ""
-    if not el.attrib and len(text) < 19 and text.isdigit() and text.isascii():
+    if len(text) < 19 and text.isdigit() and text.isascii() and el.get("dt") in _INT_DTS:
         return int(text)  # the common case: a plain non-negative number
     v = decode_child(el, f"<{folder}><{el.tag}>")
     if isinstance(v, bool) or not isinstance(v, int):

@@ -291,18 +291,28 @@ _INT_DT: dict[type, str] = {Byte: ' dt="i1"', Short: ' dt="i2"', Int: ' dt="i4"'
 _INT_DT.update({UShort: ' dt="i4"', int: ' dt="i8"', Long: ' dt="i8"', Timestamp: ' dt="i8"'})
 
 
-def fast_element(name: str, value: Any, what: str, allow_char: bool = False) -> str:
-    """``element(name, value, what)`` for the common property types without the general dispatch."""
+def fast_parts(value: Any) -> str | None:
+    """What follows ``<name`` in ``element(name, value)`` up to ``</name>`` (``' dt="i4">3'``,
+    ``'>text'``) for the common property types, or None: then ``element`` does the work."""
     t = type(value)
     if t is str:
         if _NEEDS_WORK.search(value) is None:
-            return f"<{name}>{value}</{name}>"
-    elif t in _INT_DT and -(2**63) <= value < 2**63:
-        return f"<{name}{_INT_DT[t]}>{int.__repr__(value)}</{name}>"
+            return ">" + value
+    elif t in _INT_DT:
+        if -(2**63) <= value < 2**63:
+            return f"{_INT_DT[t]}>{int.__repr__(value)}"
     elif t is bool:
-        return f'<{name} dt="boolean">{"1" if value else "0"}</{name}>'
+        return ' dt="boolean">1' if value else ' dt="boolean">0'
     elif t is float and math.isfinite(value):
-        return f'<{name} dt="r8">{float.__repr__(value)}</{name}>'
+        return f' dt="r8">{float.__repr__(value)}'
+    return None
+
+
+def fast_element(name: str, value: Any, what: str, allow_char: bool = False) -> str:
+    """``element(name, value, what)`` for the common property types without the general dispatch."""
+    parts = fast_parts(value)
+    if parts is not None:
+        return f"<{name}{parts}</{name}>"
     return element(name, value, what, allow_char=allow_char)
 
 
