@@ -230,4 +230,5 @@ def start(script: str | os.PathLike[str], input: Any = None) -> RheaProcess:
     assert proc.stdin is not None
     proc.stdin.write(json.dumps(input if input is not None else {}))
     proc.stdin.close()
+    proc.stdin = None  # closed: communicate() in result() must not flush it
     return RheaProcess(proc, path.name)

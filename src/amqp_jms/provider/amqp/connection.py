@@ -25,6 +25,7 @@ from ..base import Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import to_jms
 from ..loop import LoopThread
+from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
@@ -88,6 +89,7 @@ class AmqpProvider(Provider):
         self.lt.set_after_ops(self.flush)
         self.loop = self.lt.loop
         self.engine: Engine | None = None
+        self._frames = OutgoingFrames()
         self._transport: asyncio.Transport | None = None
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
@@ -202,6 +204,7 @@ class AmqpProvider(Provider):
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
+        self._frames = OutgoingFrames()  # gives consumer sources their default outcome
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
@@ -289,6 +292,8 @@ class AmqpProvider(Provider):
         while True:
             self._dispatch(eng)
             out = eng.data_to_send()
+            if out:
+                out = self._frames.feed(out)
             if out and self._transport is not None:
                 self._transport.write(out)
             # producing output can itself raise events (a failed SASL exchange, a closed head)
