@@ -19,6 +19,8 @@ from typing import Any
 
 from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
 
+from .scram import MECHANISMS as SCRAM_MECHANISMS
+from .scram import ScramCredentials, ScramError, ScramExchange, derive
 from .terminus import data_object
 
 __all__ = [
@@ -35,16 +37,19 @@ AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
 SASL_HEADER = b"AMQP\x03\x01\x00\x00"
 _MECHANISMS = 0x40
 _INIT = 0x41
+_CHALLENGE = 0x42
+_RESPONSE = 0x43
 _OUTCOME = 0x44
 _MAX_FRAME = 65536
 
 
 @dataclass
 class Users:
-    """Who may connect: ``passwords`` for PLAIN; ``anonymous`` allows ANONYMOUS."""
+    """Who may connect: ``passwords`` for SCRAM and PLAIN; ``anonymous`` allows ANONYMOUS."""
 
     passwords: dict[str, str] = field(default_factory=dict)
     anonymous: bool = True
+    _scram: dict[str, dict[str, ScramCredentials]] = field(default_factory=dict, repr=False)
 
     def check(self, user: str, password: str) -> bool:
         expected = self.passwords.get(user)
@@ -54,7 +59,19 @@ class Users:
 
     @property
     def mechanisms(self) -> list[str]:
-        return ["PLAIN", "ANONYMOUS"] if self.anonymous else ["PLAIN"]
+        """Strongest first. SCRAM needs known passwords, so it is offered only with a users list."""
+        scram = list(SCRAM_MECHANISMS) if self.passwords else []
+        return [*scram, "PLAIN", "ANONYMOUS"] if self.anonymous else [*scram, "PLAIN"]
+
+    def scram_credentials(self, mechanism: str) -> dict[str, ScramCredentials]:
+        """Every user's SCRAM keys for ``mechanism``, derived on first use (PBKDF2 is slow on
+        purpose) with a salt made for this broker run."""
+        creds = self._scram.get(mechanism)
+        if creds is None:
+            h = SCRAM_MECHANISMS[mechanism]
+            creds = {user: derive(pw, h) for user, pw in self.passwords.items()}
+            self._scram[mechanism] = creds
+        return creds
 
 
 def load_users(source: str | Path | dict[str, str] | None) -> Users:
@@ -115,6 +132,8 @@ class SaslServer:
         self.user: str | None = None
         self._buf = b""
         self._header_seen = False
+        self._scram: ScramExchange | None = None
+        self._scram_mech = ""
 
     def feed(self, data: bytes) -> tuple[bytes, bytes]:
         """Consume input. Returns (bytes to write to the peer, leftover bytes for the AMQP layer).
@@ -165,13 +184,24 @@ class SaslServer:
         except Exception:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])  # sys: malformed
-        if not isinstance(obj, Described) or obj.descriptor != _INIT or not isinstance(obj.value, list):
+        if not isinstance(obj, Described) or not isinstance(obj.value, list):
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])
+        if self._scram is not None:
+            if obj.descriptor != _RESPONSE:
+                self.result = SaslResult.FAILED
+                return _frame(_OUTCOME, [ubyte(2)])
+            first = obj.value[0] if obj.value else None
+            return self._scram_final(bytes(first) if isinstance(first, bytes | memoryview) else b"")
+        if obj.descriptor != _INIT:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])
         fields: list[Any] = obj.value
         mech = str(fields[0]) if fields else ""
         response = bytes(fields[1]) if len(fields) > 1 and fields[1] is not None else b""
         ok = False
+        if mech in SCRAM_MECHANISMS and self.users.passwords:
+            return self._scram_first(mech, response)
         if mech == "ANONYMOUS" and self.users.anonymous:
             ok = True
         elif mech == "EXTERNAL" and self.external_id:
@@ -187,3 +217,27 @@ class SaslServer:
                 self.user = user if ok else None
         self.result = SaslResult.OK if ok else SaslResult.FAILED
         return _frame(_OUTCOME, [ubyte(0 if ok else 1)])
+
+    # -- SCRAM: init carries client-first, a challenge carries server-first, the response carries
+    # client-final, and the outcome's additional-data carries server-final (AMQP 5.3.3.6)
+    def _scram_first(self, mech: str, client_first: bytes) -> bytes:
+        self._scram = ScramExchange(SCRAM_MECHANISMS[mech])
+        self._scram_mech = mech
+        try:
+            _, server_first = self._scram.first(client_first, self.users.scram_credentials(mech))
+        except ScramError:
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])
+        return _frame(_CHALLENGE, [server_first])
+
+    def _scram_final(self, client_final: bytes) -> bytes:
+        assert self._scram is not None
+        user = self._scram.user
+        try:
+            server_final = self._scram.final(client_final, user in self.users.passwords)
+        except ScramError:
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(1)])
+        self.user = user
+        self.result = SaslResult.OK
+        return _frame(_OUTCOME, [ubyte(0), server_final])
