@@ -15,7 +15,10 @@ where x is the worst (smallest) per-selector ratio of the five and y the worst v
 The batch holds plain string columns (as Spark ships them); each line also shows, for
 information, the batch with the low-cardinality ``color``/``region`` columns dictionary-encoded
 (as Parquet readers deliver them), where string tests run once per distinct value.
-``--quick`` runs 2x10^4 messages / 2x10^5 rows (about 15 s).
+``--quick`` runs 2x10^4 messages / 2x10^5 rows (about 15 s). ``--kernels`` instead times, the
+same way over the 10^6-row batch, the string kernels the vectorized path could be built on (Arrow's
+``equal``/``is_in``/``starts_with``/..., the numpy pieces ``arrow_strings`` uses, and their
+floors), which is where the figures in docs/benchmarks.md about them come from.
 """
 
 from __future__ import annotations
@@ -164,10 +167,57 @@ def vectorized_time(rounds: int, sel: Selector, batches: list[pa.RecordBatch]) -
     return out
 
 
+def kernels(rounds: int, batch: pa.RecordBatch) -> None:
+    """ns per row of candidate string kernels, each alone, timed like ``vectorized_time``."""
+    from amqp_jms.selector.arrow_strings import Literals, _words4_at, hits, string_buffers
+
+    slices = [batch.slice(i, ROW_SLICE) for i in range(0, batch.num_rows, ROW_SLICE)]
+    regions = pa.array(["EU", "US", "APAC"])
+    lookup = pc.SetLookupOptions(regions)
+    blue, inl, prefix = (Literals([b"blue"], False), Literals([b"EU", b"US", b"APAC"], False),
+                         Literals([b"ord-1"], True))
+
+    def gather(a: Any) -> Any:  # the floor of the numpy path: the two gathers of 4 bytes per row
+        sb = string_buffers(a)
+        return _words4_at(sb.words.view(np.uint32), sb.starts - np.int32(sb.base))
+
+    cases: list[tuple[str, str, Callable[[Any], object]]] = [
+        ("color = 'blue'", "pc.equal", lambda a: pc.equal(a, "blue")),
+        ("color = 'blue'", "numpy (arrow_strings.hits)", lambda a: hits(string_buffers(a), blue)),
+        ("region IN (3)", "3 x pc.equal + pc.or_",
+         lambda a: pc.or_(pc.or_(pc.equal(a, "EU"), pc.equal(a, "US")), pc.equal(a, "APAC"))),
+        ("region IN (3)", "pc.is_in, prepared SetLookupOptions", lambda a: pc.is_in(a, options=lookup)),
+        ("region IN (3)", "pc.index_in, prepared", lambda a: pc.index_in(a, options=lookup)),
+        ("region IN (3)", "match_substring_regex ^(EU|US|APAC)$",
+         lambda a: pc.match_substring_regex(a, "^(?:EU|US|APAC)$")),
+        ("region IN (3)", "numpy (arrow_strings.hits)", lambda a: hits(string_buffers(a), inl)),
+        ("region", "cast to string_view (alone)", lambda a: pc.cast(a, pa.string_view())),
+        ("region", "cast to large_string (alone)", lambda a: pc.cast(a, pa.large_string())),
+        ("region", "dictionary_encode (alone)", lambda a: pc.dictionary_encode(a)),
+        ("region", "pc.binary_length (alone)", lambda a: pc.binary_length(a)),
+        ("region", "numpy: 2 gathers of 4 bytes (floor)", gather),
+        ("name LIKE 'ord-1%'", "pc.match_like", lambda a: pc.match_like(a, "ord-1%")),
+        ("name LIKE 'ord-1%'", "pc.starts_with", lambda a: pc.starts_with(a, "ord-1")),
+        ("name LIKE 'ord-1%'", "numpy (arrow_strings.hits)", lambda a: hits(string_buffers(a), prefix)),
+    ]
+    for what, how, fn in cases:
+        column = what.split()[0]
+        best = [math.inf] * len(slices)
+        for _ in range(rounds):
+            for j, part in enumerate(slices):
+                array = part.column(column)
+                best[j] = min(best[j], timed(lambda: fn(array)))  # noqa: B023
+        print(f"  {what:20s} {how:42s} {sum(best) * 1e9 / batch.num_rows:6.2f} ns/row")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="2x10^4 messages, 2x10^5 rows")
+    ap.add_argument("--kernels", action="store_true", help="time candidate string kernels alone")
     args = ap.parse_args()
+    if args.kernels:
+        kernels(5 if args.quick else 9, make_batch(2 * 10**5 if args.quick else 10**6))
+        return
     n_msgs, n_rows, rounds = (2 * 10**4, 2 * 10**5, 5) if args.quick else (10**5, 10**6, 9)
 
     msgs = make_messages(n_msgs)

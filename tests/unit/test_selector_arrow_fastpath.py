@@ -45,7 +45,7 @@ def _string_variants(values: list[str | None], other: list[Any]) -> list[pa.Reco
         n = pa.array([0, 0, 0, *other], pa.int32()).slice(len(pad))
         out.append(pa.RecordBatch.from_arrays([s, n], names=["s", "n"]))
     plain = out[0]
-    encoded = pc.dictionary_encode(plain.column(0))
+    encoded = pc.dictionary_encode(pa.array(pad + values)).slice(len(pad))  # indices sliced too
     out.append(pa.RecordBatch.from_arrays([encoded, plain.column(1)], names=["s", "n"]))
     half = len(values) // 2
     out.append(pa.Table.from_batches([plain.slice(0, half), plain.slice(half)]))
