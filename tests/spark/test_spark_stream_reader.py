@@ -101,13 +101,16 @@ def test_batches_respect_the_limit_and_segments_go_after_commit(broker_url: str,
     assert _remaining(broker_url, "r1") == []  # all accepted
 
 
-def test_a_full_batch_is_exactly_the_limit(broker_url: str, tmp_path: Path) -> None:
+def test_batches_fill_up_to_the_limit_when_the_receiver_ran_ahead(broker_url: str, tmp_path: Path) -> None:
     _send(broker_url, "r1b", 30)
     reader = _reader(broker_url, "r1b", tmp_path, segmentMessages="4", maxMessagesPerTrigger="10")
     start = reader.latestOffset(reader.initialOffset(), ReadMaxRows(10))  # starts the receiver
-    time.sleep(1.5)  # it receives ahead meanwhile, cutting segments at batch boundaries
-    end = reader.latestOffset(start, ReadMaxRows(10))
-    assert len(_texts(reader, start, end)) == 10
+    first = _texts(reader, reader.initialOffset(), start)
+    time.sleep(1.5)  # it receives ahead meanwhile, cutting segments where a full batch ends
+    batches, _ = _run_batches(reader, start, ReadMaxRows(10), 30 - len(first))
+    assert all(len(b) <= 10 for b in batches)
+    assert 10 in [len(b) for b in batches]  # not only the segment size (4) or less
+    assert first + [t for b in batches for t in b] == [f"m{i}" for i in range(30)]
     reader.stop()
 
 
@@ -160,7 +163,7 @@ def test_available_now_stops_at_the_first_empty_poll_without_a_fixed_wait(
     _send(broker_url, "r3", 2, start=5)  # arrives after the destination was found empty
     began = time.monotonic()
     assert reader.latestOffset(end, limit) == end  # not read by this run
-    assert time.monotonic() - began < 1.0  # decided by a drain, not by waiting pollMs
+    assert time.monotonic() - began < 3.0  # decided by a drain, not by waiting pollMs (5 s)
     reader.stop()
     assert _remaining(broker_url, "r3") == ["m5", "m6"]
 
@@ -170,7 +173,7 @@ def test_available_now_on_an_empty_queue_ends_at_once(broker_url: str, tmp_path:
     reader.prepareForTriggerAvailableNow()
     began = time.monotonic()
     assert reader.latestOffset(reader.initialOffset(), ReadAllAvailable()) == {"segment": 0}
-    assert time.monotonic() - began < 2.0  # connect + one drain; before: at least 2 s of polling
+    assert time.monotonic() - began < 3.0  # connect + one drain, not pollMs (5 s) of polling
     reader.stop()
 
 

@@ -234,27 +234,31 @@ class SegmentReceiver:
                     stats.paused_s += time.monotonic() - began
                     continue
                 cut_at = self._cut_at()
-            if flush_wanted and chunk:
-                wait_ms = 0  # take only what is already here, then flush
-            else:
-                wait_ms = 0 if self.available_now else _TICK_MS
             began = time.monotonic()
-            got = receive_raw(consumer, wait_ms)
-            if got is None and self.available_now:
-                stats.drains += 1
-                drain(consumer)  # the broker sends what it has, then says so
+            if flush_wanted and chunk:  # a trigger waits: flush as soon as nothing more is here
                 got = receive_raw(consumer, 0)
-            stats.receive_s += time.monotonic() - began
-            if got is None:
-                if chunk and (flush_wanted or self.available_now):
+                stats.receive_s += time.monotonic() - began
+                if got is None:
                     self._flush(session, chunk)
                     chunk = []
-                if self.available_now:
+                    continue
+            else:
+                got = receive_raw(consumer, 0 if self.available_now else _TICK_MS)
+                if got is None and self.available_now:
+                    stats.drains += 1
+                    drain(consumer)  # the broker sends what it has, then says so
+                    got = receive_raw(consumer, 0)
+                stats.receive_s += time.monotonic() - began
+                if got is None:
+                    if not self.available_now:
+                        continue
+                    if chunk:
+                        self._flush(session, chunk)
+                        chunk = []
                     with self._cond:
                         self._drained = True
                         self._cond.notify_all()
                     return
-                continue
             chunk.append(got[1])
             self._chunk_len = len(chunk)  # read by ``latest`` (an int store: no lock needed)
             crash_point("mid_segment")
