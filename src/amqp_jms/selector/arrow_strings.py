@@ -36,6 +36,7 @@ _SIXTY_THREE, _SIXTY_FOUR = _U64(63), _U64(64)
 _THREE_I = np.int64(3)
 _U32_TWENTY_FOUR, _U32_THIRTY_TWO = np.uint32(24), np.uint32(32)
 _UNSIGNED = {4: np.uint32, 8: _U64}
+_U32_FULL, _U64_FULL = np.uint32(0xFFFFFFFF), _U64(0xFFFFFFFFFFFFFFFF)
 
 
 class Literals:
@@ -141,42 +142,44 @@ def _words4_at(words: Any, pos: Any) -> Any:
     return lo
 
 
-def _match(buffers: StringBuffers, starts: Any, lengths: Any, lits: Literals) -> Any:
+def _match(buffers: StringBuffers, starts: Any, sizes: dict[int, Any] | None, lits: Literals) -> Any:
     """One bool per given row (``starts``: where it starts in the data buffer): whether its
-    bytes equal (or start with) one of the literals."""
+    bytes equal (or start with) one of the literals. ``sizes`` maps each literal length to the
+    rows' length test (None: every given row passes it)."""
     words = buffers.words
     if lits.narrow:
         pos = starts - starts.dtype.type(buffers.base)
         first = _words4_at(words.view(np.uint32), pos)
+        full = _U32_FULL
     else:
         pos = np.subtract(starts, buffers.base, dtype=np.int64)
         first = _words_at(words, pos)
-    masked: dict[Any, Any] = {}
+        full = _U64_FULL
     out = None
     for k in lits.lengths:
-        if lengths is None:  # every row has the one literal length
-            size_ok = None
+        group = lits.by_length[k]
+        if k == 0:
+            hit = np.ones(len(pos), np.bool_) if sizes is None else sizes[k].copy()
         else:
-            size_ok = lengths >= k if lits.prefix else lengths == k
-        for literal in lits.by_length[k]:
-            if k == 0:
-                hit = np.ones(len(pos), np.bool_) if size_ok is None else size_ok
-            else:
-                value, mask = literal[0]
-                w = masked.get(mask)
-                if w is None:
-                    w = masked[mask] = first & mask
-                hit = w == value
-                if size_ok is not None:
-                    hit &= size_ok
-                for c, (value, mask) in enumerate(literal[1:], 1):
-                    rows = np.flatnonzero(hit)
-                    if not len(rows):
-                        break
-                    more = _words_at(words, pos.take(rows) + 8 * c)
-                    more &= mask
-                    hit[rows] = more == value
-            out = hit if out is None else np.logical_or(out, hit, out=out)
+            mask = group[0][0][1]  # the first word's mask: the same for every literal of length k
+            w = first if mask == full else first & mask
+            hit = None
+            for literal in group:
+                h = w == literal[0][0]
+                if len(literal) > 1:  # longer than 8 bytes: the rest, 8 bytes at a time
+                    if sizes is not None:
+                        h &= sizes[k]  # only rows that hold all k bytes read past the first 8
+                    for c, (value, chunk_mask) in enumerate(literal[1:], 1):
+                        rows = np.flatnonzero(h)
+                        if not len(rows):
+                            break
+                        more = _words_at(words, pos.take(rows) + 8 * c)
+                        more &= chunk_mask
+                        h[rows] = more == value
+                hit = h if hit is None else np.logical_or(hit, h, out=hit)
+            if sizes is not None:
+                hit &= sizes[k]
+        out = hit if out is None else np.logical_or(out, hit, out=out)
     return out if out is not None else np.zeros(len(pos), np.bool_)
 
 
@@ -193,27 +196,25 @@ def hits(buffers: StringBuffers, lits: Literals) -> Any:
     n, lengths = buffers.n, buffers.lengths
     if not lits.lengths:
         return np.zeros(n, np.bool_)
-    if lits.prefix:
-        candidates = lengths >= lits.lengths[0]
+    sizes = {k: (lengths >= k if lits.prefix else lengths == k) for k in lits.lengths}
+    if len(sizes) == 1 or lits.prefix:
+        candidates = sizes[lits.lengths[0]]  # (a prefix: the shortest literal's test)
     else:
-        candidates = lengths == lits.lengths[0]
-        for k in lits.lengths[1:]:
-            candidates |= lengths == k
-    one_length = len(lits.lengths) == 1  # then ``candidates`` is the length test
+        candidates = np.logical_or.reduce(list(sizes.values()))
     # dense or sparse, judged on a sample: gathering every row costs about twice what finding
     # the candidate rows and scattering their answers back costs per candidate
     sample = candidates[:4096]
     if np.count_nonzero(sample) * 2 >= len(sample):
-        # rows shorter than a literal must not reach its second word (past the data's end)
-        skip = one_length and lits.lengths[0] <= 8
-        hit = _match(buffers, buffers.starts, None if skip else lengths, lits)
-        if skip:
-            hit &= candidates
-        return hit
+        return _match(buffers, buffers.starts, sizes, lits)
     rows = np.flatnonzero(candidates)
     if not len(rows):
-        return candidates  # all False
+        return np.zeros(n, np.bool_)
     _touch(buffers.words)
+    if len(sizes) == 1:
+        subset = None  # every candidate has the one length (or, for a prefix, at least it)
+    else:
+        lengths = lengths.take(rows)
+        subset = {k: (lengths >= k if lits.prefix else lengths == k) for k in lits.lengths}
     out = np.zeros(n, np.bool_)
-    out[rows] = _match(buffers, buffers.starts.take(rows), None if one_length else lengths.take(rows), lits)
+    out[rows] = _match(buffers, buffers.starts.take(rows), subset, lits)
     return out
