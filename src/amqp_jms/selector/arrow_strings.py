@@ -147,6 +147,7 @@ def _match(buffers: StringBuffers, starts: Any, sizes: dict[int, Any] | None, li
     bytes equal (or start with) one of the literals. ``sizes`` maps each literal length to the
     rows' length test (None: every given row passes it)."""
     words = buffers.words
+    full: Any
     if lits.narrow:
         pos = starts - starts.dtype.type(buffers.base)
         first = _words4_at(words.view(np.uint32), pos)
@@ -155,7 +156,8 @@ def _match(buffers: StringBuffers, starts: Any, sizes: dict[int, Any] | None, li
         pos = np.subtract(starts, buffers.base, dtype=np.int64)
         first = _words_at(words, pos)
         full = _U64_FULL
-    out = None
+    out: Any = None
+    hit: Any
     for k in lits.lengths:
         group = lits.by_length[k]
         if k == 0:
