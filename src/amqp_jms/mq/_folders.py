@@ -30,10 +30,11 @@ not kept.
 from __future__ import annotations
 
 import re
+import struct
 import xml.etree.ElementTree as ET
 from typing import Any
 
-from ..types import Byte, Int, Short
+from ..types import Byte, Char, Float, Int, Short
 from .xmlfolder import decode_value, parse_folder
 
 __all__ = [
@@ -180,34 +181,65 @@ _INTS: dict[str, tuple[type, int, int]] = {
 _PLAIN_FLOAT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?")
 
 
-def decode_child(el: ET.Element, what: str) -> Any:
-    """An element's typed value (``dt``, ``xsi:nil``): ``decode_value``, with the plain forms
-    of the common types read directly (what this package and IBM's client write)."""
-    dt = el.get("dt")
+#: ``fast_value``'s answer when an element needs ``decode_value`` (and a message naming it)
+SLOW: Any = object()
+_new_float = float.__new__
+_new_str = str.__new__
+_F32 = struct.Struct("<f")
+
+
+def fast_value(el: ET.Element) -> Any:
+    """An element's typed value when it is in the plain form of its type (what this package and
+    IBM's client write), else ``SLOW``: the caller then asks ``decode_value``, which checks
+    everything and names the element in its error."""
     text = el.text
-    if not is_nil(el):
-        if dt is None:
-            return text or ""
-        if text:
-            ints = _INTS.get(dt)
-            if ints is not None:
-                digits = text[1:] if text[0] == "-" else text
-                if digits.isdigit() and digits.isascii():
-                    v = int(text)
-                    cls, lo, hi = ints
-                    if lo <= v <= hi:
-                        return v if cls is int else _new_int(cls, v)
-            elif dt == "r8":
-                if _PLAIN_FLOAT.fullmatch(text):
-                    return float(text)
-            elif dt == "boolean":
-                if text == "1":
-                    return True
-                if text == "0":
-                    return False
-            elif dt == "string":
-                return text
-    return decode_value(dt, text or "", is_nil(el), what)
+    if el.get(_XSI_NIL) is not None or el.get("xsi:nil") is not None:
+        return SLOW
+    dt = el.get("dt")
+    if dt is None:
+        return text or ""
+    if text:
+        ints = _INTS.get(dt)
+        if ints is not None:
+            digits = text[1:] if text[0] == "-" else text
+            if digits.isdigit() and digits.isascii():
+                v = int(text)
+                cls, lo, hi = ints
+                if lo <= v <= hi:
+                    return v if cls is int else _new_int(cls, v)
+        elif dt == "r8" or dt == "r4":
+            if _PLAIN_FLOAT.fullmatch(text):
+                f = float(text)
+                if dt == "r8":
+                    return f
+                try:
+                    return _new_float(Float, _F32.unpack(_F32.pack(f))[0])
+                except (OverflowError, struct.error):
+                    return SLOW
+        elif dt == "boolean":
+            if text == "1":
+                return True
+            if text == "0":
+                return False
+        elif dt == "string":
+            return text
+        elif dt == "char":
+            if len(text) == 1:
+                return _new_str(Char, text)
+        elif dt == "bin.hex":
+            try:
+                return bytes.fromhex(text)
+            except ValueError:
+                return SLOW
+    return SLOW
+
+
+def decode_child(el: ET.Element, what: str) -> Any:
+    """An element's typed value (``dt``, ``xsi:nil``), ``what`` naming it in an error."""
+    v = fast_value(el)
+    if v is SLOW:
+        return decode_value(el.get("dt"), el.text or "", is_nil(el), what)
+    return v
 
 
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ._folders import decode_child, parse_element
+from ..types import Char
+from ._folders import SLOW, decode_child, fast_value, parse_element
 from .errors import MQFormatError
-from .xmlfolder import element, fast_element, fast_parts
+from .xmlfolder import _NEEDS_WORK, element, fast_element, fast_parts
 
 __all__ = [
     "CCSID_CODECS",
@@ -170,6 +171,8 @@ def encode_stream(items: list[Any]) -> str:
         p = fast_parts(value)
         if p is not None:
             parts.append(f"<elt{p}</elt>")
+        elif type(value) is Char and _NEEDS_WORK.search(value) is None:
+            parts.append(f'<elt dt="char">{value}</elt>')
         else:
             parts.append(element("elt", value, f"stream item {i}", allow_char=True))
     parts.append("</stream>")
@@ -187,7 +190,8 @@ def decode_map(xml: str) -> dict[str, Any]:
             raise MQFormatError(
                 f"map body has <{el.tag}> without a name; expected <elt name=...>", structure="body"
             )
-        out[key] = decode_child(el, f"map entry {key!r}")
+        v = fast_value(el)
+        out[key] = decode_child(el, f"map entry {key!r}") if v is SLOW else v
     return out
 
 
@@ -198,8 +202,9 @@ def decode_stream(xml: str) -> list[Any]:
             f"stream body's root element is <{root.tag}>, expected <stream>", structure="body"
         )
     out: list[Any] = []
-    for i, el in enumerate(root):
+    for el in root:
         if el.tag != "elt":
             raise MQFormatError(f"stream body has <{el.tag}>, expected <elt>", structure="body")
-        out.append(decode_child(el, f"stream item {i}"))
+        v = fast_value(el)
+        out.append(decode_child(el, f"stream item {len(out)}") if v is SLOW else v)
     return out

@@ -303,8 +303,11 @@ def fast_parts(value: Any) -> str | None:
             return f"{_INT_DT[t]}>{int.__repr__(value)}"
     elif t is bool:
         return ' dt="boolean">1' if value else ' dt="boolean">0'
-    elif t is float and math.isfinite(value):
-        return f' dt="r8">{float.__repr__(value)}'
+    elif t is float or t is Float:
+        if math.isfinite(value):
+            return f' dt="r8">{float.__repr__(value)}' if t is float else f' dt="r4">{float.__repr__(value)}'
+    elif t is bytes:
+        return f' dt="bin.hex">{value.hex().upper()}'
     return None
 
 
