@@ -24,6 +24,7 @@ back to the Arrow kernels.
 
 from __future__ import annotations
 
+from functools import reduce
 from typing import Any
 
 import numpy as np
@@ -65,13 +66,14 @@ class Literals:
 class StringBuffers:
     """Row lengths, start positions and the data buffer as aligned 64-bit words for one array."""
 
-    __slots__ = ("base", "lengths", "n", "starts", "words")
+    __slots__ = ("base", "first_word", "lengths", "n", "starts", "words")
 
-    def __init__(self, lengths: Any, starts: Any, base: int, words: Any) -> None:
+    def __init__(self, lengths: Any, starts: Any, base: int, words: Any, first_word: int) -> None:
         self.lengths = lengths  # int32/int64 per row
         self.starts = starts  # offsets[:-1]: where each row starts in the data buffer
         self.base = base  # the data buffer's byte that is ``words``' first byte
-        self.words = words  # uint64, zero-padded so that 8 bytes past every row are readable
+        self.words = words  # uint64, readable up to 8 bytes past every row's last byte
+        self.first_word = first_word  # the word holding the array's first byte
         self.n = len(lengths)
 
 
@@ -97,17 +99,18 @@ def string_buffers(array: Any) -> StringBuffers | None:
     # with Arrow's own kernels) but numpy's bounds-checked ``take`` never reads outside ``words``.
     lengths = offsets[1:] - offsets[:-1]
     first, last = int(offsets[0]), int(offsets[-1])
-    base = first & ~7
-    count = ((last - base) >> 3) + 2  # every word a row can touch, plus the one after it
+    count = (last >> 3) + 2  # every word a row can touch, plus the one after it
     data = bufs[2]
-    if data is not None and data.address % 8 == 0 and base + count * 8 <= data.size:
-        words = np.frombuffer(data, _U64, count, base)
-    else:  # the slice ends at the buffer's end (or the buffer is misaligned): pad a copy
-        words = np.zeros(count, _U64)
-        if data is not None and last > first:
-            raw = np.frombuffer(data, np.uint8, last - base, base)
-            words.view(np.uint8)[: last - base] = raw
-    return StringBuffers(lengths, offsets[:-1], base, words)
+    if data is not None and data.address % 8 == 0 and count * 8 <= data.size:
+        # a view from the buffer's first byte: the offsets are the byte positions as they are
+        return StringBuffers(lengths, offsets[:-1], 0, np.frombuffer(data, _U64, count), first >> 3)
+    # the slice ends at the buffer's end (or the buffer is misaligned): a zero-padded copy of
+    # this slice's bytes, from the 8-byte boundary at or before its first
+    base = first & ~7
+    words = np.zeros(((last - base) >> 3) + 2, _U64)
+    if data is not None and last > first:
+        words.view(np.uint8)[: last - base] = np.frombuffer(data, np.uint8, last - base, base)
+    return StringBuffers(lengths, offsets[:-1], base, words, 0)
 
 
 def _words_at(words: Any, pos: Any) -> Any:
@@ -149,7 +152,7 @@ def _match(buffers: StringBuffers, starts: Any, sizes: dict[int, Any] | None, li
     words = buffers.words
     full: Any
     if lits.narrow:
-        pos = starts - starts.dtype.type(buffers.base)
+        pos = starts - starts.dtype.type(buffers.base) if buffers.base else starts
         first = _words4_at(words.view(np.uint32), pos)
         full = _U32_FULL
     else:
@@ -199,19 +202,22 @@ def hits(buffers: StringBuffers, lits: Literals) -> Any:
     if not lits.lengths:
         return np.zeros(n, np.bool_)
     sizes = {k: (lengths >= k if lits.prefix else lengths == k) for k in lits.lengths}
+    # dense or sparse, judged on a sample: finding the candidate rows, gathering only theirs and
+    # scattering the answers back wins (measured) until about two thirds of the rows are candidates
     if len(sizes) == 1 or lits.prefix:
         candidates = sizes[lits.lengths[0]]  # (a prefix: the shortest literal's test)
+        found = np.count_nonzero(candidates[:4096])
     else:
-        candidates = np.logical_or.reduce(list(sizes.values()))
-    # dense or sparse, judged on a sample: gathering every row costs about twice what finding
-    # the candidate rows and scattering their answers back costs per candidate
-    sample = candidates[:4096]
-    if np.count_nonzero(sample) * 2 >= len(sample):
+        candidates = None
+        found = np.count_nonzero(np.logical_or.reduce([size[:4096] for size in sizes.values()]))
+    if found * 3 >= 2 * min(n, 4096):
         return _match(buffers, buffers.starts, sizes, lits)
+    if candidates is None:
+        candidates = reduce(np.logical_or, sizes.values())
     rows = np.flatnonzero(candidates)
     if not len(rows):
         return np.zeros(n, np.bool_)
-    _touch(buffers.words)
+    _touch(buffers.words[buffers.first_word :])
     if len(sizes) == 1:
         subset = None  # every candidate has the one length (or, for a prefix, at least it)
     else:
