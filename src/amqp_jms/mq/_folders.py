@@ -133,11 +133,7 @@ def _from_plain(el: Any) -> ET.Element:
 
 def _folder(root: ET.Element) -> Folder:
     children = tuple(root)
-    by_name: dict[str, ET.Element] = {}
-    for c in children:
-        if c.tag not in by_name:
-            by_name[c.tag] = c
-    return root.tag, children, by_name
+    return root.tag, children, {c.tag: c for c in children[::-1]}  # the first of a name wins
 
 
 def parse_fresh(text: str) -> Folder:

@@ -32,7 +32,7 @@ from ..message import (
 )
 from ..types import Int
 from ._binary import byte_order
-from ._folders import decode_child, is_nil, parse_cached, usr_properties
+from ._folders import decode_child, is_nil, parse_cached, parse_fresh, usr_properties
 from ._uri import destination_from_uri, join_jms_type
 from .bodies import charset_of_ccsid, decode_map, decode_stream, decode_text
 from .constants import (
@@ -140,7 +140,7 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         for raw, text in zip(raws, folder_texts(raws, fields[4], order)):
             if not text:
                 continue
-            name, children, by_name = parse_cached(text)
+            name, children, by_name = parse_fresh(text) if text[:5] == "<jms>" else parse_cached(text)
             if name == "usr":
                 if usr_props is None:
                     usr_props = usr_properties(text, (name, children, by_name))

@@ -55,7 +55,7 @@ from .message import MQMessage
 from .mqmd import MQMD
 from .rfh2 import rfh2_bytes
 from .xmlfolder import _GOOD_USR_NAMES as _GOOD_NAMES
-from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text, fast_element
+from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text, fast_element, fast_parts
 
 __all__ = ["body_domain", "to_mq"]
 
@@ -200,7 +200,11 @@ def to_mq(
     if _GOOD_NAMES.issuperset(props):  # application properties only, their names checked before
         search = _NEEDS_WORK.search
         usr = [
-            f"<{n}>{v}</{n}>" if type(v) is str and search(v) is None else fast_element(n, v, n)
+            f"<{n}>{v}</{n}>"
+            if type(v) is str and search(v) is None
+            else f"<{n}{p}</{n}>"
+            if (p := fast_parts(v)) is not None
+            else element(n, v, n)
             for n, v in props.items()
         ]
         props = _NO_EXTRA
@@ -264,7 +268,7 @@ def to_mq(
     if reply is not None:
         rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
         head.append(_uri_element("Rto", reply, rqm))
-        if reply.is_queue and len(reply.name.encode("utf-8")) <= 48:
+        if reply.is_queue and _fits_48(reply.name):
             reply_q, reply_q_mgr = reply.name, rqm
     if head:
         jms[:0] = head
@@ -377,8 +381,13 @@ def _mcd_folder(domain: str, jms_type: str | None) -> bytes:
     return out
 
 
+def _fits_48(name: str) -> bool:
+    """Whether a queue name fits MQMD.ReplyToQ (48 bytes)."""
+    return len(name) <= 12 or len(name.encode("utf-8")) <= 48
+
+
 def _uri_element(tag: str, dest: Destination, q_mgr: str) -> str:
-    key = (tag, type(dest), dest.name, q_mgr)
+    key = (tag, type(dest), dest._name, q_mgr)
     out = _URI_ELEMENTS.get(key)
     if out is None:
         out = fast_element(tag, destination_to_uri(dest, q_mgr, tag), tag)

@@ -200,7 +200,7 @@ def _read(data: bytes | memoryview, offset: int, order: str) -> Fields:
                 field="NameValueLength",
                 offset=pos - 4,
             )
-        folders.append(bytes(data[pos : pos + n]))
+        folders.append(data[pos : pos + n] if type(data) is bytes else bytes(data[pos : pos + n]))
         pos += n
     text = _FORMATS.get(fmt)  # Formats are a handful of names: decode each once
     if text is None:
