@@ -219,7 +219,7 @@ class _Strings(_Leaf):
         indices = array.indices
         dtype = np.dtype(indices.type.to_pandas_dtype())
         idx = np.frombuffer(indices.buffers()[1], dtype, len(indices), indices.offset * dtype.itemsize)
-        found = np.flatnonzero(tested)
+        found = tested.nonzero()[0]
         if len(found) <= 4:
             hit = np.zeros(len(idx), np.bool_)
             for h in found:

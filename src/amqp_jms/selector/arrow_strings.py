@@ -1,25 +1,32 @@
 """String equality, ``IN`` and prefix ``LIKE`` read straight from an Arrow string array's buffers.
 
 Arrow's string kernels (``equal``, ``is_in``, ``starts_with``) compare row by row through a
-length test and a ``memcmp``: 3-20 ns per row on short strings, most of it branch misses. Here
-the same answers come from a few branch-free numpy passes over the two buffers of a ``string``
-(or ``large_string``) array:
+length test and a ``memcmp``: 3-20 ns per row on short strings, most of it branch misses, and an
+``IN`` list is one scan per value (``is_in`` hashes every row, slower still). Here the same
+answers come from a few branch-free numpy passes over the two buffers of a ``string`` (or
+``large_string``) array, for all the literals at once:
 
 1. the offsets buffer gives every row's byte length (one subtraction per row); a row whose length
    fits no literal is false without touching its bytes;
 2. for the rows that remain (all rows when most remain, else only those, found once with
-   ``flatnonzero``), the first 8 bytes of the row are assembled from the two aligned 64-bit words
-   of the data buffer that hold them, and compared with each literal's first 8 bytes under a
-   mask; literals longer than 8 bytes compare 8 more bytes at a time on the rows still matching.
+   ``nonzero`` and their answers scattered back), the row's first bytes are assembled from the
+   two aligned words of the data buffer that hold them (32-bit words when every literal has at
+   most 4 bytes, half the memory traffic, else 64-bit) and compared with each literal's first
+   word under a mask; literals longer than 8 bytes compare 8 more bytes at a time on the rows
+   still matching.
+
+The two gathers per candidate row are the floor of this design (numpy has no cheaper way to read
+a word at an arbitrary byte offset): about 3 ns per row on this project's 2-core machine, which
+is why string predicates stay at 30-45x the per-message evaluator rather than the 50x numeric
+ones reach (docs/benchmarks.md, ``selector_bench``).
 
 Comparison is on UTF-8 bytes, which is exactly string equality (two strings are equal iff their
-UTF-8 encodings are). A literal Arrow cannot hold (a lone surrogate) never matches and is left
-out by the caller. Results are plain numpy bools, one per row, meaningless on null rows (the
-caller masks them with the validity bitmap).
-
-Anything these functions cannot read safely (a misaligned data buffer, offsets that are not
-monotonic, which Arrow forbids) makes :func:`string_buffers` return None and the caller falls
-back to the Arrow kernels.
+UTF-8 encodings are) and prefix (UTF-8 is self-synchronizing). A literal Arrow cannot hold (a
+lone surrogate) never matches and is left out by the caller. Results are plain numpy bools, one
+per row, meaningless on null rows (the caller masks them with the validity bitmap). A misaligned
+data buffer, or a slice that ends at the buffer's end, is read through a zero-padded copy of the
+slice's bytes; offsets that decrease (which Arrow forbids) give unspecified answers, as Arrow's
+own kernels do, but numpy's bounds-checked ``take`` never reads outside the words.
 """
 
 from __future__ import annotations
@@ -35,8 +42,9 @@ __all__ = ["Literals", "StringBuffers", "hits", "string_buffers"]
 _U64 = np.uint64
 _SIXTY_THREE, _SIXTY_FOUR = _U64(63), _U64(64)
 _THREE_I = np.int64(3)
-_U32_TWENTY_FOUR, _U32_THIRTY_TWO = np.uint32(24), np.uint32(32)
-_UNSIGNED = {4: np.uint32, 8: _U64}
+_U32_THREE, _U32_THIRTY_TWO = np.uint32(3), np.uint32(32)
+_ONE_INTP = np.intp(1)
+_SMALL = {4: (np.int32(2), np.int32(3)), 8: (np.int64(2), np.int64(3))}
 _U32_FULL, _U64_FULL = np.uint32(0xFFFFFFFF), _U64(0xFFFFFFFFFFFFFFFF)
 
 
@@ -119,7 +127,7 @@ def _words_at(words: Any, pos: Any) -> Any:
     is what a row starting on a word boundary needs from the second word)."""
     i = pos >> _THREE_I
     lo = words.take(i)
-    i += 1
+    i += _ONE_INTP
     hi = words.take(i)
     shift = (pos << _THREE_I).view(_U64)
     shift &= _SIXTY_THREE
@@ -132,12 +140,13 @@ def _words_at(words: Any, pos: Any) -> Any:
 
 def _words4_at(words: Any, pos: Any) -> Any:
     """``_words_at`` for 4 bytes, in 32-bit words (``pos`` int32 or int64)."""
-    i = np.right_shift(pos, 2, dtype=np.intp)
+    two, three = _SMALL[pos.dtype.itemsize]  # scalars of pos' own type: no promotion to resolve
+    i = (pos >> two).astype(np.intp)  # ``take`` wants intp indices (it converts others slowly)
     lo = words.take(i)
-    i += 1
+    i += _ONE_INTP
     hi = words.take(i)
-    shift = np.left_shift(pos.view(_UNSIGNED[pos.dtype.itemsize]), 3, dtype=np.uint32, casting="unsafe")
-    shift &= _U32_TWENTY_FOUR
+    shift = (pos & three).astype(np.uint32)
+    shift <<= _U32_THREE
     lo >>= shift
     np.subtract(_U32_THIRTY_TWO, shift, out=shift)
     hi <<= shift
@@ -175,7 +184,7 @@ def _match(buffers: StringBuffers, starts: Any, sizes: dict[int, Any] | None, li
                     if sizes is not None:
                         h &= sizes[k]  # only rows that hold all k bytes read past the first 8
                     for c, (value, chunk_mask) in enumerate(literal[1:], 1):
-                        rows = np.flatnonzero(h)
+                        rows = h.nonzero()[0]
                         if not len(rows):
                             break
                         more = _words_at(words, pos.take(rows) + 8 * c)
@@ -214,7 +223,7 @@ def hits(buffers: StringBuffers, lits: Literals) -> Any:
         return _match(buffers, buffers.starts, sizes, lits)
     if candidates is None:
         candidates = reduce(np.logical_or, sizes.values())
-    rows = np.flatnonzero(candidates)
+    rows = candidates.nonzero()[0]
     if not len(rows):
         return np.zeros(n, np.bool_)
     _touch(buffers.words[buffers.first_word :])
