@@ -236,3 +236,18 @@ def test_duplicated_column_name_still_refused() -> None:
     batch = pa.RecordBatch.from_arrays([pa.array(["a"]), pa.array(["b"])], names=["s", "s"])
     with pytest.raises(KeyError):
         Selector("s = 'a'").evaluate_batch(batch)
+
+
+def test_big_batches_are_evaluated_in_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches longer than the plan's chunk run chunk by chunk (the walker's parts included)."""
+    from amqp_jms.selector import arrow_plan
+
+    monkeypatch.setattr(arrow_plan, "_CHUNK", 5)
+    values = [None if i % 4 == 1 else PIECES[i % len(PIECES)] for i in range(23)]
+    numbers = [None if i % 5 == 2 else i - 10 for i in range(23)]
+    batch = pa.RecordBatch.from_arrays([pa.array(values), pa.array(numbers, pa.int32())], names=["s", "n"])
+    msgs = [_message(s=v, n=None if x is None else Int(x)) for v, x in zip(values, numbers)]
+    for text in ["s IN ('a', 'ab') OR n * 2 > 6", "NOT (s LIKE 'abc%') AND n IS NOT NULL", "s = 'é'"]:
+        sel = Selector(text)
+        assert sel.evaluate_batch(batch).to_pylist() == [sel.matches(m) for m in msgs], text
+        assert sel.evaluate_batch(batch.slice(3)).to_pylist() == [sel.matches(m) for m in msgs[3:]], text

@@ -74,7 +74,7 @@ def evaluate_batch(node: Node | None, batch: pa.RecordBatch | pa.Table) -> pa.Bo
         return pa.repeat(pa.scalar(True), n)
     plan = plan_for(node)
     if plan.fast:
-        return plan.evaluate(batch, lambda part: _Evaluator(batch).condition(part))
+        return plan.evaluate(batch, lambda part, rows: _Evaluator(rows).condition(part))
     result = _Evaluator(batch).condition(node)
     if isinstance(result, pa.Scalar):  # a constant selector (no identifiers)
         return pa.repeat(pa.scalar(result.as_py() is True), n)

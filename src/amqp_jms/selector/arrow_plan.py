@@ -49,7 +49,12 @@ __all__ = ["Plan", "plan_for"]
 
 # (T, F): known-true rows, known-false rows (None: every row not in T)
 Tri = tuple[Any, Any]
-Fallback = Callable[[Node], Any]  # node -> pyarrow BooleanArray (nulls = unknown) or Scalar
+# (node, batch) -> pyarrow BooleanArray (nulls = unknown) or Scalar: the walker of ``arrow.py``
+Fallback = Callable[[Node, pa.RecordBatch], Any]
+
+# Rows evaluated per pass: the plan's temporaries (a few bytes to 8 bytes per row each) then stay
+# in the CPU caches; a 10^6-row batch in one pass ran 2-5x slower per row than in 10^5-row slices.
+_CHUNK = 1 << 17
 
 _SPECIAL = frozenset({"JMSDeliveryMode", "JMSPriority"})  # columns ``arrow.py`` maps first
 _FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
@@ -153,7 +158,7 @@ class _Batch:
 
     def slow(self, node: Node) -> Tri:
         """``node`` through the Arrow walker, as (T, F)."""
-        result = self.fallback(node)
+        result = self.fallback(node, self.batch)
         if isinstance(result, pa.Scalar):
             return self.const(result.as_py())
         values = _bits(result.buffers()[1], result.offset, len(result))
@@ -359,7 +364,13 @@ class Plan:
         return type(self.root) is not _Leaf
 
     def evaluate(self, batch: pa.RecordBatch, fallback: Fallback) -> pa.BooleanArray:
-        t, _ = self.root.run(_Batch(batch, fallback))
+        n = batch.num_rows
+        if n <= _CHUNK:
+            t, _ = self.root.run(_Batch(batch, fallback))
+        else:
+            t = np.concatenate(
+                [self.root.run(_Batch(batch.slice(i, _CHUNK), fallback))[0] for i in range(0, n, _CHUNK)]
+            )
         bits = np.packbits(t, bitorder="little")
         return pa.BooleanArray.from_buffers(pa.bool_(), len(t), [None, pa.py_buffer(bits)])
 
