@@ -21,6 +21,7 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..destination import Topic
+from ..mapping.codec import decode_value as amqp_decode
 from ..message import (
     BytesMessage,
     JavaSerializedObject,
@@ -70,6 +71,7 @@ _DIGITS = re.compile("[0-9]{16}")
 _INT_DTS = frozenset((None, "i1", "i2", "i4", "i8", "int"))
 _STRING = MQFMT_STRING.rstrip()
 _EMPTY: dict[str, ET.Element] = {}
+_NO_EXTRA: dict[str, Any] = {}  # never written: replaced by a new dict when there is something
 _DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
 
 
@@ -183,13 +185,13 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         msg._object = _object_body(body, ajms)  # type: ignore[attr-defined]
 
     # ---- headers
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = _NO_EXTRA
     el = jms.get("Dst")
     dst = (el.text or "").strip() if el is not None else ""
     if dst:
         msg._destination, qm = destination_from_uri(dst, "jms.Dst")
         if qm:
-            extra["mq.dst_q_mgr"] = qm
+            extra = {"mq.dst_q_mgr": qm}
     elif "mqps" in known and "Top" in known["mqps"] and known["mqps"]["Top"].text:
         # published through MQ publish/subscribe with no jms.Dst: the topic string is the destination
         msg._destination = Topic(known["mqps"]["Top"].text)
@@ -198,11 +200,11 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     if rto:
         msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
-            extra["mq.reply_to_q_mgr"] = qm
+            extra = {**extra, "mq.reply_to_q_mgr": qm}
     elif md.reply_to_q:
         msg._reply_to = destination_from_uri("queue:///" + md.reply_to_q, "MQMD.ReplyToQ")[0]
         if md.reply_to_q_mgr:
-            extra["mq.reply_to_q_mgr"] = md.reply_to_q_mgr
+            extra = {**extra, "mq.reply_to_q_mgr": md.reply_to_q_mgr}
 
     tms = _int(jms.get("Tms"), "jms")
     put_ms = _time_of(md) if tms is None else None
@@ -256,16 +258,8 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         props["JMSXUserID"] = md.user_identifier
     if md.put_appl_name:
         props["JMSXAppID"] = md.put_appl_name
-    gid, seq = jms.get("Gid"), _int(jms.get("Seq"), "jms")
-    in_group = md.msg_flags & MQMF_MSG_IN_GROUP
-    if gid is not None:
-        props["JMSXGroupID"] = gid.text or ""
-    elif in_group and md.group_id.lstrip(b"\x00"):
-        props["JMSXGroupID"] = "ID:" + md.group_id.hex()
-    if seq is not None:
-        props["JMSXGroupSeq"] = Int(seq)
-    elif in_group:
-        props["JMSXGroupSeq"] = Int(md.msg_seq_number)
+    if md.msg_flags or "Gid" in jms or "Seq" in jms:
+        _group(md, jms, props)
     props["JMSXDeliveryCount"] = _DELIVERY_COUNTS[backout] if 0 <= backout < 16 else Int(backout + 1)
     if md.report:
         for name, mask in REPORT_PROPERTIES.items():
@@ -294,10 +288,24 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         props["JMS_IBM_Last_Msg_In_Group"] = True
     msg._props = props
     if unknown:
-        extra["mq.folders"] = unknown
+        extra = {**extra, "mq.folders": unknown}
     msg._extra = extra or None
     msg._mark_received()
     return msg
+
+
+def _group(md: MQMD, jms: dict[str, ET.Element], props: dict[str, Any]) -> None:
+    """JMSXGroupID/JMSXGroupSeq: jms.Gid/Seq, else the MQMD's group fields when in a group."""
+    gid, seq = jms.get("Gid"), _int(jms.get("Seq"), "jms")
+    in_group = md.msg_flags & MQMF_MSG_IN_GROUP
+    if gid is not None:
+        props["JMSXGroupID"] = gid.text or ""
+    elif in_group and md.group_id.lstrip(b"\x00"):
+        props["JMSXGroupID"] = "ID:" + md.group_id.hex()
+    if seq is not None:
+        props["JMSXGroupSeq"] = Int(seq)
+    elif in_group:
+        props["JMSXGroupSeq"] = Int(md.msg_seq_number)
 
 
 def _object_body(body: bytes, ajms: dict[str, ET.Element]) -> Any:
@@ -306,8 +314,6 @@ def _object_body(body: bytes, ajms: dict[str, ET.Element]) -> Any:
         return None
     obj = ajms.get("Obj")
     if obj is not None and obj.text == "amqp":
-        from ..mapping.codec import decode_value as amqp_decode
-
         try:
             value, end = amqp_decode(body, 0, "ObjectMessage body")
         except Exception as exc:

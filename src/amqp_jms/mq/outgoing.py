@@ -27,6 +27,7 @@ import time
 from typing import Any
 
 from ..destination import Destination
+from ..mapping.codec import encode_value as amqp_encode
 from ._binary import byte_order, encode_char
 from ._uri import destination_to_uri, split_jms_type
 from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
@@ -142,11 +143,12 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
         text = message._text
         return (b"", True) if text is None else (encode_text(text, ccsid), False)
     if domain == "jms_bytes":
-        return bytes(message._body_bytes()), False
+        body = message._body_bytes()
+        return (body if type(body) is bytes else bytes(body)), False
     if domain == "jms_map":
         return encode_text(encode_map(message._map), ccsid), False
     if domain == "jms_stream":
-        return encode_text(encode_stream(list(message._items)), ccsid), False
+        return encode_text(encode_stream(message._items), ccsid), False
     if domain == "jms_object":
         obj = message._object
         if obj is None:
@@ -154,10 +156,8 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
         data = getattr(obj, "data", None)
         if type(obj).__name__ == "JavaSerializedObject" and isinstance(data, bytes):
             return data, False
-        from ..mapping.codec import encode_value
-
         try:
-            return encode_value(obj), False
+            return amqp_encode(obj), False
         except Exception as exc:
             raise MQFormatError(
                 f"ObjectMessage body cannot be AMQP-encoded: {exc}", structure="body"
