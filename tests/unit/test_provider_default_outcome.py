@@ -202,3 +202,32 @@ def test_any_split_of_the_stream_gives_the_same_bytes(cuts: list[int], many: int
     assert b"".join(pieces) == whole
     assert len(_attaches(whole)) == 2 * many
     assert sum(1 for a in _attaches(whole) if len(a[5].value) > 8 and a[5].value[8] is not None) == many
+
+
+def _attach_frame() -> bytes:
+    raw = _client_output(_receiver)
+    pos = raw.index(b"\x00\x53\x12") - 8  # proton writes doff 2: the frame header is 8 bytes
+    size = int.from_bytes(raw[pos : pos + 4], "big")
+    return raw[pos : pos + size]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    layout=st.lists(st.one_of(st.just(-1), st.integers(0, 70_000)), min_size=1, max_size=8),
+    chunk=st.integers(1, 70_000),
+)
+def test_attaches_between_transfers_of_any_size_and_any_chunking(layout: list[int], chunk: int) -> None:
+    attach = _attach_frame()
+    edited = OutgoingFrames().feed(b"AMQP\x00\x01\x00\x00" + attach)[8:]
+    assert edited != attach
+
+    def transfer(n: int) -> bytes:  # a transfer frame (descriptor 0x14) with an n-byte payload
+        body = b"\x00\x53\x14\x45" + bytes([0x12]) * n  # payload bytes that look like attach codes
+        return (8 + len(body)).to_bytes(4, "big") + b"\x02\x00\x00\x01" + body
+
+    frames = [attach if n < 0 else transfer(n) for n in layout]
+    expected = b"AMQP\x00\x01\x00\x00" + b"".join(edited if n < 0 else f for n, f in zip(layout, frames))
+    stream = b"AMQP\x00\x01\x00\x00" + b"".join(frames)
+    f = OutgoingFrames()
+    got = b"".join(f.feed(stream[i : i + chunk]) for i in range(0, len(stream), chunk))
+    assert got == expected

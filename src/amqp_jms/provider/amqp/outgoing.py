@@ -138,33 +138,30 @@ class OutgoingFrames:
         emitted = 0
         unpack = _U32.unpack_from
         while pos + 8 <= n:
-            if data.startswith(_PROTOCOL_HEADER, pos):
+            if data[pos] == 0x41:  # "A": a protocol header (no frame is 1 GiB long)
+                if not data.startswith(_PROTOCOL_HEADER, pos):
+                    return self._lose(out, data, emitted)
                 pos += 8
                 continue
             size = unpack(data, pos)[0]
             doff = data[pos + 4] * 4
             if size < 8 or doff < 8 or doff > size:
-                self._lost = True
-                out.append(data[emitted:])
-                return b"".join(out)
-            if data[pos + 5] == 0 and size > doff:  # an AMQP frame with a performative
-                b = pos + doff
-                if data.startswith(b"\x00\x80", b):
-                    if b + 10 > n:
+                return self._lose(out, data, emitted)
+            b = pos + doff
+            # an AMQP frame (type 0) whose performative may be an attach: 00 53 12 or 00 80 .. 12
+            if data[pos + 5] == 0 and size > doff + 2 and b + 3 <= n and data[b] == 0:
+                code = data[b + 1]
+                if (code == 0x53 and data[b + 2] == 0x12) or code == 0x80:
+                    if pos + size > n:  # wait for the whole frame
                         break
-                    attach = data.startswith(_ATTACH[1], b)
-                else:
-                    if b + 3 > n:
-                        break
-                    attach = data.startswith(_ATTACH[0], b)
-                if attach:
-                    if pos + size > n:  # wait for the whole attach
-                        break
-                    edited = self._edit(data, pos, doff, size)
-                    if edited is not None:
-                        out.append(data[emitted:pos])
-                        out.append(edited)
-                        emitted = pos + size
+                    if code == 0x53 or data.startswith(_ATTACH[1], b):
+                        edited = self._edit(data, pos, doff, size)
+                        if edited is not None:
+                            out.append(data[emitted:pos])
+                            out.append(edited)
+                            emitted = pos + size
+            elif data[pos + 5] == 0 and size > doff and b + 3 > n:
+                break  # cannot tell yet whether it is an attach
             pos += size
         if pos > n:  # the last frame runs on into later output
             self._skip = pos - n
@@ -173,6 +170,14 @@ class OutgoingFrames:
             self._skip = 0
             self._held = data[pos:]
         out.append(data[emitted:pos])
+        return b"".join(out)
+
+    def _lose(self, out: list[bytes], data: bytes, emitted: int) -> bytes:
+        """The stream stopped making sense as frames: send the rest as it is from now on."""
+        self._lost = True
+        self._held = b""
+        self._skip = 0
+        out.append(data[emitted:])
         return b"".join(out)
 
     @staticmethod
