@@ -125,7 +125,7 @@ def from_mq(md: MQMD, data: bytes) -> Message:
 
 def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     """``data[start:]`` follows ``md``; error offsets are positions in ``data``."""
-    if md.format.rstrip() == _MD_EXTENSION:  # the byte order matters only when there are headers
+    if md.format != "MQHRF2" and md.format.rstrip() == _MD_EXTENSION:  # byte order: only with headers
         md, length = absorb_mqmde(md, data, byte_order(md.encoding, "MQMD", "Encoding", 24), start)
         start += length
     chain, body_enc, ccsid, body_fmt, pos = read_chain(

@@ -22,7 +22,6 @@ properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, 
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from typing import Any
 
@@ -60,7 +59,6 @@ from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text,
 
 __all__ = ["body_domain", "to_mq"]
 
-_LOWER_HEX = re.compile("[0-9a-f]{48}")
 _MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
 _ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
 _ENCODINGS.update({"big": MQENC_NORMAL, "normal": MQENC_NORMAL})
@@ -91,9 +89,15 @@ def body_domain(message: Any) -> str:
 
 def _provider_id(value: str) -> bytes | None:
     """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
-    if len(value) == 51 and value.startswith("ID:") and _LOWER_HEX.fullmatch(value, 3):
-        raw = bytes.fromhex(value[3:])
-        return raw if raw != MQMI_NONE else None  # all zeros is MQMI_NONE/MQCI_NONE: "no id" to MQ
+    if len(value) == 51 and value.startswith("ID:"):
+        digits = value[3:]
+        try:
+            raw = bytes.fromhex(digits)
+        except ValueError:
+            return None
+        # fromhex also takes upper case and blanks: only 48 lower-case digits read back the same
+        if raw.hex() == digits and raw != MQMI_NONE:  # all zeros is MQMI_NONE: "no id" to MQ
+            return raw
     return None
 
 
