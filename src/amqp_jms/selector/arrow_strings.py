@@ -31,6 +31,7 @@ own kernels do, but numpy's bounds-checked ``take`` never reads outside the word
 
 from __future__ import annotations
 
+import sys
 from functools import reduce
 from typing import Any
 
@@ -40,6 +41,7 @@ import pyarrow as pa
 __all__ = ["Literals", "StringBuffers", "hits", "string_buffers"]
 
 _U64 = np.uint64
+_LITTLE_ENDIAN = sys.byteorder == "little"
 _SIXTY_THREE, _SIXTY_FOUR = _U64(63), _U64(64)
 _THREE_I = np.int64(3)
 _U32_THREE, _U32_THIRTY_TWO = np.uint32(3), np.uint32(32)
@@ -89,6 +91,8 @@ def string_buffers(array: Any) -> StringBuffers | None:
     """The buffers of a ``string``/``large_string`` array (any slice offset), or None when they
     cannot be read safely as words."""
     t = array.type
+    if not _LITTLE_ENDIAN:  # the words are compared as little-endian integers
+        return None
     if pa.types.is_string(t):
         odt: Any = np.int32
     elif pa.types.is_large_string(t):
