@@ -243,7 +243,9 @@ class SegmentReceiver:
                     chunk = []
                     continue
             else:
-                got = receive_raw(consumer, 0 if self.available_now else _TICK_MS)
+                # availableNow too waits a tick before it drains: a drain is a round trip that
+                # stops the flow (credit 0 until refilled), so only for a queue that went quiet
+                got = receive_raw(consumer, _TICK_MS)
                 if got is None and self.available_now:
                     stats.drains += 1
                     drain(consumer)  # the broker sends what it has, then says so
