@@ -265,22 +265,21 @@ def to_mq(
     # ---- headers, in the jms folder in IBM's order: Dst, Rto, then the rest as set
     dest: Destination | None = message._destination
     reply: Destination | None = message._reply_to
-    head = []
-    if dest is not None:
-        head.append(_uri_element("Dst", dest, extra.get("mq.dst_q_mgr") or queue_manager or ""))
-    reply_q = reply_q_mgr = ""
-    if reply is not None:
-        rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or ""
-        head.append(_uri_element("Rto", reply, rqm))
-        if reply.is_queue and _fits_48(reply.name):
-            reply_q, reply_q_mgr = reply.name, rqm
-    if head:
-        jms[:0] = head
+    dst_qm = extra.get("mq.dst_q_mgr") or queue_manager or "" if extra else queue_manager or ""
+    rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or "" if extra else queue_manager or ""
     priority = message._priority
-    if priority != 4:
-        jms.append(f"<Pri>{_int_prop('JMSPriority', priority)}</Pri>")
     persistent = message._delivery_mode == 2
-    jms.append("<Dlv>2</Dlv>" if persistent else "<Dlv>1</Dlv>")
+    if type(priority) is not int:
+        _int_prop("JMSPriority", priority)  # raises, naming the header
+    head, reply_q, reply_q_mgr = _head(dest, dst_qm, reply, rqm, priority, persistent)
+    if jms:  # Gid/Seq go after Dst and Rto, before Pri and Dlv
+        jms = [
+            _head(dest, dst_qm, reply, rqm, 4, None)[0],
+            *jms,
+            _head(None, "", None, "", priority, persistent)[0],
+        ]
+    else:
+        jms = [head]
 
     msg_id = MQMI_NONE
     mid = message._message_id
@@ -382,6 +381,42 @@ def _mcd_folder(domain: str, jms_type: str | None) -> bytes:
         if len(_MCD) >= _LIMIT:
             _MCD.clear()
         _MCD[key] = out
+    return out
+
+
+#: the start of jms folders (Dst, Rto, Pri, Dlv) with the ReplyToQ/ReplyToQMgr they imply, by
+#: destinations, queue managers, priority and delivery mode: a producer uses few combinations
+_HEADS: dict[tuple[Any, ...], tuple[str, str, str]] = {}
+
+
+def _head(
+    dest: Destination | None, dst_qm: str, reply: Destination | None, rqm: str, priority: int,
+    persistent: bool | None,
+) -> tuple[str, str, str]:  # fmt: skip
+    """``<Dst>``, ``<Rto>``, ``<Pri>`` (when not 4) and ``<Dlv>`` (unless ``persistent`` is None)
+    as one string, with MQMD.ReplyToQ and ReplyToQMgr for the reply-to destination."""
+    key = (
+        type(dest), None if dest is None else dest._name, dst_qm,
+        type(reply), None if reply is None else reply._name, rqm, priority, persistent,
+    )  # fmt: skip
+    out = _HEADS.get(key)
+    if out is None:
+        parts = []
+        if dest is not None:
+            parts.append(_uri_element("Dst", dest, dst_qm))
+        reply_q = reply_q_mgr = ""
+        if reply is not None:
+            parts.append(_uri_element("Rto", reply, rqm))
+            if reply.is_queue and _fits_48(reply.name):
+                reply_q, reply_q_mgr = reply.name, rqm
+        if priority != 4:
+            parts.append(f"<Pri>{_int_prop('JMSPriority', priority)}</Pri>")
+        if persistent is not None:
+            parts.append("<Dlv>2</Dlv>" if persistent else "<Dlv>1</Dlv>")
+        out = ("".join(parts), reply_q, reply_q_mgr)
+        if len(_HEADS) >= _LIMIT:
+            _HEADS.clear()
+        _HEADS[key] = out
     return out
 
 
