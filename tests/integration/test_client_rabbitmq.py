@@ -170,3 +170,16 @@ def test_anonymous_producer_uses_the_per_destination_fallback(conn: Connection) 
     p.send(q, s.create_text_message("fallback"))
     m = s.create_consumer(q).receive(5000)
     assert isinstance(m, TextMessage) and m.get_text() == "fallback"
+
+
+def test_empty_receives_do_not_drain_rabbitmq_3_10(conn: Connection) -> None:
+    """RabbitMQ before 3.12 ends the session when a classic queue answers such a drain
+    (rabbitmq-server#7119), so the client looks locally only there, and the session lives on."""
+    s = conn.create_session()
+    q = _q()
+    c = s.create_consumer(q)
+    assert c.receive_no_wait() is None
+    assert c.receive(200) is None
+    s.create_producer(q).send(s.create_text_message("after"))
+    got = c.receive(5000)
+    assert isinstance(got, TextMessage) and got.get_text() == "after"

@@ -195,8 +195,9 @@ class MessageConsumer:
     def drain(self) -> None:
         """Ask the peer to send now everything it has for this consumer, and wait for its answer.
 
-        Why: ``receive_no_wait`` only looks at what has already arrived, so ``None`` can mean
-        "not here yet" (a fresh consumer's first transfer, a credit refill in flight). After
+        Why: with ``jms.receiveNoWaitLocalOnly`` (which pipelines set, so that polling costs no
+        round trip) ``receive_no_wait`` only looks at what has already arrived, so ``None`` can
+        mean "not here yet" (a fresh consumer's first transfer, a credit refill in flight). After
         ``drain`` returns, every message the peer had for this consumer's credit is local, so an
         empty ``receive_no_wait`` means the destination had nothing for it when the peer
         answered: what a "read what is there now, then stop" job needs instead of a guessed
@@ -278,12 +279,29 @@ class MessageConsumer:
                 sess._after_receive(self, inbound, msg)
                 return inbound, msg
 
+    def _check_remote(self, timeout: float) -> bool:
+        """Whether a prefetching ``receive(t)``/``receive_no_wait`` that found nothing locally
+        asks the peer (a drain) before answering None: yes unless ``jms.receiveLocalOnly`` /
+        ``jms.receiveNoWaitLocalOnly`` say otherwise, as in Qpid JMS; never while stopped, nor
+        with a peer the provider knows to fail on such a drain (old RabbitMQ)."""
+        cfg = self._session._connection._config
+        local_only = cfg.receive_no_wait_local_only if timeout <= 0 else cfg.receive_local_only
+        return (not local_only and self._p.drain_on_empty and self._queue.running
+                and not self._closed and not self._queue.closed)
+
     def _next(self, timeout: float | None) -> Any:
         """One inbound from the local queue, pulling from the peer when prefetch is 0."""
         q = self._queue
         if self._prefetch > 0:
             inbound = q.get(timeout)
-            if inbound is not None:
+            if inbound is None and timeout is not None and self._check_remote(timeout):
+                # Qpid JMS: an empty local buffer is not "no message" until the peer says so
+                conn = self._session._connection
+                conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
+                                    "receive (drain)" if timeout > 0 else "receive_no_wait (drain)")
+                inbound = q.pop_nowait()
+                self._p.taken()  # the drain used up the credit: top it up again
+            elif inbound is not None:
                 self._p.taken()
             return inbound
         inbound = q.pop_nowait()

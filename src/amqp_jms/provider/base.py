@@ -134,6 +134,12 @@ class ProviderConsumer(ABC):
     def drain(self) -> Future[None]:
         """Ask the peer to use or return all credit; completes when it has."""
 
+    @property
+    def drain_on_empty(self) -> bool:
+        """Whether an empty ``receive(t)``/``receive_no_wait`` may ask the peer (a drain) before
+        answering None. False for peers known to fail on such a drain."""
+        return True
+
     @abstractmethod
     def close(self) -> Future[None]: ...
 

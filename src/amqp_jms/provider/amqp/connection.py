@@ -65,6 +65,17 @@ class _Protocol(asyncio.Protocol):
         self.p._on_socket_lost(exc)
 
 
+def _version(text: object) -> tuple[int, ...]:
+    """``"3.10.8"`` -> ``(3, 10, 8)``; what cannot be read counts as very old: ``()``."""
+    parts = []
+    for piece in str(text or "").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
 def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
     t = config.transport
     ctx = ssl.create_default_context(cafile=t.trust_store_location)
@@ -101,6 +112,7 @@ class AmqpProvider(Provider):
         self.queue_prefix: str | None = None
         self.topic_prefix: str | None = None
         self.ignores_selectors = False
+        self.drain_unsafe = False
         #: producers with transfers proton has not written yet (their send windows)
         self.unwritten: set[Any] = set()
         self._timer: asyncio.TimerHandle | None = None
@@ -362,7 +374,12 @@ class AmqpProvider(Provider):
         qp, tp = self.remote_properties.get("queue-prefix"), self.remote_properties.get("topic-prefix")
         self.queue_prefix = str(qp) if qp else None
         # RabbitMQ's AMQP 1.0 plugin echoes a selector filter on attach but never applies it
-        self.ignores_selectors = str(self.remote_properties.get("product", "")) == "RabbitMQ"
+        product = str(self.remote_properties.get("product", ""))
+        self.ignores_selectors = product == "RabbitMQ"
+        # RabbitMQ before 3.12 ends the session when a classic queue answers a drain that leaves
+        # credit unused (rabbitmq-server#7119): never drain it just to check an empty queue
+        version = _version(self.remote_properties.get("version"))
+        self.drain_unsafe = product == "RabbitMQ" and version < (3, 12)
         self.topic_prefix = str(tp) if tp else None
         if "amqp:connection-establishment-failed" in self.remote_properties:
             self._establishment_failed = True  # a close with the reason follows at once

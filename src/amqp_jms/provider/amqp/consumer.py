@@ -155,6 +155,10 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self._refill_posted = True
             self.provider.lt.post(self.refill)
 
+    @property
+    def drain_on_empty(self) -> bool:
+        return not self.provider.drain_unsafe
+
     def pull(self, drain: bool) -> concurrent.futures.Future[None]:
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
 
