@@ -4,11 +4,13 @@ the peer (a drain) before ``receive_no_wait``/``receive(t)`` answer None, unless
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
 
 from amqp_jms import ConnectionFactory, MessageConsumer, Queue, TextMessage
+from amqp_jms.aio import AsyncConnectionFactory
 
 
 def _counting_drains(consumer: MessageConsumer) -> list[int]:
@@ -85,3 +87,29 @@ def test_a_stopped_connection_never_drains(broker: Any) -> None:
         assert consumer.receive_no_wait() is None
         assert consumer.receive(20) is None
         assert drains == []
+
+
+def test_asyncio_receive_asks_the_peer_when_its_time_runs_out(broker: Any) -> None:
+    async def main() -> tuple[list[str | None], int, int]:
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            await conn.start()
+            session = await conn.create_session()
+            got: list[str | None] = []
+            timed = no_wait = 0
+            for round_ in range(10):
+                queue = f"aio-now-{round_}"
+                _fill(broker.url, queue, 1)
+                consumer = await session.create_consumer(Queue(queue))
+                drains = _counting_drains(consumer.sync)
+                msg = await consumer.receive(1)  # 1 ms: the drain, not the wait, finds it
+                got.append(None if msg is None else msg.get_body(str))
+                timed += len(drains)
+                drains.clear()
+                assert consumer.receive_no_wait() is None  # never blocks the loop: local only
+                no_wait += len(drains)
+                await consumer.close()
+            return got, timed, no_wait
+
+    got, timed, no_wait = asyncio.run(main())
+    assert got == ["m0"] * 10
+    assert no_wait == 0 and timed <= 10

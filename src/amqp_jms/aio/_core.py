@@ -235,7 +235,9 @@ class AsyncConsumer:
         return self.sync.get_message_selector()
 
     def receive_no_wait(self) -> Message | None:
-        return self.sync.receive_no_wait()
+        """A message already here, or None: never waits, so it never asks the peer (that would
+        block the event loop); ``await receive(t)`` asks it when ``t`` runs out."""
+        return self.sync._receive(0.0, ask_peer=False)
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
@@ -259,6 +261,11 @@ class AsyncConsumer:
                     if c._prefetch <= 0 and pulled:
                         await asyncio.wrap_future(c._p.drain())
                         inbound = q.pop_nowait()
+                    elif c._prefetch > 0 and c._check_remote(timeout_ms or 0):
+                        await asyncio.wrap_future(c._p.drain())  # as the sync receive(t): ask first
+                        inbound = q.pop_nowait()
+                        if inbound is None:
+                            c._p.taken()  # the drain used up the credit: top it up again
                     if inbound is None:
                         return None
                 else:

@@ -238,10 +238,10 @@ class MessageConsumer:
             raise IllegalStateException("the consumer is closed")
         self._session._check_open()
 
-    def _receive(self, timeout: float | None) -> Message | None:
+    def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
         self._receiving += 1
         try:
-            got = self._receive_inbound(timeout)
+            got = self._receive_inbound(timeout, ask_peer)
         finally:
             self._receiving -= 1
         return None if got is None else got[1]
@@ -260,7 +260,7 @@ class MessageConsumer:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
 
-    def _receive_inbound(self, timeout: float | None) -> tuple[Any, Message] | None:
+    def _receive_inbound(self, timeout: float | None, ask_peer: bool = True) -> tuple[Any, Message] | None:
         """``_receive`` keeping the provider's inbound (for ``receive_encoded``)."""
         self._check_open()
         if self._listener is not None:
@@ -271,7 +271,7 @@ class MessageConsumer:
             if self._closed:
                 return None
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            inbound = self._next(left)
+            inbound = self._next(left, ask_peer)
             if inbound is None:
                 return None
             msg = sess._prepare(self, inbound)
@@ -289,12 +289,12 @@ class MessageConsumer:
         return (not local_only and self._p.drain_on_empty and self._queue.running
                 and not self._closed and not self._queue.closed)
 
-    def _next(self, timeout: float | None) -> Any:
+    def _next(self, timeout: float | None, ask_peer: bool = True) -> Any:
         """One inbound from the local queue, pulling from the peer when prefetch is 0."""
         q = self._queue
         if self._prefetch > 0:
             inbound = q.get(timeout)
-            if inbound is None and timeout is not None and self._check_remote(timeout):
+            if inbound is None and timeout is not None and ask_peer and self._check_remote(timeout):
                 # Qpid JMS: an empty local buffer is not "no message" until the peer says so
                 conn = self._session._connection
                 conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
