@@ -150,3 +150,13 @@ def test_threads_never_share_a_parser() -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+def test_a_parser_that_read_a_big_folder_is_not_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_folders, "_POOL", [])
+    big = "<usr><big>" + "x" * 70_000 + "</big></usr>"
+    m = message(big)
+    assert m.get_string_property("big") == "x" * 70_000
+    assert _folders._POOL == []  # its 70 kB buffer went with it
+    check(message(jms(5)), 5)
+    assert len(_folders._POOL) == 1

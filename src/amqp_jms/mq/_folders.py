@@ -18,7 +18,8 @@ Anything else (a parse error, an undeclared prefix, two roots, stray text) throw
 away, so the next folder starts on a fresh one, and the folder goes through ``_parse_alone`` (as
 do folders with ``<!`` or ``<?``): the standalone parse this package used before, which either
 reads it (without namespaces if need be) or raises ``MQFormatError`` naming the problem. A parser
-is also retired after ``_USES`` folders, because expat keeps every element name it has seen.
+is also retired after ``_USES`` folders, because expat keeps every element name it has seen, and
+after a folder longer than ``_BIG``, because it keeps a buffer that size.
 Parsers sit in a pool (``list.pop``/``append`` are atomic), so threads never share one.
 
 Folders are ``(name, children, first child of each name)`` of ``ET.Element``s, which callers only
@@ -58,6 +59,8 @@ _USR: dict[str, dict[str, Any]] = {}
 _LIMIT = 512
 #: folders one parser reads before it is replaced (expat's name tables only grow)
 _USES = 4096
+#: a parser that has read a folder longer than this is not reused (expat keeps its buffer)
+_BIG = 65536
 
 
 class _Stream:
@@ -99,7 +102,7 @@ def parse_element(text: str) -> ET.Element:
             el = m[0]
             if el.tail is None:
                 stream.left -= 1
-                if stream.left:
+                if stream.left and len(text) <= _BIG:  # after a big folder: let its buffer go
                     _POOL.append(stream)
                 return el
     return _parse_alone(text)  # the parser saw something odd: it is not reused
