@@ -61,6 +61,7 @@ def test_producer_link_follows_qpid_jms_conventions(peer: TestPeer) -> None:
     assert q.target_address == "orders" and q.target_capabilities == ("queue",)
     assert t.target_capabilities == ("topic",)
     assert q.outcomes == OUTCOMES
+    assert q.default_outcome is None and t.default_outcome is None  # senders name none
     assert q.snd_settle_mode == 0  # unsettled: the outcome is awaited
 
 
@@ -76,6 +77,7 @@ def test_consumer_link_source_filters_and_outcomes(peer: TestPeer) -> None:
     assert a.role == "receiver" and a.name.startswith("qpid-jms:receiver:")
     assert a.source_address == "news" and a.source_capabilities == ("topic",)
     assert a.outcomes == OUTCOMES
+    assert a.default_outcome == (0x27, [True])  # modified{delivery-failed=true}, as Qpid JMS
     assert a.filter is not None
     assert a.filter["jms-selector"] == (0x0000468C00000004, "color = 'red'")
     assert a.filter["no-local"][0] == 0x0000468C00000003

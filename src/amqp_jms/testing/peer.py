@@ -94,6 +94,9 @@ class Attach:
     expiry_policy: int
     distribution_mode: int
     dynamic: bool
+    #: the source's default outcome as it arrived on the wire, ``(descriptor, fields)``, e.g.
+    #: ``(0x27, [True])`` for modified{delivery-failed}: proton's engine does not surface it
+    default_outcome: tuple[int, list[Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -147,6 +150,47 @@ class _Conn:
     engine: Engine
     links: dict[str, Any] = field(default_factory=dict)
     tags: int = 0
+    wire: _AttachSniffer = field(default_factory=lambda: _AttachSniffer())
+
+
+class _AttachSniffer:
+    """Reads the attach performatives in a connection's incoming bytes, for what proton's
+    engine does not surface (a source's default outcome)."""
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self.default_outcomes: dict[str, tuple[int, list[Any]] | None] = {}
+
+    def feed(self, data: bytes) -> None:
+        from ..mapping.codec import decode_value
+        from ..types import Described as TypedDescribed
+
+        buf = self._buf
+        buf += data
+        pos = 0
+        while len(buf) - pos >= 8:
+            if buf[pos : pos + 4] == b"AMQP":
+                pos += 8
+                continue
+            size = int.from_bytes(buf[pos : pos + 4], "big")
+            if size < 8 or len(buf) - pos < size:
+                break
+            doff = buf[pos + 4] * 4
+            if buf[pos + 5] == 0 and size > doff:
+                try:
+                    value, _ = decode_value(bytes(buf[pos + doff : pos + size]))
+                except Exception:
+                    value = None
+                if isinstance(value, TypedDescribed) and value.descriptor == 0x12 and len(value.value) > 5:
+                    source = value.value[5]
+                    outcome = None
+                    if isinstance(source, TypedDescribed) and len(source.value) > 8:
+                        o = source.value[8]
+                        if isinstance(o, TypedDescribed) and isinstance(o.descriptor, int):
+                            outcome = (int(o.descriptor), list(o.value or []))
+                    self.default_outcomes[str(value.value[0])] = outcome
+            pos += size
+        del buf[:pos]
 
 
 class TestPeer:
@@ -467,6 +511,7 @@ class TestPeer:
                         continue
                     except OSError:
                         data = b""
+                    c.wire.feed(data)
                     c.engine.receive_data(data)
                     if not data:
                         sel.unregister(c.sock)
@@ -560,6 +605,7 @@ class TestPeer:
                 expiry_policy=int(src.expiry_policy),
                 distribution_mode=int(src.distribution_mode),
                 dynamic=bool(tgt.dynamic if link.is_receiver else src.dynamic),
+                default_outcome=c.wire.default_outcomes.get(link.name),
             )
             self._match("attach", info, c, link)
         elif t == Event.LINK_FLOW:
