@@ -241,7 +241,7 @@ def _plain(array: Any, lits: Literals) -> Any:
 class _Numeric(_Leaf):
     """Numeric column ``op`` numeric literal, compared after Java's binary numeric promotion."""
 
-    __slots__ = ("cmp", "kind", "lits", "name", "value")
+    __slots__ = ("cmp", "kind", "name", "seen", "value")
 
     def __init__(self, node: Node, name: str, op: str, literal: Literal) -> None:
         super().__init__(node)
@@ -249,30 +249,33 @@ class _Numeric(_Leaf):
         self.kind = _LIT_KIND[literal.kind]
         value: Any = literal.value
         self.value: Any = np.array(value, _DTYPE[self.kind])
-        self.lits: dict[str, Any] = {}  # promoted kind -> the literal in that type
+        # Arrow type id -> (its numpy dtype, the casts to apply, the literal in the promoted type)
+        self.seen: dict[int, tuple[Any, list[Any], Any]] = {}
 
     def run(self, b: _Batch) -> Tri:
         array = b.column(self.name)
         if array is None:
             return b.unknown()
         t = array.type
-        known = _NUMERIC.get(t)
+        known = self.seen.get(t.id)
         if known is None:
-            return b.unknown() if t == pa.null() else b.slow(self.node)
-        kind, dtype = known
-        values = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
-        x, lit = self._converted(kind, values)
+            kind_dtype = _NUMERIC.get(t)
+            if kind_dtype is None:
+                return b.unknown() if t == pa.null() else b.slow(self.node)
+            kind, dtype = kind_dtype
+            k = _promote(kind, self.kind)
+            # the column as arrow.py reads it (int32 for Java int, int64 for long: uint64 wraps),
+            # then both sides in the promoted type (the literal cast like a one-element array)
+            steps: list[Any] = []
+            for d in (_DTYPE[kind], _DTYPE[k]):
+                if d != (steps[-1] if steps else dtype):
+                    steps.append(d)
+            known = self.seen[t.id] = (dtype, steps, self.value.astype(_DTYPE[k])[()])
+        dtype, steps, lit = known
+        x = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
+        for step in steps:
+            x = x.astype(step)
         return _tri(self.cmp(x, lit), _validity(array))
-
-    def _converted(self, kind: str, values: Any) -> tuple[Any, Any]:
-        """The column as ``arrow.py`` reads it (int32 for Java int, int64 for long: uint64 wraps),
-        then both sides in the promoted type (the literal cast like a one-element array)."""
-        k = _promote(kind, self.kind)
-        lit = self.lits.get(k)
-        dt = _DTYPE[k]
-        if lit is None:
-            lit = self.lits[k] = self.value.astype(dt)[()]
-        return values.astype(_DTYPE[kind], copy=False).astype(dt, copy=False), lit
 
 
 class _Bool(_Leaf):
