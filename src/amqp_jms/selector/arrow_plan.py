@@ -34,6 +34,7 @@ batch's data outlives that batch.
 from __future__ import annotations
 
 import operator
+import threading
 from collections.abc import Callable
 from functools import reduce
 from typing import Any
@@ -499,6 +500,7 @@ def _compile(node: Node) -> _Leaf:
 
 
 _PLANS: dict[int, tuple[Node, Plan]] = {}
+_PLANS_LOCK = threading.Lock()
 _MAX_PLANS = 256
 
 
@@ -509,7 +511,8 @@ def plan_for(node: Node) -> Plan:
     if entry is not None and entry[0] is node:
         return entry[1]
     plan = Plan(node)
-    if len(_PLANS) >= _MAX_PLANS:
-        _PLANS.pop(next(iter(_PLANS)))
-    _PLANS[id(node)] = (node, plan)
+    with _PLANS_LOCK:  # evaluate_batch may run on several threads (Spark's Python workers do)
+        while len(_PLANS) >= _MAX_PLANS:
+            _PLANS.pop(next(iter(_PLANS)))
+        _PLANS[id(node)] = (node, plan)
     return plan
