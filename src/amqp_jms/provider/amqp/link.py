@@ -41,6 +41,8 @@ class AmqpLink:
         try:
             await self.provider.await_remote(self._attached, self.provider.request_timeout(), what)
         except BaseException:
+            if not self._attached.done():  # nobody waits any more: a late refusal goes nowhere
+                self._attached.cancel()
             self._forget()
             if not self.closed and link.state & Link.LOCAL_ACTIVE:
                 link.close()
