@@ -23,7 +23,7 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--data-dir", default=None,
                    help="directory for the durable store (default: memory only)")
     p.add_argument("--users", default=None,
-                   help="users file, one 'user:password' per line (enables PLAIN auth)")
+                   help="users file, one 'user:password' per line (enables SCRAM and PLAIN auth)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
     p.add_argument("--tls-key", default=None, help="PEM private key")
     p.add_argument("--tls-ca", default=None,
