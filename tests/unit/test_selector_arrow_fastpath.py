@@ -251,3 +251,12 @@ def test_big_batches_are_evaluated_in_chunks(monkeypatch: pytest.MonkeyPatch) ->
         sel = Selector(text)
         assert sel.evaluate_batch(batch).to_pylist() == [sel.matches(m) for m in msgs], text
         assert sel.evaluate_batch(batch.slice(3)).to_pylist() == [sel.matches(m) for m in msgs[3:]], text
+
+
+def test_many_selectors_each_keep_their_own_answers() -> None:
+    """Plans are cached per AST (a few hundred at most): evicting old ones never mixes them up."""
+    batch = pa.RecordBatch.from_arrays([pa.array(list(range(10)), pa.int32())], names=["x"])
+    selectors = [Selector(f"x > {i % 10}") for i in range(600)]
+    for _ in range(2):
+        for i, sel in enumerate(selectors):
+            assert sel.evaluate_batch(batch).to_pylist() == [v > i % 10 for v in range(10)]
