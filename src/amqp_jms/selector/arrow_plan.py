@@ -127,9 +127,10 @@ def _tri(cmp: Any, valid: Any) -> Tri:
 class _Batch:
     """One batch being evaluated: column lookup and the fallback to the Arrow walker."""
 
-    __slots__ = ("batch", "columns", "fallback", "n", "schema")
+    __slots__ = ("alive", "batch", "columns", "fallback", "n", "schema")
 
     def __init__(self, batch: pa.RecordBatch, fallback: Fallback) -> None:
+        self.alive: Any = None  # rows whose answer still matters (None: all), set by chains
         self.batch = batch
         self.schema = batch.schema
         self.n = batch.num_rows
@@ -167,12 +168,20 @@ class _Batch:
 
 
 class _Leaf:
-    """A plan node; ``node`` is the AST it answers for (evaluated by the walker if need be)."""
+    """A plan node; ``node`` is the AST it answers for (evaluated by the walker if need be).
+
+    ``b.alive``, when set, lists the rows whose answer still matters: a node may leave the
+    others unread and give them any value (the enclosing AND/OR has decided them)."""
 
     __slots__ = ("node",)
 
     def __init__(self, node: Node) -> None:
         self.node = node
+
+    @property
+    def costly(self) -> bool:
+        """Whether it reads less when told which rows are alive (string tests do)."""
+        return False
 
     def run(self, b: _Batch) -> Tri:
         return b.slow(self.node)
@@ -182,6 +191,10 @@ class _Strings(_Leaf):
     """``name`` equals one of ``values`` / starts with one (``prefix``), ``negated``: NOT of it."""
 
     __slots__ = ("lits", "name", "negated", "values")
+
+    @property
+    def costly(self) -> bool:
+        return True
 
     def __init__(self, node: Node, name: str, values: list[str], prefix: bool, negated: bool) -> None:
         super().__init__(node)
@@ -206,7 +219,7 @@ class _Strings(_Leaf):
                 array = pc.cast(array, pa.string())
             elif not pa.types.is_dictionary(t):
                 return b.slow(self.node)  # unlike types: arrow.py knows the answer
-        hit = self._encoded(array) if array.type.id == _DICTIONARY else _plain(array, self.lits)
+        hit = self._encoded(array) if array.type.id == _DICTIONARY else _plain(array, self.lits, b.alive)
         if hit is None:
             return b.slow(self.node)
         t, f = _tri(hit, _validity(array))
@@ -234,9 +247,9 @@ class _Strings(_Leaf):
         return tested.take(idx, mode="clip")  # null slots may hold any index
 
 
-def _plain(array: Any, lits: Literals) -> Any:
+def _plain(array: Any, lits: Literals, alive: Any = None) -> Any:
     buffers = string_buffers(array)
-    return None if buffers is None else hits(buffers, lits)
+    return None if buffers is None else hits(buffers, lits, alive)
 
 
 class _Numeric(_Leaf):
@@ -326,6 +339,10 @@ class _Not(_Leaf):
         super().__init__(node)
         self.term = term
 
+    @property
+    def costly(self) -> bool:
+        return self.term.costly
+
     def run(self, b: _Batch) -> Tri:
         t, f = self.term.run(b)
         return (np.logical_not(t), None) if f is None else (f, t)
@@ -333,19 +350,36 @@ class _Not(_Leaf):
 
 class _Chain(_Leaf):
     """An AND (``both``) or OR chain. Every node returns fresh arrays, so the first term's are
-    updated in place."""
+    updated in place.
+
+    The terms run cheapest first (AND and OR are commutative in three-valued logic too), and a
+    string test after them only reads the rows still undecided: for AND those not already known
+    false, for OR those not already known true. That is the short-circuit the per-message code
+    gets from Python's ``and``/``or``, done per row."""
 
     __slots__ = ("both", "terms")
 
     def __init__(self, node: Node, terms: list[_Leaf], both: bool) -> None:
         super().__init__(node)
-        self.terms, self.both = terms, both
+        self.terms, self.both = sorted(terms, key=lambda term: term.costly), both
+
+    @property
+    def costly(self) -> bool:
+        return any(term.costly for term in self.terms)
 
     def run(self, b: _Batch) -> Tri:
+        outer = b.alive
         t, f = self.terms[0].run(b)
         on_t, on_f = (np.logical_and, np.logical_or) if self.both else (np.logical_or, np.logical_and)
         for term in self.terms[1:]:
+            if term.costly:
+                if self.both:
+                    live = t if f is None else np.logical_not(f)
+                else:
+                    live = np.logical_not(t)
+                b.alive = live if outer is None else np.logical_and(live, outer)
             t2, f2 = term.run(b)
+            b.alive = outer
             if f is not None or f2 is not None:
                 if f is None:
                     f = np.logical_not(t)

@@ -208,25 +208,28 @@ def _touch(words: Any) -> None:
     np.add.reduce(words.view(np.uint8)[::64])
 
 
-def hits(buffers: StringBuffers, lits: Literals) -> Any:
+def hits(buffers: StringBuffers, lits: Literals, alive: Any = None) -> Any:
     """One bool per row of the array: whether it equals one of the literals (``prefix``: starts
-    with one). Null rows carry arbitrary values."""
+    with one). Null rows carry arbitrary values, and so do rows outside ``alive`` (when given:
+    the rows whose answer matters, the others are not read)."""
     n, lengths = buffers.n, buffers.lengths
     if not lits.lengths:
         return np.zeros(n, np.bool_)
     sizes = {k: (lengths >= k if lits.prefix else lengths == k) for k in lits.lengths}
     # dense or sparse, judged on a sample: finding the candidate rows, gathering only theirs and
     # scattering the answers back wins (measured) until about two thirds of the rows are candidates
-    if len(sizes) == 1 or lits.prefix:
-        candidates = sizes[lits.lengths[0]]  # (a prefix: the shortest literal's test)
-        found = np.count_nonzero(candidates[:4096])
+    one = len(sizes) == 1 or lits.prefix  # then one length test selects the candidates
+    if one:
+        sample = sizes[lits.lengths[0]][:4096]
     else:
-        candidates = None
-        found = np.count_nonzero(np.logical_or.reduce([size[:4096] for size in sizes.values()]))
-    if found * 3 >= 2 * min(n, 4096):
+        sample = reduce(np.logical_or, [size[:4096] for size in sizes.values()])
+    if alive is not None:
+        sample = sample & alive[:4096]
+    if np.count_nonzero(sample) * 3 >= 2 * min(n, 4096):
         return _match(buffers, buffers.starts, sizes, lits)
-    if candidates is None:
-        candidates = reduce(np.logical_or, sizes.values())
+    candidates = sizes[lits.lengths[0]] if one else reduce(np.logical_or, sizes.values())
+    if alive is not None:
+        candidates = candidates & alive
     rows = candidates.nonzero()[0]
     if not len(rows):
         return np.zeros(n, np.bool_)
