@@ -260,3 +260,26 @@ def test_many_selectors_each_keep_their_own_answers() -> None:
     for _ in range(2):
         for i, sel in enumerate(selectors):
             assert sel.evaluate_batch(batch).to_pylist() == [v > i % 10 for v in range(10)]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(s = 'a' OR s = 'ab') AND n > 0",
+        "n > 2 AND s IN ('abc', 'é€', '') AND n < 9",
+        "n < 0 OR s LIKE 'ab%'",
+        "NOT (n > 3 OR s NOT IN ('a', 'abcdefghi'))",
+        "(n > 5 AND s = 'abcdefghijklmnopq') OR (n IS NULL AND s LIKE '€%')",
+        "n > 1 AND (s = 'ab' OR (n < 7 AND NOT s LIKE 'a%'))",
+    ],
+)
+def test_chains_read_strings_only_where_undecided(text: str) -> None:
+    """In AND/OR chains the string tests run last and only on rows the other terms left open;
+    the answers (NULLs included) are those of matches, on big batches too."""
+    values = [None if i % 11 == 4 else PIECES[(i * 7) % len(PIECES)] + PIECES[i % 3] for i in range(5000)]
+    numbers = [None if i % 13 == 6 else (i * 5) % 12 - 2 for i in range(5000)]
+    batch = pa.RecordBatch.from_arrays([pa.array(values), pa.array(numbers, pa.int32())], names=["s", "n"])
+    sel = Selector(text)
+    expected = [sel.matches(_message(s=v, n=None if x is None else Int(x))) for v, x in zip(values, numbers)]
+    assert sel.evaluate_batch(batch).to_pylist() == expected
+    assert sel.evaluate_batch(batch.slice(17, 4000)).to_pylist() == expected[17:4017]
