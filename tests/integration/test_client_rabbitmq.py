@@ -183,3 +183,22 @@ def test_empty_receives_do_not_drain_rabbitmq_3_10(conn: Connection) -> None:
     s.create_producer(q).send(s.create_text_message("after"))
     got = c.receive(5000)
     assert isinstance(got, TextMessage) and got.get_text() == "after"
+
+
+def test_prefetch_zero_pulls_without_draining_rabbitmq_3_10(rabbitmq: Any) -> None:
+    """A pull consumer (prefetch 0) would drain; RabbitMQ 3.10 ends the session on that, so the
+    client leaves its one credit out instead: empty receives answer None, nothing is lost."""
+    url = rabbitmq.url + "?jms.prefetchPolicy.all=0&jms.requestTimeout=10000"
+    with ConnectionFactory(url).create_connection() as c:
+        c.start()
+        s = c.create_session()
+        q = _q()
+        consumer = s.create_consumer(q)
+        assert consumer.receive_no_wait() is None
+        assert consumer.receive(200) is None
+        consumer.drain()  # a no-op there, not a crash
+        producer = s.create_producer(q)
+        for i in range(3):
+            producer.send(s.create_text_message(f"p{i}"))
+        got = [consumer.receive(5000) for _ in range(3)]
+        assert [m.get_text() for m in got if isinstance(m, TextMessage)] == ["p0", "p1", "p2"]

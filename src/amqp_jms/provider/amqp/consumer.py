@@ -193,7 +193,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def _start_drain(self, fut: concurrent.futures.Future[None]) -> None:
         rcv = self.pn
         assert rcv is not None
-        if rcv.credit == 0:
+        if rcv.credit == 0 or self.provider.drain_unsafe:
+            # (a peer that fails on drains keeps its credit: a pull consumer then holds one
+            # credit out, like prefetch 1, and what arrives later waits for the next receive)
             fut.set_result(None)
             return
         self._drain_waiters.append(fut)
