@@ -45,6 +45,8 @@ __all__ = [
     "parse_cached",
     "parse_element",
     "parse_fresh",
+    "parse_many",
+    "typed_value",
     "usr_properties",
 ]
 
@@ -252,3 +254,117 @@ def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
             _USR.clear()
         _USR[text] = props
     return dict(props)
+
+
+#: the wrapper ``parse_many`` puts around each text; a text holding ``</_w`` is not parsed here
+_WRAP_OPEN, _WRAP_CLOSE, _WRAP_END = "<_w>", "</_w>", "</_w"
+
+
+def parse_many(texts: list[str]) -> list[ET.Element] | None:
+    """The root elements of several folders (or a map/stream body) parsed in one feed of a
+    kept-open parser, each inside its own ``<_w>``; None when any text could not be trusted
+    this way (the caller then takes the path that parses one at a time and names the problem).
+
+    One feed instead of one per folder saves the per-call cost, and the split stays exact: no
+    text holds ``</_w`` (so none can close a wrapper early; one left open makes its ``</_w>``
+    mismatch, an error), nor ``<!``/``<?`` (nothing can swallow a ``</_w>``); each wrapper must
+    then hold exactly one element and no text."""
+    for t in texts:
+        if "<!" in t or "<?" in t or _WRAP_END in t:
+            return None
+    try:
+        stream = _POOL.pop()
+    except IndexError:
+        stream = _Stream()
+    holder = stream.holder
+    try:
+        stream.feed(_WRAP_CLOSE.join([_WRAP_OPEN + t for t in texts]) + _WRAP_CLOSE)
+    except Exception:  # a parse error (or anything else): this parser is done
+        return None
+    if len(holder) != len(texts):
+        return None
+    out = []
+    for w in holder:
+        if len(w) != 1 or w.text is not None or w.tag != "_w":
+            return None
+        el = w[0]
+        if el.tail is not None:
+            return None
+        out.append(el)
+    del holder[:]
+    stream.left -= 1
+    if stream.left and sum(map(len, texts)) <= _BIG:
+        _POOL.append(stream)
+    return out
+
+
+def _conv_int(cls: type, lo: int, hi: int) -> Any:
+    def conv(text: str | None) -> Any:
+        if text:
+            digits = text[1:] if text[0] == "-" else text
+            if digits.isdigit() and digits.isascii():
+                v = int(text)
+                if lo <= v <= hi:
+                    return v if cls is int else _new_int(cls, v)
+        return SLOW
+
+    return conv
+
+
+def _conv_r8(text: str | None) -> Any:
+    if text and _PLAIN_FLOAT.fullmatch(text):
+        return float(text)
+    return SLOW
+
+
+def _conv_r4(text: str | None) -> Any:
+    if text and _PLAIN_FLOAT.fullmatch(text):
+        try:
+            return _new_float(Float, _F32.unpack(_F32.pack(float(text)))[0])
+        except (OverflowError, struct.error):
+            pass
+    return SLOW
+
+
+def _conv_bool(text: str | None) -> Any:
+    return True if text == "1" else False if text == "0" else SLOW
+
+
+def _conv_string(text: str | None) -> Any:
+    return text if text else SLOW
+
+
+def _conv_char(text: str | None) -> Any:
+    return _new_str(Char, text) if text and len(text) == 1 else SLOW
+
+
+def _conv_hex(text: str | None) -> Any:
+    if text:
+        try:
+            return bytes.fromhex(text)
+        except ValueError:
+            pass
+    return SLOW
+
+
+#: ``dt`` -> the plain-form reader of its text (``fast_value`` without the attribute lookups)
+CONVERTERS: dict[str, Any] = {dt: _conv_int(*spec) for dt, spec in _INTS.items()}
+CONVERTERS.update({"r8": _conv_r8, "r4": _conv_r4, "boolean": _conv_bool, "string": _conv_string})
+CONVERTERS.update({"char": _conv_char, "bin.hex": _conv_hex})
+
+
+def typed_value(el: ET.Element) -> Any:
+    """``fast_value(el)`` reading the attributes once: no attribute is a string, a lone ``dt``
+    goes to its converter; ``SLOW`` for anything else (``xsi:nil``, odd forms), and the caller
+    then asks ``decode_child``, which names the element in its error."""
+    items: Any = el.items()  # a list (typeshed says ItemsView)
+    if not items:
+        text = el.text
+        return text if text is not None else ""
+    if len(items) == 1:
+        k, dt = items[0]
+        if k == "dt":
+            conv = CONVERTERS.get(dt)
+            if conv is not None:
+                return conv(el.text)
+    return SLOW

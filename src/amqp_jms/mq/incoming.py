@@ -21,10 +21,8 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..destination import Topic
-from ..mapping.codec import decode_value as amqp_decode
 from ..message import (
     BytesMessage,
-    JavaSerializedObject,
     MapMessage,
     Message,
     ObjectMessage,
@@ -33,6 +31,7 @@ from ..message import (
 )
 from ..types import Int
 from ._binary import byte_order
+from ._fastin import fast_from_mq_bytes, object_body
 from ._folders import decode_child, is_nil, parse_cached, parse_fresh, usr_properties
 from ._uri import destination_from_uri, join_jms_type
 from .bodies import charset_of_ccsid, decode_map, decode_stream, decode_text
@@ -109,6 +108,9 @@ def from_mq_bytes(raw: bytes) -> Message:
         raise MQFormatError(f"expected bytes, got {type(raw).__name__}", structure="MQMD")
     if type(raw) is not bytes:
         raw = bytes(raw)
+    msg = fast_from_mq_bytes(raw)
+    if msg is not None:
+        return msg
     md, _order = MQMD.unpack(raw)
     return _from_mq(md, raw, md.length)
 
@@ -182,7 +184,7 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         items = decode_stream(decode_text(body, ccsid)) if body.strip(b" \x00") else []
         msg._items = items  # type: ignore[attr-defined]
     elif msd == "jms_object":
-        msg._object = _object_body(body, ajms)  # type: ignore[attr-defined]
+        msg._object = object_body(body, ajms)  # type: ignore[attr-defined]
 
     # ---- headers
     extra: dict[str, Any] = _NO_EXTRA
@@ -306,21 +308,3 @@ def _group(md: MQMD, jms: dict[str, ET.Element], props: dict[str, Any]) -> None:
         props["JMSXGroupSeq"] = Int(seq)
     elif in_group:
         props["JMSXGroupSeq"] = Int(md.msg_seq_number)
-
-
-def _object_body(body: bytes, ajms: dict[str, ET.Element]) -> Any:
-    """An ObjectMessage body: null, an AMQP-typed value (``<ajms><Obj>amqp``) or Java bytes."""
-    if "Nul" in ajms and not body:
-        return None
-    obj = ajms.get("Obj")
-    if obj is not None and obj.text == "amqp":
-        try:
-            value, end = amqp_decode(body, 0, "ObjectMessage body")
-        except Exception as exc:
-            raise MQFormatError(
-                f"AMQP-encoded ObjectMessage body is malformed: {exc}", structure="body"
-            ) from None
-        if end != len(body):
-            raise MQFormatError(f"{len(body) - end} bytes after the AMQP value", structure="body", offset=end)
-        return value
-    return JavaSerializedObject(body)

@@ -1,0 +1,414 @@
+"""MQ -> JMS for the shape nearly every JMS message has, straight into the message's slots.
+
+``from_mq_bytes`` tries this first. It reads a version 2 MQMD followed by one RFH2 (UTF-8
+folders ``mcd``, ``jms`` and optionally ``usr`` and ``ajms``) and the body, and builds the message
+through the message model's fast path (``_blank()``, slot writes, ``_mark_received()``) without
+an ``MQMD`` object, header tuples or per-folder dicts. The ``jms`` and ``usr`` folders and a
+map/stream body go through the XML parser in one feed (``parse_many``).
+
+Anything else, and anything that looks wrong at all, returns None: the general path
+(``incoming._from_mq``) then reads the message, or raises ``MQFormatError`` naming the problem.
+The rules applied are the general path's, line for line; tests compare the two on many shapes.
+
+What is remembered is keyed on what repeats in a stream, never on per-message values: the
+``mcd`` folder text (body type and JMSType) and the MQMD's identity block (ReplyToQ,
+ReplyToQMgr, UserIdentifier, AccountingToken, ApplIdentityData, PutApplType, PutApplName: fixed
+per producer).
+"""
+
+from __future__ import annotations
+
+import struct
+from typing import Any
+
+from ..mapping.codec import decode_value as amqp_decode
+from ..message import (
+    BytesMessage,
+    JavaSerializedObject,
+    MapMessage,
+    Message,
+    ObjectMessage,
+    StreamMessage,
+    TextMessage,
+)
+from ..types import Int
+from ._folders import SLOW, decode_child, is_nil, parse_cached, parse_many, typed_value
+from ._uri import destination_from_uri, join_jms_type
+from .bodies import charset_of_ccsid, decode_text
+from .constants import MQAT_JAVA, MQMF_LAST_MSG_IN_GROUP, MQMF_MSG_IN_GROUP, REPORT_PROPERTIES
+from .errors import MQFormatError
+from .mqmd import _STRUCTS
+from .outgoing import _put_date_time
+from .xmlfolder import decode_value
+
+__all__ = ["fast_from_mq_bytes", "object_body"]
+
+_MD = {"<": _STRUCTS[(2, "<")], ">": _STRUCTS[(2, ">")]}
+_HEADS = {b"MD  \x02\x00\x00\x00": "<", b"MD  \x00\x00\x00\x02": ">"}
+_RFH = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
+_LEN = {o: struct.Struct(o + "i") for o in "<>"}
+_FMT_RFH2 = b"MQHRF2  "
+_NOT_BODY_FORMATS = frozenset((b"MQHRF2  ", b"MQHMDE  "))
+_CLASSES: dict[str, type[Message]] = {
+    "jms_none": Message,
+    "jms_text": TextMessage,
+    "jms_bytes": BytesMessage,
+    "jms_map": MapMessage,
+    "jms_stream": StreamMessage,
+    "jms_object": ObjectMessage,
+}
+_DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
+_LIMIT = 512
+
+#: mcd folder text -> (class, Msd, JMSType or None)
+_MCD: dict[str, tuple[type[Message], str, str | None]] = {}
+#: MQMD bytes 100..304 -> (ReplyToQ, ReplyToQMgr, UserIdentifier, PutApplName)
+_IDENTITY: dict[bytes, tuple[str, str, str, str]] = {}
+#: a Format's 8 bytes -> its text
+_FORMATS: dict[bytes, str] = {}
+
+
+def _mcd(text: str) -> tuple[type[Message], str, str | None] | None:
+    name, _children, mcd = parse_cached(text)
+    if name != "mcd":
+        return None
+    msd_el = mcd.get("Msd")
+    msd = (msd_el.text or "").strip() if msd_el is not None else ""
+    cls = _CLASSES.get(msd)
+    if cls is None:
+        return None  # the body format decides: the general path
+    type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
+    set_ = (set_el.text or "") if set_el is not None else ""
+    fmt = (fmt_el.text or "") if fmt_el is not None else ""
+    jms_type: str | None = None
+    if set_ or fmt:
+        jms_type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
+    elif type_el is not None:
+        jms_type = type_el.text or ""
+    return cls, msd, jms_type
+
+
+def _identity(block: bytes) -> tuple[str, str, str, str]:
+    found = _IDENTITY.get(block)
+    if found is None:
+        strip = b" \x00"
+        found = (
+            block[0:48].rstrip(strip).decode("utf-8"),
+            block[48:96].rstrip(strip).decode("utf-8"),
+            block[96:108].rstrip(strip).decode("utf-8"),
+            block[176:204].rstrip(strip).decode("utf-8"),
+        )
+        block[140:172].rstrip(strip).decode("utf-8")  # ApplIdentityData: checked, not mapped
+        if len(_IDENTITY) >= _LIMIT:
+            _IDENTITY.clear()
+        _IDENTITY[block] = found
+    return found
+
+
+def _format(raw: bytes) -> str:
+    text = _FORMATS.get(raw)
+    if text is None:
+        text = raw.rstrip(b" \x00").decode("utf-8").rstrip()
+        if len(_FORMATS) < 256:
+            _FORMATS[raw] = text
+    return text
+
+
+def _int_text(el: Any) -> int | None:
+    """A jms element's integer in its plain form (no attributes, digits), else None."""
+    text = el.text
+    if text and len(text) < 19 and text.isdigit() and text.isascii() and not el.keys():
+        return int(text)
+    return None
+
+
+def fast_from_mq_bytes(raw: bytes) -> Message | None:
+    """The received message for an MQMD + RFH2 + body in the common shape, or None."""
+    try:
+        return _read(raw)
+    except Exception:  # anything odd: the general path reads it again and names the problem
+        return None
+
+
+def _read(raw: bytes) -> Message | None:
+    order = _HEADS.get(raw[:8])
+    if order is None or len(raw) < 400:
+        return None
+    (_sid, _version, report, msg_type, expiry, feedback, encoding, _ccsid, md_format, priority,
+     persistence, msg_id, correl_id, backout, _rq, _rqm, _uid, _acct, _aid, put_appl_type, _pan,
+     put_date_raw, put_time_raw, origin, group_id, seq_number, _offset, msg_flags,
+     _olen) = _MD[order].unpack_from(raw)  # fmt: skip
+    if md_format != _FMT_RFH2:
+        return None
+    nibble = encoding & 15
+    rorder = "<" if nibble == 2 else ">" if nibble == 1 else None
+    if rorder is None:
+        return None
+    reply_to_q, reply_to_q_mgr, user_id, appl_name = _identity(raw[100:304])
+    origin.rstrip(b" \x00").decode("utf-8")  # ApplOriginData: checked, as the general path does
+    put_date = put_date_raw.rstrip(b" \x00").decode("utf-8")
+    put_time = put_time_raw.rstrip(b" \x00").decode("utf-8")
+
+    # ---- the one RFH2
+    sid, version, length, body_enc, ccsid, fmt_raw, _flags, nvccsid = _RFH[rorder].unpack_from(raw, 364)
+    end = 364 + length
+    if (
+        sid != b"RFH "
+        or version != 2
+        or length < 36
+        or length % 4
+        or end > len(raw)
+        or nvccsid != 1208
+        or ccsid == -2
+        or fmt_raw in _NOT_BODY_FORMATS
+    ):
+        return None
+    body_fmt = _format(fmt_raw)
+    if body_fmt == "MQHRF2":
+        return None  # a chain of RFH2s: the general path
+    pos = 400
+    unpack_len = _LEN[rorder].unpack_from
+    mcd_text = jms_text = usr_text = ajms_text = None
+    while pos < end:
+        if end - pos < 4:
+            return None
+        (n,) = unpack_len(raw, pos)
+        pos += 4
+        if n < 0 or n > end - pos:
+            return None
+        text = raw[pos : pos + n].decode("utf-8").rstrip(" \x00")
+        pos += n
+        head = text[:5]
+        if head == "<jms>" and jms_text is None:
+            jms_text = text
+        elif head == "<mcd>" and mcd_text is None:
+            mcd_text = text
+        elif head == "<usr>" and usr_text is None:
+            usr_text = text
+        elif text[:6] == "<ajms>" and ajms_text is None:
+            ajms_text = text
+        elif text:
+            return None  # another folder, or one repeated: the general path
+    if mcd_text is None or jms_text is None:
+        return None
+    shape = _MCD.get(mcd_text)
+    if shape is None:
+        shape = _mcd(mcd_text)
+        if shape is None:
+            return None
+        if len(_MCD) >= _LIMIT:
+            _MCD.clear()
+        _MCD[mcd_text] = shape
+    cls, msd, jms_type = shape
+    body = raw[end:]
+
+    # ---- one parse for jms, usr, ajms and a map/stream body
+    texts = [jms_text]
+    if usr_text is not None:
+        texts.append(usr_text)
+    if ajms_text is not None:
+        texts.append(ajms_text)
+    xml_body = (msd == "jms_map" or msd == "jms_stream") and body.strip(b" \x00")
+    if xml_body:
+        texts.append(decode_text(body, ccsid))
+    els = parse_many(texts)
+    if els is None:
+        return None
+    jms_el = els[0]
+    if jms_el.tag != "jms":
+        return None
+    i = 1
+    usr_el = ajms_el = None
+    if usr_text is not None:
+        usr_el = els[1]
+        if usr_el.tag != "usr":
+            return None
+        i = 2
+    ajms: dict[str, Any] = {}
+    if ajms_text is not None:
+        ajms_el = els[i]
+        if ajms_el.tag != "ajms":
+            return None
+        ajms = {c.tag: c for c in ajms_el[::-1]}
+        i += 1
+
+    msg = cls._blank()
+    # ---- body
+    if msd == "jms_text":
+        msg._text = None if "Nul" in ajms and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
+    elif msd == "jms_bytes":
+        msg._set_body_bytes(body)  # type: ignore[attr-defined]
+    elif msd == "jms_map":
+        if xml_body:
+            root = els[i]
+            if root.tag != "map":
+                return None
+            entries: dict[str, Any] = {}
+            for e in root:
+                key = e.get("name")
+                if e.tag != "elt" or key is None:
+                    return None
+                v = typed_value(e)
+                entries[key] = decode_child(e, f"map entry {key!r}") if v is SLOW else v
+            msg._map = entries  # type: ignore[attr-defined]
+    elif msd == "jms_stream":
+        if xml_body:
+            root = els[i]
+            if root.tag != "stream":
+                return None
+            items: list[Any] = []
+            for e in root:
+                if e.tag != "elt":
+                    return None
+                v = typed_value(e)
+                items.append(decode_child(e, f"stream item {len(items)}") if v is SLOW else v)
+            msg._items = items  # type: ignore[attr-defined]
+    elif msd == "jms_object":
+        msg._object = object_body(body, ajms)  # type: ignore[attr-defined]
+
+    # ---- headers from the jms folder (the first of each name wins)
+    jms = {c.tag: c for c in jms_el[::-1]}
+    extra: dict[str, Any] | None = None
+    el: Any = jms.get("Dst")
+    dst = (el.text or "").strip() if el is not None else ""
+    if dst:
+        msg._destination, qm = destination_from_uri(dst, "jms.Dst")
+        if qm:
+            extra = {"mq.dst_q_mgr": qm}
+    el = jms.get("Rto")
+    rto = (el.text or "").strip() if el is not None else ""
+    if rto:
+        msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
+        if qm:
+            extra = {**(extra or {}), "mq.reply_to_q_mgr": qm}
+    elif reply_to_q:
+        msg._reply_to = destination_from_uri("queue:///" + reply_to_q, "MQMD.ReplyToQ")[0]
+        if reply_to_q_mgr:
+            extra = (
+                {**extra, "mq.reply_to_q_mgr": reply_to_q_mgr}
+                if extra
+                else {"mq.reply_to_q_mgr": reply_to_q_mgr}
+            )
+
+    el = jms.get("Tms")
+    if el is None:
+        return None  # PutDate/PutTime decide the timestamp: the general path
+    tms = _int_text(el)
+    if tms is None:
+        return None
+    msg._timestamp = tms
+    el = jms.get("Exp")
+    if el is not None:
+        exp = _int_text(el)
+        if exp is None:
+            return None
+        msg._expiration = exp
+    elif expiry > 0 and tms:
+        msg._expiration = tms + expiry * 100
+    el = jms.get("Pri")
+    if el is not None:
+        pri = _int_text(el)
+        if pri is None:
+            return None
+        msg._priority = pri
+    else:
+        msg._priority = priority if 0 <= priority <= 9 else 4
+    el = jms.get("Dlv")
+    if el is not None:
+        dlv = _int_text(el)
+        if dlv != 1 and dlv != 2:
+            return None
+    else:
+        dlv = 2 if persistence == 1 else 1
+    msg._delivery_mode = dlv
+    mid = ajms.get("Mid")
+    if mid is not None:
+        msg._message_id = mid.text or ""
+    elif msg_id.lstrip(b"\x00"):
+        msg._message_id = "ID:" + msg_id.hex()
+    cid = jms.get("Cid")
+    if cid is not None:
+        msg._correlation_id = cid.text or ""
+    elif correl_id.lstrip(b"\x00"):
+        msg._correlation_id = "ID:" + correl_id.hex()
+    if jms_type is not None:
+        msg._type = jms_type
+    msg._redelivered = backout > 0
+
+    # ---- properties: usr, then vendor ones, then what the MQMD says
+    props: dict[str, Any] = {}
+    if usr_el is not None:
+        for el in usr_el:  # a repeated name: the last wins, as a map would
+            v = typed_value(el)
+            props[el.tag] = decode_child(el, f"<usr><{el.tag}>") if v is SLOW else v
+    if ajms_el is not None:
+        for p in ajms_el:
+            if p.tag == "p" and "name" in p.attrib:
+                pname = p.attrib["name"]
+                props[pname] = decode_value(
+                    p.attrib.get("dt"), p.text or "", is_nil(p), f"<ajms> property {pname!r}"
+                )
+    if user_id:
+        props["JMSXUserID"] = user_id
+    if appl_name:
+        props["JMSXAppID"] = appl_name
+    if msg_flags or "Gid" in jms or "Seq" in jms:
+        gid = jms.get("Gid")
+        in_group = msg_flags & MQMF_MSG_IN_GROUP
+        if gid is not None:
+            props["JMSXGroupID"] = gid.text or ""
+        elif in_group and group_id.lstrip(b"\x00"):
+            props["JMSXGroupID"] = "ID:" + group_id.hex()
+        el = jms.get("Seq")
+        if el is not None:
+            seq = _int_text(el)
+            if seq is None:
+                return None
+            props["JMSXGroupSeq"] = Int(seq)
+        elif in_group:
+            props["JMSXGroupSeq"] = Int(seq_number)
+    props["JMSXDeliveryCount"] = _DELIVERY_COUNTS[backout] if 0 <= backout < 16 else Int(backout + 1)
+    if report:
+        for name, mask in REPORT_PROPERTIES.items():
+            if report & mask:
+                props[name] = Int(report & mask)
+    reply = msg._reply_to
+    if msg_type != (1 if reply is not None and reply.is_queue else 8):  # MQMT_REQUEST / DATAGRAM
+        props["JMS_IBM_MsgType"] = Int(msg_type)
+    if feedback:
+        props["JMS_IBM_Feedback"] = Int(feedback)
+    if body_fmt != ("MQSTR" if msd == "jms_text" else ""):
+        props["JMS_IBM_Format"] = body_fmt
+    if body_enc != encoding:
+        props["JMS_IBM_Encoding"] = Int(body_enc)
+    if ccsid != 1208 and ccsid != 0:
+        props["JMS_IBM_Character_Set"] = charset_of_ccsid(ccsid)
+    if put_appl_type != MQAT_JAVA:
+        props["JMS_IBM_PutApplType"] = Int(put_appl_type)
+    if (put_date or put_time) and (put_date, put_time) != _put_date_time(tms):
+        props["JMS_IBM_PutDate"] = put_date
+        props["JMS_IBM_PutTime"] = put_time
+    if msg_flags & MQMF_LAST_MSG_IN_GROUP:
+        props["JMS_IBM_Last_Msg_In_Group"] = True
+    msg._props = props
+    msg._extra = extra
+    msg._mark_received()
+    return msg
+
+
+def object_body(body: bytes, ajms: dict[str, Any]) -> Any:
+    """An ObjectMessage body: null, an AMQP-typed value (``<ajms><Obj>amqp``) or Java bytes."""
+    if "Nul" in ajms and not body:
+        return None
+    obj = ajms.get("Obj")
+    if obj is not None and obj.text == "amqp":
+        try:
+            value, end = amqp_decode(body, 0, "ObjectMessage body")
+        except Exception as exc:
+            raise MQFormatError(
+                f"AMQP-encoded ObjectMessage body is malformed: {exc}", structure="body"
+            ) from None
+        if end != len(body):
+            raise MQFormatError(f"{len(body) - end} bytes after the AMQP value", structure="body", offset=end)
+        return value
+    return JavaSerializedObject(body)
