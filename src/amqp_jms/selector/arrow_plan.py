@@ -43,7 +43,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .arrow_strings import Literals, hits, string_buffers
+from .arrow_strings import Literals, array_hits
 from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
 
 __all__ = ["Plan", "plan_for"]
@@ -248,8 +248,7 @@ class _Strings(_Leaf):
 
 
 def _plain(array: Any, lits: Literals, alive: Any = None) -> Any:
-    buffers = string_buffers(array)
-    return None if buffers is None else hits(buffers, lits, alive)
+    return array_hits(array, lits, alive)
 
 
 class _Numeric(_Leaf):
