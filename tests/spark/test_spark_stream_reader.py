@@ -215,3 +215,14 @@ def test_missing_segment_is_an_error_not_a_gap(broker_url: str, tmp_path: Path) 
     reader = _reader(broker_url, "r4", tmp_path)
     with pytest.raises(IllegalStateException, match="segment 1 is missing"):
         reader.partitions({"segment": 0}, {"segment": 1})
+
+
+def test_a_receiver_that_cannot_connect_fails_the_trigger_clearly(tmp_path: Path) -> None:
+    import socket
+
+    with socket.socket() as free:  # a port nothing listens on
+        free.bind(("127.0.0.1", 0))
+        url = f"amqp://127.0.0.1:{free.getsockname()[1]}"
+    reader = _reader(url, "nowhere", tmp_path)
+    with pytest.raises(IllegalStateException, match="background receiver failed"):
+        reader.latestOffset(reader.initialOffset(), ReadAllAvailable())

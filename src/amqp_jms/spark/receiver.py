@@ -160,11 +160,6 @@ class SegmentReceiver:
         _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")
         return end
 
-    def exhausted(self) -> bool:
-        """availableNow: the destination was found empty and everything received was handed out."""
-        with self._cond:
-            return self._drained and not self._ready(self._planned)
-
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop receiving and close the connection (un-accepted messages go back to the broker)."""
         with self._cond:
