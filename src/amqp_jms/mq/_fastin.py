@@ -32,18 +32,27 @@ from ..message import (
     TextMessage,
 )
 from ..types import Int
-from ._folders import SLOW, decode_child, is_nil, parse_cached, parse_many, typed_value
+from ._folders import CONVERTERS as _CONVERTERS
+from ._folders import SLOW, decode_child, is_nil, parse_cached, parse_many
 from ._uri import destination_from_uri, join_jms_type
-from .bodies import charset_of_ccsid, decode_text
+from .bodies import CCSID_CODECS as _CODECS
+from .bodies import charset_of_ccsid
 from .constants import MQAT_JAVA, MQMF_LAST_MSG_IN_GROUP, MQMF_MSG_IN_GROUP, REPORT_PROPERTIES
 from .errors import MQFormatError
-from .mqmd import _STRUCTS
 from .outgoing import _put_date_time
 from .xmlfolder import decode_value
 
 __all__ = ["fast_from_mq_bytes", "object_body"]
 
-_MD = {"<": _STRUCTS[(2, "<")], ">": _STRUCTS[(2, ">")]}
+#: the MQMD fields this path reads: Report, MsgType, Expiry, Feedback, Encoding, Format, Priority,
+#: Persistence, MsgId, CorrelId, BackoutCount, PutDate + PutTime, ApplOriginData, GroupId,
+#: MsgSeqNumber, MsgFlags (bytes 100-304, the identity block, are read apart)
+_MD = {o: struct.Struct(o + "8x5i4x8s2i24s24si204x16s4s24si4xi4x") for o in "<>"}
+assert _MD["<"].size == 364
+_NO_ID = bytes(24)
+_NONE: dict[str, Any] = {}
+_TEXT, _BYTES, _XML, _OBJECT, _EMPTY = "text", "bytes", "xml", "object", "none"
+_KINDS = {"jms_text": _TEXT, "jms_bytes": _BYTES, "jms_map": _XML, "jms_stream": _XML, "jms_object": _OBJECT}
 _HEADS = {b"MD  \x02\x00\x00\x00": "<", b"MD  \x00\x00\x00\x02": ">"}
 _RFH = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
@@ -60,15 +69,16 @@ _CLASSES: dict[str, type[Message]] = {
 _DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
 _LIMIT = 512
 
-#: mcd folder text -> (class, Msd, JMSType or None)
-_MCD: dict[str, tuple[type[Message], str, str | None]] = {}
-#: MQMD bytes 100..304 -> (ReplyToQ, ReplyToQMgr, UserIdentifier, PutApplName)
-_IDENTITY: dict[bytes, tuple[str, str, str, str]] = {}
+#: mcd folder bytes -> (class, Msd, JMSType or None, body kind)
+_MCD: dict[bytes, tuple[type[Message], str, str | None, str]] = {}
+#: MQMD bytes 100..304 -> (ReplyToQ, ReplyToQMgr, UserIdentifier, PutApplType, PutApplName)
+#: (one table per byte order: PutApplType is an integer)
+_IDENTITY: dict[str, dict[bytes, tuple[str, str, str, int, str]]] = {"<": {}, ">": {}}
 #: a Format's 8 bytes -> its text
 _FORMATS: dict[bytes, str] = {}
 
 
-def _mcd(text: str) -> tuple[type[Message], str, str | None] | None:
+def _mcd(text: str) -> tuple[type[Message], str, str | None, str] | None:
     name, _children, mcd = parse_cached(text)
     if name != "mcd":
         return None
@@ -85,23 +95,25 @@ def _mcd(text: str) -> tuple[type[Message], str, str | None] | None:
         jms_type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
     elif type_el is not None:
         jms_type = type_el.text or ""
-    return cls, msd, jms_type
+    return cls, msd, jms_type, _KINDS.get(msd, _EMPTY)
 
 
-def _identity(block: bytes) -> tuple[str, str, str, str]:
-    found = _IDENTITY.get(block)
+def _identity(block: bytes, order: str) -> tuple[str, str, str, int, str]:
+    table = _IDENTITY[order]
+    found = table.get(block)
     if found is None:
         strip = b" \x00"
         found = (
             block[0:48].rstrip(strip).decode("utf-8"),
             block[48:96].rstrip(strip).decode("utf-8"),
             block[96:108].rstrip(strip).decode("utf-8"),
+            int.from_bytes(block[172:176], "little" if order == "<" else "big", signed=True),
             block[176:204].rstrip(strip).decode("utf-8"),
         )
         block[140:172].rstrip(strip).decode("utf-8")  # ApplIdentityData: checked, not mapped
-        if len(_IDENTITY) >= _LIMIT:
-            _IDENTITY.clear()
-        _IDENTITY[block] = found
+        if len(table) >= _LIMIT:
+            table.clear()
+        table[block] = found
     return found
 
 
@@ -134,41 +146,37 @@ def _read(raw: bytes) -> Message | None:
     order = _HEADS.get(raw[:8])
     if order is None or len(raw) < 400:
         return None
-    (_sid, _version, report, msg_type, expiry, feedback, encoding, _ccsid, md_format, priority,
-     persistence, msg_id, correl_id, backout, _rq, _rqm, _uid, _acct, _aid, put_appl_type, _pan,
-     put_date_raw, put_time_raw, origin, group_id, seq_number, _offset, msg_flags,
-     _olen) = _MD[order].unpack_from(raw)  # fmt: skip
+    (report, msg_type, expiry, feedback, encoding, md_format, priority, persistence, msg_id, correl_id,
+     backout, put_stamp, origin, group_id, seq_number, msg_flags) = _MD[order].unpack_from(raw)  # fmt: skip
     if md_format != _FMT_RFH2:
         return None
     nibble = encoding & 15
     rorder = "<" if nibble == 2 else ">" if nibble == 1 else None
     if rorder is None:
         return None
-    reply_to_q, reply_to_q_mgr, user_id, appl_name = _identity(raw[100:304])
-    origin.rstrip(b" \x00").decode("utf-8")  # ApplOriginData: checked, as the general path does
-    put_date = put_date_raw.rstrip(b" \x00").decode("utf-8")
-    put_time = put_time_raw.rstrip(b" \x00").decode("utf-8")
+    block = raw[100:304]
+    identity = _IDENTITY[order].get(block)
+    if identity is None:
+        identity = _identity(block, order)
+    reply_to_q, reply_to_q_mgr, user_id, put_appl_type, appl_name = identity
+    if origin != b"    ":
+        origin.decode("utf-8")  # ApplOriginData: checked, as the general path does
 
     # ---- the one RFH2
     sid, version, length, body_enc, ccsid, fmt_raw, _flags, nvccsid = _RFH[rorder].unpack_from(raw, 364)
     end = 364 + length
-    if (
-        sid != b"RFH "
-        or version != 2
-        or length < 36
-        or length % 4
-        or end > len(raw)
-        or nvccsid != 1208
-        or ccsid == -2
-        or fmt_raw in _NOT_BODY_FORMATS
-    ):
+    if sid != b"RFH " or version != 2 or nvccsid != 1208 or ccsid == -2 or length % 4:
         return None
-    body_fmt = _format(fmt_raw)
-    if body_fmt == "MQHRF2":
-        return None  # a chain of RFH2s: the general path
+    if length < 36 or end > len(raw) or fmt_raw in _NOT_BODY_FORMATS:
+        return None
+    body_fmt = _FORMATS.get(fmt_raw)
+    if body_fmt is None:
+        body_fmt = _format(fmt_raw)
+        if body_fmt == "MQHRF2":
+            return None  # a chain of RFH2s: the general path
     pos = 400
     unpack_len = _LEN[rorder].unpack_from
-    mcd_text = jms_text = usr_text = ajms_text = None
+    mcd_raw = jms_text = usr_text = ajms_text = None
     while pos < end:
         if end - pos < 4:
             return None
@@ -176,30 +184,30 @@ def _read(raw: bytes) -> Message | None:
         pos += 4
         if n < 0 or n > end - pos:
             return None
-        text = raw[pos : pos + n].decode("utf-8").rstrip(" \x00")
+        folder = raw[pos : pos + n]
         pos += n
-        head = text[:5]
-        if head == "<jms>" and jms_text is None:
-            jms_text = text
-        elif head == "<mcd>" and mcd_text is None:
-            mcd_text = text
-        elif head == "<usr>" and usr_text is None:
-            usr_text = text
-        elif text[:6] == "<ajms>" and ajms_text is None:
-            ajms_text = text
-        elif text:
+        head = folder[:5]
+        if head == b"<jms>" and jms_text is None:
+            jms_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif head == b"<mcd>" and mcd_raw is None:
+            mcd_raw = folder
+        elif head == b"<usr>" and usr_text is None:
+            usr_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif head == b"<ajms" and folder[:6] == b"<ajms>" and ajms_text is None:
+            ajms_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif folder.rstrip(b" \x00"):
             return None  # another folder, or one repeated: the general path
-    if mcd_text is None or jms_text is None:
+    if mcd_raw is None or jms_text is None:
         return None
-    shape = _MCD.get(mcd_text)
+    shape = _MCD.get(mcd_raw)
     if shape is None:
-        shape = _mcd(mcd_text)
+        shape = _mcd(mcd_raw.rstrip(b" \x00").decode("utf-8"))
         if shape is None:
             return None
         if len(_MCD) >= _LIMIT:
             _MCD.clear()
-        _MCD[mcd_text] = shape
-    cls, msd, jms_type = shape
+        _MCD[mcd_raw] = shape
+    cls, msd, jms_type, body_kind = shape
     body = raw[end:]
 
     # ---- one parse for jms, usr, ajms and a map/stream body
@@ -208,9 +216,12 @@ def _read(raw: bytes) -> Message | None:
         texts.append(usr_text)
     if ajms_text is not None:
         texts.append(ajms_text)
-    xml_body = (msd == "jms_map" or msd == "jms_stream") and body.strip(b" \x00")
+    codec = _CODECS.get(ccsid)
+    if codec is None:
+        return None
+    xml_body = body_kind is _XML and body.strip(b" \x00")
     if xml_body:
-        texts.append(decode_text(body, ccsid))
+        texts.append(body.decode(codec))
     els = parse_many(texts)
     if els is None:
         return None
@@ -224,7 +235,7 @@ def _read(raw: bytes) -> Message | None:
         if usr_el.tag != "usr":
             return None
         i = 2
-    ajms: dict[str, Any] = {}
+    ajms: dict[str, Any] = _NONE
     if ajms_text is not None:
         ajms_el = els[i]
         if ajms_el.tag != "ajms":
@@ -234,113 +245,145 @@ def _read(raw: bytes) -> Message | None:
 
     msg = cls._blank()
     # ---- body
-    if msd == "jms_text":
-        msg._text = None if "Nul" in ajms and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
-    elif msd == "jms_bytes":
+    if body_kind is _TEXT:
+        msg._text = None if "Nul" in ajms and not body else body.decode(codec)  # type: ignore[attr-defined]
+    elif body_kind is _BYTES:
         msg._set_body_bytes(body)  # type: ignore[attr-defined]
-    elif msd == "jms_map":
-        if xml_body:
-            root = els[i]
+    elif xml_body:
+        root = els[i]
+        if msd == "jms_map":
             if root.tag != "map":
                 return None
             entries: dict[str, Any] = {}
+            conv = _CONVERTERS.get
             for e in root:
-                key = e.get("name")
+                attrs: Any = e.attrib
+                key = attrs.get("name")
                 if e.tag != "elt" or key is None:
                     return None
-                v = typed_value(e)
+                v = SLOW
+                n = len(attrs)
+                if n == 1:
+                    text = e.text
+                    v = text if text is not None else ""
+                elif n == 2:
+                    dt = attrs.get("dt")
+                    if dt is not None:
+                        f = conv(dt)
+                        if f is not None:
+                            v = f(e.text)
                 entries[key] = decode_child(e, f"map entry {key!r}") if v is SLOW else v
             msg._map = entries  # type: ignore[attr-defined]
-    elif msd == "jms_stream":
-        if xml_body:
-            root = els[i]
+        else:
             if root.tag != "stream":
                 return None
             items: list[Any] = []
+            conv = _CONVERTERS.get
             for e in root:
                 if e.tag != "elt":
                     return None
-                v = typed_value(e)
+                attrs = e.items()
+                v = SLOW
+                if not attrs:
+                    text = e.text
+                    v = text if text is not None else ""
+                elif len(attrs) == 1:
+                    k, dt = attrs[0]
+                    if k == "dt":
+                        f = conv(dt)
+                        if f is not None:
+                            v = f(e.text)
                 items.append(decode_child(e, f"stream item {len(items)}") if v is SLOW else v)
             msg._items = items  # type: ignore[attr-defined]
-    elif msd == "jms_object":
+    elif body_kind is _OBJECT:
         msg._object = object_body(body, ajms)  # type: ignore[attr-defined]
 
     # ---- headers from the jms folder (the first of each name wins)
     jms = {c.tag: c for c in jms_el[::-1]}
+    plain = "=" not in jms_text  # no element of it has an attribute
     extra: dict[str, Any] | None = None
     el: Any = jms.get("Dst")
-    dst = (el.text or "").strip() if el is not None else ""
-    if dst:
-        msg._destination, qm = destination_from_uri(dst, "jms.Dst")
-        if qm:
-            extra = {"mq.dst_q_mgr": qm}
+    if el is not None:
+        dst = el.text
+        if dst and (dst := dst.strip()):
+            msg._destination, qm = destination_from_uri(dst, "jms.Dst")
+            if qm:
+                extra = {"mq.dst_q_mgr": qm}
     el = jms.get("Rto")
-    rto = (el.text or "").strip() if el is not None else ""
-    if rto:
+    rto = el.text if el is not None else None
+    if rto and (rto := rto.strip()):
         msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
             extra = {**(extra or {}), "mq.reply_to_q_mgr": qm}
     elif reply_to_q:
         msg._reply_to = destination_from_uri("queue:///" + reply_to_q, "MQMD.ReplyToQ")[0]
         if reply_to_q_mgr:
-            extra = (
-                {**extra, "mq.reply_to_q_mgr": reply_to_q_mgr}
-                if extra
-                else {"mq.reply_to_q_mgr": reply_to_q_mgr}
-            )
+            extra = {**(extra or {}), "mq.reply_to_q_mgr": reply_to_q_mgr}
 
     el = jms.get("Tms")
     if el is None:
         return None  # PutDate/PutTime decide the timestamp: the general path
-    tms = _int_text(el)
-    if tms is None:
+    text = el.text
+    if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
         return None
-    msg._timestamp = tms
+    msg._timestamp = tms = int(text)
     el = jms.get("Exp")
     if el is not None:
-        exp = _int_text(el)
-        if exp is None:
+        text = el.text
+        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
             return None
-        msg._expiration = exp
+        msg._expiration = int(text)
     elif expiry > 0 and tms:
         msg._expiration = tms + expiry * 100
     el = jms.get("Pri")
     if el is not None:
-        pri = _int_text(el)
-        if pri is None:
+        text = el.text
+        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
             return None
-        msg._priority = pri
+        msg._priority = int(text)
     else:
         msg._priority = priority if 0 <= priority <= 9 else 4
     el = jms.get("Dlv")
     if el is not None:
-        dlv = _int_text(el)
-        if dlv != 1 and dlv != 2:
+        text = el.text
+        if (text != "1" and text != "2") or not (plain or not el.keys()):
             return None
+        msg._delivery_mode = 2 if text == "2" else 1
     else:
-        dlv = 2 if persistence == 1 else 1
-    msg._delivery_mode = dlv
+        msg._delivery_mode = 2 if persistence == 1 else 1
     mid = ajms.get("Mid")
     if mid is not None:
         msg._message_id = mid.text or ""
-    elif msg_id.lstrip(b"\x00"):
+    elif msg_id != _NO_ID:
         msg._message_id = "ID:" + msg_id.hex()
-    cid = jms.get("Cid")
-    if cid is not None:
-        msg._correlation_id = cid.text or ""
-    elif correl_id.lstrip(b"\x00"):
+    el = jms.get("Cid")
+    if el is not None:
+        msg._correlation_id = el.text or ""
+    elif correl_id != _NO_ID:
         msg._correlation_id = "ID:" + correl_id.hex()
     if jms_type is not None:
         msg._type = jms_type
-    msg._redelivered = backout > 0
+    if backout:
+        msg._redelivered = backout > 0
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
     props: dict[str, Any] = {}
     if usr_el is not None:
-        for el in usr_el:  # a repeated name: the last wins, as a map would
-            v = typed_value(el)
-            props[el.tag] = decode_child(el, f"<usr><{el.tag}>") if v is SLOW else v
+        conv = _CONVERTERS.get
+        for e in usr_el:  # a repeated name: the last wins, as a map would
+            attrs = e.items()
+            if not attrs:
+                text = e.text
+                props[e.tag] = text if text is not None else ""
+                continue
+            v = SLOW
+            if len(attrs) == 1:
+                k, dt = attrs[0]
+                if k == "dt":
+                    f = conv(dt)
+                    if f is not None:
+                        v = f(e.text)
+            props[e.tag] = decode_child(e, f"<usr><{e.tag}>") if v is SLOW else v
     if ajms_el is not None:
         for p in ajms_el:
             if p.tag == "p" and "name" in p.attrib:
@@ -357,7 +400,7 @@ def _read(raw: bytes) -> Message | None:
         in_group = msg_flags & MQMF_MSG_IN_GROUP
         if gid is not None:
             props["JMSXGroupID"] = gid.text or ""
-        elif in_group and group_id.lstrip(b"\x00"):
+        elif in_group and group_id != _NO_ID:
             props["JMSXGroupID"] = "ID:" + group_id.hex()
         el = jms.get("Seq")
         if el is not None:
@@ -377,7 +420,7 @@ def _read(raw: bytes) -> Message | None:
         props["JMS_IBM_MsgType"] = Int(msg_type)
     if feedback:
         props["JMS_IBM_Feedback"] = Int(feedback)
-    if body_fmt != ("MQSTR" if msd == "jms_text" else ""):
+    if body_fmt != ("MQSTR" if body_kind is _TEXT else ""):
         props["JMS_IBM_Format"] = body_fmt
     if body_enc != encoding:
         props["JMS_IBM_Encoding"] = Int(body_enc)
@@ -385,15 +428,34 @@ def _read(raw: bytes) -> Message | None:
         props["JMS_IBM_Character_Set"] = charset_of_ccsid(ccsid)
     if put_appl_type != MQAT_JAVA:
         props["JMS_IBM_PutApplType"] = Int(put_appl_type)
-    if (put_date or put_time) and (put_date, put_time) != _put_date_time(tms):
-        props["JMS_IBM_PutDate"] = put_date
-        props["JMS_IBM_PutTime"] = put_time
+    if put_stamp != _put_stamp(tms):
+        put_date = put_stamp[:8].rstrip(b" \x00").decode("utf-8")
+        put_time = put_stamp[8:].rstrip(b" \x00").decode("utf-8")
+        if put_date or put_time:
+            props["JMS_IBM_PutDate"] = put_date
+            props["JMS_IBM_PutTime"] = put_time
     if msg_flags & MQMF_LAST_MSG_IN_GROUP:
         props["JMS_IBM_Last_Msg_In_Group"] = True
     msg._props = props
     msg._extra = extra
     msg._mark_received()
     return msg
+
+
+#: the last (JMSTimestamp // 10, PutDate + PutTime bytes) computed, replaced as one object
+_LAST_STAMP: list[tuple[int, bytes]] = [(-1, b"")]
+
+
+def _put_stamp(ms: int) -> bytes:
+    """PutDate and PutTime as the 16 bytes the outgoing mapping writes for JMSTimestamp ``ms``."""
+    key = ms // 10
+    last_key, last = _LAST_STAMP[0]
+    if last_key == key:
+        return last
+    date, time = _put_date_time(ms)
+    out = (date.ljust(8) + time.ljust(8)).encode("utf-8")
+    _LAST_STAMP[0] = (key, out)
+    return out
 
 
 def object_body(body: bytes, ajms: dict[str, Any]) -> Any:

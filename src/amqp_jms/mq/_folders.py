@@ -298,29 +298,56 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
     return out
 
 
+#: Byte/Short/Int instances for -128..1023, shared (they are immutable): most values are small
+_SMALL: dict[type, list[Any]] = {
+    cls: [_new_int(cls, v) for v in range(-128, 1024 if cls is not Byte else 128)]
+    for cls in (Byte, Short, Int)
+}
+
+
 def _conv_int(cls: type, lo: int, hi: int) -> Any:
+    small = _SMALL.get(cls)
+    top = 1024 if cls is not Byte else 128
+
     def conv(text: str | None) -> Any:
-        if text:
-            digits = text[1:] if text[0] == "-" else text
-            if digits.isdigit() and digits.isascii():
+        # int() reads what decode_value's strip + [+-]?[0-9]+ reads, once non-ASCII digits and
+        # underscores (which int() also takes) are ruled out
+        if text and text.isascii() and "_" not in text:
+            try:
                 v = int(text)
-                if lo <= v <= hi:
-                    return v if cls is int else _new_int(cls, v)
+            except ValueError:
+                return SLOW
+            if lo <= v <= hi:
+                if small is None:
+                    return v
+                return small[v + 128] if -128 <= v < top else _new_int(cls, v)
         return SLOW
 
     return conv
 
 
+_INF = float("inf")
+
+
 def _conv_r8(text: str | None) -> Any:
-    if text and _PLAIN_FLOAT.fullmatch(text):
-        return float(text)
+    # float() reads what decode_value's strip + number pattern reads once non-ASCII digits and
+    # underscores are ruled out, except inf/nan spellings, which go to decode_value (it takes
+    # only "Infinity"/"NaN", and fFdD suffixes, which float() refuses)
+    if text and text.isascii() and "_" not in text:
+        try:
+            v = float(text)
+        except ValueError:
+            return SLOW
+        if -_INF < v < _INF:
+            return v
     return SLOW
 
 
 def _conv_r4(text: str | None) -> Any:
-    if text and _PLAIN_FLOAT.fullmatch(text):
+    v = _conv_r8(text)
+    if v is not SLOW:
         try:
-            return _new_float(Float, _F32.unpack(_F32.pack(float(text)))[0])
+            return _new_float(Float, _F32.unpack(_F32.pack(v))[0])
         except (OverflowError, struct.error):
             pass
     return SLOW
