@@ -273,3 +273,19 @@ def test_whole_selector_suite_passes_on_numpy_fallback() -> None:
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert " passed" in result.stdout and "failed" not in result.stdout
+
+
+@needs_accel
+@pytest.mark.parametrize("count", [2, 5, 64, 300, 5000])  # hash tables of every size, and none
+def test_in_lists_of_any_size_agree(count: int) -> None:
+    """IN lists of short literals go through a perfect hash table of (first bytes, length):
+    literals that only differ by a trailing NUL or by length+byte must not be confused."""
+    literals = ["EU", "EU\x00", "a\x00", "b", "", "\x00", "abcdefgh", "abcdefg"]
+    literals += [f"v{i}" for i in range(count)]
+    literals = literals[: max(count, 2)]
+    values = [*literals, "EU\x00\x00", "c", "abcdefgh!", "v", *(f"v{i}" for i in range(0, 2 * count, 7)), None]
+    lits = Literals([v.encode() for v in literals], False)
+    array = _sliced(values, pa.string(), 1)
+    got = _c_hits(array, lits)
+    expected = _expected(values, literals, False)
+    assert [g for g, e in zip(got, expected) if e is not None] == [e for e in expected if e is not None]
