@@ -283,7 +283,8 @@ def test_in_lists_of_any_size_agree(count: int) -> None:
     literals = ["EU", "EU\x00", "a\x00", "b", "", "\x00", "abcdefgh", "abcdefg"]
     literals += [f"v{i}" for i in range(count)]
     literals = literals[: max(count, 2)]
-    values = [*literals, "EU\x00\x00", "c", "abcdefgh!", "v", *(f"v{i}" for i in range(0, 2 * count, 7)), None]
+    others = ["EU\x00\x00", "c", "abcdefgh!", "v", None]
+    values = [*literals, *others, *(f"v{i}" for i in range(0, 2 * count, 7))]
     lits = Literals([v.encode() for v in literals], False)
     array = _sliced(values, pa.string(), 1)
     got = _c_hits(array, lits)
