@@ -29,6 +29,7 @@ from ..destination import Destination
 from ..mapping.codec import encode_value as amqp_encode
 from ._binary import byte_order, encode_char
 from ._uri import destination_to_uri, split_jms_type
+from ._usrshape import usr_folder
 from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
 from .constants import (
     MQACT_NONE,
@@ -201,7 +202,10 @@ def to_mq(
 
     # ---- properties
     props = message._props
-    if _GOOD_NAMES.issuperset(props):  # application properties only, their names checked before
+    usr_text = usr_folder(props) if props else None
+    if usr_text is not None:  # application properties only, in a shape seen before
+        props = _NO_EXTRA
+    elif _GOOD_NAMES.issuperset(props):  # application properties only, their names checked before
         search = _NEEDS_WORK.search
         usr = [
             f"<{n}>{v}</{n}>"
@@ -340,7 +344,9 @@ def to_mq(
     if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
         ajms.append("<Obj>amqp</Obj>")
     folders: list[str | bytes] = [_mcd_folder(domain, message._type), "<jms>" + "".join(jms) + "</jms>"]
-    if usr:
+    if usr_text is not None:
+        folders.append(usr_text)
+    elif usr:
         folders.append("<usr>" + "".join(usr) + "</usr>")
     if message._delivery_time:
         folders.append(f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>")
