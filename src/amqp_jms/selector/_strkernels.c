@@ -33,19 +33,21 @@ typedef struct {
     const unsigned char *rest;  /* bytes 8.. (when len > 8) */
 } lit_t;
 
-typedef struct {
-    uint64_t word;  /* a literal's bytes, masked as a row of its length is (see ctx_t.masks) */
-    int64_t len;    /* -1: an empty slot, no row has that length */
-} slot_t;
-
+/* A row's key: its first min(n, 7) bytes, zero padded, with min(n, 8) in byte 7 (memory order).
+ * Two rows have the same key iff they have the same length and bytes, or are both at least 8
+ * bytes long and share their first 7 (byte 7 = 8: no literal of at most 7 bytes has that key). */
 typedef struct {
     const lit_t *lits;
     Py_ssize_t nlits;
-    const slot_t *slots;  /* the perfect hash table of short literals (equality only) */
+    uint64_t keys[4];      /* the literals' keys (padding: a key no row has, byte 7 = 0xFF) */
+    const uint64_t *slots; /* the perfect hash table of the literals' keys (empty: byte 7 0xFF) */
     uint64_t mult;
     int shift;
-    uint64_t masks[9];  /* masks[n]: 0xFF in memory order for the first n bytes */
+    uint64_t kmask[9];     /* kmask[m]: 0xFF in memory order for the first min(m, 7) bytes */
+    uint64_t ktag[9];      /* ktag[m]: m in byte 7 */
 } ctx_t;
+
+#define ROW_KEY(n) ((w & ctx->kmask[(n) < 8 ? (n) : 8]) | ctx->ktag[(n) < 8 ? (n) : 8])
 
 /* offsets are read with memcpy: any alignment is valid (compiles to a plain load on x86/ARM64) */
 static inline int64_t
@@ -81,11 +83,17 @@ load_int64_t(const char *base, Py_ssize_t i)
         hit |= ok;                                                                                \
     }
 
-/* A lookup of the row's (first min(n, 8) bytes, length) in the perfect hash table. */
+/* Equality with 2-4 literals of at most 7 bytes: the row's key against each (padded to 4). */
+#define ROW_KEYS                                                                                  \
+    uint64_t key = ROW_KEY(n);                                                                    \
+    unsigned hit = (unsigned)(key == ctx->keys[0]) | (unsigned)(key == ctx->keys[1]) |            \
+                   (unsigned)(key == ctx->keys[2]) | (unsigned)(key == ctx->keys[3]);             \
+    (void)row;
+
+/* Equality with more literals of at most 7 bytes: the row's key looked up in the hash table. */
 #define ROW_HASH                                                                                  \
-    uint64_t wm = w & ctx->masks[n < 8 ? n : 8];                                                  \
-    const slot_t *slot = &ctx->slots[((wm + (uint64_t)n) * ctx->mult) >> ctx->shift];             \
-    unsigned hit = (unsigned)(slot->word == wm) & (unsigned)(slot->len == n);                     \
+    uint64_t key = ROW_KEY(n);                                                                    \
+    unsigned hit = (unsigned)(ctx->slots[(key * ctx->mult) >> ctx->shift] == key);               \
     (void)row;
 
 /* Whether the offsets of rows 0 .. length-1 never decrease: one pass the compiler vectorizes
@@ -176,6 +184,8 @@ DEFINE_KERNEL(prefix64_4, int64_t, ROW_LITS(1, 0, 4))
 DEFINE_KERNEL(prefix64_long_any, int64_t, ROW_LITS(1, 1, 0))
 DEFINE_KERNEL(prefix64_long_1, int64_t, ROW_LITS(1, 1, 1))
 DEFINE_KERNEL(prefix64_long_4, int64_t, ROW_LITS(1, 1, 4))
+DEFINE_KERNEL(keys32, int32_t, ROW_KEYS)
+DEFINE_KERNEL(keys64, int64_t, ROW_KEYS)
 DEFINE_KERNEL(hash32, int32_t, ROW_HASH)
 DEFINE_KERNEL(hash64, int64_t, ROW_HASH)
 
@@ -199,19 +209,19 @@ splitmix64(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-/* A perfect hash table of the literals (all of at most 8 bytes) in ctx->slots, or 0 when no
- * multiplier was found (then the literal loop is used) or on no memory (with MemoryError set:
- * -1). Deterministic: the multipliers come from a fixed sequence. */
+/* A perfect hash table of the literals' keys in ctx->slots: 1, or 0 when no multiplier was
+ * found (the literal loop is used then), or -1 with MemoryError set. Deterministic: the
+ * multipliers come from a fixed sequence. */
 static int
-build_hash(ctx_t *ctx, slot_t **table)
+build_hash(ctx_t *ctx, const uint64_t *keys, uint64_t empty, uint64_t **table)
 {
     uint64_t state = 0x5E1EC7025EEDULL;
-    for (int bits = 4; bits <= 14; bits++) {
+    for (int bits = 4; bits <= 16; bits++) {
         size_t size = (size_t)1 << bits;
         if (size < 4 * (size_t)ctx->nlits) {
             continue;
         }
-        slot_t *slots = PyMem_Malloc(size * sizeof(slot_t));
+        uint64_t *slots = PyMem_Malloc(size * sizeof(uint64_t));
         if (slots == NULL) {
             PyErr_NoMemory();
             return -1;
@@ -220,17 +230,14 @@ build_hash(ctx_t *ctx, slot_t **table)
             uint64_t mult = splitmix64(&state) | 1;
             int shift = 64 - bits, ok = 1;
             for (size_t j = 0; j < size; j++) {
-                slots[j].word = 0;
-                slots[j].len = -1;
+                slots[j] = empty;
             }
             for (Py_ssize_t k = 0; k < ctx->nlits && ok; k++) {
-                const lit_t *l = &ctx->lits[k];
-                slot_t *slot = &slots[((l->word + (uint64_t)l->len) * mult) >> shift];
-                if (slot->len == -1) {
-                    slot->word = l->word;
-                    slot->len = l->len;
-                } else if (slot->word != l->word || slot->len != l->len) {
-                    ok = 0;  /* two different literals in one slot */
+                uint64_t *slot = &slots[(keys[k] * mult) >> shift];
+                if (*slot == empty) {
+                    *slot = keys[k];
+                } else if (*slot != keys[k]) {
+                    ok = 0; /* two different literals in one slot */
                 }
             }
             if (ok) {
@@ -262,7 +269,7 @@ match(PyObject *self, PyObject *args)
     int width, prefix;
     PyObject *literals;
     lit_t *lits = NULL;
-    slot_t *table = NULL;
+    uint64_t *table = NULL, *keys = NULL;
     PyObject *result = NULL;
     Py_ssize_t bad_row = -1;
 
@@ -342,13 +349,36 @@ match(PyObject *self, PyObject *args)
         /* padding no row matches: no length equals -1, none is >= INT64_MAX bytes */
         lits[k].len = prefix ? INT64_MAX : -1;
     }
-    ctx_t ctx = {lits, nlits, NULL, 0, 0, {0}};
-    for (int j = 1; j <= 8; j++) {
-        memset((unsigned char *)&ctx.masks[j], 0xFF, (size_t)j);
+    ctx_t ctx;
+    memset(&ctx, 0, sizeof ctx);
+    ctx.lits = lits;
+    ctx.nlits = nlits;
+    for (int m = 0; m <= 8; m++) {
+        memset((unsigned char *)&ctx.kmask[m], 0xFF, (size_t)(m < 7 ? m : 7));
+        ((unsigned char *)&ctx.ktag[m])[7] = (unsigned char)m;
+    }
+    uint64_t empty = 0;
+    ((unsigned char *)&empty)[7] = 0xFF;
+    int short_keys = !prefix && nlits > 1;
+    for (Py_ssize_t k = 0; k < nlits; k++) {
+        short_keys &= lits[k].len <= 7;
     }
     kernel_t kernel = kernels[width == 8][prefix != 0][any_long][nlits == 1 ? 1 : nlits <= 4 ? 2 : 0];
-    if (!prefix && !any_long && nlits > 1) {
-        int built = build_hash(&ctx, &table);
+    if (short_keys && nlits <= 4) {
+        for (Py_ssize_t k = 0; k < 4; k++) {
+            ctx.keys[k] = k < nlits ? lits[k].word | ctx.ktag[lits[k].len] : empty;
+        }
+        kernel = width == 8 ? keys64 : keys32;
+    } else if (short_keys) {
+        keys = PyMem_Malloc((size_t)nlits * sizeof(uint64_t));
+        if (keys == NULL) {
+            PyErr_NoMemory();
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < nlits; k++) {
+            keys[k] = lits[k].word | ctx.ktag[lits[k].len];
+        }
+        int built = build_hash(&ctx, keys, empty, &table);
         if (built < 0) {
             goto done;
         }
@@ -373,6 +403,7 @@ match(PyObject *self, PyObject *args)
 done:
     PyMem_Free(lits);
     PyMem_Free(table);
+    PyMem_Free(keys);
     PyBuffer_Release(&offsets_buf);
     PyBuffer_Release(&data_buf);
     PyBuffer_Release(&out_buf);
