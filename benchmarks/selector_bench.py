@@ -15,6 +15,8 @@ where x is the worst (smallest) per-selector ratio of the five and y the worst v
 The batch holds plain string columns (as Spark ships them); each line also shows, for
 information, the batch with the low-cardinality ``color``/``region`` columns dictionary-encoded
 (as Parquet readers deliver them), where string tests run once per distinct value.
+The header line says whether the string tests ran on the optional C accelerator
+(``amqp_jms.selector._strkernels``) or on the numpy path (``AMQP_JMS_NO_ACCEL=1``, or not built).
 ``--quick`` runs 2x10^4 messages / 2x10^5 rows (about 15 s). ``--kernels`` instead times, the
 same way over the 10^6-row batch, the string kernels the vectorized path could be built on (Arrow's
 ``equal``/``is_in``/``starts_with``/..., the numpy pieces ``arrow_strings`` uses, and their
@@ -169,6 +171,7 @@ def vectorized_time(rounds: int, sel: Selector, batches: list[pa.RecordBatch]) -
 
 def kernels(rounds: int, batch: pa.RecordBatch) -> None:
     """ns per row of candidate string kernels, each alone, timed like ``vectorized_time``."""
+    from amqp_jms.selector import arrow_strings
     from amqp_jms.selector.arrow_strings import Literals, _words4_at, hits, string_buffers
 
     slices = [batch.slice(i, ROW_SLICE) for i in range(0, batch.num_rows, ROW_SLICE)]
@@ -200,6 +203,22 @@ def kernels(rounds: int, batch: pa.RecordBatch) -> None:
         ("name LIKE 'ord-1%'", "pc.starts_with", lambda a: pc.starts_with(a, "ord-1")),
         ("name LIKE 'ord-1%'", "numpy (arrow_strings.hits)", lambda a: hits(string_buffers(a), prefix)),
     ]
+    accel = arrow_strings._ACCEL
+    if accel is not None:  # the C accelerator, as array_hits calls it
+
+        def c_kernel(lits: Any) -> Callable[[Any], object]:
+            def run(a: Any) -> object:
+                out = np.empty(len(a), np.bool_)
+                _, offsets, data = a.buffers()
+                accel.match(offsets, data, a.offset, len(a), 4, lits.values, lits.prefix, out)
+                return out
+            return run
+
+        cases += [
+            ("color = 'blue'", "C accelerator (_strkernels.match)", c_kernel(blue)),
+            ("region IN (3)", "C accelerator (_strkernels.match)", c_kernel(inl)),
+            ("name LIKE 'ord-1%'", "C accelerator (_strkernels.match)", c_kernel(prefix)),
+        ]
     for what, how, fn in cases:
         column = what.split()[0]
         best = [math.inf] * len(slices)
@@ -241,9 +260,12 @@ def main() -> None:
     msgs = make_messages(n_msgs)
     batch = make_batch(n_rows)
     encoded = dictionary_encoded(batch, ("color", "region"))
+    from amqp_jms.selector.arrow_strings import accelerated
+
     print(
         f"selector_bench: {n_msgs} messages per message (best of {rounds} per {CHUNK}-message slice), "
-        f"{n_rows}-row RecordBatch vectorized (best of {rounds} per {ROW_SLICE}-row slice)"
+        f"{n_rows}-row RecordBatch vectorized (best of {rounds} per {ROW_SLICE}-row slice), string tests on "
+        + ("the C accelerator" if accelerated() else "the numpy path (no C accelerator)")
     )
     ratios, vratios = [], []
     for label, text, predicate in CASES:
