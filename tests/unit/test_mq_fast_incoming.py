@@ -184,26 +184,23 @@ def test_edited_folders_read_the_same_or_are_declined() -> None:
 
 
 def test_parse_many_splits_exactly_or_declines() -> None:
-    els = parse_many([b"<a>1</a>", b"<b x='1'><c/></b>", b"<map><elt name='k'>v</elt></map>"])
+    els = parse_many(["<a>1</a>", "<b x='1'><c/></b>", "<map><elt name='k'>v</elt></map>"])
     assert els is not None
     assert [e.tag for e in els] == ["a", "b", "map"]
     assert els[1][0].tag == "c" and els[2][0].text == "v"
-    els = parse_many(["<t>é€😀</t>".encode()])
-    assert els is not None and els[0].text == "é€😀"  # read as UTF-8
     for texts in (
-        [b"<a>1</a></_w><_w><b/>", b"<c/>"],  # closing a wrapper early
-        [b"<a>", b"</a><b/>"],  # one element across two texts
-        [b"<a/><b/>", b"<c/>"],  # two roots in one text
-        [b"<a/>x", b"<c/>"],  # stray text
-        [b"<a><!-- </a> --></a>", b"<c/>"],
-        [b"<?pi x?><a/>", b"<c/>"],
-        [b"<a>&undefined;</a>", b"<c/>"],
-        [b"<a>", b"<c/>"],
-        [b"<a>\xff</a>", b"<c/>"],  # not UTF-8
+        ["<a>1</a></_w><_w><b/>", "<c/>"],  # closing a wrapper early
+        ["<a>", "</a><b/>"],  # one element across two texts
+        ["<a/><b/>", "<c/>"],  # two roots in one text
+        ["<a/>x", "<c/>"],  # stray text
+        ["<a><!-- </a> --></a>", "<c/>"],
+        ["<?pi x?><a/>", "<c/>"],
+        ["<a>&undefined;</a>", "<c/>"],
+        ["<a>", "<c/>"],
     ):
         assert parse_many(texts) is None
         # the parser of a failed feed is not reused: the next folders read correctly
-        assert [e.tag for e in parse_many([b"<x>1</x>", b"<y/>"]) or []] == ["x", "y"]
+        assert [e.tag for e in parse_many(["<x>1</x>", "<y/>"]) or []] == ["x", "y"]
         assert parse_element("<z>2</z>").text == "2"
 
 

@@ -188,13 +188,13 @@ def _read(raw: bytes) -> Message | None:
         pos += n
         head = folder[:5]
         if head == b"<jms>" and jms_text is None:
-            jms_text = folder.rstrip(b" \x00")
+            jms_text = folder.rstrip(b" \x00").decode("utf-8")
         elif head == b"<mcd>" and mcd_raw is None:
             mcd_raw = folder
         elif head == b"<usr>" and usr_text is None:
-            usr_text = folder.rstrip(b" \x00")
+            usr_text = folder.rstrip(b" \x00").decode("utf-8")
         elif head == b"<ajms" and folder[:6] == b"<ajms>" and ajms_text is None:
-            ajms_text = folder.rstrip(b" \x00")
+            ajms_text = folder.rstrip(b" \x00").decode("utf-8")
         elif folder.rstrip(b" \x00"):
             return None  # another folder, or one repeated: the general path
     if mcd_raw is None or jms_text is None:
@@ -221,7 +221,7 @@ def _read(raw: bytes) -> Message | None:
         return None
     xml_body = body_kind is _XML and body.strip(b" \x00")
     if xml_body:
-        texts.append(body if codec == "utf-8" else body.decode(codec).encode("utf-8"))
+        texts.append(body.decode(codec))
     els = parse_many(texts)
     if els is None:
         return None
@@ -300,7 +300,7 @@ def _read(raw: bytes) -> Message | None:
 
     # ---- headers from the jms folder (the first of each name wins)
     jms = {c.tag: c for c in jms_el[::-1]}
-    plain = b"=" not in jms_text  # no element of it has an attribute
+    plain = "=" not in jms_text  # no element of it has an attribute
     extra: dict[str, Any] | None = None
     el: Any = jms.get("Dst")
     if el is not None:

@@ -257,22 +257,20 @@ def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
 
 
 #: the wrapper ``parse_many`` puts around each text; a text holding ``</_w`` is not parsed here
-_WRAP_OPEN, _WRAP_CLOSE, _WRAP_END = b"<_w>", b"</_w>", b"</_w"
+_WRAP_OPEN, _WRAP_CLOSE, _WRAP_END = "<_w>", "</_w>", "</_w"
 
 
-def parse_many(texts: list[bytes]) -> list[ET.Element] | None:
-    """The root elements of several folders (or a map/stream body), given as UTF-8 bytes without
-    padding, parsed in one feed of a kept-open parser, each inside its own ``<_w>``; None when
-    any text could not be trusted this way (the caller then takes the path that parses one at a
-    time and names the problem).
+def parse_many(texts: list[str]) -> list[ET.Element] | None:
+    """The root elements of several folders (or a map/stream body) parsed in one feed of a
+    kept-open parser, each inside its own ``<_w>``; None when any text could not be trusted
+    this way (the caller then takes the path that parses one at a time and names the problem).
 
     One feed instead of one per folder saves the per-call cost, and the split stays exact: no
     text holds ``</_w`` (so none can close a wrapper early; one left open makes its ``</_w>``
     mismatch, an error), nor ``<!``/``<?`` (nothing can swallow a ``</_w>``); each wrapper must
-    then hold exactly one element and no text. The parser reads the bytes as UTF-8 (it was
-    started on a str), so bytes that are not UTF-8 are a parse error, as for a decoded folder."""
+    then hold exactly one element and no text."""
     for t in texts:
-        if b"<!" in t or b"<?" in t or _WRAP_END in t:
+        if "<!" in t or "<?" in t or _WRAP_END in t:
             return None
     try:
         stream = _POOL.pop()
@@ -286,7 +284,7 @@ def parse_many(texts: list[bytes]) -> list[ET.Element] | None:
     if len(holder) != len(texts):
         return None
     out = []
-    for w in holder:
+    for w in holder:  # all wrappers: no text can open or close one
         if len(w) != 1 or w.text is not None:
             return None
         el = w[0]
