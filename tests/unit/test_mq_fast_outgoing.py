@@ -1,5 +1,5 @@
-"""The outgoing fast paths write exactly what the general code writes: ``usr`` folders from a
-template per property shape (names and types, never values) and whole messages."""
+"""The outgoing fast paths write exactly what the general code writes: ``usr`` folders and
+map/stream bodies from a template per shape (names and types, never values), and whole messages."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ from test_mq_hypothesis import messages
 from amqp_jms.message import Message
 from amqp_jms.mq import MQFormatError, to_mq
 from amqp_jms.mq import outgoing as outgoing_module
+from amqp_jms.mq._bodyshape import map_body, stream_body
 from amqp_jms.mq._usrshape import usr_folder
+from amqp_jms.mq.bodies import encode_map, encode_stream
 from amqp_jms.mq.xmlfolder import element
 from amqp_jms.types import UUID, Byte, Char, Float, Int, Long, Short, Timestamp, UByte, UInt, UShort
 
@@ -84,6 +86,8 @@ def test_to_mq_writes_the_same_with_and_without_templates(m: Message, encoding: 
         fast_error = None
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr(outgoing_module, "usr_folder", lambda props: None)
+        mp.setattr(outgoing_module, "map_body", lambda entries: None)
+        mp.setattr(outgoing_module, "stream_body", lambda items: None)
         try:
             slow = to_mq(m, encoding=encoding)
         except MQFormatError as exc:
@@ -91,3 +95,39 @@ def test_to_mq_writes_the_same_with_and_without_templates(m: Message, encoding: 
             return
     assert fast_error is None
     assert fast.to_bytes() == slow.to_bytes()
+
+
+map_keys = st.one_of(
+    st.sampled_from(["a", "b.c", "x-1", "_", "%s", "a b", "é", "<", ""]),
+    st.from_regex(r"[A-Za-z0-9_.\-]{1,6}", fullmatch=True),
+)
+
+
+@SETTINGS
+@given(st.lists(values, max_size=8))
+def test_stream_template_writes_what_encode_stream_writes(items: list[Any]) -> None:
+    for _ in range(2):  # the shape built, then the shape found
+        got = stream_body(items)
+        if got is not None:
+            assert got == encode_stream(items)
+
+
+@SETTINGS
+@given(st.dictionaries(map_keys, values, max_size=8))
+def test_map_template_writes_what_encode_map_writes(entries: dict[str, Any]) -> None:
+    for _ in range(2):
+        got = map_body(entries)
+        if got is not None:
+            assert got == encode_map(entries)
+
+
+def test_body_templates_take_the_common_shapes() -> None:
+    items = ["a", Byte(1), Int(2), 3, Float(4.5), Char("c"), b"\x01", None, True, 2.5]
+    assert stream_body(items) == encode_stream(items)
+    other = ["b", Byte(-1), Int(0), -(2**63), Float(-0.0), Char("d"), b"", None, False, 1e300]
+    assert stream_body(other) == encode_stream(other)  # same shape, other values
+    assert stream_body([*other[:5], Char("&"), *other[6:]]) is None
+    assert stream_body([*other[:4], Float(float("nan")), *other[5:]]) is None
+    entries = {"a": Int(1), "b": "two", "c": 3.0, "d": True, "e": Short(5), "f": b"\xff", "g": None}
+    assert map_body(entries) == encode_map(entries)
+    assert map_body({"a b": 1}) is None  # a key that needs escaping: the general code

@@ -28,6 +28,7 @@ from typing import Any
 from ..destination import Destination
 from ..mapping.codec import encode_value as amqp_encode
 from ._binary import byte_order, encode_char
+from ._bodyshape import map_body, stream_body
 from ._uri import destination_to_uri, split_jms_type
 from ._usrshape import usr_folder
 from .bodies import ccsid_from_charset, encode_map, encode_stream, encode_text
@@ -151,9 +152,11 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
         body = message._body_bytes()
         return (body if type(body) is bytes else bytes(body)), False
     if domain == "jms_map":
-        return encode_text(encode_map(message._map), ccsid), False
+        xml = map_body(message._map)
+        return encode_text(encode_map(message._map) if xml is None else xml, ccsid), False
     if domain == "jms_stream":
-        return encode_text(encode_stream(message._items), ccsid), False
+        xml = stream_body(message._items)
+        return encode_text(encode_stream(message._items) if xml is None else xml, ccsid), False
     if domain == "jms_object":
         obj = message._object
         if obj is None:
