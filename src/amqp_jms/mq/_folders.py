@@ -23,9 +23,10 @@ after a folder longer than ``_BIG``, because it keeps a buffer that size.
 Parsers sit in a pool (``list.pop``/``append`` are atomic), so threads never share one.
 
 Folders are ``(name, children, first child of each name)`` of ``ET.Element``s, which callers only
-read. ``mcd`` and ``usr`` folders repeat message after message and are remembered by their exact
-text, and so are the typed ``usr`` properties; ``jms`` folders carry per-message values and are
-not kept.
+read. ``mcd`` folders (body type and JMSType) repeat message after message and are remembered by
+their exact text; ``jms`` and ``usr`` folders carry per-message values (ids, times, property
+values) and are parsed every time. ``parse_many`` feeds several folders at once (the incoming
+fast path); ``CONVERTERS``/``typed_value`` read typed values in their plain form.
 """
 
 from __future__ import annotations
@@ -57,7 +58,6 @@ _XSI_DECL = "xmlns:xsi='http://www.w3.org/2001/XMLSchema-instance'"
 Folder = tuple[str, tuple[ET.Element, ...], dict[str, ET.Element]]
 
 _CACHE: dict[str, Folder] = {}
-_USR: dict[str, dict[str, Any]] = {}
 _LIMIT = 512
 #: folders one parser reads before it is replaced (expat's name tables only grow)
 _USES = 4096
@@ -147,11 +147,12 @@ def parse_fresh(text: str) -> Folder:
 
 
 def parse_cached(text: str) -> Folder:
-    """A folder, remembered by its exact text unless it is a ``jms`` folder."""
+    """A folder remembered by its exact text: for ``mcd`` folders (body type and JMSType), which
+    repeat message after message; a folder of another name is parsed and not kept."""
     folder = _CACHE.get(text)
     if folder is None:
         folder = _folder(parse_element(text))
-        if folder[0] != "jms":  # jms carries per-message values (Tms, ids): never worth keeping
+        if folder[0] == "mcd":  # others carry per-message values (Tms, ids, properties)
             if len(_CACHE) >= _LIMIT:
                 _CACHE.clear()
             _CACHE[text] = folder
@@ -244,16 +245,12 @@ def decode_child(el: ET.Element, what: str) -> Any:
 
 
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
-    """The typed properties of a ``usr`` folder (a fresh dict each call)."""
-    props = _USR.get(text)
-    if props is None:
-        props = {}
-        for el in folder[1]:  # a repeated name: the last wins, as a map would
-            props[el.tag] = decode_child(el, f"<usr><{el.tag}>")
-        if len(_USR) >= _LIMIT:
-            _USR.clear()
-        _USR[text] = props
-    return dict(props)
+    """The typed properties of a ``usr`` folder (a fresh dict each call; ``text`` is unused and
+    kept for callers: property values change message by message, so nothing is remembered)."""
+    props: dict[str, Any] = {}
+    for el in folder[1]:  # a repeated name: the last wins, as a map would
+        props[el.tag] = decode_child(el, f"<usr><{el.tag}>")
+    return props
 
 
 #: the wrapper ``parse_many`` puts around each text; a text holding ``</_w`` is not parsed here
