@@ -114,9 +114,13 @@ def _validity(array: Any) -> Any:
     return _bits(array.buffers()[0], array.offset, len(array))
 
 
-def _tri(cmp: Any, valid: Any) -> Tri:
-    """(T, F) of a two-valued result on rows that are valid (the others unknown)."""
+def _tri(cmp: Any, valid: Any, need_f: bool = True) -> Tri:
+    """(T, F) of a two-valued result on rows that are valid (the others unknown); F left out
+    (None) when ``need_f`` is false."""
     if valid is None:
+        return cmp, None
+    if not need_f:
+        cmp &= valid
         return cmp, None
     false = np.logical_not(cmp)
     false &= valid
@@ -127,10 +131,13 @@ def _tri(cmp: Any, valid: Any) -> Tri:
 class _Batch:
     """One batch being evaluated: column lookup and the fallback to the Arrow walker."""
 
-    __slots__ = ("alive", "batch", "columns", "fallback", "n", "schema")
+    __slots__ = ("alive", "batch", "columns", "fallback", "n", "need_f", "schema")
 
     def __init__(self, batch: pa.RecordBatch, fallback: Fallback) -> None:
         self.alive: Any = None  # rows whose answer still matters (None: all), set by chains
+        # whether the caller uses F (known false); when not, a node may return F = None whatever
+        # its unknown rows: AND and OR compute T from their terms' T alone, only NOT needs F
+        self.need_f = True
         self.batch = batch
         self.schema = batch.schema
         self.n = batch.num_rows
@@ -164,7 +171,7 @@ class _Batch:
         if isinstance(result, pa.Scalar):
             return self.const(result.as_py())
         values = _bits(result.buffers()[1], result.offset, len(result))
-        return _tri(values, _validity(result))
+        return _tri(values, _validity(result), self.need_f)
 
 
 class _Leaf:
@@ -222,7 +229,7 @@ class _Strings(_Leaf):
         hit = self._encoded(array) if array.type.id == _DICTIONARY else _plain(array, self.lits, b.alive)
         if hit is None:
             return b.slow(self.node)
-        t, f = _tri(hit, _validity(array))
+        t, f = _tri(hit, _validity(array), b.need_f or self.negated)
         if self.negated:
             return (np.logical_not(t), None) if f is None else (f, t)
         return t, f
@@ -288,7 +295,7 @@ class _Numeric(_Leaf):
         x = np.frombuffer(array.buffers()[1], dtype, len(array), array.offset * dtype.itemsize)
         for step in steps:
             x = x.astype(step)
-        return _tri(self.cmp(x, lit), _validity(array))
+        return _tri(self.cmp(x, lit), _validity(array), b.need_f)
 
 
 class _Bool(_Leaf):
@@ -309,7 +316,7 @@ class _Bool(_Leaf):
         values = _bits(array.buffers()[1], array.offset, len(array))
         if self.value != self.equal:
             np.logical_not(values, out=values)
-        return _tri(values, _validity(array))
+        return _tri(values, _validity(array), b.need_f)
 
 
 class _IsNull(_Leaf):
@@ -343,7 +350,9 @@ class _Not(_Leaf):
         return self.term.costly
 
     def run(self, b: _Batch) -> Tri:
+        need_f, b.need_f = b.need_f, True
         t, f = self.term.run(b)
+        b.need_f = need_f
         return (np.logical_not(t), None) if f is None else (f, t)
 
 
@@ -367,6 +376,8 @@ class _Chain(_Leaf):
         return any(term.costly for term in self.terms)
 
     def run(self, b: _Batch) -> Tri:
+        if not b.need_f:
+            return self._t_only(b)
         outer = b.alive
         t, f = self.terms[0].run(b)
         on_t, on_f = (np.logical_and, np.logical_or) if self.both else (np.logical_or, np.logical_and)
@@ -386,6 +397,28 @@ class _Chain(_Leaf):
             on_t(t, t2, out=t)
         return t, f
 
+    def _t_only(self, b: _Batch) -> Tri:
+        """T alone (the caller does not use F): T of AND/OR depends only on the terms' T, and a
+        row still matters to an AND where T holds so far (unknown is as good as false when only
+        T counts), to an OR where it does not."""
+        outer = b.alive
+        t, _ = self.terms[0].run(b)
+        on_t = np.logical_and if self.both else np.logical_or
+        for term in self.terms[1:]:
+            if term.costly:
+                live = t if self.both else np.logical_not(t)
+                b.alive = live if outer is None else np.logical_and(live, outer)
+            t2, _ = term.run(b)
+            b.alive = outer
+            on_t(t, t2, out=t)
+        return t, None
+
+
+def _root_batch(batch: pa.RecordBatch, fallback: Fallback) -> _Batch:
+    b = _Batch(batch, fallback)
+    b.need_f = False  # the selector matches where T: the root's F is never used
+    return b
+
 
 class Plan:
     """A selector compiled for ``evaluate``: fast leaves where the shape allows, else None."""
@@ -403,10 +436,10 @@ class Plan:
     def evaluate(self, batch: pa.RecordBatch, fallback: Fallback) -> pa.BooleanArray:
         n = batch.num_rows
         if n <= _CHUNK:
-            t, _ = self.root.run(_Batch(batch, fallback))
+            t, _ = self.root.run(_root_batch(batch, fallback))
         else:
             t = np.concatenate(
-                [self.root.run(_Batch(batch.slice(i, _CHUNK), fallback))[0] for i in range(0, n, _CHUNK)]
+                [self.root.run(_root_batch(batch.slice(i, _CHUNK), fallback))[0] for i in range(0, n, _CHUNK)]
             )
         bits = np.packbits(t, bitorder="little")
         return pa.BooleanArray.from_buffers(pa.bool_(), len(t), [None, pa.py_buffer(bits)])
