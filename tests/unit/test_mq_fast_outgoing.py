@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from test_mq_hypothesis import messages
 
 from amqp_jms.message import Message
-from amqp_jms.mq import MQFormatError, to_mq
+from amqp_jms.mq import MQMD, MQFormatError, to_mq
 from amqp_jms.mq import outgoing as outgoing_module
 from amqp_jms.mq._bodyshape import map_body, stream_body
 from amqp_jms.mq._usrshape import usr_folder
@@ -131,3 +131,24 @@ def test_body_templates_take_the_common_shapes() -> None:
     entries = {"a": Int(1), "b": "two", "c": 3.0, "d": True, "e": Short(5), "f": b"\xff", "g": None}
     assert map_body(entries) == encode_map(entries)
     assert map_body({"a b": 1}) is None  # a key that needs escaping: the general code
+
+
+char_values = st.one_of(st.sampled_from(["", "Q", "QM1", "é" * 30, "x" * 49, "MQSTR"]), st.text(max_size=10))
+
+
+@SETTINGS
+@given(char_values, char_values, char_values, char_values, st.sampled_from(["<", ">"]))
+def test_mqmd_pack_with_its_character_field_sets_matches_the_checked_packing(
+    rq: str, rqm: str, uid: str, name: str, order: str
+) -> None:
+    md = MQMD(reply_to_q=rq, reply_to_q_mgr=rqm, user_identifier=uid, put_appl_name=name, put_date="20251121")
+    for _ in range(2):  # the set encoded, then found
+        try:
+            expected = md._pack_checked(order)
+        except MQFormatError as exc:
+            with pytest.raises(MQFormatError, match=str(exc.field)):
+                md.pack(order)
+            return
+        assert md.pack(order) == expected
+    md.reply_to_q = "OTHER"  # a changed field is not served from the set of the old values
+    assert md.pack(order)[100:148] == b"OTHER".ljust(48)

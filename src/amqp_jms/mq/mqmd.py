@@ -175,6 +175,20 @@ def _char(value: str, width: int) -> bytes:
     return out
 
 
+#: the character fields that stay the same for a sender (Format, ReplyToQ, ReplyToQMgr,
+#: UserIdentifier, ApplIdentityData, PutApplName, ApplOriginData), encoded together
+_CHAR_SETS: dict[tuple[str, ...], tuple[bytes, ...]] = {}
+_CHAR_WIDTHS = (8, 48, 48, 12, 32, 28, 4)
+
+
+def _char_set(key: tuple[str, ...]) -> tuple[bytes, ...]:
+    out = tuple(_char(v, w) for v, w in zip(key, _CHAR_WIDTHS))  # raises _Slow when in doubt
+    if len(_CHAR_SETS) >= 1024:
+        _CHAR_SETS.clear()
+    _CHAR_SETS[key] = out
+    return out
+
+
 @dataclass(slots=True)
 class MQMD:
     """The message descriptor, with IBM's initial values (``MQMD_DEFAULT``) except ``version``,
@@ -250,19 +264,19 @@ class MQMD:
             ):
                 raise _Slow
             c = _char
-            b = _BLANKS
+            key = (
+                self.format, self.reply_to_q, self.reply_to_q_mgr, self.user_identifier,
+                self.appl_identity_data, self.put_appl_name, self.appl_origin_data,
+            )  # fmt: skip
+            chars = _CHAR_SETS.get(key)
+            if chars is None:
+                chars = _char_set(key)
+            fmt, rq, rqm, uid, aid, pan, origin = chars
             values = (
                 MQMD_STRUC_ID, self.version, self.report, self.msg_type, self.expiry, self.feedback,
-                self.encoding, self.coded_char_set_id, c(self.format, 8), self.priority, self.persistence,
-                self.msg_id, self.correl_id, self.backout_count, c(self.reply_to_q, 48),
-                b[48] if self.reply_to_q_mgr == "" else c(self.reply_to_q_mgr, 48),
-                b[12] if self.user_identifier == "" else c(self.user_identifier, 12),
-                self.accounting_token,
-                b[32] if self.appl_identity_data == "" else c(self.appl_identity_data, 32),
-                self.put_appl_type,
-                b[28] if self.put_appl_name == "" else c(self.put_appl_name, 28),
-                c(self.put_date, 8), c(self.put_time, 8),
-                b[4] if self.appl_origin_data == "" else c(self.appl_origin_data, 4),
+                self.encoding, self.coded_char_set_id, fmt, self.priority, self.persistence,
+                self.msg_id, self.correl_id, self.backout_count, rq, rqm, uid, self.accounting_token, aid,
+                self.put_appl_type, pan, c(self.put_date, 8), c(self.put_time, 8), origin,
                 self.group_id, self.msg_seq_number, self.offset, self.msg_flags, self.original_length,
             )  # fmt: skip
             if self.version == 2:
