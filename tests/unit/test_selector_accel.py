@@ -290,3 +290,37 @@ def test_in_lists_of_any_size_agree(count: int) -> None:
     got = _c_hits(array, lits)
     expected = _expected(values, literals, False)
     assert [g for g, e in zip(got, expected) if e is not None] == [e for e in expected if e is not None]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "NOT (s = 'a' AND n > 1)",
+        "NOT (s IN ('a', 'bb') OR n < 2)",
+        "(s LIKE 'a%' OR n = 3) AND NOT (s <> 'bb' AND n >= 2)",
+        "NOT (NOT (s = 'a' OR n > 2) AND s IN ('bb', ''))",
+        "s = 'a' AND n > 1 OR NOT s IN ('bb', 'a')",
+    ],
+)
+def test_unknown_rows_under_not_on_both_paths(text: str) -> None:
+    """The plan computes known-false rows only under NOT; unknown (null) rows must stay unknown
+    there, and every combination of null / non-null operands must answer like ``matches``."""
+    values = [None, "a", "bb", "", "ab"]
+    numbers = [None, 1, 2, 3]
+    messages, rows = [], []
+    for v in values:
+        for x in numbers:
+            m = TextMessage("x")
+            if v is not None:
+                m._props["s"] = v
+            if x is not None:
+                m.set_int_property("n", x)
+            messages.append(m)
+            rows.append((v, x))
+    s = pa.array([v for v, _ in rows], pa.string())
+    batch = pa.RecordBatch.from_arrays([s, pa.array([x for _, x in rows], pa.int32())], names=["s", "n"])
+    sel = Selector(text)
+    expected = [sel.matches(m) for m in messages]
+    assert sel.evaluate_batch(batch).to_pylist() == expected
+    with numpy_path():
+        assert sel.evaluate_batch(batch).to_pylist() == expected
