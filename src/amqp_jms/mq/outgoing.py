@@ -361,8 +361,7 @@ def to_mq(
         raise MQFormatError(f"a value is not encodable as UTF-8: {exc}", structure="MQRFH2") from None
     if extra:
         raw_folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
-    header = rfh2_bytes(order, body_enc, body_ccsid, body_fmt, raw_folders)
-    return MQMessage(md, header + body)
+    return MQMessage(md, rfh2_bytes(order, body_enc, body_ccsid, body_fmt, raw_folders, body))
 
 
 _NO_EXTRA: dict[str, Any] = {}

@@ -267,9 +267,11 @@ def read_chain(
     return chain, encoding, ccsid, fmt, pos
 
 
-def rfh2_bytes(order: str, encoding: int, ccsid: int, fmt: str, folders: list[bytes]) -> bytes:
+def rfh2_bytes(
+    order: str, encoding: int, ccsid: int, fmt: str, folders: list[bytes], body: bytes = b""
+) -> bytes:
     """One RFH2 (NameValueCCSID 1208) with UTF-8 folder bytes, padded; what ``MQRFH2.pack`` builds,
-    without the object (the outgoing mapping's hot path)."""
+    without the object (the outgoing mapping's hot path). ``body`` is appended in the same join."""
     parts = [b""]
     ln = _LEN[order]
     total = MQRFH_STRUC_LENGTH_FIXED_2
@@ -280,6 +282,8 @@ def rfh2_bytes(order: str, encoding: int, ccsid: int, fmt: str, folders: list[by
         parts.append(ln.pack(len(raw)))
         parts.append(raw)
         total += 4 + len(raw)
+    if body:
+        parts.append(body)
     try:
         parts[0] = _FIXED[order].pack(
             MQRFH_STRUC_ID, MQRFH_VERSION_2, total, encoding, ccsid,
