@@ -76,7 +76,7 @@ def test_drain_makes_an_empty_receive_no_wait_mean_empty(conn: Connection) -> No
     while True:
         message = consumer.receive_no_wait()
         if message is None:
-            consumer.drain()  # the peer answered: what it had is local now
+            assert consumer.drain()  # the peer answered: what it had is local now
             message = consumer.receive_no_wait()
             if message is None:
                 break
@@ -117,3 +117,9 @@ def test_message_id_prefix_must_be_a_jms_id(conn: Connection, bad: Any) -> None:
     producer = conn.create_session(False).create_producer(Queue("enc7"))
     with pytest.raises(JMSException, match="invalid message id prefix"):
         producer.set_message_id_prefix(bad)
+
+
+def test_drain_says_so_when_the_peer_cannot_be_asked(conn: Connection) -> None:
+    consumer = conn.create_session(False).create_consumer(Queue("enc8"))
+    consumer._p.provider.drain_unsafe = True  # what the provider sets for RabbitMQ < 3.12
+    assert consumer.drain() is False  # at once, and an empty receive_no_wait proves nothing

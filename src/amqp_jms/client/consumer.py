@@ -192,7 +192,7 @@ class MessageConsumer:
         """``receive_no_wait``, also handing back the bytes (see ``receive_encoded``)."""
         return self._receive_encoded(0.0)
 
-    def drain(self) -> None:
+    def drain(self) -> bool:
         """Ask the peer to send now everything it has for this consumer, and wait for its answer.
 
         Why: with ``jms.receiveNoWaitLocalOnly`` (which pipelines set, so that polling costs no
@@ -204,15 +204,22 @@ class MessageConsumer:
         wait. The credit is topped up again afterwards. With prefetch 0 this is a no-op
         (``receive_no_wait`` drains by itself). Raises ``JMSException`` when the peer does not
         answer within ``jms.drainTimeout``.
+
+        Returns False, at once, when the peer cannot be asked (the provider knows it fails on
+        drains: RabbitMQ before 3.12, see docs/client.md): an empty ``receive_no_wait`` then
+        proves nothing, and the caller must fall back to waiting for a quiet spell.
         """
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot drain: the consumer has a message listener")
+        if not self._p.drain_on_empty:
+            return False
         if self._prefetch <= 0:
-            return
+            return True
         conn = self._session._connection
         conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms), "drain")
         self._p.taken()  # the drain used up the credit: let the provider top it up again
+        return True
 
     def close(self) -> None:
         if self._closed:

@@ -81,9 +81,10 @@ def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
     return None if got is None else (got.message, got.data)
 
 
-def drain(consumer: Any) -> None:
-    """Have the peer send what it holds for the consumer now (``MessageConsumer.drain``)."""
-    consumer.drain()
+def drain(consumer: Any) -> bool:
+    """Have the peer send what it holds for the consumer now (``MessageConsumer.drain``); False
+    when the peer cannot be asked (old RabbitMQ)."""
+    return bool(consumer.drain())
 
 
 def set_message_id_prefix(producer: Any, prefix: str) -> None:

@@ -42,7 +42,7 @@ from ._faults import crash_point
 from .options import JmsOptions
 from .wal import WriteAheadLog
 
-__all__ = ["DEFAULT_MAX_BUFFERED", "ReceiverStats", "SegmentReceiver"]
+__all__ = ["DEFAULT_MAX_BUFFERED", "QUIET_MS", "ReceiverStats", "SegmentReceiver"]
 
 _log = logging.getLogger(__name__)
 
@@ -51,6 +51,9 @@ SPLIT_AT = 1000
 #: Un-planned messages the receiver may hold (on disk, and at most one segment in memory) by
 #: default: enough to receive through a batch's Python worker start-up (~20 s) without pausing.
 DEFAULT_MAX_BUFFERED = 100_000
+#: availableNow with a peer that cannot drain (RabbitMQ < 3.12): how long the destination must
+#: stay quiet (at least; ``pollMs`` if longer) before it counts as empty.
+QUIET_MS = 2000
 #: How often an idle receiver looks at requests and the stop flag.
 _TICK_MS = 50
 
@@ -243,8 +246,10 @@ class SegmentReceiver:
                 got = receive_raw(consumer, _TICK_MS)
                 if got is None and self.available_now:
                     stats.drains += 1
-                    drain(consumer)  # the broker sends what it has, then says so
-                    got = receive_raw(consumer, 0)
+                    if drain(consumer):  # the broker sends what it has, then says so
+                        got = receive_raw(consumer, 0)
+                    else:  # a peer that cannot drain: only a quiet spell says "empty"
+                        got = receive_raw(consumer, max(self.options.poll_ms, QUIET_MS))
                 stats.receive_s += time.monotonic() - began
                 if got is None:
                     if not self.available_now:
