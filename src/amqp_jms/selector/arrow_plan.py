@@ -12,6 +12,9 @@ row), so that SQL's three-valued logic is a couple of byte-wide ``&``/``|`` per 
 - a comparison on a column with validity ``V``: ``T = V & cmp``, ``F = V & ~cmp``;
 - the selector matches where ``T``.
 
+``F`` is only needed under a ``NOT``: the root, and AND/OR chains not under a ``NOT``, compute
+``T`` alone (``_Batch.need_f``), which saves the ``F`` arrays and their combination.
+
 Leaves:
 
 - string ``=``/``<>`` a literal, ``[NOT] IN``, ``[NOT] LIKE`` whose pattern is a literal or a

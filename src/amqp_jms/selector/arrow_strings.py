@@ -17,8 +17,8 @@ answers come from a few branch-free numpy passes over the two buffers of a ``str
 
 The two gathers per candidate row are the floor of this design (numpy has no cheaper way to read
 a word at an arbitrary byte offset): about 3 ns per row on this project's 2-core machine, which
-is why a single string test stays at 20-45x the per-message evaluator rather than the 50x numeric
-ones reach (docs/benchmarks.md, ``selector_bench``).
+is why on this path a single string test stays at 20-45x the per-message evaluator rather than
+the 50x numeric ones reach (docs/benchmarks.md, ``selector_bench``); hence the C accelerator.
 
 Comparison is on UTF-8 bytes, which is exactly string equality (two strings are equal iff their
 UTF-8 encodings are) and prefix (UTF-8 is self-synchronizing). A literal Arrow cannot hold (a
