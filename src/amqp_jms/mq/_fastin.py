@@ -6,7 +6,9 @@ through the message model's fast path (``_blank()``, slot writes, ``_mark_receiv
 an ``MQMD`` object, header tuples or per-folder dicts. The ``jms`` and ``usr`` folders and a
 map/stream body go through the XML parser in one feed (``parse_many``).
 
-Anything else, and anything that looks wrong at all, returns None: the general path
+It also needs a plain ``<Tms>`` (without one, PutDate/PutTime decide the timestamp) and plain
+integers in ``Exp``/``Pri``/``Dlv``/``Seq``. Anything else, and anything that looks wrong at all
+(the whole read is guarded: any exception means "not here"), returns None: the general path
 (``incoming._from_mq``) then reads the message, or raises ``MQFormatError`` naming the problem.
 The rules applied are the general path's, line for line; tests compare the two on many shapes.
 

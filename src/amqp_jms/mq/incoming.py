@@ -103,7 +103,8 @@ def _time_of(md: MQMD) -> int | None:
 
 
 def from_mq_bytes(raw: bytes) -> Message:
-    """A JMS message from an MQMD followed by its data (raw MQ message files, ``to_bytes()``)."""
+    """A JMS message from an MQMD followed by its data (raw MQ message files, ``to_bytes()``).
+    The common JMS shape is read by ``_fastin``; everything else, and every error, here."""
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise MQFormatError(f"expected bytes, got {type(raw).__name__}", structure="MQMD")
     if type(raw) is not bytes:
