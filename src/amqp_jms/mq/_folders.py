@@ -266,16 +266,18 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
     text holds ``</_w`` (so none can close a wrapper early; one left open makes its ``</_w>``
     mismatch, an error), nor ``<!``/``<?`` (nothing can swallow a ``</_w>``); each wrapper must
     then hold exactly one element and no text."""
-    for t in texts:
-        if "<!" in t or "<?" in t or _WRAP_END in t:
-            return None
+    # checked on the joined feed, which holds no "<!", "<?" or "</_w" across a seam (wrappers
+    # start with "<" and end with ">"), so these are exactly the checks on each text
+    feed = _WRAP_CLOSE.join([_WRAP_OPEN + t for t in texts]) + _WRAP_CLOSE
+    if "<!" in feed or "<?" in feed or feed.count(_WRAP_END) != len(texts):
+        return None
     try:
         stream = _POOL.pop()
     except IndexError:
         stream = _Stream()
     holder = stream.holder
     try:
-        stream.feed(_WRAP_CLOSE.join([_WRAP_OPEN + t for t in texts]) + _WRAP_CLOSE)
+        stream.feed(feed)
     except Exception:  # a parse error (or anything else): this parser is done
         return None
     if len(holder) != len(texts):
@@ -290,7 +292,7 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
         out.append(el)
     del holder[:]
     stream.left -= 1
-    if stream.left and sum(map(len, texts)) <= _BIG:
+    if stream.left and len(feed) <= _BIG:
         _POOL.append(stream)
     return out
 
