@@ -62,3 +62,18 @@ def test_mq_usr_folder_refuses_the_same_keywords() -> None:
     refused._props["Like"] = 1  # bypassing the setter, which refuses it too
     with pytest.raises(MQFormatError, match="selector keyword"):
         to_mq(refused)
+
+
+@pytest.mark.parametrize("name", ["JMS", "JMSFoo", "JMSType", "JMSDestination"])
+def test_reserved_jms_names_are_refused_on_both_sides(name: str) -> None:
+    # §3.8.1.1: a JMS name that is not JMSX*/JMS_* is a header field, never a property
+    assert not is_valid_property_name(name)
+    with pytest.raises(ValueError, match="reserved"):
+        Message().set_int_property(name, 1)
+    assert not _selectable(name)
+
+
+@pytest.mark.parametrize("name", ["JMSXGroupID", "JMS_AMQP_ACK_TYPE", "JMSX", "JMS_"])
+def test_jmsx_and_provider_names_are_properties(name: str) -> None:
+    assert is_valid_property_name(name)
+    assert _selectable(name)

@@ -84,7 +84,7 @@ from ._base import (
 from ._bytes import BytesMessage
 from ._javaser import JavaSerializedObject
 from ._map import MapMessage
-from ._names import is_identifier as is_valid_property_name
+from ._names import is_property_name as is_valid_property_name
 from ._object import ObjectMessage
 from ._stream import StreamMessage
 from ._text import TextMessage
