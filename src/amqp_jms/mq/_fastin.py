@@ -60,7 +60,8 @@ _RFH = {o: struct.Struct(o + "4siiii8sii") for o in "<>"}
 _LEN = {o: struct.Struct(o + "i") for o in "<>"}
 _FMT_RFH2 = b"MQHRF2  "
 _NOT_BODY_FORMATS = frozenset((b"MQHRF2  ", b"MQHMDE  "))
-_CLASSES: dict[str, type[Message]] = {
+#: the JMS class of each RFH2 ``mcd`` Msd value (shared with the general path in ``incoming``)
+CLASSES: dict[str, type[Message]] = {
     "jms_none": Message,
     "jms_text": TextMessage,
     "jms_bytes": BytesMessage,
@@ -86,7 +87,7 @@ def _mcd(text: str) -> tuple[type[Message], str, str | None, str] | None:
         return None
     msd_el = mcd.get("Msd")
     msd = (msd_el.text or "").strip() if msd_el is not None else ""
-    cls = _CLASSES.get(msd)
+    cls = CLASSES.get(msd)
     if cls is None:
         return None  # the body format decides: the general path
     type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")

@@ -22,15 +22,11 @@ from typing import Any
 
 from ..destination import Topic
 from ..message import (
-    BytesMessage,
-    MapMessage,
     Message,
-    ObjectMessage,
-    StreamMessage,
-    TextMessage,
 )
 from ..types import Int
 from ._binary import byte_order
+from ._fastin import CLASSES as _CLASSES
 from ._fastin import fast_from_mq_bytes, object_body
 from ._folders import decode_child, is_nil, parse_cached, parse_fresh, usr_properties
 from ._uri import destination_from_uri, join_jms_type
@@ -55,14 +51,6 @@ from .xmlfolder import decode_value
 
 __all__ = ["from_mq", "from_mq_bytes"]
 
-_CLASSES: dict[str, type[Message]] = {
-    "jms_none": Message,
-    "jms_text": TextMessage,
-    "jms_bytes": BytesMessage,
-    "jms_map": MapMessage,
-    "jms_stream": StreamMessage,
-    "jms_object": ObjectMessage,
-}
 _MD_EXTENSION = MQFMT_MD_EXTENSION.rstrip()
 _KNOWN = ("mcd", "jms", "mqext", "ajms")
 _INT = re.compile(r"[+-]?[0-9]{1,19}")

@@ -36,7 +36,6 @@ batch's data outlives that batch.
 
 from __future__ import annotations
 
-import operator
 import threading
 from collections.abc import Callable
 from functools import reduce
@@ -48,6 +47,7 @@ import pyarrow.compute as pc
 
 from .arrow_strings import Literals, array_hits
 from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
+from .values import CMP_OPS
 
 __all__ = ["Plan", "plan_for"]
 
@@ -62,14 +62,7 @@ _CHUNK = 1 << 17
 
 _SPECIAL = frozenset({"JMSDeliveryMode", "JMSPriority"})  # columns ``arrow.py`` maps first
 _FLIP = {"=": "=", "<>": "<>", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
-_NP_CMP: dict[str, Callable[[Any, Any], Any]] = {
-    "=": operator.eq,
-    "<>": operator.ne,
-    "<": operator.lt,
-    "<=": operator.le,
-    ">": operator.gt,
-    ">=": operator.ge,
-}
+_NP_CMP: dict[str, Callable[[Any, Any], Any]] = CMP_OPS  # the same operators work on numpy arrays
 _PLAIN_STRINGS = frozenset({pa.string().id, pa.large_string().id})
 _DICTIONARY = pa.dictionary(pa.int32(), pa.string()).id
 _LIT_KIND = {"int": "I", "long": "L", "float": "F", "double": "D"}
