@@ -1,18 +1,26 @@
-"""Only the optional C accelerator of the selector's string tests; all metadata is in pyproject.toml.
+"""Only the optional C accelerators; all metadata is in pyproject.toml.
 
-``optional=True``: without a C compiler the build still succeeds and the selector uses its numpy
-path (``amqp_jms.selector.arrow_strings``), as msgpack and PyYAML do.
+``optional=True``: without a C compiler the build still succeeds and each accelerated path runs
+its pure-Python twin (as msgpack and PyYAML do), with the same results. ``AMQP_JMS_NO_ACCEL=1``
+makes a running process use the Python paths too.
+
+- ``selector._strkernels``: string tests of the vectorized selector (else numpy).
+- ``mq._mqxml``: the XML of RFH2 folders and map/stream bodies on the incoming fast path (else
+  the expat-backed ElementTree parser).
+- ``mq._mqout``: assembling the MQMD and RFH2 bytes on the outgoing path (else struct and str).
 """
 
 from setuptools import Extension, setup
 
+_ACCELERATORS = {
+    "amqp_jms.selector._strkernels": "src/amqp_jms/selector/_strkernels.c",
+    "amqp_jms.mq._mqxml": "src/amqp_jms/mq/_mqxml.c",
+    "amqp_jms.mq._mqout": "src/amqp_jms/mq/_mqout.c",
+}
+
 setup(
     ext_modules=[
-        Extension(
-            "amqp_jms.selector._strkernels",
-            ["src/amqp_jms/selector/_strkernels.c"],
-            optional=True,
-            extra_compile_args=["-O3"],
-        )
+        Extension(name, [path], optional=True, extra_compile_args=["-O3"])
+        for name, path in _ACCELERATORS.items()
     ]
 )
