@@ -22,7 +22,9 @@ properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, 
 from __future__ import annotations
 
 import hashlib
+import os
 import time
+from types import ModuleType
 from typing import Any
 
 from ..destination import Destination
@@ -48,6 +50,7 @@ from .constants import (
     MQMI_NONE,
     MQMT_DATAGRAM,
     MQMT_REQUEST,
+    MQOL_UNDEFINED,
     MQPER_NOT_PERSISTENT,
     MQPER_PERSISTENT,
     REPORT_PROPERTIES,
@@ -61,6 +64,19 @@ from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text,
 
 __all__ = ["body_domain", "to_mq"]
 
+
+def _load_accelerator() -> ModuleType | None:
+    if os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0"):
+        return None
+    try:
+        from . import _mqout
+    except ImportError:  # not built (no C compiler at install time): struct and str joins
+        return None
+    return _mqout
+
+
+#: the C assembly of MQMD + RFH2 + body (``_mqout``), or None: the Python path
+_ACCEL = _load_accelerator()
 _MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
 _ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
 _ENCODINGS.update({"big": MQENC_NORMAL, "normal": MQENC_NORMAL})
@@ -329,17 +345,26 @@ def to_mq(
     if msg_type is None:
         msg_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
 
-    md = MQMD(
+    # the MQMD's field values, in its order (Version first, OriginalLength last)
+    body, null_body = _body(message, domain, body_ccsid)
+    if target_client == "mq":  # the MQMD describes the body itself
+        args = (
+            2, report, msg_type, expiry, feedback, body_enc, body_ccsid, body_fmt, priority,
+            MQPER_PERSISTENT if persistent else MQPER_NOT_PERSISTENT, msg_id, correl_id, 0, reply_q,
+            reply_q_mgr, user_id, MQACT_NONE, "", put_appl_type, appl_name, put_date, put_time, "",
+            group_id, seq, 0, msg_flags, MQOL_UNDEFINED,
+        )  # fmt: skip
+        try:  # the MQMD is in the byte order of its own Encoding, the body's here
+            md_order = byte_order(body_enc, "MQMD")
+        except MQFormatError:  # to_bytes() says so
+            return MQMessage(MQMD(*args), body)
+        return _message(md_order, args, None, [], body)
+    args = (
         2, report, msg_type, expiry, feedback, enc, MQCCSI_UTF8, _RF_HEADER_2, priority,
         MQPER_PERSISTENT if persistent else MQPER_NOT_PERSISTENT, msg_id, correl_id, 0, reply_q, reply_q_mgr,
         user_id, MQACT_NONE, "", put_appl_type, appl_name, put_date, put_time, "", group_id, seq, 0,
-        msg_flags,
+        msg_flags, MQOL_UNDEFINED,
     )  # fmt: skip
-    body, null_body = _body(message, domain, body_ccsid)
-
-    if target_client == "mq":
-        md.format, md.coded_char_set_id, md.encoding = body_fmt, body_ccsid, body_enc
-        return MQMessage(md, body)
 
     # ---- RFH2
     if null_body:
@@ -355,13 +380,29 @@ def to_mq(
         folders.append(f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>")
     if ajms:
         folders.append("<ajms>" + "".join(ajms) + "</ajms>")
+    if extra:
+        folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
+    return _message(order, args, (body_enc, body_ccsid, body_fmt), folders, body)
+
+
+def _message(
+    order: str, args: tuple[Any, ...], rfh2: tuple[int, int, str] | None, folders: list[str | bytes],
+    body: bytes,
+) -> MQMessage:  # fmt: skip
+    """The MQMessage of an MQMD's field values, an RFH2 (Encoding, CCSID, Format; None: no RFH2)
+    with these folders, and the body: assembled by the C accelerator when it takes them all."""
+    if _ACCEL is not None:
+        raw = _ACCEL.assemble(order == ">", args, rfh2, folders, body)
+        if raw is not None:
+            return MQMessage._assembled(raw, args)
+    md = MQMD(*args)
+    if rfh2 is None:
+        return MQMessage(md, body)
     try:
         raw_folders = [f.encode("utf-8") if isinstance(f, str) else f for f in folders]
     except UnicodeEncodeError as exc:
         raise MQFormatError(f"a value is not encodable as UTF-8: {exc}", structure="MQRFH2") from None
-    if extra:
-        raw_folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
-    return MQMessage(md, rfh2_bytes(order, body_enc, body_ccsid, body_fmt, raw_folders, body))
+    return MQMessage(md, rfh2_bytes(order, *rfh2, raw_folders, body))
 
 
 _NO_EXTRA: dict[str, Any] = {}
