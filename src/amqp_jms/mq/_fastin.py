@@ -20,7 +20,9 @@ per producer).
 
 from __future__ import annotations
 
+import os
 import struct
+from types import ModuleType
 from typing import Any
 
 from ..mapping.codec import decode_value as amqp_decode
@@ -35,16 +37,34 @@ from ..message import (
 )
 from ..types import Int
 from ._folders import CONVERTERS as _CONVERTERS
-from ._folders import SLOW, decode_child, is_nil, parse_cached, parse_many
+from ._folders import SLOW, Child, child_value, children_of, parse_cached, parse_many
 from ._uri import destination_from_uri, join_jms_type
 from .bodies import CCSID_CODECS as _CODECS
 from .bodies import charset_of_ccsid
 from .constants import MQAT_JAVA, MQMF_LAST_MSG_IN_GROUP, MQMF_MSG_IN_GROUP, REPORT_PROPERTIES
 from .errors import MQFormatError
 from .outgoing import _put_date_time
-from .xmlfolder import decode_value
 
-__all__ = ["fast_from_mq_bytes", "object_body"]
+__all__ = ["accelerated", "fast_from_mq_bytes", "object_body"]
+
+
+def _load_accelerator() -> ModuleType | None:
+    if os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0"):
+        return None
+    try:
+        from . import _mqxml
+    except ImportError:  # not built (no C compiler at install time): ElementTree reads the folders
+        return None
+    return _mqxml
+
+
+_ACCEL = _load_accelerator()
+
+
+def accelerated() -> bool:
+    """Whether folders are read by the C accelerator ``_mqxml`` (else by ElementTree)."""
+    return _ACCEL is not None
+
 
 #: the MQMD fields this path reads: Report, MsgType, Expiry, Feedback, Encoding, Format, Priority,
 #: Persistence, MsgId, CorrelId, BackoutCount, PutDate + PutTime, ApplOriginData, GroupId,
@@ -129,12 +149,62 @@ def _format(raw: bytes) -> str:
     return text
 
 
-def _int_text(el: Any) -> int | None:
-    """A jms element's integer in its plain form (no attributes, digits), else None."""
-    text = el.text
-    if text and len(text) < 19 and text.isdigit() and text.isascii() and not el.keys():
-        return int(text)
-    return None
+#: one RFH2's folders in the fast path's shape: the mcd folder's bytes as sent, the jms children
+#: by name (the first of a name wins), the usr and ajms children (or None)
+Folders = tuple[bytes, dict[str, Child], list[Child] | None, list[Child] | None]
+
+
+def _folders_py(raw: bytes, end: int, rorder: str) -> Folders | None:
+    """What ``_mqxml.folders`` answers, read with ElementTree: the path without the accelerator,
+    and for what the accelerator leaves (``xsi:nil``, comments, nested elements, ...)."""
+    pos = 400
+    unpack_len = _LEN[rorder].unpack_from
+    mcd_raw = jms_text = usr_text = ajms_text = None
+    while pos < end:
+        if end - pos < 4:
+            return None
+        (n,) = unpack_len(raw, pos)
+        pos += 4
+        if n < 0 or n > end - pos:
+            return None
+        folder = raw[pos : pos + n]
+        pos += n
+        head = folder[:5]
+        if head == b"<jms>" and jms_text is None:
+            jms_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif head == b"<mcd>" and mcd_raw is None:
+            mcd_raw = folder
+        elif head == b"<usr>" and usr_text is None:
+            usr_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif head == b"<ajms" and folder[:6] == b"<ajms>" and ajms_text is None:
+            ajms_text = folder.rstrip(b" \x00").decode("utf-8")
+        elif folder.rstrip(b" \x00"):
+            return None  # another folder, or one repeated: the general path
+    if mcd_raw is None or jms_text is None:
+        return None
+    texts = [t for t in (jms_text, usr_text, ajms_text) if t is not None]
+    els = parse_many(texts)
+    if els is None:
+        return None
+    names = ["jms"] + ["usr"] * (usr_text is not None) + ["ajms"] * (ajms_text is not None)
+    if [el.tag for el in els] != names:
+        return None
+    jms = {c[0]: c for c in children_of(els[0])[::-1]}
+    usr = children_of(els[1]) if usr_text is not None else None
+    ajms = children_of(els[-1]) if ajms_text is not None else None
+    return mcd_raw, jms, usr, ajms
+
+
+def _body_doc(body: bytes, codec: str) -> tuple[str, list[Child]] | None:
+    """A map/stream body's root name and children (None: the general path decides)."""
+    if _ACCEL is not None:
+        doc = _ACCEL.parse(body if codec == "utf-8" else body.decode(codec))
+        if doc is not None:
+            return doc
+    els = parse_many([body.decode(codec)])
+    if els is None:
+        return None
+    return els[0].tag, children_of(els[0])
 
 
 def fast_from_mq_bytes(raw: bytes) -> Message | None:
@@ -177,31 +247,12 @@ def _read(raw: bytes) -> Message | None:
         body_fmt = _format(fmt_raw)
         if body_fmt == "MQHRF2":
             return None  # a chain of RFH2s: the general path
-    pos = 400
-    unpack_len = _LEN[rorder].unpack_from
-    mcd_raw = jms_text = usr_text = ajms_text = None
-    while pos < end:
-        if end - pos < 4:
+    got = _ACCEL.folders(raw, 400, end, rorder == "<") if _ACCEL is not None else None
+    if got is None:
+        got = _folders_py(raw, end, rorder)
+        if got is None:
             return None
-        (n,) = unpack_len(raw, pos)
-        pos += 4
-        if n < 0 or n > end - pos:
-            return None
-        folder = raw[pos : pos + n]
-        pos += n
-        head = folder[:5]
-        if head == b"<jms>" and jms_text is None:
-            jms_text = folder.rstrip(b" \x00").decode("utf-8")
-        elif head == b"<mcd>" and mcd_raw is None:
-            mcd_raw = folder
-        elif head == b"<usr>" and usr_text is None:
-            usr_text = folder.rstrip(b" \x00").decode("utf-8")
-        elif head == b"<ajms" and folder[:6] == b"<ajms>" and ajms_text is None:
-            ajms_text = folder.rstrip(b" \x00").decode("utf-8")
-        elif folder.rstrip(b" \x00"):
-            return None  # another folder, or one repeated: the general path
-    if mcd_raw is None or jms_text is None:
-        return None
+    mcd_raw, jms, usr, ajms_list = got
     shape = _MCD.get(mcd_raw)
     if shape is None:
         shape = _mcd(mcd_raw.rstrip(b" \x00").decode("utf-8"))
@@ -212,39 +263,10 @@ def _read(raw: bytes) -> Message | None:
         _MCD[mcd_raw] = shape
     cls, msd, jms_type, body_kind = shape
     body = raw[end:]
-
-    # ---- one parse for jms, usr, ajms and a map/stream body
-    texts = [jms_text]
-    if usr_text is not None:
-        texts.append(usr_text)
-    if ajms_text is not None:
-        texts.append(ajms_text)
     codec = _CODECS.get(ccsid)
     if codec is None:
         return None
-    xml_body = body_kind is _XML and body.strip(b" \x00")
-    if xml_body:
-        texts.append(body.decode(codec))
-    els = parse_many(texts)
-    if els is None:
-        return None
-    jms_el = els[0]
-    if jms_el.tag != "jms":
-        return None
-    i = 1
-    usr_el = ajms_el = None
-    if usr_text is not None:
-        usr_el = els[1]
-        if usr_el.tag != "usr":
-            return None
-        i = 2
-    ajms: dict[str, Any] = _NONE
-    if ajms_text is not None:
-        ajms_el = els[i]
-        if ajms_el.tag != "ajms":
-            return None
-        ajms = {c.tag: c for c in ajms_el[::-1]}
-        i += 1
+    ajms: dict[str, Child] = {c[0]: c for c in ajms_list[::-1]} if ajms_list else _NONE
 
     msg = cls._blank()
     # ---- body
@@ -252,68 +274,65 @@ def _read(raw: bytes) -> Message | None:
         msg._text = None if "Nul" in ajms and not body else body.decode(codec)  # type: ignore[attr-defined]
     elif body_kind is _BYTES:
         msg._set_body_bytes(body)  # type: ignore[attr-defined]
-    elif xml_body:
-        root = els[i]
+    elif body_kind is _XML and body.strip(b" \x00"):
+        doc = _body_doc(body, codec)
+        if doc is None:
+            return None
+        root_tag, children = doc
+        conv = _CONVERTERS.get
         if msd == "jms_map":
-            if root.tag != "map":
+            if root_tag != "map":
                 return None
             entries: dict[str, Any] = {}
-            conv = _CONVERTERS.get
-            for e in root:
-                attrs: Any = e.attrib
-                key = attrs.get("name")
-                if e.tag != "elt" or key is None:
+            for tag, text, attrs in children:
+                key = attrs.get("name") if attrs is not None else None
+                if tag != "elt" or key is None:
                     return None
                 v = SLOW
-                n = len(attrs)
+                n = len(attrs)  # type: ignore[arg-type]
                 if n == 1:
-                    text = e.text
                     v = text if text is not None else ""
                 elif n == 2:
+                    dt = attrs.get("dt")  # type: ignore[union-attr]
+                    if dt is not None:
+                        f = conv(dt)
+                        if f is not None:
+                            v = f(text)
+                entries[key] = child_value(text, attrs, f"map entry {key!r}") if v is SLOW else v
+            msg._map = entries  # type: ignore[attr-defined]
+        else:
+            if root_tag != "stream":
+                return None
+            items: list[Any] = []
+            for tag, text, attrs in children:
+                if tag != "elt":
+                    return None
+                v = SLOW
+                if attrs is None:
+                    v = text if text is not None else ""
+                elif len(attrs) == 1:
                     dt = attrs.get("dt")
                     if dt is not None:
                         f = conv(dt)
                         if f is not None:
-                            v = f(e.text)
-                entries[key] = decode_child(e, f"map entry {key!r}") if v is SLOW else v
-            msg._map = entries  # type: ignore[attr-defined]
-        else:
-            if root.tag != "stream":
-                return None
-            items: list[Any] = []
-            conv = _CONVERTERS.get
-            for e in root:
-                if e.tag != "elt":
-                    return None
-                attrs = e.items()
-                v = SLOW
-                if not attrs:
-                    text = e.text
-                    v = text if text is not None else ""
-                elif len(attrs) == 1:
-                    k, dt = attrs[0]
-                    if k == "dt":
-                        f = conv(dt)
-                        if f is not None:
-                            v = f(e.text)
-                items.append(decode_child(e, f"stream item {len(items)}") if v is SLOW else v)
+                            v = f(text)
+                items.append(child_value(text, attrs, f"stream item {len(items)}") if v is SLOW else v)
             msg._items = items  # type: ignore[attr-defined]
     elif body_kind is _OBJECT:
-        msg._object = object_body(body, ajms)  # type: ignore[attr-defined]
+        obj = ajms.get("Obj")
+        msg._object = object_body(body, "Nul" in ajms, obj[1] if obj is not None else None)  # type: ignore[attr-defined]
 
     # ---- headers from the jms folder (the first of each name wins)
-    jms = {c.tag: c for c in jms_el[::-1]}
-    plain = "=" not in jms_text  # no element of it has an attribute
     extra: dict[str, Any] | None = None
-    el: Any = jms.get("Dst")
+    el = jms.get("Dst")
     if el is not None:
-        dst = el.text
+        dst = el[1]
         if dst and (dst := dst.strip()):
             msg._destination, qm = destination_from_uri(dst, "jms.Dst")
             if qm:
                 extra = {"mq.dst_q_mgr": qm}
     el = jms.get("Rto")
-    rto = el.text if el is not None else None
+    rto = el[1] if el is not None else None
     if rto and (rto := rto.strip()):
         msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
@@ -326,42 +345,42 @@ def _read(raw: bytes) -> Message | None:
     el = jms.get("Tms")
     if el is None:
         return None  # PutDate/PutTime decide the timestamp: the general path
-    text = el.text
-    if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
+    text = el[1]
+    if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
         return None
     msg._timestamp = tms = int(text)
     el = jms.get("Exp")
     if el is not None:
-        text = el.text
-        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
+        text = el[1]
+        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
             return None
         msg._expiration = int(text)
     elif expiry > 0 and tms:
         msg._expiration = tms + expiry * 100
     el = jms.get("Pri")
     if el is not None:
-        text = el.text
-        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and (plain or not el.keys())):
+        text = el[1]
+        if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
             return None
         msg._priority = int(text)
     else:
         msg._priority = priority if 0 <= priority <= 9 else 4
     el = jms.get("Dlv")
     if el is not None:
-        text = el.text
-        if (text != "1" and text != "2") or not (plain or not el.keys()):
+        text = el[1]
+        if (text != "1" and text != "2") or el[2] is not None:
             return None
         msg._delivery_mode = 2 if text == "2" else 1
     else:
         msg._delivery_mode = 2 if persistence == 1 else 1
     mid = ajms.get("Mid")
     if mid is not None:
-        msg._message_id = mid.text or ""
+        msg._message_id = mid[1] or ""
     elif msg_id != _NO_ID:
         msg._message_id = "ID:" + msg_id.hex()
     el = jms.get("Cid")
     if el is not None:
-        msg._correlation_id = el.text or ""
+        msg._correlation_id = el[1] or ""
     elif correl_id != _NO_ID:
         msg._correlation_id = "ID:" + correl_id.hex()
     if jms_type is not None:
@@ -371,29 +390,25 @@ def _read(raw: bytes) -> Message | None:
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
     props: dict[str, Any] = {}
-    if usr_el is not None:
+    if usr is not None:
         conv = _CONVERTERS.get
-        for e in usr_el:  # a repeated name: the last wins, as a map would
-            attrs = e.items()
-            if not attrs:
-                text = e.text
-                props[e.tag] = text if text is not None else ""
+        for tag, text, attrs in usr:  # a repeated name: the last wins, as a map would
+            if attrs is None:
+                props[tag] = text if text is not None else ""
                 continue
             v = SLOW
             if len(attrs) == 1:
-                k, dt = attrs[0]
-                if k == "dt":
+                dt = attrs.get("dt")
+                if dt is not None:
                     f = conv(dt)
                     if f is not None:
-                        v = f(e.text)
-            props[e.tag] = decode_child(e, f"<usr><{e.tag}>") if v is SLOW else v
-    if ajms_el is not None:
-        for p in ajms_el:
-            if p.tag == "p" and "name" in p.attrib:
-                pname = p.attrib["name"]
-                props[pname] = decode_value(
-                    p.attrib.get("dt"), p.text or "", is_nil(p), f"<ajms> property {pname!r}"
-                )
+                        v = f(text)
+            props[tag] = child_value(text, attrs, f"<usr><{tag}>") if v is SLOW else v
+    if ajms_list:
+        for tag, text, attrs in ajms_list:
+            if tag == "p" and attrs is not None and "name" in attrs:
+                pname = attrs["name"]
+                props[pname] = child_value(text, attrs, f"<ajms> property {pname!r}")
     if user_id:
         props["JMSXUserID"] = user_id
     if appl_name:
@@ -402,15 +417,15 @@ def _read(raw: bytes) -> Message | None:
         gid = jms.get("Gid")
         in_group = msg_flags & MQMF_MSG_IN_GROUP
         if gid is not None:
-            props["JMSXGroupID"] = gid.text or ""
+            props["JMSXGroupID"] = gid[1] or ""
         elif in_group and group_id != _NO_ID:
             props["JMSXGroupID"] = "ID:" + group_id.hex()
         el = jms.get("Seq")
         if el is not None:
-            seq = _int_text(el)
-            if seq is None:
+            text = el[1]
+            if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
                 return None
-            props["JMSXGroupSeq"] = Int(seq)
+            props["JMSXGroupSeq"] = Int(int(text))
         elif in_group:
             props["JMSXGroupSeq"] = Int(seq_number)
     props["JMSXDeliveryCount"] = _DELIVERY_COUNTS[backout] if 0 <= backout < 16 else Int(backout + 1)
@@ -464,12 +479,12 @@ def _put_stamp(ms: int) -> bytes:
     return out
 
 
-def object_body(body: bytes, ajms: dict[str, Any]) -> Any:
-    """An ObjectMessage body: null, an AMQP-typed value (``<ajms><Obj>amqp``) or Java bytes."""
-    if "Nul" in ajms and not body:
+def object_body(body: bytes, nul: bool, obj: str | None) -> Any:
+    """An ObjectMessage body: null (``<ajms><Nul>`` and no bytes), an AMQP-typed value
+    (``<ajms><Obj>amqp``) or Java bytes."""
+    if nul and not body:
         return None
-    obj = ajms.get("Obj")
-    if obj is not None and obj.text == "amqp":
+    if obj == "amqp":
         try:
             value, end = amqp_decode(body, 0, "ObjectMessage body")
         except Exception as exc:

@@ -40,7 +40,10 @@ from ..types import Byte, Char, Float, Int, Short
 from .xmlfolder import decode_value, parse_folder
 
 __all__ = [
+    "Child",
     "Folder",
+    "child_value",
+    "children_of",
     "decode_child",
     "is_nil",
     "parse_cached",
@@ -242,6 +245,27 @@ def decode_child(el: ET.Element, what: str) -> Any:
     if v is SLOW:
         return decode_value(el.get("dt"), el.text or "", is_nil(el), what)
     return v
+
+
+#: an element of a flat folder: (name, text or None, attributes or None), as the C accelerator
+#: ``_mqxml`` reads it and ``children_of`` gives it from ElementTree
+Child = tuple[str, str | None, dict[str, str] | None]
+
+
+def children_of(root: ET.Element) -> list[Child]:
+    """The children of a parsed folder as ``Child`` tuples (their own children are not read)."""
+    return [(c.tag, c.text, c.attrib or None) for c in root]
+
+
+def child_value(text: str | None, attrs: dict[str, str] | None, what: str) -> Any:
+    """``decode_child`` for a ``Child``'s text and attributes: the typed value (``dt``,
+    ``xsi:nil`` declared or not), ``what`` naming it in an error."""
+    if attrs is None:
+        return text or ""
+    nil = attrs.get(_XSI_NIL)
+    if nil is None:
+        nil = attrs.get("xsi:nil")
+    return decode_value(attrs.get("dt"), text or "", nil is not None and nil.strip().lower() == "true", what)
 
 
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:

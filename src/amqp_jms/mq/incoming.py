@@ -173,7 +173,9 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         items = decode_stream(decode_text(body, ccsid)) if body.strip(b" \x00") else []
         msg._items = items  # type: ignore[attr-defined]
     elif msd == "jms_object":
-        msg._object = object_body(body, ajms)  # type: ignore[attr-defined]
+        obj = ajms.get("Obj")
+        nul = "Nul" in ajms
+        msg._object = object_body(body, nul, obj.text if obj is not None else None)  # type: ignore[attr-defined]
 
     # ---- headers
     extra: dict[str, Any] = _NO_EXTRA
