@@ -9,6 +9,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -242,8 +243,252 @@ none:
     Py_RETURN_NONE;
 }
 
+/* ---- the usr folder: the common property types written straight to UTF-8 */
+
+typedef struct {
+    char *data;
+    Py_ssize_t len, cap;
+} buffer;
+
+static int grow(buffer *b, Py_ssize_t more) {
+    Py_ssize_t cap;
+    char *data;
+    if (more > PY_SSIZE_T_MAX / 2 - b->len) {
+        return 0;
+    }
+    if (b->len + more <= b->cap) {
+        return 1;
+    }
+    cap = (b->len + more) * 2;
+    data = PyMem_Realloc(b->data, (size_t)cap);
+    if (data == NULL) {
+        return 0;
+    }
+    b->data = data;
+    b->cap = cap;
+    return 1;
+}
+
+static int put(buffer *b, const char *s, Py_ssize_t n) {
+    if (!grow(b, n)) {
+        return 0;
+    }
+    memcpy(b->data + b->len, s, (size_t)n);
+    b->len += n;
+    return 1;
+}
+
+/* Whether a str needs no escaping and holds only characters XML 1.0 can carry: none of
+ * ``& < > \r``, C0 controls other than tab and newline, U+FFFE, U+FFFF or surrogates
+ * (xmlfolder._NEEDS_WORK finds none). */
+static int plain_text(PyObject *s) {
+    Py_ssize_t i, n = PyUnicode_GET_LENGTH(s);
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    for (i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        if (c < 0x20) {
+            if (c != '\t' && c != '\n') {
+                return 0;
+            }
+        } else if (c == '&' || c == '<' || c == '>' || c == 0xFFFE || c == 0xFFFF ||
+                   (c >= 0xD800 && c <= 0xDFFF)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ``<name`` + what xmlfolder.fast_parts writes + ``</name>`` for one property; 0 when the value
+ * is not one it writes (the Python path decides), -1 on a memory error. */
+static int put_property(buffer *b, const char *name, Py_ssize_t name_len, PyObject *v, PyObject *dts) {
+    PyTypeObject *t = Py_TYPE(v);
+    char digits[32];
+    Py_ssize_t n;
+    const char *s;
+    if (!put(b, "<", 1) || !put(b, name, name_len)) {
+        return -1;
+    }
+    if (t == &PyUnicode_Type) {
+        if (!plain_text(v) || (s = utf8(v, &n)) == NULL) {
+            return 0;
+        }
+        if (!put(b, ">", 1) || !put(b, s, n)) {
+            return -1;
+        }
+    } else if (t == &PyBool_Type) {
+        if (!put(b, v == Py_True ? " dt=\"boolean\">1" : " dt=\"boolean\">0", 15)) {
+            return -1;
+        }
+    } else if (t == &PyBytes_Type) {
+        static const char hex[] = "0123456789ABCDEF";
+        Py_ssize_t i, size = PyBytes_GET_SIZE(v);
+        const unsigned char *raw = (const unsigned char *)PyBytes_AS_STRING(v);
+        if (size > PY_SSIZE_T_MAX / 4 || !put(b, " dt=\"bin.hex\">", 14) || !grow(b, 2 * size)) {
+            return -1;
+        }
+        for (i = 0; i < size; i++) {
+            b->data[b->len++] = hex[raw[i] >> 4];
+            b->data[b->len++] = hex[raw[i] & 15];
+        }
+    } else {
+        PyObject *dt = PyDict_GetItemWithError(dts, (PyObject *)t);
+        if (dt == NULL) {
+            PyErr_Clear();
+            return 0;
+        }
+        if ((s = utf8(dt, &n)) == NULL || !put(b, s, n) || !put(b, ">", 1)) {
+            return s == NULL ? 0 : -1;
+        }
+        if (PyLong_Check(v)) {
+            int overflow = 0;
+            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+            if (overflow || (x == -1 && PyErr_Occurred())) {
+                PyErr_Clear();
+                return 0; /* outside an i8: the Python path raises */
+            }
+            n = snprintf(digits, sizeof digits, "%lld", x);
+            if (!put(b, digits, n)) {
+                return -1;
+            }
+        } else if (PyFloat_Check(v)) {
+            double x = PyFloat_AS_DOUBLE(v);
+            char *text;
+            int ok;
+            if (!isfinite(x)) {
+                return 0; /* NaN and the infinities have their own spellings */
+            }
+            text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+            if (text == NULL) {
+                return -1;
+            }
+            ok = put(b, text, (Py_ssize_t)strlen(text));
+            PyMem_Free(text);
+            if (!ok) {
+                return -1;
+            }
+        } else {
+            return 0;
+        }
+    }
+    if (!put(b, "</", 2) || !put(b, name, name_len) || !put(b, ">", 1)) {
+        return -1;
+    }
+    return 1;
+}
+
+PyDoc_STRVAR(usr_folder_doc,
+    "usr_folder(props, good_names, dts, /) -> bytes | None\n\n"
+    "The UTF-8 ``<usr>`` folder of application properties whose names are all in ``good_names``\n"
+    "(checked before) and whose values are plain str, bool, bytes or of a type ``dts`` maps to\n"
+    "its `` dt=\"..\"`` (64-bit ints, finite floats); None for anything else.");
+
+static PyObject *usr_folder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    PyObject *props, *good, *dts, *name, *value, *result;
+    Py_ssize_t pos = 0, name_len;
+    buffer b = {NULL, 0, 0};
+    const char *s;
+
+    (void)self;
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "usr_folder() takes 3 arguments");
+        return NULL;
+    }
+    props = args[0];
+    good = args[1];
+    dts = args[2];
+    if (!PyDict_Check(props) || !PyAnySet_Check(good) || !PyDict_Check(dts) || PyDict_GET_SIZE(props) == 0) {
+        Py_RETURN_NONE;
+    }
+    if (!put(&b, "<usr>", 5)) {
+        goto nomem;
+    }
+    while (PyDict_Next(props, &pos, &name, &value)) {
+        int found, done;
+        if (!PyUnicode_CheckExact(name)) {
+            goto none;
+        }
+        found = PySet_Contains(good, name);
+        if (found <= 0) {
+            PyErr_Clear();
+            goto none;
+        }
+        if ((s = utf8(name, &name_len)) == NULL) {
+            goto none;
+        }
+        Py_INCREF(name); /* held while a type's lookup could run code that changes props */
+        Py_INCREF(value);
+        done = put_property(&b, s, name_len, value, dts);
+        Py_DECREF(value);
+        Py_DECREF(name);
+        if (done < 0) {
+            goto nomem;
+        }
+        if (done == 0) {
+            goto none;
+        }
+    }
+    if (!put(&b, "</usr>", 6)) {
+        goto nomem;
+    }
+    result = PyBytes_FromStringAndSize(b.data, b.len);
+    PyMem_Free(b.data);
+    return result;
+
+none:
+    PyMem_Free(b.data);
+    Py_RETURN_NONE;
+nomem:
+    PyMem_Free(b.data);
+    return PyErr_NoMemory();
+}
+
+/* ---- provider message ids */
+
+PyDoc_STRVAR(provider_id_doc,
+    "provider_id(value, /) -> bytes | None\n\n"
+    "The 24 bytes of ``ID:`` + 48 lower-case hex digits (not all zeros), else None.");
+
+static int hex_digit(Py_UCS1 c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    return -1;
+}
+
+static PyObject *provider_id(PyObject *self, PyObject *value) {
+    const Py_UCS1 *s;
+    char raw[24];
+    int i, any = 0;
+    (void)self;
+    if (!PyUnicode_Check(value) || PyUnicode_GET_LENGTH(value) != 51 || !PyUnicode_IS_ASCII(value)) {
+        Py_RETURN_NONE;
+    }
+    s = PyUnicode_1BYTE_DATA(value);
+    if (s[0] != 'I' || s[1] != 'D' || s[2] != ':') {
+        Py_RETURN_NONE;
+    }
+    for (i = 0; i < 24; i++) {
+        int hi = hex_digit(s[3 + 2 * i]), lo = hex_digit(s[4 + 2 * i]);
+        if (hi < 0 || lo < 0) {
+            Py_RETURN_NONE;
+        }
+        raw[i] = (char)(hi << 4 | lo);
+        any |= raw[i];
+    }
+    if (!any) {
+        Py_RETURN_NONE; /* all zeros is MQMI_NONE: "no id" to MQ */
+    }
+    return PyBytes_FromStringAndSize(raw, 24);
+}
+
 static PyMethodDef methods[] = {
     {"assemble", (PyCFunction)(void (*)(void))assemble, METH_FASTCALL, assemble_doc},
+    {"usr_folder", (PyCFunction)(void (*)(void))usr_folder, METH_FASTCALL, usr_folder_doc},
+    {"provider_id", provider_id, METH_O, provider_id_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -60,7 +60,15 @@ from .message import MQMessage
 from .mqmd import MQMD
 from .rfh2 import rfh2_bytes
 from .xmlfolder import _GOOD_USR_NAMES as _GOOD_NAMES
-from .xmlfolder import _NEEDS_WORK, check_usr_name_cached, element, escape_text, fast_element, fast_parts
+from .xmlfolder import (
+    _NEEDS_WORK,
+    NUMBER_DT,
+    check_usr_name_cached,
+    element,
+    escape_text,
+    fast_element,
+    fast_parts,
+)
 
 __all__ = ["body_domain", "to_mq"]
 
@@ -105,7 +113,7 @@ def body_domain(message: Any) -> str:
     return _DOMAINS.get(getattr(message, "jms_type", "Message"), "jms_none")
 
 
-def _provider_id(value: str) -> bytes | None:
+def _provider_id_py(value: str) -> bytes | None:
     """24 bytes for ``ID:`` + 48 lower-case hex digits, else None."""
     if len(value) == 51 and value.startswith("ID:"):
         digits = value[3:]
@@ -118,6 +126,8 @@ def _provider_id(value: str) -> bytes | None:
             return raw
     return None
 
+
+_provider_id = _ACCEL.provider_id if _ACCEL is not None else _provider_id_py
 
 #: the last (ms // 10, (PutDate, PutTime)) computed, replaced as one object (threads share it)
 _LAST_PUT: list[tuple[int, tuple[str, str]]] = [(-1, ("", ""))]
@@ -221,7 +231,12 @@ def to_mq(
 
     # ---- properties
     props = message._props
-    usr_text = usr_folder(props) if props else None
+    usr_text: str | bytes | None = None
+    if props:
+        if _ACCEL is not None:  # names checked before, common value types: straight to UTF-8
+            usr_text = _ACCEL.usr_folder(props, _GOOD_NAMES, NUMBER_DT)
+        if usr_text is None:
+            usr_text = usr_folder(props)
     if usr_text is not None:  # application properties only, in a shape seen before
         props = _NO_EXTRA
     elif _GOOD_NAMES.issuperset(props):  # application properties only, their names checked before
