@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import math
+import struct
 import time
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -95,22 +96,26 @@ def best_us(
 def phases(name: str, seconds: float) -> None:
     """Where one round trip's time goes (µs per message, best batch, CPU time of this thread):
     each step timed alone on the same 1000 messages, the AMQP mapping beside it."""
-    from amqp_jms.mq import MQMD
-    from amqp_jms.mq._folders import parse_many
-    from amqp_jms.mq.rfh2 import folder_texts, read_chain
+    from amqp_jms.mq import MQMD, _fastin
 
     msgs = variants(messages()[name])
     mqs = [to_mq(m) for m in msgs]
     raws = [x.to_bytes() for x in mqs]
-    mds = [MQMD.unpack(r)[0] for r in raws]
-    chains = [
-        read_chain(r, md.length, md.encoding, md.coded_char_set_id, md.format) for r, md in zip(raws, mds)
-    ]
-    # what the incoming fast path hands the XML parser in one feed: the jms and usr folders
-    feeds = [
-        [t for fields, order in c[0] for t in folder_texts(fields[5], fields[4], order) if t[:5] != "<mcd>"]
-        for c in chains
-    ]
+
+    # what the incoming fast path reads each RFH2's folders with: raw, end of the RFH2, byte order
+    spans = []
+    for raw in raws:
+        little = MQMD.unpack(raw)[0].encoding & 15 == 2
+        (length,) = struct.unpack_from("<i" if little else ">i", raw, 364 + 8)
+        spans.append((raw, 364 + length, little))
+
+    def folders(span: tuple[bytes, int, bool]) -> Any:
+        raw, end, little = span
+        accel = _fastin._ACCEL
+        if accel is not None:
+            return accel.folders(raw, 400, end, little)
+        return _fastin._folders_py(raw, end, "<" if little else ">")
+
     amqp = [mapping.encode(m) for m in msgs]
 
     def each(fn: Callable[[Any], Any], items: list[Any]) -> float:
@@ -118,12 +123,12 @@ def phases(name: str, seconds: float) -> None:
         return best_us(lambda: fn(next(ring)), seconds, clock=time.thread_time)
 
     whole = each(from_mq_bytes, raws)
-    xml = each(parse_many, feeds)
+    xml = each(folders, spans)
     rows = [
         ("JMS -> MQ: to_mq", each(to_mq, msgs)),
         ("JMS -> MQ: MQMessage.to_bytes (MQMD pack)", each(lambda x: x.to_bytes(), mqs)),
         ("MQ -> JMS: from_mq_bytes, all of it", whole),
-        ("  of which the XML parse (jms + usr, one feed)", xml),
+        (f"  of which the folders ({'C reader' if _fastin.accelerated() else 'ElementTree'})", xml),
         ("  the rest (MQMD, RFH2, mapping, message)", whole - xml),
         ("MQ round trip", each(lambda m: from_mq_bytes(to_mq(m).to_bytes()), msgs)),
         ("AMQP: mapping.encode", each(mapping.encode, msgs)),
