@@ -547,6 +547,7 @@ static PyMethodDef methods[] = {
 static struct PyModuleDef module = {
     PyModuleDef_HEAD_INIT, "_mqxml",
     "The XML of RFH2 folders and map/stream bodies in one pass (see _mqxml.c).", -1, methods,
+    NULL, NULL, NULL, NULL,
 };
 
 PyMODINIT_FUNC PyInit__mqxml(void)
