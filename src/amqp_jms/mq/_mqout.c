@@ -243,7 +243,7 @@ none:
     Py_RETURN_NONE;
 }
 
-/* ---- the usr folder: the common property types written straight to UTF-8 */
+/* ---- usr folders, map and stream bodies: the common value types written straight to UTF-8 */
 
 typedef struct {
     char *data;
@@ -299,28 +299,28 @@ static int plain_text(PyObject *s) {
     return 1;
 }
 
-/* ``<name`` + what xmlfolder.fast_parts writes + ``</name>`` for one property; 0 when the value
- * is not one it writes (the Python path decides), -1 on a memory error. */
-static int put_property(buffer *b, const char *name, Py_ssize_t name_len, PyObject *v, PyObject *dts) {
+/* After ``<name``: what xmlfolder.element writes up to ``</name>`` for one value, for the types
+ * it handles; 0 for any other value (the Python path decides), -1 on a memory error. ``dts`` maps
+ * number types and str subclasses (Char) to their `` dt="..."``. */
+static int put_value(buffer *b, PyObject *v, PyObject *dts) {
     PyTypeObject *t = Py_TYPE(v);
     char digits[32];
     Py_ssize_t n;
     const char *s;
-    if (!put(b, "<", 1) || !put(b, name, name_len)) {
-        return -1;
-    }
+    PyObject *dt;
     if (t == &PyUnicode_Type) {
         if (!plain_text(v) || (s = utf8(v, &n)) == NULL) {
             return 0;
         }
-        if (!put(b, ">", 1) || !put(b, s, n)) {
-            return -1;
-        }
-    } else if (t == &PyBool_Type) {
-        if (!put(b, v == Py_True ? " dt=\"boolean\">1" : " dt=\"boolean\">0", 15)) {
-            return -1;
-        }
-    } else if (t == &PyBytes_Type) {
+        return put(b, ">", 1) && put(b, s, n) ? 1 : -1;
+    }
+    if (t == &PyBool_Type) {
+        return put(b, v == Py_True ? " dt=\"boolean\">1" : " dt=\"boolean\">0", 15) ? 1 : -1;
+    }
+    if (v == Py_None) {
+        return put(b, " xsi:nil='true'>", 16) ? 1 : -1;
+    }
+    if (t == &PyBytes_Type) {
         static const char hex[] = "0123456789ABCDEF";
         Py_ssize_t i, size = PyBytes_GET_SIZE(v);
         const unsigned char *raw = (const unsigned char *)PyBytes_AS_STRING(v);
@@ -331,113 +331,178 @@ static int put_property(buffer *b, const char *name, Py_ssize_t name_len, PyObje
             b->data[b->len++] = hex[raw[i] >> 4];
             b->data[b->len++] = hex[raw[i] & 15];
         }
-    } else {
-        PyObject *dt = PyDict_GetItemWithError(dts, (PyObject *)t);
-        if (dt == NULL) {
-            PyErr_Clear();
-            return 0;
-        }
-        if ((s = utf8(dt, &n)) == NULL || !put(b, s, n) || !put(b, ">", 1)) {
-            return s == NULL ? 0 : -1;
-        }
-        if (PyLong_Check(v)) {
-            int overflow = 0;
-            long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
-            if (overflow || (x == -1 && PyErr_Occurred())) {
-                PyErr_Clear();
-                return 0; /* outside an i8: the Python path raises */
-            }
-            n = snprintf(digits, sizeof digits, "%lld", x);
-            if (!put(b, digits, n)) {
-                return -1;
-            }
-        } else if (PyFloat_Check(v)) {
-            double x = PyFloat_AS_DOUBLE(v);
-            char *text;
-            int ok;
-            if (!isfinite(x)) {
-                return 0; /* NaN and the infinities have their own spellings */
-            }
-            text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
-            if (text == NULL) {
-                return -1;
-            }
-            ok = put(b, text, (Py_ssize_t)strlen(text));
-            PyMem_Free(text);
-            if (!ok) {
-                return -1;
-            }
-        } else {
-            return 0;
-        }
+        return 1;
     }
-    if (!put(b, "</", 2) || !put(b, name, name_len) || !put(b, ">", 1)) {
-        return -1;
+    dt = PyDict_GetItemWithError(dts, (PyObject *)t);
+    if (dt == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if ((s = utf8(dt, &n)) == NULL) {
+        return 0;
+    }
+    if (PyLong_Check(v)) {
+        int overflow = 0;
+        long long x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow || (x == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            return 0; /* outside an i8: the Python path raises */
+        }
+        n = snprintf(digits, sizeof digits, "%lld", x);
+        return put(b, s, (Py_ssize_t)strlen(s)) && put(b, ">", 1) && put(b, digits, n) ? 1 : -1;
+    }
+    if (PyFloat_Check(v)) {
+        double x = PyFloat_AS_DOUBLE(v);
+        char *text;
+        int ok;
+        if (!isfinite(x)) {
+            return 0; /* NaN and the infinities have their own spellings */
+        }
+        text = PyOS_double_to_string(x, 'r', 0, Py_DTSF_ADD_DOT_0, NULL);
+        if (text == NULL) {
+            return -1;
+        }
+        ok = put(b, s, n) && put(b, ">", 1) && put(b, text, (Py_ssize_t)strlen(text));
+        PyMem_Free(text);
+        return ok ? 1 : -1;
+    }
+    if (PyUnicode_Check(v)) {
+        const char *text;
+        Py_ssize_t text_len;
+        if (!plain_text(v) || (text = utf8(v, &text_len)) == NULL) {
+            return 0;
+        }
+        return put(b, s, n) && put(b, ">", 1) && put(b, text, text_len) ? 1 : -1;
+    }
+    return 0;
+}
+
+/* A map entry name written without escaping: bodies._PLAIN_NAME, ``[A-Za-z0-9_.\-]+``. */
+static int plain_name(PyObject *name) {
+    Py_ssize_t i, n;
+    const Py_UCS1 *s;
+    if (!PyUnicode_CheckExact(name) || !PyUnicode_IS_ASCII(name) || (n = PyUnicode_GET_LENGTH(name)) == 0) {
+        return 0;
+    }
+    s = PyUnicode_1BYTE_DATA(name);
+    for (i = 0; i < n; i++) {
+        Py_UCS1 c = s[i];
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+              c == '.' || c == '-')) {
+            return 0;
+        }
     }
     return 1;
 }
 
-PyDoc_STRVAR(usr_folder_doc,
-    "usr_folder(props, good_names, dts, /) -> bytes | None\n\n"
-    "The UTF-8 ``<usr>`` folder of application properties whose names are all in ``good_names``\n"
-    "(checked before) and whose values are plain str, bool, bytes or of a type ``dts`` maps to\n"
-    "its `` dt=\"..\"`` (64-bit ints, finite floats); None for anything else.");
+enum { USR = 0, MAP = 1, STREAM = 2 };
 
-static PyObject *usr_folder(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    PyObject *props, *good, *dts, *name, *value, *result;
-    Py_ssize_t pos = 0, name_len;
-    buffer b = {NULL, 0, 0};
-    const char *s;
-
-    (void)self;
-    if (nargs != 3) {
-        PyErr_SetString(PyExc_TypeError, "usr_folder() takes 3 arguments");
-        return NULL;
-    }
-    props = args[0];
-    good = args[1];
-    dts = args[2];
-    if (!PyDict_Check(props) || !PyAnySet_Check(good) || !PyDict_Check(dts) || PyDict_GET_SIZE(props) == 0) {
-        Py_RETURN_NONE;
-    }
-    if (!put(&b, "<usr>", 5)) {
-        goto nomem;
-    }
-    while (PyDict_Next(props, &pos, &name, &value)) {
-        int found, done;
+/* One element of a usr folder (``<name``), map (``<elt name="name"``) or stream (``<elt``). */
+static int put_element(buffer *b, int kind, PyObject *name, PyObject *value, PyObject *good, PyObject *dts) {
+    const char *s = NULL;
+    Py_ssize_t n = 0;
+    int done;
+    if (kind == USR) {
+        int found;
         if (!PyUnicode_CheckExact(name)) {
-            goto none;
+            return 0;
         }
         found = PySet_Contains(good, name);
         if (found <= 0) {
             PyErr_Clear();
-            goto none;
+            return 0;
         }
-        if ((s = utf8(name, &name_len)) == NULL) {
-            goto none;
+        if ((s = utf8(name, &n)) == NULL) {
+            return 0;
         }
-        Py_INCREF(name); /* held while a type's lookup could run code that changes props */
-        Py_INCREF(value);
-        done = put_property(&b, s, name_len, value, dts);
-        Py_DECREF(value);
-        Py_DECREF(name);
-        if (done < 0) {
-            goto nomem;
+        if (!put(b, "<", 1) || !put(b, s, n)) {
+            return -1;
         }
-        if (done == 0) {
-            goto none;
+    } else if (kind == MAP) {
+        if (!plain_name(name) || (s = utf8(name, &n)) == NULL) {
+            return 0;
+        }
+        if (!put(b, "<elt name=\"", 11) || !put(b, s, n) || !put(b, "\"", 1)) {
+            return -1;
+        }
+    } else if (!put(b, "<elt", 4)) {
+        return -1;
+    }
+    Py_INCREF(value); /* held while a type's lookup could run code that changes the container */
+    done = put_value(b, value, dts);
+    Py_DECREF(value);
+    if (done <= 0) {
+        return done;
+    }
+    if (kind == USR) {
+        return put(b, "</", 2) && put(b, s, n) && put(b, ">", 1) ? 1 : -1;
+    }
+    return put(b, "</elt>", 6) ? 1 : -1;
+}
+
+PyDoc_STRVAR(xml_elements_doc,
+    "xml_elements(kind, values, good_names, dts, /) -> bytes | None\n\n"
+    "The UTF-8 XML xmlfolder.element writes for a usr folder (kind 0: a dict whose names are all\n"
+    "in ``good_names``, checked before), a map body (1: a dict with names of [A-Za-z0-9_.-]) or\n"
+    "a stream body (2: a list), when every value is None, bool, bytes, a str needing no escaping\n"
+    "or of a type ``dts`` maps to its `` dt=\"..\"`` (64-bit ints, finite floats, Char); None\n"
+    "for anything else.");
+
+static PyObject *xml_elements(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    static const char *const open_tags[] = {"<usr>", "<map>", "<stream>"};
+    static const char *const close_tags[] = {"</usr>", "</map>", "</stream>"};
+    PyObject *values, *good, *dts, *name, *value, *result;
+    Py_ssize_t pos = 0;
+    buffer b = {NULL, 0, 0};
+    int kind, done;
+
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "xml_elements() takes 4 arguments");
+        return NULL;
+    }
+    kind = PyLong_Check(args[0]) ? (int)PyLong_AsLong(args[0]) : -1;
+    values = args[1];
+    good = args[2];
+    dts = args[3];
+    if (kind < USR || kind > STREAM || !PyAnySet_Check(good) || !PyDict_Check(dts) ||
+        !(kind == STREAM ? PyList_Check(values) : PyDict_Check(values))) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (!put(&b, open_tags[kind], (Py_ssize_t)strlen(open_tags[kind]))) {
+        goto nomem;
+    }
+    if (kind == STREAM) {
+        for (pos = 0; pos < PyList_GET_SIZE(values); pos++) {
+            done = put_element(&b, kind, NULL, PyList_GET_ITEM(values, pos), good, dts);
+            if (done <= 0) {
+                goto fail;
+            }
+        }
+    } else {
+        while (PyDict_Next(values, &pos, &name, &value)) {
+            Py_INCREF(name);
+            done = put_element(&b, kind, name, value, good, dts);
+            Py_DECREF(name);
+            if (done <= 0) {
+                goto fail;
+            }
         }
     }
-    if (!put(&b, "</usr>", 6)) {
+    if (!put(&b, close_tags[kind], (Py_ssize_t)strlen(close_tags[kind]))) {
         goto nomem;
     }
     result = PyBytes_FromStringAndSize(b.data, b.len);
     PyMem_Free(b.data);
     return result;
 
-none:
+fail:
     PyMem_Free(b.data);
-    Py_RETURN_NONE;
+    if (done == 0) {
+        Py_RETURN_NONE;
+    }
+    return PyErr_NoMemory();
 nomem:
     PyMem_Free(b.data);
     return PyErr_NoMemory();
@@ -487,7 +552,7 @@ static PyObject *provider_id(PyObject *self, PyObject *value) {
 
 static PyMethodDef methods[] = {
     {"assemble", (PyCFunction)(void (*)(void))assemble, METH_FASTCALL, assemble_doc},
-    {"usr_folder", (PyCFunction)(void (*)(void))usr_folder, METH_FASTCALL, usr_folder_doc},
+    {"xml_elements", (PyCFunction)(void (*)(void))xml_elements, METH_FASTCALL, xml_elements_doc},
     {"provider_id", provider_id, METH_O, provider_id_doc},
     {NULL, NULL, 0, NULL},
 };

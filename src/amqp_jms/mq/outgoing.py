@@ -62,7 +62,8 @@ from .rfh2 import rfh2_bytes
 from .xmlfolder import _GOOD_USR_NAMES as _GOOD_NAMES
 from .xmlfolder import (
     _NEEDS_WORK,
-    NUMBER_DT,
+    BODY_DT,
+    USR_DT,
     check_usr_name_cached,
     element,
     escape_text,
@@ -178,9 +179,17 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
         body = message._body_bytes()
         return (body if type(body) is bytes else bytes(body)), False
     if domain == "jms_map":
+        if _ACCEL is not None and ccsid == MQCCSI_UTF8:
+            raw = _ACCEL.xml_elements(1, message._map, _GOOD_NAMES, BODY_DT)
+            if raw is not None:
+                return raw, False
         xml = map_body(message._map)
         return encode_text(encode_map(message._map) if xml is None else xml, ccsid), False
     if domain == "jms_stream":
+        if _ACCEL is not None and ccsid == MQCCSI_UTF8:
+            raw = _ACCEL.xml_elements(2, message._items, _GOOD_NAMES, BODY_DT)
+            if raw is not None:
+                return raw, False
         xml = stream_body(message._items)
         return encode_text(encode_stream(message._items) if xml is None else xml, ccsid), False
     if domain == "jms_object":
@@ -234,7 +243,7 @@ def to_mq(
     usr_text: str | bytes | None = None
     if props:
         if _ACCEL is not None:  # names checked before, common value types: straight to UTF-8
-            usr_text = _ACCEL.usr_folder(props, _GOOD_NAMES, NUMBER_DT)
+            usr_text = _ACCEL.xml_elements(0, props, _GOOD_NAMES, USR_DT)
         if usr_text is None:
             usr_text = usr_folder(props)
     if usr_text is not None:  # application properties only, in a shape seen before

@@ -289,8 +289,10 @@ _WIDENED = (UByte, UShort, UInt, ULong, Timestamp, Long, Double, Symbol)
 _NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
 _INT_DT: dict[type, str] = {Byte: ' dt="i1"', Short: ' dt="i2"', Int: ' dt="i4"', UByte: ' dt="i2"'}
 _INT_DT.update({UShort: ' dt="i4"', int: ' dt="i8"', Long: ' dt="i8"', Timestamp: ' dt="i8"'})
-#: the ``dt`` of every number type ``fast_parts`` writes (the C accelerator's table)
-NUMBER_DT: dict[type, str] = {**_INT_DT, float: ' dt="r8"', Float: ' dt="r4"'}
+#: `` dt=".."`` by type, as ``element`` writes it in usr folders and in map/stream bodies (where
+#: Char has its own), for the C accelerator (``_mqout.xml_elements``)
+USR_DT: dict[type, str] = {**_INT_DT, float: ' dt="r8"', Float: ' dt="r4"', Char: ""}
+BODY_DT: dict[type, str] = {**USR_DT, Char: ' dt="char"'}
 
 
 def fast_parts(value: Any) -> str | None:
