@@ -9,9 +9,11 @@ Same embedded broker (in its own process), same run, same work, three figures (m
 3. synchronous persistent send (amqp-jms: default producer, each ``send`` waits for
    ``accepted``; raw: one message in flight, the next sent from ``on_accepted``).
 
-The ratio is amqp-jms' rate over raw proton's, the smallest of the three figures. Phases of the
-two clients alternate and each is repeated (``--rounds``) keeping the best, since the machine is
-shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a consumer draining a queue).
+The ratio is amqp-jms' rate over raw proton's, the smallest of the figures with a goal (the
+three above and issue 7's async and asyncio figures; its durable fan-out is printed, not
+ranked). Phases of the two clients alternate and each is repeated (``--rounds``) keeping the best,
+since the machine is shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a
+consumer draining a queue).
 """
 
 from __future__ import annotations
@@ -220,6 +222,9 @@ def memory_drain(url: str, n: int) -> float:
 # -- issue 7 cases (client part 2): async send with completion listeners, asyncio API, ----------
 # -- durable subscription fan-out. Each pairs with a raw proton client doing the same work. -----
 FANOUT = 10  # durable subscribers on the topic
+#: figures the issues ask to measure but give no goal for (issue 7: "durable subscription fan-out
+#: to 10 subscribers"): printed with the rest, left out of the summary ratio
+UNGOALED = frozenset({f"durable fan-out x{FANOUT}"})
 
 
 def raw_send_unsettled(url: str, address: str, n: int) -> float:
@@ -527,8 +532,12 @@ def main(argv: list[str] | None = None) -> int:
     ratios = []
     for name, best in results.items():
         ratio = best["amqp-jms"] / best["raw proton"]
-        ratios.append(ratio)
-        print(f"{name:24s} {best['amqp-jms']:12.0f} {best['raw proton']:12.0f} {ratio:7.2f}")
+        if name in UNGOALED:
+            note = "  (measured; no goal stated)"
+        else:
+            ratios.append(ratio)
+            note = ""
+        print(f"{name:24s} {best['amqp-jms']:12.0f} {best['raw proton']:12.0f} {ratio:7.2f}{note}")
     if mem is not None:
         print(f"RSS growth draining {args.memory} messages (prefetch 1000): {mem:.1f} MB (goal < 50)")
     print(f"client_bench: ratio {min(ratios):.2f} (goal {GOAL})")
