@@ -121,6 +121,15 @@ static int write_md(char *out, PyObject *md, int big) {
     return 1;
 }
 
+static void free_arrays(const char **texts, const char **few_texts, Py_ssize_t *lens, Py_ssize_t *few_lens) {
+    if (texts != few_texts) {
+        PyMem_Free((void *)texts);
+    }
+    if (lens != few_lens) {
+        PyMem_Free(lens);
+    }
+}
+
 PyDoc_STRVAR(assemble_doc,
     "assemble(big_endian, md, rfh2, folders, body, /) -> bytes | None\n\n"
     "MQMD (``md``: the 28 field values of a version 2 MQMD, Version first) in the given byte\n"
@@ -130,8 +139,10 @@ PyDoc_STRVAR(assemble_doc,
 
 static PyObject *assemble(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     PyObject *md, *rfh, *folders, *body, *result;
-    const char **texts = NULL;
-    Py_ssize_t *lens = NULL;
+    const char *few_texts[16];
+    Py_ssize_t few_lens[16];
+    const char **texts = few_texts;
+    Py_ssize_t *lens = few_lens;
     Py_ssize_t nfolders = 0, i, total, rfh_len = 0, body_len;
     int big, ok = 1;
     int32_t r_enc = 0, r_ccsid = 0;
@@ -172,12 +183,12 @@ static PyObject *assemble(PyObject *self, PyObject *const *args, Py_ssize_t narg
             Py_RETURN_NONE;
         }
         nfolders = PyList_GET_SIZE(folders);
-        texts = PyMem_Malloc(sizeof(*texts) * (size_t)(nfolders ? nfolders : 1));
-        lens = PyMem_Malloc(sizeof(*lens) * (size_t)(nfolders ? nfolders : 1));
-        if (texts == NULL || lens == NULL) {
-            PyMem_Free(texts);
-            PyMem_Free(lens);
-            return PyErr_NoMemory();
+        if (nfolders > 16) {
+            texts = PyMem_Malloc(sizeof(*texts) * (size_t)nfolders);
+            lens = PyMem_Malloc(sizeof(*lens) * (size_t)nfolders);
+            if (texts == NULL || lens == NULL) {
+                goto nomem;
+            }
         }
         rfh_len = RFH2_FIXED_LENGTH;
         for (i = 0; i < nfolders; i++) {
@@ -204,8 +215,7 @@ static PyObject *assemble(PyObject *self, PyObject *const *args, Py_ssize_t narg
     total += rfh_len + body_len;
     result = PyBytes_FromStringAndSize(NULL, total);
     if (result == NULL) {
-        PyMem_Free(texts);
-        PyMem_Free(lens);
+        free_arrays(texts, few_texts, lens, few_lens);
         return NULL;
     }
     out = PyBytes_AS_STRING(result);
@@ -233,22 +243,37 @@ static PyObject *assemble(PyObject *self, PyObject *const *args, Py_ssize_t narg
         }
     }
     memcpy(out, PyBytes_AS_STRING(body), (size_t)body_len);
-    PyMem_Free(texts);
-    PyMem_Free(lens);
+    free_arrays(texts, few_texts, lens, few_lens);
     return result;
 
 none:
-    PyMem_Free(texts);
-    PyMem_Free(lens);
+    free_arrays(texts, few_texts, lens, few_lens);
     Py_RETURN_NONE;
+nomem:
+    free_arrays(texts, few_texts, lens, few_lens);
+    return PyErr_NoMemory();
 }
 
 /* ---- usr folders, map and stream bodies: the common value types written straight to UTF-8 */
 
+/* Output that starts in ``stack`` (most folders and bodies fit) and moves to the heap if not. */
 typedef struct {
     char *data;
     Py_ssize_t len, cap;
+    char stack[1024];
 } buffer;
+
+static void buffer_init(buffer *b) {
+    b->data = b->stack;
+    b->len = 0;
+    b->cap = (Py_ssize_t)sizeof b->stack;
+}
+
+static void buffer_free(buffer *b) {
+    if (b->data != b->stack) {
+        PyMem_Free(b->data);
+    }
+}
 
 static int grow(buffer *b, Py_ssize_t more) {
     Py_ssize_t cap;
@@ -260,7 +285,14 @@ static int grow(buffer *b, Py_ssize_t more) {
         return 1;
     }
     cap = (b->len + more) * 2;
-    data = PyMem_Realloc(b->data, (size_t)cap);
+    if (b->data == b->stack) {
+        data = PyMem_Malloc((size_t)cap);
+        if (data != NULL) {
+            memcpy(data, b->stack, (size_t)b->len);
+        }
+    } else {
+        data = PyMem_Realloc(b->data, (size_t)cap);
+    }
     if (data == NULL) {
         return 0;
     }
@@ -299,12 +331,26 @@ static int plain_text(PyObject *s) {
     return 1;
 }
 
+/* A 64-bit integer in decimal (as int.__repr__ writes it). */
+static int put_decimal(buffer *b, long long x) {
+    char digits[24];
+    char *end = digits + sizeof digits, *p = end;
+    unsigned long long u = x < 0 ? 0ULL - (unsigned long long)x : (unsigned long long)x;
+    do {
+        *--p = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (x < 0) {
+        *--p = '-';
+    }
+    return put(b, p, end - p);
+}
+
 /* After ``<name``: what xmlfolder.element writes up to ``</name>`` for one value, for the types
  * it handles; 0 for any other value (the Python path decides), -1 on a memory error. ``dts`` maps
  * number types and str subclasses (Char) to their `` dt="..."``. */
 static int put_value(buffer *b, PyObject *v, PyObject *dts) {
     PyTypeObject *t = Py_TYPE(v);
-    char digits[32];
     Py_ssize_t n;
     const char *s;
     PyObject *dt;
@@ -348,8 +394,7 @@ static int put_value(buffer *b, PyObject *v, PyObject *dts) {
             PyErr_Clear();
             return 0; /* outside an i8: the Python path raises */
         }
-        n = snprintf(digits, sizeof digits, "%lld", x);
-        return put(b, s, (Py_ssize_t)strlen(s)) && put(b, ">", 1) && put(b, digits, n) ? 1 : -1;
+        return put(b, s, n) && put(b, ">", 1) && put_decimal(b, x) ? 1 : -1;
     }
     if (PyFloat_Check(v)) {
         double x = PyFloat_AS_DOUBLE(v);
@@ -453,7 +498,7 @@ static PyObject *xml_elements(PyObject *self, PyObject *const *args, Py_ssize_t 
     static const char *const close_tags[] = {"</usr>", "</map>", "</stream>"};
     PyObject *values, *good, *dts, *name, *value, *result;
     Py_ssize_t pos = 0;
-    buffer b = {NULL, 0, 0};
+    buffer b;
     int kind, done;
 
     (void)self;
@@ -470,6 +515,7 @@ static PyObject *xml_elements(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_Clear();
         Py_RETURN_NONE;
     }
+    buffer_init(&b);
     if (!put(&b, open_tags[kind], (Py_ssize_t)strlen(open_tags[kind]))) {
         goto nomem;
     }
@@ -494,17 +540,17 @@ static PyObject *xml_elements(PyObject *self, PyObject *const *args, Py_ssize_t 
         goto nomem;
     }
     result = PyBytes_FromStringAndSize(b.data, b.len);
-    PyMem_Free(b.data);
+    buffer_free(&b);
     return result;
 
 fail:
-    PyMem_Free(b.data);
+    buffer_free(&b);
     if (done == 0) {
         Py_RETURN_NONE;
     }
     return PyErr_NoMemory();
 nomem:
-    PyMem_Free(b.data);
+    buffer_free(&b);
     return PyErr_NoMemory();
 }
 

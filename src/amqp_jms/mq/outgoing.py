@@ -174,7 +174,14 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
     """(body bytes, is-null-marker)."""
     if domain == "jms_text":
         text = message._text
-        return (b"", True) if text is None else (encode_text(text, ccsid), False)
+        if text is None:
+            return b"", True
+        if ccsid == MQCCSI_UTF8 and type(text) is str:
+            try:
+                return text.encode(), False
+            except UnicodeEncodeError:
+                pass  # encode_text names the character
+        return encode_text(text, ccsid), False
     if domain == "jms_bytes":
         body = message._body_bytes()
         return (body if type(body) is bytes else bytes(body)), False
@@ -320,13 +327,12 @@ def to_mq(
         _int_prop("JMSPriority", priority)  # raises, naming the header
     head, reply_q, reply_q_mgr = _head(dest, dst_qm, reply, rqm, priority, persistent)
     if jms:  # Gid/Seq go after Dst and Rto, before Pri and Dlv
-        jms = [
-            _head(dest, dst_qm, reply, rqm, 4, None)[0],
-            *jms,
-            _head(None, "", None, "", priority, persistent)[0],
-        ]
-    else:
-        jms = [head]
+        head = (
+            _head(dest, dst_qm, reply, rqm, 4, None)[0]
+            + "".join(jms)
+            + _head(None, "", None, "", priority, persistent)[0]
+        )
+    cid_element = tms_element = exp_element = ""
 
     msg_id = MQMI_NONE
     mid = message._message_id
@@ -348,13 +354,13 @@ def to_mq(
         else:
             correl_id = cid.encode("utf-8", "surrogatepass")[:24].ljust(24, b"\x00")
             if type(cid) is str and _NEEDS_WORK.search(cid) is None:
-                jms.append(f"<Cid>{cid}</Cid>")
+                cid_element = f"<Cid>{cid}</Cid>"
             else:
-                jms.append(fast_element("Cid", cid, "JMSCorrelationID"))
+                cid_element = fast_element("Cid", cid, "JMSCorrelationID")
 
     ts = message._timestamp
     if ts:
-        jms.append(f"<Tms>{int(ts)}</Tms>")
+        tms_element = f"<Tms>{int(ts)}</Tms>"
         if not put_date and not put_time:
             put_date, put_time = _put_date_time(ts)
 
@@ -363,7 +369,7 @@ def to_mq(
         # TTL = expiration - send time; an unstamped message is being sent now
         ttl = exp - (ts or int(time.time() * 1000))
         expiry = MQEI_UNLIMITED if ttl > _MAX_EXPIRY_MS else max(1, -(-ttl // 100))
-        jms.append(f"<Exp>{int(exp)}</Exp>")
+        exp_element = f"<Exp>{int(exp)}</Exp>"
     else:
         expiry = MQEI_UNLIMITED
     if msg_type is None:
@@ -395,7 +401,10 @@ def to_mq(
         ajms.append("<Nul>1</Nul>")
     if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
         ajms.append("<Obj>amqp</Obj>")
-    folders: list[str | bytes] = [_mcd_folder(domain, message._type), "<jms>" + "".join(jms) + "</jms>"]
+    folders: list[str | bytes] = [
+        _mcd_folder(domain, message._type),
+        f"<jms>{head}{cid_element}{tms_element}{exp_element}</jms>",
+    ]
     if usr_text is not None:
         folders.append(usr_text)
     elif usr:
@@ -406,7 +415,12 @@ def to_mq(
         folders.append("<ajms>" + "".join(ajms) + "</ajms>")
     if extra:
         folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
-    return _message(order, args, (body_enc, body_ccsid, body_fmt), folders, body)
+    rfh2 = (body_enc, body_ccsid, body_fmt)
+    if _ACCEL is not None:  # as _message does, without the call
+        raw_message = _ACCEL.assemble(order == ">", args, rfh2, folders, body)
+        if raw_message is not None:
+            return _assembled(raw_message, args)
+    return _message(order, args, rfh2, folders, body)
 
 
 def _message(
@@ -418,7 +432,7 @@ def _message(
     if _ACCEL is not None:
         raw = _ACCEL.assemble(order == ">", args, rfh2, folders, body)
         if raw is not None:
-            return MQMessage._assembled(raw, args)
+            return _assembled(raw, args)
     md = MQMD(*args)
     if rfh2 is None:
         return MQMessage(md, body)
@@ -429,6 +443,7 @@ def _message(
     return MQMessage(md, rfh2_bytes(order, *rfh2, raw_folders, body))
 
 
+_assembled = MQMessage._assembled
 _NO_EXTRA: dict[str, Any] = {}
 _RF_HEADER_2 = MQFMT_RF_HEADER_2.rstrip()
 #: ``mcd`` folders by (Msd, JMSType): producers send few types, so each is built once
