@@ -170,49 +170,53 @@ def _str_prop(name: str, value: Any) -> str:
     return value
 
 
-def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, bool]:
-    """(body bytes, is-null-marker)."""
+def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
+    """(body bytes, the ``ajms`` element saying how to read them back: null body, AMQP-encoded
+    object, or "")."""
     if domain == "jms_text":
         text = message._text
         if text is None:
-            return b"", True
+            return b"", _NULL
         if ccsid == MQCCSI_UTF8 and type(text) is str:
             try:
-                return text.encode(), False
+                return text.encode(), ""
             except UnicodeEncodeError:
                 pass  # encode_text names the character
-        return encode_text(text, ccsid), False
+        return encode_text(text, ccsid), ""
     if domain == "jms_bytes":
         body = message._body_bytes()
-        return (body if type(body) is bytes else bytes(body)), False
+        return (body if type(body) is bytes else bytes(body)), ""
     if domain == "jms_map":
         if _ACCEL is not None and ccsid == MQCCSI_UTF8:
             raw = _ACCEL.xml_elements(1, message._map, _GOOD_NAMES, BODY_DT)
             if raw is not None:
-                return raw, False
+                return raw, ""
         xml = map_body(message._map)
-        return encode_text(encode_map(message._map) if xml is None else xml, ccsid), False
+        return encode_text(encode_map(message._map) if xml is None else xml, ccsid), ""
     if domain == "jms_stream":
         if _ACCEL is not None and ccsid == MQCCSI_UTF8:
             raw = _ACCEL.xml_elements(2, message._items, _GOOD_NAMES, BODY_DT)
             if raw is not None:
-                return raw, False
+                return raw, ""
         xml = stream_body(message._items)
-        return encode_text(encode_stream(message._items) if xml is None else xml, ccsid), False
+        return encode_text(encode_stream(message._items) if xml is None else xml, ccsid), ""
     if domain == "jms_object":
         obj = message._object
         if obj is None:
-            return b"", True
-        data = getattr(obj, "data", None)
-        if type(obj).__name__ == "JavaSerializedObject" and isinstance(data, bytes):
-            return data, False
+            return b"", _NULL
+        java = type(obj).__name__ == "JavaSerializedObject"
+        if java:
+            data = getattr(obj, "data", None)
+            if isinstance(data, bytes):
+                return data, ""
         try:
-            return amqp_encode(obj), False
+            encoded = amqp_encode(obj)
         except Exception as exc:
             raise MQFormatError(
                 f"ObjectMessage body cannot be AMQP-encoded: {exc}", structure="body"
             ) from exc
-    return b"", False
+        return encoded, _AMQP_OBJECT if encoded and not java else ""
+    return b"", ""
 
 
 def to_mq(
@@ -376,7 +380,7 @@ def to_mq(
         msg_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
 
     # the MQMD's field values, in its order (Version first, OriginalLength last)
-    body, null_body = _body(message, domain, body_ccsid)
+    body, marker = _body(message, domain, body_ccsid)
     if target_client == "mq":  # the MQMD describes the body itself
         args = (
             2, report, msg_type, expiry, feedback, body_enc, body_ccsid, body_fmt, priority,
@@ -397,10 +401,8 @@ def to_mq(
     )  # fmt: skip
 
     # ---- RFH2
-    if null_body:
-        ajms.append("<Nul>1</Nul>")
-    if domain == "jms_object" and body and type(message._object).__name__ != "JavaSerializedObject":
-        ajms.append("<Obj>amqp</Obj>")
+    if marker:
+        ajms.append(marker)
     folders: list[str | bytes] = [
         _mcd_folder(domain, message._type),
         f"<jms>{head}{cid_element}{tms_element}{exp_element}</jms>",
@@ -444,6 +446,8 @@ def _message(
 
 
 _assembled = MQMessage._assembled
+_NULL = "<Nul>1</Nul>"  # a null Text/ObjectMessage body, not ""
+_AMQP_OBJECT = "<Obj>amqp</Obj>"  # an ObjectMessage body holding the AMQP encoding of its value
 _NO_EXTRA: dict[str, Any] = {}
 _RF_HEADER_2 = MQFMT_RF_HEADER_2.rstrip()
 #: ``mcd`` folders by (Msd, JMSType): producers send few types, so each is built once
