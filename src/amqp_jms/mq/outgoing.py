@@ -329,7 +329,7 @@ def to_mq(
     persistent = message._delivery_mode == 2
     if type(priority) is not int:
         _int_prop("JMSPriority", priority)  # raises, naming the header
-    head, reply_q, reply_q_mgr = _head(dest, dst_qm, reply, rqm, priority, persistent)
+    head, reply_q, reply_q_mgr, default_type = _head(dest, dst_qm, reply, rqm, priority, persistent)
     if jms:  # Gid/Seq go after Dst and Rto, before Pri and Dlv
         head = (
             _head(dest, dst_qm, reply, rqm, 4, None)[0]
@@ -366,7 +366,8 @@ def to_mq(
     if ts:
         tms_element = f"<Tms>{int(ts)}</Tms>"
         if not put_date and not put_time:
-            put_date, put_time = _put_date_time(ts)
+            last_key, last = _LAST_PUT[0]  # _put_date_time's own cache, without the call
+            put_date, put_time = last if last_key == ts // 10 else _put_date_time(ts)
 
     exp = message._expiration
     if exp:
@@ -377,7 +378,7 @@ def to_mq(
     else:
         expiry = MQEI_UNLIMITED
     if msg_type is None:
-        msg_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
+        msg_type = default_type
 
     # the MQMD's field values, in its order (Version first, OriginalLength last)
     body, marker = _body(message, domain, body_ccsid)
@@ -401,10 +402,9 @@ def to_mq(
     )  # fmt: skip
 
     # ---- RFH2
-    if marker:
-        ajms.append(marker)
+    mcd = _MCD.get((domain, message._type))
     folders: list[str | bytes] = [
-        _mcd_folder(domain, message._type),
+        _mcd_folder(domain, message._type) if mcd is None else mcd,
         f"<jms>{head}{cid_element}{tms_element}{exp_element}</jms>",
     ]
     if usr_text is not None:
@@ -414,7 +414,9 @@ def to_mq(
     if message._delivery_time:
         folders.append(f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>")
     if ajms:
-        folders.append("<ajms>" + "".join(ajms) + "</ajms>")
+        folders.append("<ajms>" + "".join(ajms) + marker + "</ajms>")
+    elif marker:
+        folders.append(_MARKER_FOLDERS[marker])
     if extra:
         folders.extend(bytes(f) for f in extra.get("mq.folders", ()))
     rfh2 = (body_enc, body_ccsid, body_fmt)
@@ -448,6 +450,7 @@ def _message(
 _assembled = MQMessage._assembled
 _NULL = "<Nul>1</Nul>"  # a null Text/ObjectMessage body, not ""
 _AMQP_OBJECT = "<Obj>amqp</Obj>"  # an ObjectMessage body holding the AMQP encoding of its value
+_MARKER_FOLDERS = {m: f"<ajms>{m}</ajms>".encode() for m in (_NULL, _AMQP_OBJECT)}
 _NO_EXTRA: dict[str, Any] = {}
 _RF_HEADER_2 = MQFMT_RF_HEADER_2.rstrip()
 #: ``mcd`` folders by (Msd, JMSType): producers send few types, so each is built once
@@ -476,17 +479,18 @@ def _mcd_folder(domain: str, jms_type: str | None) -> bytes:
     return out
 
 
-#: the start of jms folders (Dst, Rto, Pri, Dlv) with the ReplyToQ/ReplyToQMgr they imply, by
-#: destinations, queue managers, priority and delivery mode: a producer uses few combinations
-_HEADS: dict[tuple[Any, ...], tuple[str, str, str]] = {}
+#: the start of jms folders (Dst, Rto, Pri, Dlv) with the ReplyToQ/ReplyToQMgr and MsgType they
+#: imply, by destinations, queue managers, priority and delivery mode: a producer uses few
+_HEADS: dict[tuple[Any, ...], tuple[str, str, str, int]] = {}
 
 
 def _head(
     dest: Destination | None, dst_qm: str, reply: Destination | None, rqm: str, priority: int,
     persistent: bool | None,
-) -> tuple[str, str, str]:  # fmt: skip
+) -> tuple[str, str, str, int]:  # fmt: skip
     """``<Dst>``, ``<Rto>``, ``<Pri>`` (when not 4) and ``<Dlv>`` (unless ``persistent`` is None)
-    as one string, with MQMD.ReplyToQ and ReplyToQMgr for the reply-to destination."""
+    as one string, with MQMD.ReplyToQ and ReplyToQMgr for the reply-to destination and the
+    MsgType it implies (a request when replies go to a queue)."""
     key = (
         type(dest), None if dest is None else dest._name, dst_qm,
         type(reply), None if reply is None else reply._name, rqm, priority, persistent,
@@ -505,7 +509,8 @@ def _head(
             parts.append(f"<Pri>{_int_prop('JMSPriority', priority)}</Pri>")
         if persistent is not None:
             parts.append("<Dlv>2</Dlv>" if persistent else "<Dlv>1</Dlv>")
-        out = ("".join(parts), reply_q, reply_q_mgr)
+        request = reply is not None and reply.is_queue
+        out = ("".join(parts), reply_q, reply_q_mgr, MQMT_REQUEST if request else MQMT_DATAGRAM)
         if len(_HEADS) >= _LIMIT:
             _HEADS.clear()
         _HEADS[key] = out
