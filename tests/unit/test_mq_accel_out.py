@@ -26,7 +26,7 @@ from amqp_jms.mq import MQMD, MQFormatError, MQMessage, to_mq
 from amqp_jms.mq import outgoing as outgoing_module
 from amqp_jms.mq.bodies import encode_map, encode_stream
 from amqp_jms.mq.rfh2 import rfh2_bytes
-from amqp_jms.mq.xmlfolder import _GOOD_USR_NAMES, BODY_DT, USR_DT, check_usr_name_cached
+from amqp_jms.mq.xmlfolder import _GOOD_USR_NAMES, _NEEDS_WORK, BODY_DT, USR_DT, check_usr_name_cached
 from amqp_jms.types import Char, Int
 
 try:
@@ -274,3 +274,28 @@ def test_xml_elements_takes_the_common_values_and_leaves_the_rest() -> None:
 )
 def test_provider_id_reads_what_the_python_reader_reads(value: str) -> None:
     assert _mqout.provider_id(value) == outgoing_module._provider_id_py(value)
+
+
+def python_correlation(cid: str) -> tuple[bytes, str] | None:
+    """What to_mq's Python path makes of a str JMSCorrelationID, None where it escapes or raises."""
+    raw = outgoing_module._provider_id_py(cid)
+    if raw is not None:
+        return raw, ""
+    if _NEEDS_WORK.search(cid) is not None:
+        return None
+    return cid.encode("utf-8")[:24].ljust(24, b"\x00"), f"<Cid>{cid}</Cid>"
+
+
+@needs_accel
+@SETTINGS
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        st.sampled_from(
+            ["", "order-42", "é" * 13, "a&b", "x\r", "\ud800", "ID:" + "ab" * 24, "ID:" + "0" * 48]
+        ),
+    )
+)
+def test_correlation_reads_what_the_python_path_reads(cid: str) -> None:
+    assert _mqout.correlation(cid) == python_correlation(cid)
+    assert _mqout.correlation(Char("c")) is None and _mqout.correlation(b"bytes") is None  # type: ignore[arg-type]

@@ -17,6 +17,8 @@
 #define RFH2_FIXED_LENGTH 36
 #define MD_FIELDS 27
 
+static PyObject *empty_str; /* "" */
+
 /* MQMD version 2 after StrucId, Version to MsgFlags: kind ('l' MQLONG, 'c' MQCHAR, 'b' MQBYTE), width, offset. */
 static const struct {
     char kind;
@@ -596,10 +598,50 @@ static PyObject *provider_id(PyObject *self, PyObject *value) {
     return PyBytes_FromStringAndSize(raw, 24);
 }
 
+PyDoc_STRVAR(correlation_doc,
+    "correlation(value, /) -> tuple[bytes, str] | None\n\n"
+    "CorrelId and the jms folder's ``<Cid>`` element for a JMSCorrelationID str: the 24 bytes of a\n"
+    "provider id and no element, or its UTF-8 cut or NUL-padded to 24 bytes and ``<Cid>value</Cid>``;\n"
+    "None when the value needs escaping or is not a str (the Python path decides).");
+
+static PyObject *correlation(PyObject *self, PyObject *value) {
+    PyObject *raw, *element, *result;
+    const char *s;
+    Py_ssize_t n;
+    char padded[24];
+    raw = provider_id(self, value);
+    if (raw == NULL) {
+        return NULL;
+    }
+    if (raw != Py_None) {
+        result = PyTuple_Pack(2, raw, empty_str);
+        Py_DECREF(raw);
+        return result;
+    }
+    Py_DECREF(raw);
+    if (!PyUnicode_CheckExact(value) || !plain_text(value) || (s = utf8(value, &n)) == NULL) {
+        Py_RETURN_NONE;
+    }
+    memset(padded, 0, sizeof padded);
+    memcpy(padded, s, (size_t)(n < 24 ? n : 24));
+    raw = PyBytes_FromStringAndSize(padded, 24);
+    element = PyUnicode_FromFormat("<Cid>%U</Cid>", value);
+    if (raw == NULL || element == NULL) {
+        Py_XDECREF(raw);
+        Py_XDECREF(element);
+        return NULL;
+    }
+    result = PyTuple_Pack(2, raw, element);
+    Py_DECREF(raw);
+    Py_DECREF(element);
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"assemble", (PyCFunction)(void (*)(void))assemble, METH_FASTCALL, assemble_doc},
     {"xml_elements", (PyCFunction)(void (*)(void))xml_elements, METH_FASTCALL, xml_elements_doc},
     {"provider_id", provider_id, METH_O, provider_id_doc},
+    {"correlation", correlation, METH_O, correlation_doc},
     {NULL, NULL, 0, NULL},
 };
 
@@ -608,4 +650,10 @@ static struct PyModuleDef module = {
     methods, NULL, NULL, NULL, NULL,
 };
 
-PyMODINIT_FUNC PyInit__mqout(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__mqout(void) {
+    empty_str = PyUnicode_FromStringAndSize("", 0);
+    if (empty_str == NULL) {
+        return NULL;
+    }
+    return PyModule_Create(&module);
+}

@@ -349,7 +349,9 @@ def to_mq(
 
     correl_id = MQCI_NONE
     cid = message._correlation_id
-    if isinstance(cid, (bytes, bytearray)):
+    if type(cid) is str and _ACCEL is not None and (found := _ACCEL.correlation(cid)) is not None:
+        correl_id, cid_element = found  # a provider id, or a str that needs no escaping
+    elif isinstance(cid, (bytes, bytearray)):
         correl_id = bytes(cid)[:24].ljust(24, b"\x00")
     elif cid is not None:
         raw = _provider_id(cid)
