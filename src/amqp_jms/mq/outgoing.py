@@ -17,6 +17,11 @@ properties go to the MQMD fields of IBM's table. Where IBM is silent we choose, 
   holding an AMQP-typed value sends the AMQP encoding of it, marked ``<ajms><Obj>amqp</Obj>``.
 * ``target_client="mq"`` sends no RFH2 (IBM's ``targetClient=MQ``): only what the MQMD holds
   survives; map and stream bodies go as their XML.
+
+The optional C accelerator ``_mqout`` writes the common cases (usr folders and map/stream bodies
+of plain values, provider ids, the MQMD + RFH2 + body in one bytes object) and returns None for
+anything else, so the Python code here stays the one place that decides and names errors;
+``AMQP_JMS_NO_ACCEL=1`` turns it off and the bytes are the same.
 """
 
 from __future__ import annotations
@@ -84,7 +89,7 @@ def _load_accelerator() -> ModuleType | None:
     return _mqout
 
 
-#: the C assembly of MQMD + RFH2 + body (``_mqout``), or None: the Python path
+#: the C accelerator (``_mqout``), or None: the Python path
 _ACCEL = _load_accelerator()
 _MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
 _ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
