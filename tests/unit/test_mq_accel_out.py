@@ -299,3 +299,14 @@ def python_correlation(cid: str) -> tuple[bytes, str] | None:
 def test_correlation_reads_what_the_python_path_reads(cid: str) -> None:
     assert _mqout.correlation(cid) == python_correlation(cid)
     assert _mqout.correlation(Char("c")) is None and _mqout.correlation(b"bytes") is None  # type: ignore[arg-type]
+
+
+@needs_accel
+def test_large_outputs_and_many_folders_are_written_whole() -> None:
+    items = ["x" * 700, 2**62, b"\xab" * 600, *range(300)]
+    assert _mqout.xml_elements(2, items, set(), BODY_DT) == encode_stream(items).encode()
+    folders: list[str | bytes] = [f"<f{i}>{'é' * i}</f{i}>" for i in range(40)]
+    raw = [f.encode() if isinstance(f, str) else f for f in folders]
+    args = md_args()
+    expected = MQMD(*args).pack("<") + rfh2_bytes("<", 546, 1208, "", raw, b"b" * 5000)
+    assert _mqout.assemble(False, args, (546, 1208, ""), folders, b"b" * 5000) == expected
