@@ -84,7 +84,9 @@ class MQMessage:
         raw = self._raw
         if raw is not None:
             return raw
-        return self.md.pack() + self.data
+        md, data = self._md, self._data
+        assert md is not None and data is not None  # both set whenever _raw is not
+        return md.pack() + data
 
     def __eq__(self, other: object) -> bool:
         if other.__class__ is not self.__class__:
