@@ -1,11 +1,15 @@
-/* Optional accelerator of the outgoing MQ mapping: an MQMD (version 2), an RFH2 and the body
- * written into one bytes object, instead of a struct pack per structure, a str encode per folder
- * and joins of the pieces.
+/* Optional accelerator of the outgoing MQ mapping (outgoing.to_mq):
  *
- * It checks everything it writes (integer ranges, byte field lengths, character field widths,
- * UTF-8 encodability) and returns None when anything is not what it handles: the Python path
- * (mqmd.MQMD.pack, rfh2.rfh2_bytes) then does the work and raises the MQFormatError naming the
- * field, so errors are reported by one piece of code only. */
+ * - assemble: an MQMD (version 2), an RFH2 and the body written into one bytes object, instead
+ *   of a struct pack per structure, a str encode per folder and joins of the pieces;
+ * - xml_elements: usr folders and map/stream bodies of plain values straight to UTF-8;
+ * - provider_id, correlation: MsgId/CorrelId (and the <Cid> element) of JMS ids.
+ *
+ * Each checks everything it writes (integer ranges, byte field lengths, character field widths,
+ * UTF-8 encodability, characters XML must escape or cannot carry) and returns None when anything
+ * is not what it handles: the Python path (mqmd.MQMD.pack, rfh2.rfh2_bytes, xmlfolder.element)
+ * then does the work and raises the MQFormatError naming the field, so errors are decided by one
+ * piece of code only. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
