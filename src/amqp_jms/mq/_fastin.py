@@ -26,11 +26,10 @@ per producer).
 
 from __future__ import annotations
 
-import os
 import struct
-from types import ModuleType
 from typing import Any
 
+from .._accel import load_accelerator
 from ..mapping.codec import decode_value as amqp_decode
 from ..message import (
     BytesMessage,
@@ -54,17 +53,9 @@ from .outgoing import _put_date_time
 __all__ = ["accelerated", "fast_from_mq_bytes", "object_body"]
 
 
-def _load_accelerator() -> ModuleType | None:
-    if os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from . import _mqxml
-    except ImportError:  # not built (no C compiler at install time): ElementTree reads the folders
-        return None
-    return _mqxml
 
 
-_ACCEL = _load_accelerator()
+_ACCEL = load_accelerator("amqp_jms.mq._mqxml")
 
 
 def accelerated() -> bool:

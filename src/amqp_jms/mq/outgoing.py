@@ -27,11 +27,10 @@ anything else, so the Python code here stays the one place that decides and name
 from __future__ import annotations
 
 import hashlib
-import os
 import time
-from types import ModuleType
 from typing import Any
 
+from .._accel import load_accelerator
 from ..destination import Destination
 from ..mapping.codec import encode_value as amqp_encode
 from ._binary import byte_order, encode_char
@@ -79,18 +78,10 @@ from .xmlfolder import (
 __all__ = ["body_domain", "to_mq"]
 
 
-def _load_accelerator() -> ModuleType | None:
-    if os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from . import _mqout
-    except ImportError:  # not built (no C compiler at install time): struct and str joins
-        return None
-    return _mqout
 
 
 #: the C accelerator (``_mqout``), or None: the Python path
-_ACCEL = _load_accelerator()
+_ACCEL = load_accelerator("amqp_jms.mq._mqout")
 _MAX_EXPIRY_MS = (2**31 - 1) * 100  # 214748364.7 s
 _ENCODINGS = {"native": MQENC_NATIVE, "little": MQENC_REVERSED, "reversed": MQENC_REVERSED}
 _ENCODINGS.update({"big": MQENC_NORMAL, "normal": MQENC_NORMAL})

@@ -38,34 +38,24 @@ run both paths that way). Both give the same answers on every valid array.
 
 from __future__ import annotations
 
-import os
 import sys
 from functools import reduce
-from types import ModuleType
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 
+from .._accel import load_accelerator
+
 __all__ = ["Literals", "StringBuffers", "accelerated", "array_hits", "hits", "string_buffers"]
 
-
-def _load_accelerator() -> ModuleType | None:
-    if os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0"):
-        return None
-    try:
-        from . import _strkernels
-    except ImportError:  # not built (no C compiler at install time): the numpy path
-        return None
-    return _strkernels
-
-
-_ACCEL = _load_accelerator()
+_ACCEL = load_accelerator("amqp_jms.selector._strkernels")
 
 
 def accelerated() -> bool:
     """Whether string tests run on the C accelerator (else on the numpy path)."""
     return _ACCEL is not None
+
 
 _U64 = np.uint64
 _LITTLE_ENDIAN = sys.byteorder == "little"
