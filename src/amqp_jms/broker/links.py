@@ -101,8 +101,15 @@ class OutgoingLink:
             self._browse_more()
         else:
             self.queue.dispatch()
+        if self.link.drain_mode and self.link.credit > 0:
+            if self.browse:
+                self._finish_drain()
+            else:  # a selector's scan runs in slices: what it has not reached yet is not "empty"
+                self.queue.when_scanned(self._finish_drain)
+
+    def _finish_drain(self) -> None:
         link = self.link
-        if link.drain_mode and link.credit > 0:
+        if not self.closed and link.drain_mode and link.credit > 0:
             link.drained()
             self.conn.dirty()
 

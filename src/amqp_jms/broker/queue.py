@@ -74,6 +74,7 @@ class MessageQueue:
         self._settled = False
         self._cursor: tuple[int, int] | None = None  # where a sliced scan resumes
         self._resume: asyncio.Handle | None = None
+        self._after_scan: list[Callable[[], None]] = []  # run when the sliced scan under way ends
 
     # -- sizes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -214,6 +215,19 @@ class MessageQueue:
         except ValueError:
             pass
 
+    def when_scanned(self, fn: Callable[[], None]) -> None:
+        """Call ``fn`` once every message has been offered: now, or when the sliced scan under way
+        ends. A drain must wait for that: until then a matching message may lie further on."""
+        if self._cursor is None:
+            fn()
+        else:
+            self._after_scan.append(fn)
+
+    def _scan_ended(self) -> None:
+        waiting, self._after_scan = self._after_scan, []
+        for fn in waiting:
+            fn()
+
     def dispatch(self) -> None:
         """Hand available messages to consumers with credit, round-robin.
 
@@ -296,6 +310,7 @@ class MessageQueue:
                     if c is None:
                         if not self._any_credit():
                             self._settled = True
+                            self._scan_ended()
                             return
                         i += 1
                         continue
@@ -311,6 +326,7 @@ class MessageQueue:
             self._page_in()  # memory is empty and credit is left: go on with the paged part
             p, i = 9, 0
         self._settled = True
+        self._scan_ended()
 
     def _defer(self, p: int, i: int) -> bool:
         """Yield to the loop and resume the scan at ``(p, i)``; False when there is no loop."""
@@ -329,6 +345,7 @@ class MessageQueue:
             return
         self._cursor = None
         if not self.consumers:
+            self._scan_ended()
             return
         self._dispatching = True
         try:
