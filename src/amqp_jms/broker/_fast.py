@@ -1,27 +1,8 @@
-"""proton-c through cffi, for the per-delivery hot path.
-
-proton's Python layer builds an ``Event`` plus a wrapper object for every context (delivery,
-link, session, connection) of every event; at tens of thousands of deliveries a second that is
-most of the broker's CPU. The delivery path therefore reads events and moves bytes with
-``cproton_ffi.lib`` directly; everything else still goes through proton's Python API.
-"""
+"""proton-c through cffi, for the broker's per-delivery hot path (``engine.raw``, shared with the
+client provider's)."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from cproton_ffi import ffi, lib
+from ..engine.raw import addr, ffi, lib, ptr_addr
 
 __all__ = ["addr", "ffi", "lib", "ptr_addr"]
-
-_cast = ffi.cast
-
-
-def ptr_addr(ptr: Any) -> int:
-    """A C pointer as an int (dictionary key)."""
-    return int(_cast("uintptr_t", ptr))
-
-
-def addr(wrapper: Any) -> int:
-    """The address of the proton-c object behind a proton Python wrapper."""
-    return int(_cast("uintptr_t", wrapper._impl))

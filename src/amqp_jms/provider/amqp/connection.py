@@ -20,6 +20,7 @@ from typing import Any
 from proton import Condition, Event, symbol
 
 from ...engine import Engine, SaslConfig
+from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
@@ -29,6 +30,9 @@ from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
+
+_event_type, _event_delivery, _delivery_link = lib.pn_event_type, lib.pn_event_delivery, lib.pn_delivery_link
+_PN_DELIVERY = lib.PN_DELIVERY
 
 DESIRED_CAPABILITIES = ("sole-connection-for-container", "DELAYED_DELIVERY", "ANONYMOUS-RELAY", "SHARED-SUBS")
 _conn_counter = itertools.count(1)
@@ -115,6 +119,8 @@ class AmqpProvider(Provider):
         self.drain_unsafe = False
         #: producers with transfers proton has not written yet (their send windows)
         self.unwritten: set[Any] = set()
+        #: attached links by the address of their proton-c link (pinned while the link holds it)
+        self.links_by_addr: dict[int, Any] = {}
         self._timer: asyncio.TimerHandle | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
@@ -331,7 +337,16 @@ class AmqpProvider(Provider):
 
     # -- events --------------------------------------------------------------------------------
     def _dispatch(self, eng: Engine) -> None:
-        for ev in eng.events():
+        links = self.links_by_addr
+        for raw in eng.raw_events():
+            if _event_type(raw) == _PN_DELIVERY:
+                # the per-message event: a link that reads it from proton-c directly is spared the
+                # Event and its wrappers (most of the loop's time per sent message otherwise)
+                d = _event_delivery(raw)
+                res = links.get(ptr_addr(_delivery_link(d)))
+                if res is not None and res.on_delivery_raw(d):
+                    continue
+            ev = Event.wrap(raw)
             t = ev.type
             if t == Event.DELIVERY:
                 res = getattr(ev.link, "jms", None)

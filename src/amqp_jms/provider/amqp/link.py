@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Link, Terminus
 
+from ...engine.raw import addr
 from ...exceptions import IllegalStateException, JMSException
 from ..errors import to_jms
 
@@ -36,6 +37,7 @@ class AmqpLink:
         self.pn = link
         link.jms = self
         self.session.links.add(self)
+        self.provider.links_by_addr[addr(link)] = self
         self._attached = self.provider.loop.create_future()
         link.open()
         try:
@@ -110,6 +112,13 @@ class AmqpLink:
 
     def _forget(self) -> None:
         self.session.links.discard(self)
+        if self.pn is not None:
+            self.provider.links_by_addr.pop(addr(self.pn), None)
+
+    def on_delivery_raw(self, delivery: Any) -> bool:
+        """Hook: a delivery update as proton-c's ``pn_delivery_t`` pointer (``engine.raw``);
+        True when handled, else the update comes again through ``on_delivery``."""
+        return False
 
     def fail(self, exc: JMSException) -> None:
         if self.failure is not None:

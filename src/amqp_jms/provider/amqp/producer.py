@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Link
 
+from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
 from .. import codec
 from ..base import ProducerSpec, ProviderProducer
@@ -23,6 +24,10 @@ __all__ = ["AmqpProducer"]
 
 #: messages a producer may have handed over but not yet written (waiting for credit)
 SEND_WINDOW = 1024
+_remote_state, _delivery_tag = lib.pn_delivery_remote_state, lib.pn_delivery_tag
+_settle = lib.pn_delivery_settle
+_unpack = ffi.unpack
+_PN_ACCEPTED = lib.PN_ACCEPTED
 
 
 class _Window:
@@ -130,6 +135,18 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 fut.set_result(None)
         elif fut is not None:
             self._waiting[tag] = fut
+
+    def on_delivery_raw(self, delivery: Any) -> bool:
+        """``accepted``, the answer to nearly every send, read straight from proton-c; any other
+        outcome (and a settlement without one) goes through ``on_delivery``."""
+        if _remote_state(delivery) != _PN_ACCEPTED:
+            return False
+        tag = _delivery_tag(delivery)
+        fut = self._waiting.pop(_unpack(tag.start, tag.size).decode(), None)
+        if fut is not None and not fut.done():
+            fut.set_result(None)
+        _settle(delivery)
+        return True
 
     def on_delivery(self, delivery: Delivery) -> None:
         state = delivery.remote_state
