@@ -57,3 +57,30 @@ def test_links_leave_the_address_table_when_closed(broker: Any) -> None:
         producer.close()
         consumer.close()
         assert provider.links_by_addr == {}
+
+
+def test_consumers_read_multi_frame_and_empty_bodies_whole(broker: Any) -> None:
+    from amqp_jms import BytesMessage, Session
+
+    big = bytes(range(256)) * 1200  # ~300 KB: several transfer frames (the broker's are 64 KB)
+    with ConnectionFactory(broker.url + "?jms.prefetchPolicy.all=5").create_connection() as conn:
+        conn.start()
+        session = conn.create_session()
+        producer = session.create_producer(Queue("raw-big"))
+        for body in (big, b"", b"x"):
+            m = BytesMessage()
+            m.write_bytes(body)
+            producer.send(m)
+        for mode in (Session.AUTO_ACKNOWLEDGE, Session.CLIENT_ACKNOWLEDGE):
+            consumer = conn.create_session(False, mode).create_consumer(Queue("raw-big"))
+            got = [consumer.receive(5000) for _ in range(3)]
+            assert [m.get_body(bytes) if m.get_body_length() else b"" for m in got if m] == [big, b"", b"x"]
+            if mode == Session.CLIENT_ACKNOWLEDGE:
+                got[-1].acknowledge()  # type: ignore[union-attr]
+            else:
+                for body in (big, b"", b"x"):  # again, for the client-acknowledged pass
+                    m = BytesMessage()
+                    m.write_bytes(body)
+                    producer.send(m)
+            consumer.close()
+        assert session.create_consumer(Queue("raw-big")).receive(300) is None

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link, Terminus, ulong
 
+from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
 from .. import codec
 from ..base import (
@@ -31,6 +32,13 @@ __all__ = ["AmqpConsumer", "AmqpInbound"]
 
 _OUTCOME_CODES = {ACCEPTED: 0x24, REJECTED: 0x25, RELEASED: 0x26, MODIFIED_FAILED: 0x27,
                   MODIFIED_FAILED_UNDELIVERABLE: 0x27}
+
+
+_partial, _readable, _pending = lib.pn_delivery_partial, lib.pn_delivery_readable, lib.pn_delivery_pending
+_settled, _settle = lib.pn_delivery_settled, lib.pn_delivery_settle
+_recv, _advance, _credit = lib.pn_link_recv, lib.pn_link_advance, lib.pn_link_credit
+_draining = lib.pn_link_draining
+_alloc, _buffer = ffi.new_allocator(should_clear_after_alloc=False), ffi.buffer
 
 
 class AmqpInbound:
@@ -104,6 +112,38 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self.credit = self.pn.credit
 
     # -- loop: inbound -------------------------------------------------------------------------
+    def on_delivery_raw(self, delivery: Any) -> bool:
+        """``on_delivery`` read straight from proton-c (``engine.raw``): one Python wrapper per
+        unsettled message (kept for its settlement) instead of an Event and its wrappers."""
+        if _partial(delivery) or not _readable(delivery):
+            return True  # more frames to come, or an update of one already taken: nothing to do
+        rcv = self.pn
+        assert rcv is not None
+        link = rcv._impl
+        size = _pending(delivery)
+        if size > 0:
+            buf = _alloc("char[]", size)
+            n = _recv(link, buf, size)
+            data = _buffer(buf, n)[:] if n > 0 else b""
+        else:
+            data = b""
+        _advance(link)
+        self.credit = _credit(link)
+        if self.spec.presettle or _settled(delivery):
+            _settle(delivery)
+            inbound = AmqpInbound(data, None, self)
+        else:
+            inbound = AmqpInbound(data, Delivery.wrap(delivery), self)
+        if self.closed:
+            if inbound.delivery is not None:
+                inbound.delivery.update(Delivery.RELEASED)
+                inbound.delivery.settle()
+            return True
+        self.sink.deliver(inbound)
+        if self._drain_waiters and not _draining(link):
+            self._drain_done()
+        return True
+
     def on_delivery(self, delivery: Delivery) -> None:
         if delivery.partial or not delivery.readable:
             return
