@@ -163,6 +163,13 @@ class SegmentReceiver:
         _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")
         return end
 
+    def wait_drained(self, timeout_s: float) -> bool:
+        """Whether an availableNow receiver has found the destination empty (and so reads nothing
+        more), waiting up to ``timeout_s`` for it."""
+        with self._cond:
+            self._cond.wait_for(lambda: self._drained or self._error is not None, timeout_s)
+            return self._drained
+
     def stop(self, timeout_s: float = 10.0) -> None:
         """Stop receiving and close the connection (un-accepted messages go back to the broker)."""
         with self._cond:
