@@ -38,6 +38,9 @@ def main() -> None:
         .option("maxMessagesPerTrigger", 10)
         .option("segmentMessages", 5)
         .option("pollMs", 100)
+        # paced by the batches (the receiver would otherwise take all 60 before batch 0), so
+        # that a crash point armed by the first commit is still passed after it
+        .option("maxBufferedMessages", 10)
         .load()
     )
     writer = (

@@ -9,6 +9,11 @@ not yet appended or accepted; passed once per message), ``after_append`` (segmen
 messages not yet accepted),
 ``after_accept`` (accepted, batch not yet planned or committed), ``during_sink`` (an executor is
 part-way through a batch).
+
+``AMQP_JMS_SPARK_CRASH_ARMED_BY=<path>`` counts passes only once that file exists (the tests
+name the checkpoint's first commit): the receiver runs ahead of Spark, so without it a crash
+"on the third pass" can land before Spark has written its first batch's offsets, which is not
+the point under test (and Spark itself cannot restart a query killed while writing them).
 """
 
 from __future__ import annotations
@@ -23,6 +28,9 @@ _passes: dict[str, int] = {}
 
 def crash_point(name: str) -> None:
     if os.environ.get("AMQP_JMS_SPARK_CRASH_AT") != name:
+        return
+    armed_by = os.environ.get("AMQP_JMS_SPARK_CRASH_ARMED_BY")
+    if armed_by and not os.path.exists(armed_by):
         return
     seen = _passes.get(name, 0)
     _passes[name] = seen + 1
