@@ -26,6 +26,8 @@ __all__ = ["AmqpProducer"]
 SEND_WINDOW = 1024
 _remote_state, _delivery_tag = lib.pn_delivery_remote_state, lib.pn_delivery_tag
 _settle = lib.pn_delivery_settle
+_new_delivery, _send, _advance = lib.pn_delivery, lib.pn_link_send, lib.pn_link_advance
+_from_buffer = ffi.from_buffer
 _unpack = ffi.unpack
 _PN_ACCEPTED = lib.PN_ACCEPTED
 
@@ -120,17 +122,26 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         assert snd is not None
         self._tag += 1
         tag = str(self._tag)
-        d = snd.delivery(tag)
         txn = self.session.txn_id()
         if txn is not None:
+            d = snd.delivery(tag)
             d.local.data = [txn]
             d.update(TRANSACTIONAL_STATE)
-        snd.stream(data)
-        snd.advance()
+            snd.stream(data)
+            snd.advance()
+            if self.spec.presettle:
+                d.settle()
+        else:  # the common case straight to proton-c: no Delivery wrapper per message
+            impl = snd._impl
+            tag_bytes = tag.encode()
+            d = _new_delivery(impl, (len(tag_bytes), _from_buffer(tag_bytes)))
+            _send(impl, _from_buffer(data), len(data))
+            _advance(impl)
+            if self.spec.presettle:
+                _settle(d)
         self._unwritten += 1
         self.provider.unwritten.add(self)
         if self.spec.presettle:
-            d.settle()
             if fut is not None:
                 fut.set_result(None)
         elif fut is not None:
@@ -143,8 +154,8 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             return False
         tag = _delivery_tag(delivery)
         fut = self._waiting.pop(_unpack(tag.start, tag.size).decode(), None)
-        if fut is not None and not fut.done():
-            fut.set_result(None)
+        if fut is not None:
+            self.provider.completed.append(fut)  # resolved at the end of the flush
         _settle(delivery)
         return True
 
