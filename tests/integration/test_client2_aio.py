@@ -164,3 +164,69 @@ def test_send_nowait_pipelines_in_order(broker: Any) -> None:
             return [str((await c.receive(2000)).get_body(str)) for _ in range(51)]  # type: ignore[union-attr]
 
     assert asyncio.run(main()) == [f"p{i}" for i in range(50)] + ["anon"]
+
+
+def test_a_parked_receive_is_woken_by_the_arrival_not_by_its_poll(
+    broker: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import amqp_jms.aio._core as core
+
+    monkeypatch.setattr(core, "_POLL", 60.0)  # a missed wake-up would now cost a minute
+
+    async def main() -> str:
+        q = Queue("aio-woken")
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            await conn.start()
+            session = await conn.create_session()
+            consumer = await session.create_consumer(q)
+            receiving = asyncio.create_task(consumer.receive())
+            await asyncio.sleep(0.3)  # parked by now
+            producer = await session.create_producer(q)
+            for i in range(3):  # the second receive parks again after the first wake-up
+                await producer.send(session.create_text_message(f"w{i}"))
+                m = await asyncio.wait_for(receiving, 20)
+                assert m is not None and m.get_body(str) == f"w{i}"
+                receiving = asyncio.create_task(consumer.receive())
+                await asyncio.sleep(0.1)
+            receiving.cancel()
+            return "ok"
+
+    assert asyncio.run(main()) == "ok"
+
+
+def test_prefetched_arrivals_do_not_wake_the_loop_one_by_one(broker: Any) -> None:
+    """The I/O thread wakes the event loop only for a parked receive, not per prefetched message."""
+
+    async def main() -> tuple[int, int]:
+        q = Queue("aio-prefetched")
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer(q)
+            for i in range(300):
+                await producer.send(session.create_text_message(f"p{i}"))
+            consumer = await session.create_consumer(q)
+            wakes = 0
+            loop = asyncio.get_running_loop()
+            real = loop.call_soon_threadsafe
+
+            def counting(cb: Any, *args: Any, **kwargs: Any) -> Any:
+                nonlocal wakes
+                if getattr(cb, "__name__", "") == "set":
+                    wakes += 1
+                return real(cb, *args, **kwargs)
+
+            loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+            try:
+                assert await consumer.receive(100) is None  # parks once: not started yet
+                await conn.start()
+                got = 0
+                while got < 300:
+                    assert await consumer.receive(5000) is not None
+                    got += 1
+            finally:
+                del loop.call_soon_threadsafe
+            return got, wakes
+
+    got, wakes = asyncio.run(main())
+    assert got == 300
+    assert wakes < 50, f"{wakes} loop wake-ups for 300 prefetched messages"

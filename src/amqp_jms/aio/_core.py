@@ -221,11 +221,16 @@ class AsyncConsumer:
         self.sync = consumer
         self._event: asyncio.Event | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        #: receives parked in ``_wait``: only then is an arrival worth waking the loop for (a
+        #: self-pipe write per prefetched message otherwise), and once per parking
+        self._parked = 0
+        self._woken = False
         consumer._queue.on_arrival = self._arrived  # called on the I/O thread
 
     def _arrived(self) -> None:
         loop, ev = self._loop, self._event
-        if loop is not None and ev is not None:
+        if self._parked and not self._woken and loop is not None and ev is not None:
+            self._woken = True
             try:
                 loop.call_soon_threadsafe(ev.set)
             except RuntimeError:  # the waiting loop is gone
@@ -285,13 +290,17 @@ class AsyncConsumer:
             self._loop = asyncio.get_running_loop()
         ev = self._event
         ev.clear()
-        q = self.sync._queue
-        if q.running and len(q):  # arrived between the check and the clear
-            return
+        self._woken = False
+        self._parked += 1  # before the check: an arrival after it sees the count and wakes us
         try:
+            q = self.sync._queue
+            if q.running and len(q):  # arrived between the check and the clear
+                return
             await asyncio.wait_for(ev.wait(), _POLL if left is None else min(left, _POLL))
         except TimeoutError:
             pass
+        finally:
+            self._parked -= 1
 
     def __aiter__(self) -> AsyncIterator[Message]:
         return self._iterate()
