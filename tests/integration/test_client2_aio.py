@@ -215,7 +215,7 @@ def test_prefetched_arrivals_do_not_wake_the_loop_one_by_one(broker: Any) -> Non
                     wakes += 1
                 return real(cb, *args, **kwargs)
 
-            loop.call_soon_threadsafe = counting  # type: ignore[method-assign]
+            loop.call_soon_threadsafe = counting  # type: ignore[method-assign, assignment]
             try:
                 assert await consumer.receive(100) is None  # parks once: not started yet
                 await conn.start()
