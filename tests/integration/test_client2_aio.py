@@ -10,6 +10,7 @@ import pytest
 
 from amqp_jms import IllegalStateException, InvalidSelectorRuntimeException, Queue, Session, Topic
 from amqp_jms.aio import AsyncConnectionFactory, AsyncJMSContext
+from amqp_jms.message import TextMessage
 
 
 def test_send_receive_and_async_iteration(broker: Any) -> None:
@@ -196,15 +197,15 @@ def test_a_parked_receive_is_woken_by_the_arrival_not_by_its_poll(
 
 def test_prefetched_arrivals_do_not_wake_the_loop_one_by_one(broker: Any) -> None:
     """The I/O thread wakes the event loop only for a parked receive, not per prefetched message."""
+    from amqp_jms.client import ConnectionFactory
 
     async def main() -> tuple[int, int]:
         q = Queue("aio-prefetched")
         async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            await conn.start()
             session = await conn.create_session()
-            producer = await session.create_producer(q)
-            for i in range(300):
-                await producer.send(session.create_text_message(f"p{i}"))
             consumer = await session.create_consumer(q)
+            assert await consumer.receive(100) is None  # parked once, on an empty queue
             wakes = 0
             loop = asyncio.get_running_loop()
             real = loop.call_soon_threadsafe
@@ -217,8 +218,18 @@ def test_prefetched_arrivals_do_not_wake_the_loop_one_by_one(broker: Any) -> Non
 
             loop.call_soon_threadsafe = counting  # type: ignore[method-assign, assignment]
             try:
-                assert await consumer.receive(100) is None  # parks once: not started yet
-                await conn.start()
+                def send() -> None:  # another connection, from a thread: nothing parked meanwhile
+                    with ConnectionFactory(broker.url).create_connection() as other:
+                        producer = other.create_session().create_producer(q)
+                        for i in range(300):
+                            producer.send(TextMessage(f"p{i}"))
+
+                await asyncio.to_thread(send)
+                for _ in range(500):
+                    if len(consumer.sync._queue) == 300:
+                        break
+                    await asyncio.sleep(0.02)
+                assert len(consumer.sync._queue) == 300
                 got = 0
                 while got < 300:
                     assert await consumer.receive(5000) is not None
@@ -229,4 +240,4 @@ def test_prefetched_arrivals_do_not_wake_the_loop_one_by_one(broker: Any) -> Non
 
     got, wakes = asyncio.run(main())
     assert got == 300
-    assert wakes < 50, f"{wakes} loop wake-ups for 300 prefetched messages"
+    assert wakes == 0, f"{wakes} loop wake-ups for 300 prefetched messages"

@@ -38,20 +38,50 @@ _partial, _readable, _pending = lib.pn_delivery_partial, lib.pn_delivery_readabl
 _settled, _settle = lib.pn_delivery_settled, lib.pn_delivery_settle
 _recv, _advance, _credit = lib.pn_link_recv, lib.pn_link_advance, lib.pn_link_credit
 _draining = lib.pn_link_draining
-_alloc, _buffer = ffi.new_allocator(should_clear_after_alloc=False), ffi.buffer
+_update, _incref, _decref = lib.pn_delivery_update, lib.pn_incref, lib.pn_decref
+_PN_ACCEPTED, _PN_RELEASED = lib.PN_ACCEPTED, lib.PN_RELEASED
+_alloc, _buffer, _gc = ffi.new_allocator(should_clear_after_alloc=False), ffi.buffer, ffi.gc
+
+
+def _hold(delivery: Any) -> Any:
+    """A reference of our own to a proton-c delivery, dropped when the pointer is collected:
+    what a proton ``Delivery`` wrapper holds, without the wrapper's Python-side bookkeeping (most
+    of the I/O thread's time per received message when every transfer got one)."""
+    _incref(delivery)
+    return _gc(delivery, _decref)
 
 
 class AmqpInbound:
-    """One received transfer: its bytes, its (unsettled) delivery, its decoded message."""
+    """One received transfer: its bytes, its (unsettled) delivery, its decoded message.
 
-    __slots__ = ("_msg", "consumer", "data", "delivery", "local_redeliveries")
+    The delivery is kept as a held proton-c pointer (``raw``); ``delivery`` wraps it in proton's
+    ``Delivery`` for the paths that need one (transactional or non-accept outcomes).
+    """
 
-    def __init__(self, data: bytes, delivery: Delivery | None, consumer: AmqpConsumer) -> None:
+    __slots__ = ("_msg", "_wrapped", "consumer", "data", "local_redeliveries", "raw")
+
+    def __init__(self, data: bytes, raw: Any, consumer: AmqpConsumer) -> None:
         self.data = data
-        self.delivery = delivery
+        self.raw = raw
+        self._wrapped: Delivery | None = None
         self.consumer = consumer
         self.local_redeliveries = 0
         self._msg: Any = None
+
+    @property
+    def delivery(self) -> Delivery | None:
+        """The unsettled delivery (None once given up or settled)."""
+        if self.raw is None:
+            return None
+        if self._wrapped is None:
+            self._wrapped = Delivery.wrap(self.raw)
+        return self._wrapped
+
+    @delivery.setter
+    def delivery(self, value: None) -> None:
+        assert value is None, "an inbound message's delivery can only be given up"
+        self.raw = None
+        self._wrapped = None
 
     def decode(self) -> Any:
         if self._msg is None:
@@ -132,12 +162,13 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         if self.spec.presettle or _settled(delivery):
             _settle(delivery)
             inbound = AmqpInbound(data, None, self)
+        elif self.closed:
+            _update(delivery, _PN_RELEASED)
+            _settle(delivery)
+            return True
         else:
-            inbound = AmqpInbound(data, Delivery.wrap(delivery), self)
+            inbound = AmqpInbound(data, _hold(delivery), self)
         if self.closed:
-            if inbound.delivery is not None:
-                inbound.delivery.update(Delivery.RELEASED)
-                inbound.delivery.settle()
             return True
         self.sink.deliver(inbound)
         if self._drain_waiters and not _draining(link):
@@ -156,7 +187,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             delivery.settle()
             inbound = AmqpInbound(data, None, self)
         else:
-            inbound = AmqpInbound(data, delivery, self)
+            inbound = AmqpInbound(data, _hold(delivery._impl), self)
         if self.closed:
             if inbound.delivery is not None:
                 inbound.delivery.update(Delivery.RELEASED)
@@ -251,12 +282,22 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     # -- loop: settlement and credit -----------------------------------------------------------
     def settle(self, inbound: AmqpInbound, outcome: int, txn_id: Any = None) -> None:
-        d = inbound.delivery
-        if d is None:
+        raw = inbound.raw
+        if raw is None:
             return
-        inbound.delivery = None
-        if self.failure is None and not d.settled:
-            txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
+        if self.failure is not None or _settled(raw):
+            inbound.delivery = None
+            self.refill()
+            return
+        txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
+        if txn is None and outcome == ACCEPTED:  # the common case, straight to proton-c
+            inbound.delivery = None
+            _update(raw, _PN_ACCEPTED)
+            _settle(raw)
+        else:
+            d = inbound.delivery
+            assert d is not None
+            inbound.delivery = None
             if txn is not None:
                 d.local.data = [txn, Described(ulong(_OUTCOME_CODES[outcome]), [])]  # type: ignore[list-item]
                 d.update(TRANSACTIONAL_STATE)
