@@ -4,6 +4,10 @@ Built straight into bytes with the codec's section builders: the header, the mes
 annotations (type, destination and reply-to bytes, delivery time, app-correlation-id, and any
 annotations a received message carried in ``_extra``), the properties, the application
 properties (every property except the ones the mapping moves into AMQP fields), and the body.
+Every field has the AMQP type Qpid JMS gives it (``x-opt-jms-msg-type``/``-dest``/``-reply-to``
+byte, ``x-opt-delivery-time`` long, ``ttl``/``group-sequence`` uint, ``priority`` ubyte,
+``creation-time``/``absolute-expiry-time`` timestamp, ``user-id`` binary, ``content-type``
+symbol): peers such as ActiveMQ cast by type.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 from ..destination import Destination
 from ..exceptions import MessageFormatException
 from ..message import Message
-from ..types import Symbol, Timestamp, UByte, UInt
+from ..types import Symbol, UByte, UInt
 from .body import _TYPE_OF as _TYPE_CODES
 from .body import MSG_TYPE, encode_body, jms_type_code
 from .codec._encode import (
@@ -83,7 +87,7 @@ _DEST_ENTRY = [_MA_ENTRY[JMS_DEST, v] for v in range(4)]
 _REPLY_TO_ENTRY = [_MA_ENTRY[JMS_REPLY_TO, v] for v in range(4)]
 _APP_CORRELATION = encode_symbol(APP_CORRELATION_ID) + _TRUE
 _NULL = b"\x40"
-_pack_ts = struct.Struct(">Bq").pack
+_pack_q = struct.Struct(">Bq").pack
 _BBB = struct.Struct(">BBB").pack
 _DELIVERY_TIME_KEY = encode_symbol(DELIVERY_TIME)
 
@@ -162,7 +166,9 @@ def _annotations(key: tuple[int, int, int, bool], delivery_time: int, extra: dic
         ma.append(_APP_CORRELATION)
     plain = True
     if delivery_time:
-        ma.append(_DELIVERY_TIME_KEY + _ENCODERS[Timestamp](delivery_time))
+        # a long, as Qpid JMS sends it: ActiveMQ casts the annotation to a number and stores a
+        # message whose delivery time is a timestamp raw (no delay, properties unread)
+        ma.append(_DELIVERY_TIME_KEY + _pack_q(0x81, delivery_time))
         plain = False
     count = 2 * len(ma)
     if extra is not None and extra.get(EXTRA_ANNOTATIONS):
@@ -257,8 +263,8 @@ def _encode(message: Message, ctx: MappingContext) -> bytes:
         _NULL if correlation_id is None else _id(correlation_id),
         _NULL if content_type is None else encode_symbol(content_type),
         _NULL,
-        _pack_ts(0x83, expiration) if expiration else _NULL,
-        _pack_ts(0x83, timestamp) if timestamp else _NULL,
+        _pack_q(0x83, expiration) if expiration else _NULL,
+        _pack_q(0x83, timestamp) if timestamp else _NULL,
     ]
     vendor = bool(props) and not _MAPPED.isdisjoint(props)
     if vendor:

@@ -114,6 +114,9 @@ class Transfer:
     state: int
     state_data: Any
     tag: str
+    #: the message bytes as they arrived: every AMQP type exactly as the client encoded it
+    #: (``message`` is proton's reading, which folds some types into Python ones)
+    payload: bytes = b""
 
 
 @dataclass(frozen=True)
@@ -628,7 +631,7 @@ class TestPeer:
                 msg = Message()
                 msg.decode(data)
                 info = Transfer(link.name, msg, bool(d.settled), int(d.remote_state or 0),
-                                d.remote.data, str(d.tag))
+                                d.remote.data, str(d.tag), bytes(data))
                 self._match("transfer", info, c, d)
             else:
                 r = d.remote
