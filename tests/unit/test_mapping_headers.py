@@ -385,8 +385,9 @@ def test_delivery_time_annotation_only_with_a_delivery_delay() -> None:
 
 def test_delivery_time_is_read_as_long_or_timestamp() -> None:
     key = Symbol("x-opt-delivery-time")
-    assert received(props={"creation_time": Timestamp(5)}, ma={key: 99}).get_jms_delivery_time() == 99
-    assert received(props={"creation_time": Timestamp(5)}, ma={key: Timestamp(98)}).get_jms_delivery_time() == 98
+    created = {"creation_time": Timestamp(5)}
+    assert received(props=created, ma={key: 99}).get_jms_delivery_time() == 99
+    assert received(props=created, ma={key: Timestamp(98)}).get_jms_delivery_time() == 98
 
 
 def test_delivery_time_is_synthesized_from_the_timestamp() -> None:
