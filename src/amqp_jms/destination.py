@@ -7,7 +7,9 @@ by the peer) and can be deleted once a connection owns them; the owner is attach
 ``_bind`` by the client, which keeps this module free of any client or AMQP knowledge.
 
 ``str(Queue("orders"))`` is ``queue://orders`` (the form ActiveMQ, Qpid JMS and our CLI use);
-``parse_destination`` reads that form back.
+``parse_destination`` reads that form back. A temporary destination's name is the address its
+broker gave it; when that address already carries the scheme (ActiveMQ names them
+``temp-queue://ID:...``), ``str()`` shows it once.
 """
 
 from __future__ import annotations
@@ -64,7 +66,12 @@ class Destination:
         return hash((self.kind, self._name))
 
     def __str__(self) -> str:
-        return f"{self.scheme}://{self._name}"
+        # a broker may name a temporary node with the scheme already on (ActiveMQ's
+        # ``temp-queue://ID:...``): print it once
+        name = self._name
+        if self.is_temporary and name.startswith(f"{self.scheme}://"):
+            return name
+        return f"{self.scheme}://{name}"
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self._name!r})"

@@ -108,7 +108,7 @@ def test_offered_capabilities_and_prefixes_are_read(peer: TestPeer) -> None:
     peer.expect_open(offered_capabilities=["ANONYMOUS-RELAY", "DELAYED_DELIVERY"],
                      properties={"queue-prefix": "queue://", "topic-prefix": "topic://"})
     peer.expect_begin()
-    peer.expect_attach(lambda a: a.target_address == "orders", offer=5)
+    peer.expect_attach(lambda a: a.target_address == "queue://orders", offer=5)  # as Qpid JMS
     peer.expect_transfer(lambda t: t.message.address == "queue://orders")
     peer.expect_detach()
     peer.expect_end()

@@ -127,3 +127,16 @@ def test_missing_to_gives_the_consumer_destination() -> None:
     ctx = MappingContext(consumer_destination=Topic("news"))
     assert received(None, "r", ctx=ctx).get_jms_destination() == Topic("news")
     assert received(None, "r").get_jms_destination() is None
+
+
+def test_address_for_prefixes_by_kind_once_and_never_a_temporary() -> None:
+    from amqp_jms.mapping.destinations import address_for
+
+    qp, tp = "queue://", "topic://"
+    assert address_for(Queue("q"), qp, tp) == "queue://q"
+    assert address_for(Topic("t"), qp, tp) == "topic://t"
+    assert address_for(Topic("topic://t"), qp, tp) == "topic://t"  # no double prefix
+    assert address_for(Queue("topic://x"), qp, tp) == "queue://topic://x"  # only its own kind's
+    assert address_for(TemporaryQueue("temp-queue://ID:1"), qp, tp) == "temp-queue://ID:1"
+    assert address_for(TemporaryTopic("ID:2"), qp, tp) == "ID:2"
+    assert address_for(Queue("q"), None, None) == "q"

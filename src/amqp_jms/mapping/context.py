@@ -16,9 +16,11 @@ class MappingContext:
     * ``consumer_destination``: the destination the receiving consumer was created on; it
       stands in for a missing ``to`` and gives the destination type when a message carries no
       type annotation (5.1).
-    * ``queue_prefix`` / ``topic_prefix``: the peer's ``queue-prefix``/``topic-prefix`` Open
-      properties (e.g. ActiveMQ's ``queue://``): added to ``to``/``reply-to`` addresses on send
-      and stripped on receive, never for temporary destinations.
+    * ``queue_prefix`` / ``topic_prefix``: the address prefixes in force (the peer's
+      ``queue-prefix``/``topic-prefix`` Open properties, e.g. ActiveMQ's ``queue://``, or the
+      ``jms.queuePrefix``/``jms.topicPrefix`` options): added to ``to``/``reply-to`` addresses
+      on send and stripped on receive, never for temporary destinations
+      (:mod:`.destinations`).
     * ``time_to_live``: the producer's time to live in ms, for the header ``ttl`` (6.1; values
       above 2^32-1 leave ``ttl`` out).
     * ``now_ms``: the current time in ms, used when a received message has a ``ttl`` but no

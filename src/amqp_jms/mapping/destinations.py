@@ -1,11 +1,19 @@
-"""Destinations on messages (5.1): ``to``/``reply-to`` addresses and their type annotations.
+"""Destinations as AMQP addresses (5.1, 5.2): the one home of the prefix rule.
 
-Sent: the address (with the peer's queue/topic prefix, never for temporary destinations) and
-``x-opt-jms-dest`` / ``x-opt-jms-reply-to`` as a byte (0 queue, 1 topic, 2 temporary queue,
-3 temporary topic). Received: that byte, else the legacy ``x-opt-to-type`` /
+Brokers of the ActiveMQ family (ActiveMQ 5/6, Artemis with ``anycastPrefix``/``multicastPrefix``)
+decide a node's type by its address prefix (``queue://x``, ``topic://x``) and ignore terminus
+capabilities; they offer the prefixes as the Open properties ``queue-prefix``/``topic-prefix``.
+As Qpid JMS does, every address the client writes (link source/target, ``to``, ``reply-to``)
+carries the prefix of its kind (:func:`address_for`), and every address it reads loses it
+(:func:`destination_from`), so ``JMSDestination`` reads ``Topic("t")`` again. Temporary
+destinations are never prefixed: their name is the address the broker gave them. A name that
+already starts with the prefix is not prefixed again.
+
+Sent: the address and ``x-opt-jms-dest`` / ``x-opt-jms-reply-to`` as a byte (0 queue, 1 topic,
+2 temporary queue, 3 temporary topic). Received: that byte, else the legacy ``x-opt-to-type`` /
 ``x-opt-reply-type`` strings of the early draft (comma-separated ``queue``, ``topic``,
-``temporary``), else the type of the consumer's destination, else ``Queue``; the prefix of the
-resulting type is stripped.
+``temporary``), else the kind whose prefix the address carries, else the type of the consumer's
+destination, else ``Queue``; the prefix of the resulting type is stripped.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ __all__ = [
     "JMS_REPLY_TO",
     "LEGACY_REPLY_TYPE",
     "LEGACY_TO_TYPE",
+    "address_for",
     "address_of",
     "destination_from",
     "type_byte",
@@ -45,12 +54,31 @@ def type_byte(d: Destination) -> Byte:
     return _BYTES[Topic] if d.is_topic else _BYTES[Queue]
 
 
-def address_of(d: Destination, ctx: MappingContext) -> str:
-    """The ``to``/``reply-to`` address: the name with the peer's prefix for its kind."""
+def address_for(d: Destination, queue_prefix: str | None, topic_prefix: str | None) -> str:
+    """The AMQP address of ``d``: its name with the prefix of its kind (none for a temporary
+    destination, none again when the name already carries it)."""
+    name = d._name
     if d.is_temporary:
-        return d.name
-    prefix = ctx.topic_prefix if d.is_topic else ctx.queue_prefix
-    return prefix + d.name if prefix else d.name
+        return name
+    prefix = topic_prefix if d.is_topic else queue_prefix
+    if not prefix or name.startswith(prefix):
+        return name
+    return prefix + name
+
+
+def address_of(d: Destination, ctx: MappingContext) -> str:
+    """The ``to``/``reply-to`` address: :func:`address_for` with the context's prefixes."""
+    return address_for(d, ctx.queue_prefix, ctx.topic_prefix)
+
+
+def _prefixed_type(address: str, ctx: MappingContext) -> type[Destination] | None:
+    """The kind whose prefix ``address`` carries (a message without a type annotation)."""
+    tp, qp = ctx.topic_prefix, ctx.queue_prefix
+    if tp and address.startswith(tp) and not (qp and len(qp) > len(tp) and address.startswith(qp)):
+        return Topic
+    if qp and address.startswith(qp):
+        return Queue
+    return None
 
 
 def _legacy_type(text: Any) -> type[Destination] | None:
@@ -91,6 +119,8 @@ def destination_from(
             cls = _BY_BYTE.get(int(b))
         if cls is None:
             cls = _legacy_type(annotations.get(legacy_key))
+    if cls is None and (ctx.queue_prefix or ctx.topic_prefix):
+        cls = _prefixed_type(address, ctx)
     if cls is None:
         cls = _consumer_type(ctx)
     if cls is Queue:

@@ -129,6 +129,10 @@ class ConnectionConfig:
     drain_timeout_ms: int = 60000
     anonymous_fallback_cache_size: int = 1
     anonymous_fallback_cache_timeout_ms: int = 30000
+    #: address prefixes for queues/topics; ``None`` takes the peer's ``queue-prefix`` /
+    #: ``topic-prefix`` Open property, ``""`` means no prefix whatever the peer offers
+    queue_prefix: str | None = None
+    topic_prefix: str | None = None
 
     @property
     def secure(self) -> bool:
@@ -203,6 +207,8 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "jms.receiveLocalOnly": (None, "receive_local_only", _bool),
     "jms.receiveNoWaitLocalOnly": (None, "receive_no_wait_local_only", _bool),
     "jms.populateJMSXUserID": (None, "populate_jmsx_user_id", _bool),
+    "jms.queuePrefix": (None, "queue_prefix", _str),
+    "jms.topicPrefix": (None, "topic_prefix", _str),
     "jms.prefetchPolicy.queuePrefetch": ("prefetch", "queue_prefetch", _nonneg),
     "jms.prefetchPolicy.topicPrefetch": ("prefetch", "topic_prefetch", _nonneg),
     "jms.prefetchPolicy.queueBrowserPrefetch": ("prefetch", "queue_browser_prefetch", _nonneg),

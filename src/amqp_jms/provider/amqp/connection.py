@@ -26,6 +26,7 @@ from ..base import Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import to_jms
 from ..loop import LoopThread
+from .addressing import prefixes_in_force
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
 
@@ -409,8 +410,7 @@ class AmqpProvider(Provider):
         self._remote_caps = symbols_of(c.remote_offered_capabilities)
         props = c.remote_properties or {}
         self.remote_properties = {str(k): v for k, v in props.items()}
-        qp, tp = self.remote_properties.get("queue-prefix"), self.remote_properties.get("topic-prefix")
-        self.queue_prefix = str(qp) if qp else None
+        self.queue_prefix, self.topic_prefix = prefixes_in_force(self.config, self.remote_properties)
         # RabbitMQ's AMQP 1.0 plugin echoes a selector filter on attach but never applies it
         product = str(self.remote_properties.get("product", ""))
         self.ignores_selectors = product == "RabbitMQ"
@@ -418,7 +418,6 @@ class AmqpProvider(Provider):
         # credit unused (rabbitmq-server#7119): never drain it just to check an empty queue
         version = _version(self.remote_properties.get("version"))
         self.drain_unsafe = product == "RabbitMQ" and version < (3, 12)
-        self.topic_prefix = str(tp) if tp else None
         if "amqp:connection-establishment-failed" in self.remote_properties:
             self._establishment_failed = True  # a close with the reason follows at once
             return

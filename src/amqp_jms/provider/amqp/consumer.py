@@ -22,6 +22,7 @@ from ..base import (
     ProviderConsumer,
 )
 from ..errors import TRANSACTIONAL_STATE
+from .addressing import link_address
 from .link import AmqpLink
 from .terminus import OUTCOMES, capability_for, has_filter, put_symbols, set_filters
 
@@ -110,7 +111,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         spec = self.spec
         rcv = self.session.pn.receiver(self.name)
         src = rcv.source
-        src.address = spec.destination.name
+        src.address = link_address(spec.destination, self.provider)
         caps = [capability_for(spec.destination)]
         if spec.shared:  # JMS 2.0 shared subscription; "global" when no client ID scopes it
             caps += ["shared"] if self.provider.config.client_id else ["shared", "global"]

@@ -14,6 +14,7 @@ from ...exceptions import JMSException
 from .. import codec
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
+from .addressing import link_address
 from .link import AmqpLink
 from .terminus import OUTCOMES, capability_for, put_symbols
 
@@ -85,7 +86,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         snd = self.session.pn.sender(self.name)
         dest = self.spec.destination
         if dest is not None:
-            snd.target.address = dest.name
+            snd.target.address = link_address(dest, self.provider)
             put_symbols(snd.target.capabilities, [capability_for(dest)])
         put_symbols(snd.source.outcomes, OUTCOMES)
         snd.snd_settle_mode = Link.SND_SETTLED if self.spec.presettle else Link.SND_UNSETTLED
