@@ -27,6 +27,7 @@ from ..message import (
     StreamMessage,
     TextMessage,
 )
+from ..message._mutf8 import decode_java_utf8
 from ..types import Byte, Symbol
 from .codec import AMQP_SEQUENCE, AMQP_VALUE, DATA, Sections
 from .codec._encode import encode_str, encode_value
@@ -134,12 +135,17 @@ def _text_codec(charset: str | None) -> str | None:
 def _decode_text(data: bytes, codec: str) -> str:
     try:
         return data.decode(codec)
+    except UnicodeDecodeError as e:
+        if codec != "utf-8":
+            raise MessageFormatException(
+                f"text body is not valid {codec}: {e.reason} at byte {e.start}"
+            ) from None
+        try:  # a Java peer's CESU-8 / modified UTF-8
+            return decode_java_utf8(data)
+        except ValueError as e2:
+            raise MessageFormatException(f"text body is not valid utf-8: {e2}") from None
     except LookupError:
         raise MessageFormatException(f"text body charset {codec!r} is not a text encoding") from None
-    except UnicodeDecodeError as e:
-        raise MessageFormatException(
-            f"text body is not valid {codec}: {e.reason} at byte {e.start}"
-        ) from None
     except (UnicodeError, ValueError, TypeError) as e:  # codecs such as punycode raise these
         raise MessageFormatException(f"text body is not valid {codec}: {e}") from None
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..exceptions import MessageFormatException
 from ..message import Message
+from ..message._mutf8 import decode_java_utf8
 from ..types import Int
 from .body import MSG_TYPE, message_for
 from .codec import Sections, decode_sections
@@ -93,9 +94,9 @@ def message_from_sections(s: Sections, *, context: MappingContext | None = None)
             m._message_id = from_amqp_message_id(message_id)
         if user_id is not None:
             try:
-                props[USER_ID] = user_id.decode()
-            except UnicodeDecodeError:
-                raise MessageFormatException("properties user-id is not valid UTF-8 (JMSXUserID)") from None
+                props[USER_ID] = decode_java_utf8(user_id)
+            except ValueError as e:
+                raise MessageFormatException(f"properties user-id (JMSXUserID) is not UTF-8: {e}") from None
         if to is not None:
             m._destination = destination_from(to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
         else:

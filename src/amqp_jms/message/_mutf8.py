@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["decode_modified_utf8", "encode_modified_utf8"]
+__all__ = ["decode_java_utf8", "decode_modified_utf8", "encode_modified_utf8"]
 
 _SUPPLEMENTARY = re.compile("[\U00010000-\U0010ffff]")
 _NON_BMP_OR_NUL = re.compile("[\x00\U00010000-\U0010ffff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def _to_surrogates(match: re.Match[str]) -> str:
@@ -72,3 +73,22 @@ def _decode_slow(data: bytes) -> str:
     # Join surrogate pairs back into code points; lone surrogates stay as they are (as in Java).
     raw = b"".join(u.to_bytes(2, "big") for u in units)
     return raw.decode("utf-16-be", "surrogatepass")
+
+
+def decode_java_utf8(data: bytes) -> str:
+    """A string as a Java peer may write it where UTF-8 is due: UTF-8, or CESU-8 / modified UTF-8
+    (a supplementary character as its surrogate pair, each half 3 bytes; U+0000 as ``C0 80``).
+    ActiveMQ's JMS transformer writes map values and property strings this way. Surrogate pairs
+    become the one character they stand for. ``ValueError`` for malformed bytes and for a lone
+    surrogate (Java strings may hold one; a Python ``str`` of text must not)."""
+    try:
+        text = data.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        text = decode_modified_utf8(data)  # C0 80; ValueError if malformed
+    if _SURROGATE.search(text) is None:
+        return text
+    try:
+        return text.encode("utf-16-be", "surrogatepass").decode("utf-16-be")
+    except UnicodeDecodeError as e:
+        unit = int.from_bytes(e.object[e.start : e.start + 2], "big")
+        raise ValueError(f"lone surrogate U+{unit:04X} at character {e.start // 2}") from None

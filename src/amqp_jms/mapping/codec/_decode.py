@@ -19,6 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...exceptions import MessageFormatException
+from ...message._mutf8 import decode_java_utf8
 from ...types import (
     Byte,
     Char,
@@ -85,6 +86,17 @@ def format_error(e: BaseException, where: str) -> MessageFormatException:
     if isinstance(e, TypeError):
         return MessageFormatException(f"malformed AMQP data in {where}: {e}")
     return MessageFormatException(f"malformed AMQP data in {where}: {e}")
+
+
+def _java_str(raw: bytes, pos: int, key: Any = None) -> str:
+    """A string that is not UTF-8: Java peers (ActiveMQ's transformer) write CESU-8 / modified
+    UTF-8 in map values and property strings; anything else is malformed. Only reached after
+    the fast ``bytes.decode()`` failed."""
+    try:
+        return decode_java_utf8(raw)
+    except ValueError as e:
+        what = "string" if key is None else f"string value of {key!r}"
+        raise Bad(pos, f"{what} is neither UTF-8 nor Java's modified UTF-8: {e}") from None
 
 
 def _need(buf: bytes, end: int, pos: int, what: str) -> None:
@@ -245,14 +257,20 @@ def _str8(b: bytes, p: int) -> tuple[Any, int]:
     e = s + b[p]
     if e > len(b):
         _need(b, e, p, "string")
-    return b[s:e].decode(), e
+    try:
+        return b[s:e].decode(), e
+    except UnicodeDecodeError:
+        return _java_str(b[s:e], s), e
 
 
 def _str32(b: bytes, p: int) -> tuple[Any, int]:
     s = p + 4
     e = s + _u32(b, p)[0]
     _need(b, e, p, "string")
-    return b[s:e].decode(), e
+    try:
+        return b[s:e].decode(), e
+    except UnicodeDecodeError:
+        return _java_str(b[s:e], s), e
 
 
 def _sym8(b: bytes, p: int) -> tuple[Any, int]:
@@ -303,7 +321,10 @@ def _items(b: bytes, p: int, end: int, count: int, what: str) -> list[Any]:
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            append(b[s:p].decode())
+            try:
+                append(b[s:p].decode())
+            except UnicodeDecodeError:
+                append(_java_str(b[s:p], s))
         elif c == 0x40:
             append(None)
             p += 1
@@ -378,7 +399,10 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            k = b[s:p].decode()
+            try:
+                k = b[s:p].decode()
+            except UnicodeDecodeError:
+                k = _java_str(b[s:p], s)
         elif c == 0xA3:
             s = p + 2
             p = s + b[p + 1]
@@ -392,7 +416,10 @@ def _pairs(b: bytes, p: int, end: int, count: int, what: str) -> dict[Any, Any]:
         if c == 0xA1:
             s = p + 2
             p = s + b[p + 1]
-            v = b[s:p].decode()
+            try:
+                v = b[s:p].decode()
+            except UnicodeDecodeError:
+                v = _java_str(b[s:p], s, k)
         elif c == 0x54:
             v = _SMALL_INTS[b[p + 1]]
             p += 2
