@@ -214,8 +214,14 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("c IN ('a')", {"c": None}, "U"),
     ("c IN ('a')", {}, "U"),
     ("c NOT IN ('a')", {}, "U"),
-    ("c IN ('1')", {"c": 1}, "F"),
-    ("c NOT IN ('1')", {"c": 1}, "T"),
+    # IN on a non-String is unknown, so NOT IN does not match it either (Jakarta Messaging TCK)
+    ("c IN ('1')", {"c": 1}, "U"),
+    ("c NOT IN ('1')", {"c": 1}, "U"),
+    ("c NOT IN ('1')", {"c": Int(1)}, "U"),
+    ("c NOT IN ('1', 'true')", {"c": True}, "U"),
+    ("c NOT IN ('1')", {"c": 1.5}, "U"),
+    ("NOT (c IN ('1'))", {"c": 1}, "U"),
+    ("c NOT IN ('1') OR x = 1", {"c": 2, "x": 1}, "T"),
     ("c IN ('a', 'b')", {"c": "b"}, "T"),
     ("c IN ('it''s')", {"c": "it's"}, "T"),
     ("c IN ('A')", {"c": "a"}, "F"),
@@ -290,7 +296,7 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("NOT FALSE", {}, "T"),
     ("true AND NOT false", {}, "T"),
     ("(TRUE)", {}, "T"),
-    ("true = 1", {}, "F"),
+    ("true = b", {"b": 1}, "F"),  # a boolean literal vs a numeric value: false at run time
     ("a = _1", {"a": 1, "_1": 1}, "T"),
     # --- precedence: NOT > AND > OR, left to right
     ("t OR f AND f", {"t": True, "f": False}, "T"),
@@ -450,6 +456,11 @@ INVALID: list[tuple[str, int, str]] = [
     ("a = NULL", 4, "NULL"),
     ("NULL IS NULL", 0, "NULL"),
     ("TRUE = NOT", 7, "expected"),
+    # a boolean compared with a number (Jakarta Messaging TCK)
+    ("TRUE = 0", 5, "boolean with a number"),
+    ("0 <> FALSE", 2, "boolean with a number"),
+    ("(a = 1) = 2", 8, "boolean with a number"),
+    ("a = 1 AND TRUE = 1.5", 15, "boolean with a number"),
     ("NOT", 3, "expected"),
     ("AND", 0, "expected"),
     ("a AND", 5, "expected"),

@@ -25,7 +25,10 @@ following what a Java JMS user gets from Java semantics / ActiveMQ:
   run time and an ``InvalidSelectorException`` when a literal makes it visible at parse time.
 - An identifier used as a condition is its boolean value; a non-boolean value is unknown.
 - ``x NOT BETWEEN a AND b`` is ``x < a OR x > b`` (the spec's equivalence), ``NOT IN``/``NOT
-  LIKE`` are ``NOT (IN/LIKE)``; LIKE or IN on a non-String value is FALSE (so NOT LIKE is TRUE).
+  LIKE`` are ``NOT (IN/LIKE)``; LIKE on a non-String value is FALSE (so NOT LIKE is TRUE); IN on
+  a non-String value is unknown, so neither IN nor NOT IN matches it (Jakarta Messaging TCK).
+- Comparing a boolean (literal or condition) with a number (``TRUE = 0``) is an
+  ``InvalidSelectorException`` when the selector is created (Jakarta Messaging TCK).
 - ``ESCAPE`` makes the next pattern character literal, whatever it is; a pattern ending in its
   escape character is an ``InvalidSelectorException``.
 - Header names other than the six listed in 3.8.1.1 (``JMSDestination``, ``JMSRedelivered``,

@@ -374,7 +374,7 @@ class _Evaluator:
                         hit = _on_strings(x, lambda d: pc.match_like(d, pattern))
                     else:
                         hit = self.false_unless_null(x)
-            elif kind == N:
+            elif kind == N or isinstance(node, In):  # IN on a non-String is unknown (TCK)
                 hit = _NULL_BOOL
             else:
                 hit = self.false_unless_null(x)

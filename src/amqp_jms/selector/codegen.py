@@ -186,8 +186,11 @@ class _Generator:
         if isinstance(node, IsNull):
             return f"({self.var(node.identifier)} is {'' if want != node.negated else 'not '}None)"
         if isinstance(node, In):
+            # TRUE/FALSE only for a String; NULL or any other type is unknown, so that NOT IN
+            # does not match a number either (Jakarta Messaging TCK)
             v = self.var(node.identifier)
-            return self.string_test(v, f"{v} in {self.bind(frozenset(node.values))}", want != node.negated)
+            word = "in" if want != node.negated else "not in"
+            return f"(isinstance({v}, str) and {v} {word} {self.bind(frozenset(node.values))})"
         if isinstance(node, Like):
             return self.like(node, want)
         if isinstance(node, Compare):

@@ -177,7 +177,7 @@ class _Compiler:
 
             return not_null
         if isinstance(node, In):
-            return self._in_like(node.identifier, node.values, None, want != node.negated)
+            return self._in(node, want != node.negated)
         if isinstance(node, Like):
             rx = like_regex(node.pattern, node.escape)
             return self._in_like(node.identifier, None, rx.fullmatch, want != node.negated)
@@ -247,6 +247,18 @@ class _Compiler:
             return v is not None and not hit(v)
 
         return false
+
+    def _in(self, node: In, positive: bool) -> Pred:
+        """IN: TRUE/FALSE for a String; NULL or a value of another type is unknown, so NOT IN
+        matches no number either (Jakarta Messaging TCK)."""
+        r = self._reader(node.identifier)
+        choices = frozenset(node.values)
+
+        def check(p: Any, m: Any) -> bool:
+            v = r(p, m)
+            return isinstance(v, str) and (v in choices) is positive
+
+        return check
 
     def _between_value(self, node: Between) -> Fn:
         x, lo, hi, negated = (

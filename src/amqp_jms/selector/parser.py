@@ -19,8 +19,9 @@ Grammar (lowest precedence first; keywords case-insensitive)::
 Static checks (the spec lets providers check what can be known without a message): a string,
 boolean or condition can't be an arithmetic operand or be ordered with ``< <= > >=``; a number,
 string or arithmetic expression can't be a condition (operand of AND/OR/NOT or the whole
-selector); ``NULL`` only appears in ``IS [NOT] NULL``; header names other than the six of 3.8.1.1
-(and ``JMSX*``/``JMS_*`` properties) are rejected. Anything wrong raises
+selector); a boolean (literal or condition) can't be compared with a number (``TRUE = 0``, as
+the Jakarta Messaging TCK requires); ``NULL`` only appears in ``IS [NOT] NULL``; header names
+other than the six of 3.8.1.1 (and ``JMSX*``/``JMS_*`` properties) are rejected. Anything wrong raises
 ``InvalidSelectorException`` naming the position and what was expected; nothing else escapes.
 """
 
@@ -260,6 +261,11 @@ class _Parser:
             if nxt.text not in ("=", "<>"):
                 self.check(left, (_NUM, _ANY), f"an operand of {nxt.text}", tok)
                 self.check(right, (_NUM, _ANY), f"an operand of {nxt.text}", rtok)
+            elif {_kind(left), _kind(right)} == {_BOOL, _NUM}:
+                # Jakarta Messaging TCK: a boolean compared with a number is refused at creation
+                raise selector_error(
+                    self.text, nxt.pos, f"cannot compare a boolean with a number ({left} {nxt.text} {right})"
+                )
             return Compare(nxt.text, left, right)  # type: ignore[arg-type]
         if nxt.kind != "keyword":
             return left

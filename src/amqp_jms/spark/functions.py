@@ -273,11 +273,14 @@ class _Compiler:
                 def test(text: Any) -> Any:
                     return text.rlike(regex)
 
+            # IN on a non-String is unknown (so NOT IN does not match it either: TCK)
+            other = F.lit(None).cast("boolean") if isinstance(node, ast.In) else F.lit(False)
+
             def hit(v: Any) -> Any:
                 return (
                     F.when(v["kind"].isNull(), F.lit(None).cast("boolean"))
                     .when(v["kind"] == "S", test(v["string"]))
-                    .otherwise(F.lit(False))
+                    .otherwise(other)
                 )
 
             result = _let(F, self.value(node.identifier), hit)
