@@ -23,6 +23,7 @@ from typing import Any
 
 from ..exceptions import IllegalStateException
 from .core import BrokerCore
+from .prefixes import AddressPrefixes
 from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
@@ -52,6 +53,7 @@ class AsyncBroker:
         memory_limit: int = 32 * 1024 * 1024,
         container_id: str = "amqp-jms-broker",
         tls_ca: str | Path | None = None,
+        address_prefixes: tuple[str, str] | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -70,6 +72,10 @@ class AsyncBroker:
         self.max_frame_size = max_frame_size
         self.memory_limit = memory_limit
         self.container_id = container_id
+        #: ``(queue_prefix, topic_prefix)``: address nodes as ActiveMQ/Artemis do (prefix mode,
+        #: :mod:`.prefixes`); None (the default) = terminus capabilities decide node types
+        self.address_prefixes = address_prefixes
+        AddressPrefixes.of(address_prefixes)  # a bad value fails here, not at start()
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -97,6 +103,7 @@ class AsyncBroker:
             dlq=self.dlq,
             max_delivery_attempts=self.max_delivery_attempts,
             memory_limit=self.memory_limit,
+            address_prefixes=self.address_prefixes,
         )
         self.core = core
         recover(core, store)

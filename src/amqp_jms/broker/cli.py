@@ -16,6 +16,15 @@ from collections.abc import Sequence
 __all__ = ["build_parser", "main"]
 
 
+def _prefixes(text: str) -> tuple[str, str]:
+    from .prefixes import parse_address_prefixes
+
+    try:
+        return parse_address_prefixes(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
@@ -31,6 +40,9 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--dlq", default="DLQ", help="dead-letter queue name (default DLQ)")
     p.add_argument("--max-delivery-attempts", type=int, default=0,
                    help="dead-letter a message after this many failed deliveries (0 = never)")
+    p.add_argument("--address-prefixes", default=None, type=_prefixes, metavar="QUEUE,TOPIC",
+                   help="prefix mode, as ActiveMQ/Artemis: advertise these address prefixes "
+                        "(e.g. queue://,topic://) and decide node types by them (default: off)")
     p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     return p
@@ -42,7 +54,7 @@ async def _serve(args: argparse.Namespace) -> None:
     broker = AsyncBroker(
         args.host, args.port, args.data_dir, args.users, args.tls_cert, args.tls_key,
         dlq=args.dlq, max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
-        tls_ca=args.tls_ca,
+        tls_ca=args.tls_ca, address_prefixes=args.address_prefixes,
     )
     await broker.start()
     print(f"amqp-jms broker listening on {broker.url}", flush=True)

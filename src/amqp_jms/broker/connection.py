@@ -121,6 +121,8 @@ class BrokerConnection(TransferHandling):
             conn.close()
             log.info("connection %s from %s refused: container-id in use", self.id, self.peer)
             return
+        if self.core.prefixes is not None:
+            props.update(self.core.prefixes.open_properties())
         conn.properties = props
         self.sole = wants_sole
         if self.container is not None:
@@ -182,7 +184,7 @@ class BrokerConnection(TransferHandling):
         elif target.dynamic:
             caps = symbols(target.capabilities)
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            address = self.router.temp_address(kind)
+            address = self._temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(target)
@@ -206,7 +208,11 @@ class BrokerConnection(TransferHandling):
         link.flow(st.window)
 
     def _resolve(self, address: str, caps: set[str]) -> NodeKind:
-        """The node at ``address`` of the type the capabilities ask for (created if absent)."""
+        """The node at ``address`` of the type the capabilities ask for (created if absent); in
+        prefix mode the address prefix decides and capabilities are ignored."""
+        prefixes = self.core.prefixes
+        if prefixes is not None:
+            caps = {prefixes.kind_of(address).value}
         want = kind_from_caps(caps)
         have = self.router.node_kind(address)
         if have is None:
@@ -220,6 +226,12 @@ class BrokerConnection(TransferHandling):
                 f"{address!r} is a {have.value}, not a {want.value}",
             )
         return have
+
+    def _temp_address(self, kind: NodeKind) -> str:
+        """A new temporary node's address (with its ``temp-*://`` scheme in prefix mode)."""
+        address = self.router.temp_address(kind)
+        prefixes = self.core.prefixes
+        return address if prefixes is None else prefixes.temp_address(address, kind)
 
     def _attach_outgoing(self, link: Link) -> None:
         """The client receives on this link: resolve its source (queue, topic, subscription)."""
@@ -240,7 +252,7 @@ class BrokerConnection(TransferHandling):
         st: OutgoingLink
         if source.dynamic:
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            address = self.router.temp_address(kind)
+            address = self._temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(source)

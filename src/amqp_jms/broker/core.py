@@ -13,6 +13,7 @@ from typing import Any
 from ..exceptions import InvalidSelectorException
 from .message import BrokerMessage
 from .nodes import Router
+from .prefixes import AddressPrefixes
 from .queue import MessageQueue
 from .store import MemoryStore, Store
 from .temporary import TemporaryNodes
@@ -31,8 +32,11 @@ class BrokerCore:
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
         memory_limit: int = 0,
+        address_prefixes: tuple[str, str] | None = None,
     ) -> None:
         self.loop = loop
+        #: prefix mode (ActiveMQ-style addressing, :mod:`.prefixes`); None = capabilities decide
+        self.prefixes = AddressPrefixes.of(address_prefixes)
         self.store: Store = store if store is not None else MemoryStore()
         self.container_id = container_id
         self._timers: dict[int, asyncio.TimerHandle] = {}

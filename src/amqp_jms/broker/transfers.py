@@ -216,6 +216,10 @@ class TransferHandling:
         if not to:
             return None
         if self.router.node_kind(to) is None:
+            prefixes = self.core.prefixes
+            if prefixes is not None:  # prefix mode: the address says the type, as on ActiveMQ
+                by_prefix = prefixes.kind_of(to)
+                kind = None if by_prefix.is_temporary else 1 if by_prefix.is_topic else 0
             if kind == 0:
                 self.router.ensure_node(to, NodeKind.QUEUE)
             elif kind == 1:
