@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import MessageFormatException
-from ..mapping.codec import decode_sections, decode_value
-from ..types import UUID, Described
+from ..mapping.codec import HEADER, MESSAGE_ANNOTATIONS, PROPERTIES, decode_sections, decode_value
+from ..mapping.ids import from_amqp_correlation_id, from_amqp_message_id
+from ..types import Described
 
 __all__ = [
     "MessageInfo",
@@ -24,10 +25,10 @@ __all__ = [
     "with_delivery_count",
 ]
 
-_HEADER = 0x70
-_DELIVERY_ANNOTATIONS = 0x71
-_MESSAGE_ANNOTATIONS = 0x72
-_PROPERTIES = 0x73
+_HEADER = HEADER
+_MESSAGE_ANNOTATIONS = MESSAGE_ANNOTATIONS
+_PROPERTIES = PROPERTIES
+_APP_CORRELATION_ID = "x-opt-app-correlation-id"
 
 
 @dataclass(slots=True)
@@ -99,20 +100,6 @@ def with_delivery_count(data: bytes, count: int) -> bytes:
     return decode_sections(data, body=False).with_delivery_count(count)
 
 
-def _jms_id(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, UUID):
-        return f"ID:AMQP_UUID:{value}"
-    if isinstance(value, bytes):
-        return "ID:AMQP_BINARY:" + value.hex().upper()
-    if isinstance(value, int):
-        return f"ID:AMQP_ULONG:{value}"
-    return str(value)
-
-
 def selector_view(data: bytes) -> dict[str, Any]:
     """Selector identifiers of a message: application properties plus JMS header fields."""
     try:
@@ -123,9 +110,20 @@ def selector_view(data: bytes) -> dict[str, Any]:
     ann = s.message_annotations or {}
     props = s.properties
     if props is not None:
-        view["JMSMessageID"] = _jms_id(props.message_id)
+        # the client's id rule (mapping/ids.py): a selector on these reads the same everywhere
+        try:
+            view["JMSMessageID"] = from_amqp_message_id(props.message_id)
+        except MessageFormatException:  # an id of no AMQP id type: no JMSMessageID
+            view["JMSMessageID"] = None
         cid = props.correlation_id
-        view["JMSCorrelationID"] = cid if isinstance(cid, str) else _jms_id(cid)
+        if cid is not None:
+            try:
+                jms_cid = from_amqp_correlation_id(cid, ann.get(_APP_CORRELATION_ID) is True)
+            except MessageFormatException:
+                jms_cid = None
+            if isinstance(jms_cid, bytes):  # read as the message model reads it: ID:AMQP_BINARY:<HEX>
+                jms_cid = from_amqp_message_id(jms_cid)
+            view["JMSCorrelationID"] = jms_cid
         view["JMSTimestamp"] = int(props.creation_time) if props.creation_time is not None else None
         subject = props.subject
     else:
