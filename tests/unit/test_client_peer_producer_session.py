@@ -1,0 +1,113 @@
+"""Producer and session conventions frame by frame, as Qpid JMS's ProducerIntegrationTest and
+SessionIntegrationTest check them (docs/qpid-jms-parity.md): the header a send writes for each
+persistence/priority/time-to-live choice, the terminus capability for every destination kind in
+both directions, and per-destination fallback links carrying it when the peer has no relay."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from proton import Link
+
+from amqp_jms import ConnectionFactory, DeliveryMode, Queue, Topic
+from amqp_jms.client import Connection
+from amqp_jms.mapping.codec import decode_sections
+from amqp_jms.testing.peer import Attach, TestPeer, Transfer, _Expect
+from amqp_jms.types import UByte, UInt
+
+FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
+
+
+@pytest.fixture
+def peer() -> Iterator[TestPeer]:
+    with TestPeer() as p:
+        yield p
+
+
+def _conn(peer: TestPeer, caps: list[str], options: str = "") -> Connection:
+    peer.expect_open(offered_capabilities=caps)
+    peer.expect_begin()
+    return ConnectionFactory(peer.url + FAST + options).create_connection()
+
+
+def test_header_follows_persistence_priority_and_ttl(peer: TestPeer) -> None:
+    got: list[Transfer] = []
+    with _conn(peer, ["ANONYMOUS-RELAY"]) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        for _ in range(5):
+            peer.expect_transfer(got.append)
+        p = s.create_producer(Queue("q"))
+        p.send(s.create_message())  # defaults: PERSISTENT, priority 4, no ttl
+        p.send(s.create_message(), DeliveryMode.NON_PERSISTENT, 4, 0)
+        p.send(s.create_message(), DeliveryMode.NON_PERSISTENT, 7, 0)
+        p.set_time_to_live(60000)
+        m = s.create_message()
+        m.set_long_property("JMS_AMQP_TTL", 5000)  # overrides the header ttl only
+        p.send(m)
+        zero = s.create_message()
+        zero.set_long_property("JMS_AMQP_TTL", 0)  # no header ttl at all
+        p.send(zero)
+        peer.wait()
+    headers = [decode_sections(t.payload).header for t in got]
+    assert headers[0] is not None and headers[0].durable is True and headers[0].priority == 4
+    assert headers[1] is None  # non-persistent at the default priority: no header section
+    assert headers[2] is not None and headers[2].durable is False
+    assert type(headers[2].priority) is UByte and headers[2].priority == 7
+    assert headers[3] is not None and type(headers[3].ttl) is UInt and headers[3].ttl == 5000
+    assert headers[4] is not None and headers[4].ttl is None
+    props = [decode_sections(t.payload).properties for t in got]
+    assert props[3] is not None and props[3].absolute_expiry_time == m.get_jms_expiration()  # producer ttl
+    assert props[0] is not None and props[0].absolute_expiry_time is None
+
+
+def _answer_dynamic(peer: TestPeer, address: str) -> None:
+    def respond(c: Any, link: Link) -> None:
+        link.source.copy(link.remote_source)
+        link.target.copy(link.remote_target)
+        link.target.address = address
+        link.open()
+
+    peer._add(_Expect("attach", None, respond, label="dynamic attach"))
+
+
+def test_every_destination_kind_carries_its_capability_both_ways(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    with _conn(peer, ["ANONYMOUS-RELAY"]) as conn:
+        s = conn.create_session()
+        peer.expect_begin()
+        _answer_dynamic(peer, "tq-1")
+        _answer_dynamic(peer, "tt-1")
+        tq, tt = s.create_temporary_queue(), s.create_temporary_topic()
+        peer.wait()
+        for _ in range(4):
+            peer.expect_attach(seen.append)
+        for _ in range(4):
+            peer.expect_attach(seen.append)
+            peer.expect_flow()
+        for d in (Queue("q"), Topic("t"), tq, tt):
+            s.create_producer(d)
+        for d in (Queue("q"), Topic("t"), tq, tt):
+            s.create_consumer(d)
+        peer.wait()
+    kinds = [("queue",), ("topic",), ("temporary-queue",), ("temporary-topic",)]
+    assert [a.target_capabilities for a in seen[:4]] == kinds
+    assert [a.source_capabilities for a in seen[4:]] == kinds
+    assert [a.target_address for a in seen[:4]] == ["q", "t", "tq-1", "tt-1"]
+
+
+def test_fallback_links_without_relay_carry_the_destination_capability(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    with _conn(peer, [], "&amqp.anonymousFallbackCacheSize=0") as conn:
+        s = conn.create_session()
+        p = s.create_producer(None)
+        for _ in range(2):
+            peer.expect_attach(seen.append, offer=10)
+            peer.expect_transfer()
+            peer.expect_detach()  # no cache: each fallback link closes after its send
+        p.send(Queue("a"), s.create_message())
+        p.send(Topic("b"), s.create_message())
+        peer.wait()
+    assert [(a.target_address, a.target_capabilities) for a in seen] == [("a", ("queue",)), ("b", ("topic",))]
