@@ -20,6 +20,7 @@ from amqp_jms import (
     ConnectionFactory,
     InvalidDestinationException,
     Queue,
+    Session,
     TemporaryQueue,
     Topic,
 )
@@ -40,6 +41,14 @@ def _texts(consumer: Any, timeout_ms: int = 300) -> list[str]:
     while (m := consumer.receive(timeout_ms)) is not None:
         out.append(m.get_body(str))
     return out
+
+
+def _publish(url: str, topic: Topic, *texts: str) -> None:
+    with ConnectionFactory(url).create_connection() as c:
+        s = c.create_session()
+        p = s.create_producer(topic)
+        for t in texts:
+            p.send(s.create_text_message(t))
 
 
 # -- the broker itself -----------------------------------------------------------------------------
@@ -78,6 +87,23 @@ def test_raw_amqp_client_sees_activemq_addressing(broker: Any) -> None:
         r2.accept()
     finally:
         conn.close()
+
+
+def test_dead_letter_queue_is_a_prefixed_queue(broker: Any) -> None:
+
+
+    with ConnectionFactory(broker.url).create_connection() as c:
+        c.start()
+        s = c.create_session(False, Session.CLIENT_ACKNOWLEDGE)
+        s.create_producer(Queue("work")).send(s.create_text_message("poison"))
+        m = s.create_consumer(Queue("work")).receive(3000)
+        assert m is not None
+        m.clear_properties()
+        m.set_int_property("JMS_AMQP_ACK_TYPE", 2)  # rejected: dead-lettered
+        m.acknowledge()
+        dead = s.create_consumer(Queue("DLQ")).receive(3000)
+        assert dead is not None and dead.get_text() == "poison"
+    assert broker.core.router.node_kind("queue://DLQ").value == "queue"
 
 
 def test_cli_option_parses_and_refuses_nonsense() -> None:
@@ -130,11 +156,7 @@ def test_durable_subscription_survives_reconnect_and_unsubscribes(broker: Any) -
     with f.create_connection() as c:
         s = c.create_session()
         s.create_durable_subscriber(topic, "audit").close()
-    with ConnectionFactory(broker.url).create_connection() as c:
-        s = c.create_session()
-        p = s.create_producer(topic)
-        for t in ("a", "b"):
-            p.send(s.create_text_message(t))
+    _publish(broker.url, topic, "a", "b")
     with f.create_connection() as c:
         c.start()
         s = c.create_session()
@@ -152,9 +174,7 @@ def test_shared_durable_subscription_survives_reconnect(broker: Any) -> None:
     with f.create_connection() as c:
         s = c.create_session()
         s.create_shared_durable_consumer(topic, "pool").close()
-    with ConnectionFactory(broker.url).create_connection() as c:
-        s = c.create_session()
-        s.create_producer(topic).send(s.create_text_message("j1"))
+    _publish(broker.url, topic, "j1")
     with f.create_connection() as c:
         c.start()
         s = c.create_session()

@@ -37,6 +37,8 @@ class BrokerCore:
         self.loop = loop
         #: prefix mode (ActiveMQ-style addressing, :mod:`.prefixes`); None = capabilities decide
         self.prefixes = AddressPrefixes.of(address_prefixes)
+        if self.prefixes is not None:  # the dead-letter queue is a queue: its address says so
+            dlq = self.prefixes.queue_address(dlq)
         self.store: Store = store if store is not None else MemoryStore()
         self.container_id = container_id
         self._timers: dict[int, asyncio.TimerHandle] = {}

@@ -7,7 +7,8 @@ capabilities are ignored. Temporary nodes get addresses with the ``temp-queue://
 ``temp-topic://`` scheme. In this mode the embedded broker does the same, so that it stands in
 for those estates in tests (a client that does not prefix its topic addresses sees its topic
 consumer attached to a queue, as it would there). The node's name is the whole address, prefix
-included, so a queue ``x`` and a topic ``x`` live side by side as they do on ActiveMQ.
+included, so a queue ``x`` and a topic ``x`` live side by side as they do on ActiveMQ; the
+dead-letter queue is ``queue://DLQ``, which a prefixing client reads as ``Queue("DLQ")``.
 
 Without prefixes (the default) none of this applies: capabilities decide, as before.
 """
@@ -66,6 +67,10 @@ class AddressPrefixes:
         if address.startswith(TEMP_TOPIC_SCHEME):
             return NodeKind.TEMP_TOPIC
         return NodeKind.QUEUE
+
+    def queue_address(self, name: str) -> str:
+        """The address of the queue ``name`` (the dead-letter queue): prefixed once."""
+        return name if name.startswith(self.queue) else self.queue + name
 
     @staticmethod
     def temp_address(name: str, kind: NodeKind) -> str:
