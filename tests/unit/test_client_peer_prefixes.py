@@ -206,3 +206,16 @@ def test_temporary_queue_keeps_the_address_the_broker_gave_it(peer: TestPeer) ->
     assert seen[1].source_capabilities == ("temporary-queue",)
     assert sent[0].message.reply_to == "temp-queue://ID:broker-1:1:1"
     assert sent[0].message.annotations["x-opt-jms-reply-to"] == 2
+
+
+def test_browser_source_is_prefixed(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    with _open(peer, ACTIVEMQ, "&jms.prefetchPolicy.queueBrowserPrefetch=0") as conn:
+        s = conn.create_session()
+        browser = s.create_browser(Queue("q"))
+        peer.expect_attach(seen.append)
+        peer.expect_flow(lambda f: f.drain, drained=True)  # nothing there
+        peer.expect_detach()
+        assert list(browser) == []
+        peer.wait()
+    assert seen[0].source_address == "queue://q" and seen[0].source_capabilities == ("queue",)
