@@ -397,3 +397,36 @@ def test_sent_destination_type_annotations(peer: TestPeer) -> None:
     assert (ma[Symbol("x-opt-jms-dest")], ma[Symbol("x-opt-jms-reply-to")]) == (Byte(1), Byte(1))
     assert (s.properties.to, s.properties.reply_to) == ("t", "r")
 
+
+
+def test_expired_message_is_filtered_for_a_message_listener_too(peer: TestPeer) -> None:
+    import threading
+
+    got: list[Any] = []
+    arrived = threading.Event()
+
+    def listener(m: Any) -> None:
+        got.append(m.get_text())
+        arrived.set()
+
+    peer.expect_attach()
+    peer.expect_flow(send=[_expired(), _typed("fresh", 5)])
+    peer.expect_disposition(lambda d: d.undeliverable)  # the expired one, never handed over
+    peer.expect_disposition(lambda d: d.state == 0x24)  # the fresh one, accepted
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        s.create_consumer(Queue("q")).set_message_listener(listener)
+        conn.start()
+        assert arrived.wait(5)
+        peer.wait()
+    assert got == ["fresh"]
+
+
+def test_bytes_message_resent_after_a_partial_read_and_reset(peer: TestPeer) -> None:
+    (m,) = _received(peer, _typed(b"\x01\x02\x03\x04", 3))
+    assert m.read_byte() == 1  # a partial read leaves the body as it arrived
+    m.reset()
+    peer.expect_open()
+    peer.expect_begin()
+    (s,) = _sent(peer, m)
+    assert b"".join(s.body) == b"\x01\x02\x03\x04"
