@@ -142,3 +142,17 @@ def test_every_decoder_path_agrees_on_java_and_standard_encodings(key: str, valu
         got.append((s.application_properties, s.properties.message_id))
     expected = ({key: value, "other": value} if key != "other" else {"other": value}, value)
     assert got == [expected, expected]
+
+
+def test_broker_selectors_read_java_strings_as_the_client_does() -> None:
+    import time
+
+    from amqp_jms.broker.message import BrokerMessage
+    from amqp_jms.broker.selectors import compile_selector
+    from amqp_jms.selector import Selector
+
+    data = _message(_map([(_str(b"note"), _str(_cesu(EMOJI)))]))
+    text = f"note = '{EMOJI}'"
+    broker = compile_selector(text)
+    assert broker is not None and broker(BrokerMessage.parse(data, now=time.time())) is True
+    assert Selector(text).matches(decode(data)) is True
