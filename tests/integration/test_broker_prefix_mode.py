@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from proton import Message as PMessage
 from proton.utils import BlockingConnection
+from test_client2_subscriptions import _publish, _texts  # the same helpers, one copy
 
 from amqp_jms import (
     ConnectionFactory,
@@ -34,21 +35,6 @@ NO_PREFIX = "?jms.queuePrefix=&jms.topicPrefix="  # a client that ignores what t
 @pytest.fixture
 def broker(broker_factory: Callable[..., Any]) -> Any:
     return broker_factory(address_prefixes=PREFIXES)
-
-
-def _texts(consumer: Any, timeout_ms: int = 300) -> list[str]:
-    out = []
-    while (m := consumer.receive(timeout_ms)) is not None:
-        out.append(m.get_body(str))
-    return out
-
-
-def _publish(url: str, topic: Topic, *texts: str) -> None:
-    with ConnectionFactory(url).create_connection() as c:
-        s = c.create_session()
-        p = s.create_producer(topic)
-        for t in texts:
-            p.send(s.create_text_message(t))
 
 
 # -- the broker itself -----------------------------------------------------------------------------
