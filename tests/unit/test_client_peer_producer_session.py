@@ -111,3 +111,14 @@ def test_fallback_links_without_relay_carry_the_destination_capability(peer: Tes
         p.send(Topic("b"), s.create_message())
         peer.wait()
     assert [(a.target_address, a.target_capabilities) for a in seen] == [("a", ("queue",)), ("b", ("topic",))]
+
+
+@pytest.mark.parametrize(("options", "expected"), [("", 1048576), ("&amqp.maxFrameSize=512", 512)])
+def test_max_frame_size_option_goes_in_the_open(peer: TestPeer, options: str, expected: int) -> None:
+    seen: list[Any] = []
+    peer.expect_open(seen.append)
+    peer.expect_begin()
+    with ConnectionFactory(peer.url + FAST + options).create_connection() as conn:
+        conn.create_session()
+        peer.wait()
+    assert seen[0].max_frame_size == expected

@@ -75,6 +75,8 @@ class Open:
     desired_capabilities: tuple[str, ...]
     properties: dict[str, Any]
     user: str | None
+    #: the max-frame-size the client's Open asked for
+    max_frame_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -584,7 +586,8 @@ class TestPeer:
             except Exception:
                 pass
             info: Any = Open(conn.remote_container, conn.remote_hostname,
-                        _syms(conn.remote_desired_capabilities), props, sasl_user)
+                        _syms(conn.remote_desired_capabilities), props, sasl_user,
+                        int(c.engine.transport.remote_max_frame_size))
             self._match("open", info, c, None)
         elif t == Event.SESSION_REMOTE_OPEN:
             self._match("begin", "begin", c, ev.session)
