@@ -5,13 +5,14 @@ both directions, and per-destination fallback links carrying it when the peer ha
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from proton import Link
 
-from amqp_jms import ConnectionFactory, DeliveryMode, Queue, Topic
+from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue, Topic
 from amqp_jms.client import Connection
 from amqp_jms.mapping.codec import decode_sections
 from amqp_jms.testing.peer import Attach, TestPeer, Transfer, _Expect
@@ -122,3 +123,22 @@ def test_max_frame_size_option_goes_in_the_open(peer: TestPeer, options: str, ex
         conn.create_session()
         peer.wait()
     assert seen[0].max_frame_size == expected
+
+
+def test_unanswered_temporary_delete_and_session_close_time_out(peer: TestPeer) -> None:
+    """A peer that never answers the detach of a temporary destination, or the end of a session,
+    costs ``jms.closeTimeout`` and a JMSException naming the wait, never a hang."""
+    with _conn(peer, ["ANONYMOUS-RELAY"], "&jms.closeTimeout=500") as conn:
+        s = conn.create_session()
+        peer.expect_begin()
+        _answer_dynamic(peer, "tq-1")
+        tq = s.create_temporary_queue()
+        peer.wait()
+        peer.expect_detach(respond=False)
+        start = time.monotonic()
+        with pytest.raises(JMSException, match="timed out"):
+            tq.delete()
+        peer.expect_end(respond=False)
+        with pytest.raises(JMSException, match="timed out"):
+            s.close()
+        assert time.monotonic() - start < 4
