@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from proton import Link
 
-from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue, Topic
+from amqp_jms import ConnectionFactory, DeliveryMode, InvalidDestinationException, JMSException, Queue, Topic
 from amqp_jms.client import Connection
 from amqp_jms.mapping.codec import decode_sections
 from amqp_jms.testing.peer import Attach, TestPeer, Transfer, _Expect
@@ -142,3 +142,19 @@ def test_unanswered_temporary_delete_and_session_close_time_out(peer: TestPeer) 
         with pytest.raises(JMSException, match="timed out"):
             s.close()
         assert time.monotonic() - start < 4
+
+
+def test_refused_fallback_link_fails_that_send_and_the_next_send_tries_again(peer: TestPeer) -> None:
+    seen: list[Attach] = []
+    with _conn(peer, [], "&amqp.anonymousFallbackCacheSize=1") as conn:
+        s = conn.create_session()
+        p = s.create_producer(None)
+        peer.expect_attach(seen.append, refuse=("amqp:not-found", "no such queue"))
+        with pytest.raises(InvalidDestinationException, match="no such queue"):
+            p.send(Queue("a"), s.create_message())
+        peer.wait()
+        peer.expect_attach(seen.append, offer=10)
+        peer.expect_transfer()
+        p.send(Queue("a"), s.create_message())
+        peer.wait()
+    assert [a.target_address for a in seen] == ["a", "a"]
