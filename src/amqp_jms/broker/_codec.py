@@ -25,9 +25,6 @@ __all__ = [
     "with_delivery_count",
 ]
 
-_HEADER = HEADER
-_MESSAGE_ANNOTATIONS = MESSAGE_ANNOTATIONS
-_PROPERTIES = PROPERTIES
 _APP_CORRELATION_ID = "x-opt-app-correlation-id"
 
 
@@ -56,11 +53,11 @@ def inspect(data: bytes) -> MessageInfo:
             if data[p] != 0 or data[p + 1] != 0x53:
                 break  # a non-small descriptor: not one of ours to read, stop routing decode
             code = data[p + 2]
-            if code > _PROPERTIES:
+            if code > PROPERTIES:
                 break
             v, p = decode_value(data, p, "message section")
             fields = v.value if isinstance(v, Described) else None
-            if code == _HEADER and isinstance(fields, list):
+            if code == HEADER and isinstance(fields, list):
                 if len(fields) > 0:
                     info.durable = bool(fields[0])
                 if len(fields) > 1 and fields[1] is not None:
@@ -69,13 +66,13 @@ def inspect(data: bytes) -> MessageInfo:
                     info.ttl = _int(fields[2])
                 if len(fields) > 4:
                     info.delivery_count = _int(fields[4])
-            elif code == _MESSAGE_ANNOTATIONS and isinstance(fields, dict):
+            elif code == MESSAGE_ANNOTATIONS and isinstance(fields, dict):
                 for k, val in fields.items():
                     if k == "x-opt-delivery-time":
                         info.delivery_time = _int(val)
                     elif k == "x-opt-delivery-delay":
                         info.delivery_delay = _int(val)
-            elif code == _PROPERTIES and isinstance(fields, list):
+            elif code == PROPERTIES and isinstance(fields, list):
                 if len(fields) > 8 and fields[8] is not None:
                     info.absolute_expiry = _int(fields[8]) / 1000.0
                 break
