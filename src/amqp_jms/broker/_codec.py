@@ -14,6 +14,7 @@ from typing import Any
 from ..exceptions import MessageFormatException
 from ..mapping.codec import HEADER, MESSAGE_ANNOTATIONS, PROPERTIES, decode_sections, decode_value
 from ..mapping.ids import from_amqp_correlation_id, from_amqp_message_id
+from ..mapping.outbound import APP_CORRELATION_ID
 from ..types import Described
 
 __all__ = [
@@ -24,9 +25,6 @@ __all__ = [
     "selector_view",
     "with_delivery_count",
 ]
-
-_APP_CORRELATION_ID = "x-opt-app-correlation-id"
-
 
 @dataclass(slots=True)
 class MessageInfo:
@@ -115,7 +113,7 @@ def selector_view(data: bytes) -> dict[str, Any]:
         cid = props.correlation_id
         if cid is not None:
             try:
-                jms_cid = from_amqp_correlation_id(cid, ann.get(_APP_CORRELATION_ID) is True)
+                jms_cid = from_amqp_correlation_id(cid, ann.get(APP_CORRELATION_ID) is True)
             except MessageFormatException:
                 jms_cid = None
             if isinstance(jms_cid, bytes):  # read as the message model reads it: ID:AMQP_BINARY:<HEX>
