@@ -13,8 +13,9 @@ from typing import Any
 
 from ..exceptions import MessageFormatException
 from ..mapping.codec import HEADER, MESSAGE_ANNOTATIONS, PROPERTIES, decode_sections, decode_value
+from ..mapping.destinations import JMS_DEST
 from ..mapping.ids import from_amqp_correlation_id, from_amqp_message_id
-from ..mapping.outbound import APP_CORRELATION_ID
+from ..mapping.outbound import APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_JMS_TYPE
 from ..types import Described
 
 __all__ = [
@@ -66,7 +67,7 @@ def inspect(data: bytes) -> MessageInfo:
                     info.delivery_count = _int(fields[4])
             elif code == MESSAGE_ANNOTATIONS and isinstance(fields, dict):
                 for k, val in fields.items():
-                    if k == "x-opt-delivery-time":
+                    if k == DELIVERY_TIME:
                         info.delivery_time = _int(val)
                     elif k == "x-opt-delivery-delay":
                         info.delivery_delay = _int(val)
@@ -86,7 +87,7 @@ def relay_address(data: bytes) -> tuple[str | None, int | None]:
     except MessageFormatException as exc:
         raise ValueError(str(exc)) from exc
     to = s.properties.to if s.properties is not None else None
-    kind = (s.message_annotations or {}).get("x-opt-jms-dest")
+    kind = (s.message_annotations or {}).get(JMS_DEST)
     return (str(to) if to else None, int(kind) if isinstance(kind, int) else None)
 
 
@@ -123,7 +124,7 @@ def selector_view(data: bytes) -> dict[str, Any]:
         subject = props.subject
     else:
         subject = None
-    jtype = ann.get("x-opt-jms-type")
+    jtype = ann.get(LEGACY_JMS_TYPE)
     view["JMSType"] = str(jtype) if jtype is not None else subject
     return view
 
