@@ -31,13 +31,12 @@ fast path); ``CONVERTERS``/``typed_value`` read typed values in their plain form
 
 from __future__ import annotations
 
-import re
 import struct
 import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..types import Byte, Char, Float, Int, Short
-from .xmlfolder import decode_value, parse_folder
+from .xmlfolder import INT_RANGES, decode_value, parse_folder
 
 __all__ = [
     "Child",
@@ -50,6 +49,7 @@ __all__ = [
     "parse_element",
     "parse_fresh",
     "parse_many",
+    "plain_child",
     "typed_value",
     "usr_properties",
 ]
@@ -175,16 +175,7 @@ def is_nil(el: ET.Element) -> bool:
 
 _new_int = int.__new__
 #: integer data types: (class, low, high); the class is built without its own range check
-_INTS: dict[str, tuple[type, int, int]] = {
-    "i1": (Byte, -128, 127),
-    "i2": (Short, -(2**15), 2**15 - 1),
-    "i4": (Int, -(2**31), 2**31 - 1),
-    "i8": (int, -(2**63), 2**63 - 1),
-    "int": (int, -(2**63), 2**63 - 1),
-}
-#: what ``repr(float)`` writes (and so what we send); anything else goes through decode_value
-_PLAIN_FLOAT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?")
-
+_INTS = INT_RANGES
 
 #: ``fast_value``'s answer when an element needs ``decode_value`` (and a message naming it)
 SLOW: Any = object()
@@ -196,47 +187,14 @@ _F32 = struct.Struct("<f")
 def fast_value(el: ET.Element) -> Any:
     """An element's typed value when it is in the plain form of its type (what this package and
     IBM's client write), else ``SLOW``: the caller then asks ``decode_value``, which checks
-    everything and names the element in its error."""
-    text = el.text
+    everything and names the element in its error. The plain forms are ``CONVERTERS``'."""
     if el.get(_XSI_NIL) is not None or el.get("xsi:nil") is not None:
         return SLOW
     dt = el.get("dt")
     if dt is None:
-        return text or ""
-    if text:
-        ints = _INTS.get(dt)
-        if ints is not None:
-            digits = text[1:] if text[0] == "-" else text
-            if digits.isdigit() and digits.isascii():
-                v = int(text)
-                cls, lo, hi = ints
-                if lo <= v <= hi:
-                    return v if cls is int else _new_int(cls, v)
-        elif dt == "r8" or dt == "r4":
-            if _PLAIN_FLOAT.fullmatch(text):
-                f = float(text)
-                if dt == "r8":
-                    return f
-                try:
-                    return _new_float(Float, _F32.unpack(_F32.pack(f))[0])
-                except (OverflowError, struct.error):
-                    return SLOW
-        elif dt == "boolean":
-            if text == "1":
-                return True
-            if text == "0":
-                return False
-        elif dt == "string":
-            return text
-        elif dt == "char":
-            if len(text) == 1:
-                return _new_str(Char, text)
-        elif dt == "bin.hex":
-            try:
-                return bytes.fromhex(text)
-            except ValueError:
-                return SLOW
-    return SLOW
+        return el.text or ""
+    conv = CONVERTERS.get(dt)
+    return SLOW if conv is None else conv(el.text)
 
 
 def decode_child(el: ET.Element, what: str) -> Any:
@@ -266,6 +224,23 @@ def child_value(text: str | None, attrs: dict[str, str] | None, what: str) -> An
     if nil is None:
         nil = attrs.get("xsi:nil")
     return decode_value(attrs.get("dt"), text or "", nil is not None and nil.strip().lower() == "true", what)
+
+
+def plain_child(text: str | None, attrs: dict[str, str] | None, others: int = 0) -> Any:
+    """A ``Child``'s typed value when it is in the plain form of its type, else ``SLOW`` (then
+    ``child_value`` checks it and names it): no ``dt`` is a string, a lone ``dt`` goes to its
+    ``CONVERTERS`` reader. ``others`` is how many other attributes the element has by rule
+    (a map entry's ``name``)."""
+    n = 0 if attrs is None else len(attrs)
+    if n == others:
+        return text if text is not None else ""
+    if n == others + 1:
+        dt = attrs.get("dt")  # type: ignore[union-attr]
+        if dt is not None:
+            conv = CONVERTERS.get(dt)
+            if conv is not None:
+                return conv(text)
+    return SLOW
 
 
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
