@@ -56,6 +56,7 @@ def test_the_sent_bytes_are_a_snapshot_and_the_headers_land_on_the_callers_objec
         assert done.wait(5)
         peer.wait()
     assert [t.message.body for t in sent] == ["first", "second"]
-    assert [t.message.properties["step"] for t in sent] == ["one", "two"]
+    props: list[Any] = [t.message.properties for t in sent]
+    assert [p["step"] for p in props] == ["one", "two"]
     assert [str(t.message.id) for t in sent] == [first_id, second_id] and first_id != second_id
     assert outcomes == [(m, None), (m, None)]  # the listener gets the caller's object
