@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import struct
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any
 
 from ..types import Byte, Char, Float, Int, Short
@@ -49,7 +50,6 @@ __all__ = [
     "parse_element",
     "parse_fresh",
     "parse_many",
-    "plain_child",
     "typed_value",
     "usr_properties",
 ]
@@ -226,23 +226,6 @@ def child_value(text: str | None, attrs: dict[str, str] | None, what: str) -> An
     return decode_value(attrs.get("dt"), text or "", nil is not None and nil.strip().lower() == "true", what)
 
 
-def plain_child(text: str | None, attrs: dict[str, str] | None, others: int = 0) -> Any:
-    """A ``Child``'s typed value when it is in the plain form of its type, else ``SLOW`` (then
-    ``child_value`` checks it and names it): no ``dt`` is a string, a lone ``dt`` goes to its
-    ``CONVERTERS`` reader. ``others`` is how many other attributes the element has by rule
-    (a map entry's ``name``)."""
-    n = 0 if attrs is None else len(attrs)
-    if n == others:
-        return text if text is not None else ""
-    if n == others + 1:
-        dt = attrs.get("dt")  # type: ignore[union-attr]
-        if dt is not None:
-            conv = CONVERTERS.get(dt)
-            if conv is not None:
-                return conv(text)
-    return SLOW
-
-
 def usr_properties(text: str, folder: Folder) -> dict[str, Any]:
     """The typed properties of a ``usr`` folder (a fresh dict each call; ``text`` is unused and
     kept for callers: property values change message by message, so nothing is remembered)."""
@@ -308,36 +291,37 @@ def _conv_int(cls: type, lo: int, hi: int) -> Any:
     top = 1024 if cls is not Byte else 128
 
     def conv(text: str | None) -> Any:
-        # int() reads what decode_value's strip + [+-]?[0-9]+ reads, once non-ASCII digits and
-        # underscores (which int() also takes) are ruled out
-        if text and text.isascii() and "_" not in text:
-            try:
-                v = int(text)
-            except ValueError:
-                return SLOW
-            if lo <= v <= hi:
-                if small is None:
-                    return v
-                return small[v + 128] if -128 <= v < top else _new_int(cls, v)
+        v = _plain_number(text, int)
+        if v is not SLOW and lo <= v <= hi:
+            if small is None:
+                return v
+            return small[v + 128] if -128 <= v < top else _new_int(cls, v)
         return SLOW
 
     return conv
+
+
+def _plain_number(text: str | None, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)`` (``int`` or ``float``), or ``SLOW``. Once non-ASCII digits and underscores
+    (which both also take) are ruled out, they read what ``decode_value``'s strip and number
+    patterns read, except the inf/nan spellings ``float`` knows, which ``_conv_r8`` sends to
+    ``decode_value`` (it takes only "Infinity"/"NaN", and fFdD suffixes, which ``float``
+    refuses)."""
+    if text and text.isascii() and "_" not in text:
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    return SLOW
 
 
 _INF = float("inf")
 
 
 def _conv_r8(text: str | None) -> Any:
-    # float() reads what decode_value's strip + number pattern reads once non-ASCII digits and
-    # underscores are ruled out, except inf/nan spellings, which go to decode_value (it takes
-    # only "Infinity"/"NaN", and fFdD suffixes, which float() refuses)
-    if text and text.isascii() and "_" not in text:
-        try:
-            v = float(text)
-        except ValueError:
-            return SLOW
-        if -_INF < v < _INF:
-            return v
+    v = _plain_number(text, float)
+    if v is not SLOW and -_INF < v < _INF:
+        return v
     return SLOW
 
 
