@@ -86,15 +86,28 @@ class _Stream:
 _POOL: list[_Stream] = []
 
 
+def _borrow() -> _Stream:
+    """A kept-open parser from the pool, or a new one."""
+    try:
+        return _POOL.pop()
+    except IndexError:
+        return _Stream()
+
+
+def _give_back(stream: _Stream, size: int) -> None:
+    """Return a parser that read ``size`` characters cleanly, unless it is worn out (``_USES``)
+    or the text was big (after a big folder, let expat's buffer go)."""
+    stream.left -= 1
+    if stream.left and size <= _BIG:
+        _POOL.append(stream)
+
+
 def parse_element(text: str) -> ET.Element:
     """The root element of one folder's XML (``text`` already stripped of its padding).
     MQFormatError if it is not well-formed XML holding exactly one element."""
     if "<!" in text or "<?" in text:  # a comment, CDATA, DTD or PI could swallow the closing </m>
         return _parse_alone(text)
-    try:
-        stream = _POOL.pop()
-    except IndexError:
-        stream = _Stream()
+    stream = _borrow()
     holder = stream.holder
     try:
         stream.feed("<m>" + text + "</m>")
@@ -106,9 +119,7 @@ def parse_element(text: str) -> ET.Element:
         if len(m) == 1 and m.text is None:
             el = m[0]
             if el.tail is None:
-                stream.left -= 1
-                if stream.left and len(text) <= _BIG:  # after a big folder: let its buffer go
-                    _POOL.append(stream)
+                _give_back(stream, len(text))
                 return el
     return _parse_alone(text)  # the parser saw something odd: it is not reused
 
@@ -253,10 +264,7 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
     feed = _WRAP_CLOSE.join([_WRAP_OPEN + t for t in texts]) + _WRAP_CLOSE
     if "<!" in feed or "<?" in feed or feed.count(_WRAP_END) != len(texts):
         return None
-    try:
-        stream = _POOL.pop()
-    except IndexError:
-        stream = _Stream()
+    stream = _borrow()
     holder = stream.holder
     try:
         stream.feed(feed)
@@ -273,9 +281,7 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
             return None
         out.append(el)
     del holder[:]
-    stream.left -= 1
-    if stream.left and len(feed) <= _BIG:
-        _POOL.append(stream)
+    _give_back(stream, len(feed))
     return out
 
 
