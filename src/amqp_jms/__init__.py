@@ -111,40 +111,11 @@ __all__ = [
     *_exc_all,
 ]
 
-_CLIENT_NAMES = frozenset(
-    {
-        "CompletionListener",
-        "Connection",
-        "ConnectionFactory",
-        "ConnectionMetaData",
-        "ExceptionListener",
-        "JMSConsumer",
-        "JMSContext",
-        "JMSProducer",
-        "MessageConsumer",
-        "MessageListener",
-        "MessageProducer",
-        "QueueBrowser",
-        "QueueConnection",
-        "QueueConnectionFactory",
-        "QueueReceiver",
-        "QueueRequestor",
-        "QueueSender",
-        "QueueSession",
-        "Session",
-        "TopicConnection",
-        "TopicConnectionFactory",
-        "TopicPublisher",
-        "TopicRequestor",
-        "TopicSession",
-        "TopicSubscriber",
-    }
-)
-
 
 def __getattr__(name: str) -> _Any:
-    """Load a client class on first use, so importing a sub-package never loads the client."""
-    if name in _CLIENT_NAMES:
+    """Load a client class on first use, so importing a sub-package never loads the client
+    (every other name of ``__all__`` is bound above, so only the client's come here)."""
+    if name in __all__:
         from . import client
 
         value = getattr(client, name)
