@@ -122,3 +122,8 @@ def __getattr__(name: str) -> _Any:
         globals()[name] = value
         return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """The module's names, the client classes included before their first use."""
+    return sorted(set(globals()) | set(__all__))

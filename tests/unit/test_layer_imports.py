@@ -42,7 +42,8 @@ def _run(code: str) -> str:
 
 def test_importing_the_broker_does_not_load_the_client() -> None:
     out = _run(
-        "import sys, amqp_jms.broker, amqp_jms.broker.connection\n"
+        "import sys, amqp_jms, amqp_jms.broker, amqp_jms.broker.connection\n"
+        "assert 'Connection' in dir(amqp_jms)  # listed before it is loaded\n"
         "faces = ('amqp_jms.client', 'amqp_jms.provider', 'amqp_jms.aio')\n"
         "print(sorted(m for m in sys.modules if m.startswith(faces)))"
     )
