@@ -69,12 +69,14 @@ __all__ = [
 ]
 
 
-class JMSException(Exception):
-    """Root of the checked JMS exceptions.
+class _JMSError(Exception):
+    """What the checked and the unchecked roots share: the reason, the provider's error code,
+    the lower-level cause, and how they print (``reason [error_code]``). Private: users catch
+    ``JMSException`` or ``JMSRuntimeException``, never this."""
 
-    ``error_code`` is a provider-specific code (for AMQP errors, the error condition symbol such
-    as ``amqp:not-found``); ``linked_exception`` is the lower-level cause, if any.
-    """
+    reason: str
+    error_code: str | None
+    linked_exception: BaseException | None
 
     def __init__(
         self,
@@ -86,11 +88,24 @@ class JMSException(Exception):
         self.reason = reason
         self.error_code = error_code
         self.linked_exception = linked_exception
-        if linked_exception is not None and self.__cause__ is None:
+        if linked_exception is not None:
             self.__cause__ = linked_exception
 
     def get_error_code(self) -> str | None:
         return self.error_code
+
+    def __str__(self) -> str:
+        if self.error_code:
+            return f"{self.reason} [{self.error_code}]"
+        return self.reason
+
+
+class JMSException(_JMSError):
+    """Root of the checked JMS exceptions.
+
+    ``error_code`` is a provider-specific code (for AMQP errors, the error condition symbol such
+    as ``amqp:not-found``); ``linked_exception`` is the lower-level cause, if any.
+    """
 
     def get_linked_exception(self) -> BaseException | None:
         return self.linked_exception
@@ -98,11 +113,6 @@ class JMSException(Exception):
     def set_linked_exception(self, exc: BaseException | None) -> None:
         self.linked_exception = exc
         self.__cause__ = exc
-
-    def __str__(self) -> str:
-        if self.error_code:
-            return f"{self.reason} [{self.error_code}]"
-        return self.reason
 
 
 class IllegalStateException(JMSException):
@@ -157,29 +167,8 @@ class SendFailedException(JMSException):
     """The peer refused a sent message (``rejected``, ``released`` or ``modified`` outcome)."""
 
 
-class JMSRuntimeException(RuntimeError):
+class JMSRuntimeException(_JMSError, RuntimeError):
     """Root of the unchecked JMS exceptions raised by the simplified API (JMSContext)."""
-
-    def __init__(
-        self,
-        reason: str,
-        error_code: str | None = None,
-        linked_exception: BaseException | None = None,
-    ) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.error_code = error_code
-        self.linked_exception = linked_exception
-        if linked_exception is not None:
-            self.__cause__ = linked_exception
-
-    def get_error_code(self) -> str | None:
-        return self.error_code
-
-    def __str__(self) -> str:
-        if self.error_code:
-            return f"{self.reason} [{self.error_code}]"
-        return self.reason
 
 
 class IllegalStateRuntimeException(JMSRuntimeException):

@@ -50,6 +50,19 @@ def test_to_runtime_gives_the_unchecked_twin(checked: type, runtime: type) -> No
     assert isinstance(r.__cause__, checked)
 
 
+@pytest.mark.parametrize("checked", list(ex._RUNTIME_TWINS))
+def test_a_checked_exception_and_its_twin_print_and_carry_the_same(checked: type[ex.JMSException]) -> None:
+    cause = OSError("socket gone")
+    for e in (checked("no such queue", "amqp:not-found", cause), checked("no such queue")):
+        r = ex.to_runtime(e)
+        assert str(r) == str(e) == ("no such queue [amqp:not-found]" if e.error_code else "no such queue")
+        assert r.reason == e.reason and r.get_error_code() == e.get_error_code()
+        assert e.__cause__ is e.linked_exception and r.__cause__ is e
+    assert issubclass(checked, ex.JMSException) and not issubclass(checked, RuntimeError)
+    assert issubclass(ex._RUNTIME_TWINS[checked], RuntimeError)
+    assert not issubclass(ex._RUNTIME_TWINS[checked], ex.JMSException)
+
+
 def test_destinations_are_values() -> None:
     assert Queue("a") == Queue("a")
     assert Queue("a") != Topic("a")

@@ -10,7 +10,7 @@ import proton
 import pytest
 
 from amqp_jms.exceptions import MessageFormatException
-from amqp_jms.mapping import decode, encode, from_amqp, to_amqp
+from amqp_jms.mapping import decode, encode
 from amqp_jms.mapping.codec import (
     AMQP_SEQUENCE,
     AMQP_VALUE,
@@ -19,6 +19,7 @@ from amqp_jms.mapping.codec import (
     decode_sections,
     encode_sections,
 )
+from amqp_jms.mapping.proton_bridge import from_amqp, to_amqp
 from amqp_jms.message import (
     BytesMessage,
     JavaSerializedObject,

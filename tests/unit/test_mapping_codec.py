@@ -196,7 +196,7 @@ def test_public_names_are_exported() -> None:
         assert sorted(module.__all__) == sorted(set(module.__all__))
         for name in module.__all__:
             assert getattr(module, name) is not None, name
-    assert {"encode", "decode", "to_amqp", "from_amqp", "MappingContext"} <= set(mapping.__all__)
+    assert {"encode", "decode", "MappingContext"} <= set(mapping.__all__)
     assert list(mapping.MappingContext.__dataclass_fields__) == [
         "consumer_destination",
         "queue_prefix",

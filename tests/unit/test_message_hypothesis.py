@@ -124,7 +124,8 @@ def test_map_message_round_trip(items: dict[str, Any]) -> None:
 @SETTINGS
 @given(st.dictionaries(st.from_regex(r"[A-Za-z_$][A-Za-z0-9_$]{0,8}", fullmatch=True).filter(
     lambda n: n.upper() not in {"NULL", "TRUE", "FALSE", "NOT", "AND", "OR", "BETWEEN", "LIKE",
-                                "IN", "IS", "ESCAPE"}), typed_scalars, max_size=8))
+                                "IN", "IS", "ESCAPE"} and not n.startswith("JMS")),  # JMS*: header names
+    typed_scalars, max_size=8))
 def test_object_properties_round_trip(props: dict[str, Any]) -> None:
     msg = Message()
     for name, value in props.items():

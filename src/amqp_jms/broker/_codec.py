@@ -120,9 +120,11 @@ def selector_view(data: bytes) -> dict[str, Any]:
             if isinstance(jms_cid, bytes):  # read as the message model reads it: ID:AMQP_BINARY:<HEX>
                 jms_cid = from_amqp_message_id(jms_cid)
             view["JMSCorrelationID"] = jms_cid
-        view["JMSTimestamp"] = int(props.creation_time) if props.creation_time is not None else None
+        # a timestamp not set reads 0, as the message model reads it (JMS 3.4.4)
+        view["JMSTimestamp"] = int(props.creation_time) if props.creation_time is not None else 0
         subject = props.subject
     else:
+        view["JMSTimestamp"] = 0
         subject = None
     jtype = ann.get(LEGACY_JMS_TYPE)
     view["JMSType"] = str(jtype) if jtype is not None else subject

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 
-from .. import __version__
+from .._version import __version__
 from ._fast import addr
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage

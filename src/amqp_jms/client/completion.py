@@ -59,6 +59,7 @@ CompletionListenerLike = CompletionListener | Callable[[Any, Exception | None], 
 
 
 def is_listener(obj: Any) -> bool:
+    """Whether a trailing positional argument of ``send`` is a completion listener."""
     return hasattr(obj, "on_completion") or callable(obj)
 
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..message import DeliveryMode
-from .completion import RETURN_FUTURE
+from .completion import RETURN_FUTURE, is_listener
 
 if TYPE_CHECKING:
     from ..provider.base import ProviderProducer
@@ -133,7 +133,7 @@ class MessageProducer:
         ``completion_listener`` (keyword, or last positional argument) makes the send
         asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
         listener = kwargs.pop("completion_listener", None)
-        if len(args) > 1 and (hasattr(args[-1], "on_completion") or callable(args[-1])):
+        if len(args) > 1 and is_listener(args[-1]):
             listener, args = args[-1], args[:-1]
         if args and (isinstance(args[0], Destination) or (args[0] is None and len(args) > 1)):
             destination, message, rest = args[0], args[1] if len(args) > 1 else None, args[2:]

@@ -3,7 +3,8 @@
 * ``encode(message, *, context=None) -> bytes``: what a producer transfers.
 * ``decode(data, *, context=None) -> Message``: what a consumer receives (read-only, the right
   subclass, every header set).
-* ``to_amqp`` / ``from_amqp``: the same with ``proton.Message`` objects.
+* ``amqp_jms.mapping.proton_bridge.to_amqp`` / ``from_amqp``: the same with ``proton.Message``
+  objects; an explicit import, so that the mapping itself imports without proton.
 * ``MappingContext``: consumer destination, peer queue/topic prefixes, producer time-to-live,
   current time.
 
@@ -22,7 +23,6 @@ from .codec import Sections, decode_sections, encode_sections
 from .context import MappingContext
 from .inbound import decode, message_from_sections
 from .outbound import encode
-from .proton_bridge import from_amqp, to_amqp
 
 __all__ = [
     "MappingContext",
@@ -31,7 +31,5 @@ __all__ = [
     "decode_sections",
     "encode",
     "encode_sections",
-    "from_amqp",
     "message_from_sections",
-    "to_amqp",
 ]

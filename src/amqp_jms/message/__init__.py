@@ -64,8 +64,13 @@ Lifecycle:
 * ``msg._mark_received()``: properties and body read-only; BytesMessage/StreamMessage in read
   mode at position 0.
 * ``msg._ack_callback: Callable[[], None] | None``: called by ``acknowledge()`` (no-op if None).
-* ``msg._copy()``: an independent writable copy (the producer sends a copy so the user's object
-  can be reused); BytesMessage/StreamMessage copies are in write mode holding the whole body.
+* ``msg._copy()``: an independent writable copy; BytesMessage/StreamMessage copies are in write
+  mode holding the whole body. The send path does not use it: the producer sets the JMS headers
+  on the caller's object (JMS 3.4: they are readable after ``send``) and the provider encodes
+  the message during ``send``, so the encoded bytes are the snapshot and the caller may change
+  and re-send the object as soon as ``send`` returns
+  (tests/unit/test_client_send_snapshot.py). Tests and tools use ``_copy`` to get a writable
+  message from a received one.
 * ``msg._validate_names: bool`` (default True): False makes ``set_*_property`` accept any
   non-empty str name (``jms.validatePropertyNames=false``); copied by ``_copy()``.
 * ``msg._extra: dict[str, object] | None``: free for the mapping/provider to keep data the JMS

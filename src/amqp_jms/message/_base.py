@@ -332,6 +332,14 @@ class Message:
                 "the message properties are read-only (a received message); call clear_properties() first"
             )
 
+    def _vet_property(self, name: str) -> None:
+        """What every ``set_*_property`` checks before it writes, outside its fast path (a
+        writable message and a name already seen valid): writable, then a valid name."""
+        if self._props_ro:
+            self._check_props_writable(name)
+        if name not in _valid_names:
+            check_property_name(name, self._validate_names)
+
     def property_exists(self, name: str) -> bool:
         return name in self._props
 
@@ -345,69 +353,51 @@ class Message:
         self._props_ro = False
 
     def set_boolean_property(self, name: str, value: bool) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = value if type(value) is bool else cv.as_boolean(value)
 
     def set_byte_property(self, name: str, value: int) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_byte(value)
 
     def set_short_property(self, name: str, value: int) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_short(value)
 
     def set_int_property(self, name: str, value: int) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_int(value)
 
     def set_long_property(self, name: str, value: int) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_long(value)
 
     def set_float_property(self, name: str, value: float) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_float(value)
 
     def set_double_property(self, name: str, value: float) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = value if type(value) is float else cv.as_double(value)
 
     def set_string_property(self, name: str, value: str | None) -> None:
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = value if type(value) is str else cv.as_string(value)
 
     def set_object_property(self, name: str, value: object) -> None:
         """Store a typed value as is: ``bool``, ``Byte``, ``Short``, ``Int``, ``int`` (long),
         ``Float``, ``float`` (double), ``str`` or ``None``; anything else is a
         ``MessageFormatException``."""
-        if self._props_ro:
-            self._check_props_writable(name)
-        if name not in _valid_names:
-            check_property_name(name, self._validate_names)
+        if self._props_ro or name not in _valid_names:
+            self._vet_property(name)
         self._props[name] = cv.as_property_object(value)
 
     def get_boolean_property(self, name: str) -> bool:

@@ -13,7 +13,8 @@ null there); any other wrong type or an out-of-range number is a ``MessageFormat
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from ..exceptions import MessageFormatException
 from ..types import (
@@ -240,28 +241,27 @@ def as_boolean(value: Any) -> bool:
 _new_int = int.__new__
 
 
-def as_byte(value: Any) -> Byte:
-    if type(value) is int and -128 <= value <= 127:
-        return _new_int(Byte, value)
-    if type(value) is Byte:
-        return value
-    return _new_int(Byte, _integral(value, *_I8, "byte"))
+_J = TypeVar("_J", Byte, Short, Int)
 
 
-def as_short(value: Any) -> Short:
-    if type(value) is int and -32768 <= value <= 32767:
-        return _new_int(Short, value)
-    if type(value) is Short:
-        return value
-    return _new_int(Short, _integral(value, *_I16, "short"))
+def _int_writer(cls: type[_J], lo: int, hi: int, what: str) -> Callable[[Any], _J]:
+    """The writer of one of Java's 8/16/32-bit integers: a plain int in range becomes ``cls``,
+    a ``cls`` passes as it is, anything else goes through ``_integral``'s checks."""
+
+    def write(value: Any) -> _J:
+        if type(value) is int and lo <= value <= hi:
+            return _new_int(cls, value)
+        if type(value) is cls:
+            return value
+        return _new_int(cls, _integral(value, lo, hi, what))
+
+    write.__name__ = write.__qualname__ = f"as_{what}"
+    return write
 
 
-def as_int(value: Any) -> Int:
-    if type(value) is int and -2147483648 <= value <= 2147483647:
-        return _new_int(Int, value)
-    if type(value) is Int:
-        return value
-    return _new_int(Int, _integral(value, *_I32, "int"))
+as_byte = _int_writer(Byte, *_I8, "byte")
+as_short = _int_writer(Short, *_I16, "short")
+as_int = _int_writer(Int, *_I32, "int")
 
 
 def as_long(value: Any) -> int:

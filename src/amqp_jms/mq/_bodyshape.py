@@ -30,32 +30,30 @@ _STREAMS: dict[tuple[type, ...], Shape] = {}
 _MAPS: dict[tuple[tuple[str, ...], tuple[type, ...]], Shape] = {}
 
 
+#: per value type: what follows the element's name (its ``dt``), the ``%`` conversion that
+#: writes the value, and the per-message work on the value (None: none). One table for map and
+#: stream bodies and, restricted to its types, ``usr`` folders (``_usrshape``).
+TEMPLATE_PARTS: dict[type, tuple[str, str, int | None]] = {
+    str: ("", "%s", _TEXT),
+    Char: (' dt="char"', "%s", _TEXT),
+    bool: (' dt="boolean"', "%d", None),
+    **{t: (dt, "%d", _WIDE if t in (int, Long, Timestamp) else None) for t, dt in _INT_DT.items()},
+    float: (' dt="r8"', "%r", _FLOAT),
+    Float: (' dt="r4"', "%s", _R4),
+    bytes: (' dt="bin.hex"', "%s", _HEX),
+    type(None): (" xsi:nil='true'", "%.0s", None),
+}
+
+
 def _element(t: type, start: str, work: list[tuple[int, int]], i: int) -> str | None:
     """One ``<elt ...>%x</elt>`` for a value of type ``t`` (``start`` is ``<elt`` + name)."""
-    if t is str:
-        work.append((i, _TEXT))
-        return f"{start}>%s</elt>"
-    if t is Char:
-        work.append((i, _TEXT))
-        return f'{start} dt="char">%s</elt>'
-    if t is bool:
-        return f'{start} dt="boolean">%d</elt>'
-    if t in _INT_DT:
-        if t is int or t is Long or t is Timestamp:
-            work.append((i, _WIDE))
-        return f"{start}{_INT_DT[t]}>%d</elt>"
-    if t is float:
-        work.append((i, _FLOAT))
-        return f'{start} dt="r8">%r</elt>'
-    if t is Float:
-        work.append((i, _R4))
-        return f'{start} dt="r4">%s</elt>'
-    if t is bytes:
-        work.append((i, _HEX))
-        return f'{start} dt="bin.hex">%s</elt>'
-    if t is type(None):
-        return f"{start} xsi:nil='true'>%.0s</elt>"
-    return None
+    parts = TEMPLATE_PARTS.get(t)
+    if parts is None:
+        return None
+    attrs, conv, kind = parts
+    if kind is not None:
+        work.append((i, kind))
+    return f"{start}{attrs}>{conv}</elt>"
 
 
 def _fill(shape: Shape, values: tuple[Any, ...]) -> str | None:

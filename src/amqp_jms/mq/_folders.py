@@ -31,13 +31,13 @@ fast path); ``CONVERTERS``/``typed_value`` read typed values in their plain form
 
 from __future__ import annotations
 
-import re
 import struct
 import xml.etree.ElementTree as ET
+from collections.abc import Callable
 from typing import Any
 
 from ..types import Byte, Char, Float, Int, Short
-from .xmlfolder import decode_value, parse_folder
+from .xmlfolder import INT_RANGES, decode_value, parse_folder
 
 __all__ = [
     "Child",
@@ -86,15 +86,28 @@ class _Stream:
 _POOL: list[_Stream] = []
 
 
+def _borrow() -> _Stream:
+    """A kept-open parser from the pool, or a new one."""
+    try:
+        return _POOL.pop()
+    except IndexError:
+        return _Stream()
+
+
+def _give_back(stream: _Stream, size: int) -> None:
+    """Return a parser that read ``size`` characters cleanly, unless it is worn out (``_USES``)
+    or the text was big (after a big folder, let expat's buffer go)."""
+    stream.left -= 1
+    if stream.left and size <= _BIG:
+        _POOL.append(stream)
+
+
 def parse_element(text: str) -> ET.Element:
     """The root element of one folder's XML (``text`` already stripped of its padding).
     MQFormatError if it is not well-formed XML holding exactly one element."""
     if "<!" in text or "<?" in text:  # a comment, CDATA, DTD or PI could swallow the closing </m>
         return _parse_alone(text)
-    try:
-        stream = _POOL.pop()
-    except IndexError:
-        stream = _Stream()
+    stream = _borrow()
     holder = stream.holder
     try:
         stream.feed("<m>" + text + "</m>")
@@ -106,9 +119,7 @@ def parse_element(text: str) -> ET.Element:
         if len(m) == 1 and m.text is None:
             el = m[0]
             if el.tail is None:
-                stream.left -= 1
-                if stream.left and len(text) <= _BIG:  # after a big folder: let its buffer go
-                    _POOL.append(stream)
+                _give_back(stream, len(text))
                 return el
     return _parse_alone(text)  # the parser saw something odd: it is not reused
 
@@ -175,16 +186,7 @@ def is_nil(el: ET.Element) -> bool:
 
 _new_int = int.__new__
 #: integer data types: (class, low, high); the class is built without its own range check
-_INTS: dict[str, tuple[type, int, int]] = {
-    "i1": (Byte, -128, 127),
-    "i2": (Short, -(2**15), 2**15 - 1),
-    "i4": (Int, -(2**31), 2**31 - 1),
-    "i8": (int, -(2**63), 2**63 - 1),
-    "int": (int, -(2**63), 2**63 - 1),
-}
-#: what ``repr(float)`` writes (and so what we send); anything else goes through decode_value
-_PLAIN_FLOAT = re.compile(r"-?[0-9]+(?:\.[0-9]+)?(?:e[+-][0-9]+)?")
-
+_INTS = INT_RANGES
 
 #: ``fast_value``'s answer when an element needs ``decode_value`` (and a message naming it)
 SLOW: Any = object()
@@ -196,47 +198,14 @@ _F32 = struct.Struct("<f")
 def fast_value(el: ET.Element) -> Any:
     """An element's typed value when it is in the plain form of its type (what this package and
     IBM's client write), else ``SLOW``: the caller then asks ``decode_value``, which checks
-    everything and names the element in its error."""
-    text = el.text
+    everything and names the element in its error. The plain forms are ``CONVERTERS``'."""
     if el.get(_XSI_NIL) is not None or el.get("xsi:nil") is not None:
         return SLOW
     dt = el.get("dt")
     if dt is None:
-        return text or ""
-    if text:
-        ints = _INTS.get(dt)
-        if ints is not None:
-            digits = text[1:] if text[0] == "-" else text
-            if digits.isdigit() and digits.isascii():
-                v = int(text)
-                cls, lo, hi = ints
-                if lo <= v <= hi:
-                    return v if cls is int else _new_int(cls, v)
-        elif dt == "r8" or dt == "r4":
-            if _PLAIN_FLOAT.fullmatch(text):
-                f = float(text)
-                if dt == "r8":
-                    return f
-                try:
-                    return _new_float(Float, _F32.unpack(_F32.pack(f))[0])
-                except (OverflowError, struct.error):
-                    return SLOW
-        elif dt == "boolean":
-            if text == "1":
-                return True
-            if text == "0":
-                return False
-        elif dt == "string":
-            return text
-        elif dt == "char":
-            if len(text) == 1:
-                return _new_str(Char, text)
-        elif dt == "bin.hex":
-            try:
-                return bytes.fromhex(text)
-            except ValueError:
-                return SLOW
-    return SLOW
+        return el.text or ""
+    conv = CONVERTERS.get(dt)
+    return SLOW if conv is None else conv(el.text)
 
 
 def decode_child(el: ET.Element, what: str) -> Any:
@@ -295,10 +264,7 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
     feed = _WRAP_CLOSE.join([_WRAP_OPEN + t for t in texts]) + _WRAP_CLOSE
     if "<!" in feed or "<?" in feed or feed.count(_WRAP_END) != len(texts):
         return None
-    try:
-        stream = _POOL.pop()
-    except IndexError:
-        stream = _Stream()
+    stream = _borrow()
     holder = stream.holder
     try:
         stream.feed(feed)
@@ -315,9 +281,7 @@ def parse_many(texts: list[str]) -> list[ET.Element] | None:
             return None
         out.append(el)
     del holder[:]
-    stream.left -= 1
-    if stream.left and len(feed) <= _BIG:
-        _POOL.append(stream)
+    _give_back(stream, len(feed))
     return out
 
 
@@ -333,36 +297,37 @@ def _conv_int(cls: type, lo: int, hi: int) -> Any:
     top = 1024 if cls is not Byte else 128
 
     def conv(text: str | None) -> Any:
-        # int() reads what decode_value's strip + [+-]?[0-9]+ reads, once non-ASCII digits and
-        # underscores (which int() also takes) are ruled out
-        if text and text.isascii() and "_" not in text:
-            try:
-                v = int(text)
-            except ValueError:
-                return SLOW
-            if lo <= v <= hi:
-                if small is None:
-                    return v
-                return small[v + 128] if -128 <= v < top else _new_int(cls, v)
+        v = _plain_number(text, int)
+        if v is not SLOW and lo <= v <= hi:
+            if small is None:
+                return v
+            return small[v + 128] if -128 <= v < top else _new_int(cls, v)
         return SLOW
 
     return conv
+
+
+def _plain_number(text: str | None, parse: Callable[[str], Any]) -> Any:
+    """``parse(text)`` (``int`` or ``float``), or ``SLOW``. Once non-ASCII digits and underscores
+    (which both also take) are ruled out, they read what ``decode_value``'s strip and number
+    patterns read, except the inf/nan spellings ``float`` knows, which ``_conv_r8`` sends to
+    ``decode_value`` (it takes only "Infinity"/"NaN", and fFdD suffixes, which ``float``
+    refuses)."""
+    if text and text.isascii() and "_" not in text:
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    return SLOW
 
 
 _INF = float("inf")
 
 
 def _conv_r8(text: str | None) -> Any:
-    # float() reads what decode_value's strip + number pattern reads once non-ASCII digits and
-    # underscores are ruled out, except inf/nan spellings, which go to decode_value (it takes
-    # only "Infinity"/"NaN", and fFdD suffixes, which float() refuses)
-    if text and text.isascii() and "_" not in text:
-        try:
-            v = float(text)
-        except ValueError:
-            return SLOW
-        if -_INF < v < _INF:
-            return v
+    v = _plain_number(text, float)
+    if v is not SLOW and -_INF < v < _INF:
+        return v
     return SLOW
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ..types import Long, Timestamp
+from ._bodyshape import _FLOAT, _TEXT, _WIDE, TEMPLATE_PARTS
 from .errors import MQFormatError
 from .xmlfolder import _INT_DT, _NEEDS_WORK, check_usr_name_cached
 
@@ -25,7 +25,8 @@ __all__ = ["usr_folder"]
 Shape = tuple[str, tuple[int, ...], tuple[int, ...], tuple[int, ...]] | None
 _SHAPES: dict[tuple[tuple[str, ...], tuple[type, ...]], Shape] = {}
 _LIMIT = 1024
-_WIDE = (int, Long, Timestamp)
+#: the types templated here; other values (Char, Float, bytes, None) go element by element
+_USR_TYPES = frozenset({str, bool, float, *_INT_DT})
 _MIN, _MAX = -(2**63), 2**63
 
 
@@ -41,20 +42,12 @@ def _shape(names: tuple[str, ...], types: tuple[type, ...]) -> Shape:
             check_usr_name_cached(n)
         except MQFormatError:
             return None  # the general code raises it, in its order
-        if t is str:
-            parts.append(f"<{n}>%s</{n}>")
-            strs.append(i)
-        elif t is bool:
-            parts.append(f'<{n} dt="boolean">%d</{n}>')
-        elif t in _INT_DT:
-            parts.append(f"<{n}{_INT_DT[t]}>%d</{n}>")
-            if t in _WIDE:
-                wide.append(i)
-        elif t is float:
-            parts.append(f'<{n} dt="r8">%r</{n}>')
-            floats.append(i)
-        else:
+        if t not in _USR_TYPES:
             return None
+        attrs, conv, kind = TEMPLATE_PARTS[t]
+        parts.append(f"<{n}{attrs}>{conv}</{n}>")
+        if kind is not None:
+            {_TEXT: strs, _WIDE: wide, _FLOAT: floats}[kind].append(i)
     parts.append("</usr>")
     return "".join(parts), tuple(strs), tuple(wide), tuple(floats)
 

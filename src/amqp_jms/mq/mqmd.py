@@ -11,7 +11,7 @@ folds it in.
 from __future__ import annotations
 
 import struct
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import ClassVar, NoReturn
 
 from ._binary import byte_order, encode_char, read_char
@@ -447,7 +447,3 @@ def absorb_mqmde(md: MQMD, data: bytes, order: str, start: int = 0) -> tuple[MQM
         original_length=mde.original_length,
     )
     return merged, length
-
-
-def _field_names() -> list[str]:
-    return [f.name for f in fields(MQMD)]

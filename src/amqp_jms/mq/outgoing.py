@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from collections.abc import Callable
 from typing import Any
 
 from .._accel import load_accelerator
@@ -166,6 +167,20 @@ def _str_prop(name: str, value: Any) -> str:
     return value
 
 
+def _xml_body(
+    kind: int, values: Any, template: Callable[[Any], str | None], general: Callable[[Any], str], ccsid: int
+) -> bytes:
+    """A map (``kind`` 1) or stream (2) body: the C accelerator's elements in UTF-8, else the
+    shape's ``template`` (``_bodyshape``), else the ``general`` writer (``bodies``), which checks
+    every value and names the one it refuses."""
+    if _ACCEL is not None and ccsid == MQCCSI_UTF8:
+        raw = _ACCEL.xml_elements(kind, values, _GOOD_NAMES, BODY_DT)
+        if raw is not None:
+            return raw
+    xml = template(values)
+    return encode_text(general(values) if xml is None else xml, ccsid)
+
+
 def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
     """(body bytes, the ``ajms`` element saying how to read them back: null body, AMQP-encoded
     object, or "")."""
@@ -183,19 +198,9 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
         body = message._body_bytes()
         return (body if type(body) is bytes else bytes(body)), ""
     if domain == "jms_map":
-        if _ACCEL is not None and ccsid == MQCCSI_UTF8:
-            raw = _ACCEL.xml_elements(1, message._map, _GOOD_NAMES, BODY_DT)
-            if raw is not None:
-                return raw, ""
-        xml = map_body(message._map)
-        return encode_text(encode_map(message._map) if xml is None else xml, ccsid), ""
+        return _xml_body(1, message._map, map_body, encode_map, ccsid), ""
     if domain == "jms_stream":
-        if _ACCEL is not None and ccsid == MQCCSI_UTF8:
-            raw = _ACCEL.xml_elements(2, message._items, _GOOD_NAMES, BODY_DT)
-            if raw is not None:
-                return raw, ""
-        xml = stream_body(message._items)
-        return encode_text(encode_stream(message._items) if xml is None else xml, ccsid), ""
+        return _xml_body(2, message._items, stream_body, encode_stream, ccsid), ""
     if domain == "jms_object":
         obj = message._object
         if obj is None:

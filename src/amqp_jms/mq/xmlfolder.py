@@ -35,6 +35,7 @@ from ..types import (
 from .errors import MQFormatError
 
 __all__ = [
+    "INT_RANGES",
     "Element",
     "check_usr_name",
     "decode_value",
@@ -156,6 +157,17 @@ def _float_text(value: float) -> str:
     return repr(float(value))
 
 
+#: the integer types written narrower than ``i8`` (the unsigned ones widen to the next signed
+#: type): the one table ``encode_value`` and the fast writers' ``_INT_DT`` read
+_NARROW_INTS: tuple[tuple[type, str], ...] = (
+    (Byte, "i1"),
+    (Short, "i2"),
+    (UByte, "i2"),
+    (Int, "i4"),
+    (UShort, "i4"),
+)
+
+
 def encode_value(
     value: Any, what: str = "value", *, allow_char: bool = False
 ) -> tuple[str | None, str | None]:
@@ -167,13 +179,11 @@ def encode_value(
         return None, None
     if isinstance(value, bool):
         return "boolean", "1" if value else "0"
-    if isinstance(value, Byte):
-        return "i1", str(int(value))
-    if isinstance(value, (Short, UByte)):
-        return "i2", str(int(value))
-    if isinstance(value, (Int, UShort)):
-        return "i4", str(int(value))
-    if isinstance(value, int):  # plain int = long; Long, UInt, ULong, Timestamp widen to i8
+    if isinstance(value, int):
+        for cls, dt in _NARROW_INTS:
+            if isinstance(value, cls):
+                return dt, str(int(value))
+        # plain int = long; Long, UInt, ULong, Timestamp widen to i8
         if not -(2**63) <= value < 2**63:
             raise MQFormatError(f"{what} = {value} does not fit an i8", structure="MQRFH2")
         return "i8", str(int(value))
@@ -200,7 +210,15 @@ _INT = re.compile(r"[+-]?[0-9]+")
 _FLOAT = re.compile(
     r"[+-]?(?:[0-9]+\.?[0-9]*(?:[eE][+-]?[0-9]+)?|\.[0-9]+(?:[eE][+-]?[0-9]+)?|Infinity|NaN)[fFdD]?"
 )
-_RANGES = {"i1": (Byte, -128, 127), "i2": (Short, -(2**15), 2**15 - 1), "i4": (Int, -(2**31), 2**31 - 1)}
+#: the integer data types: (class, lowest, highest). The one table of their ranges: the checking
+#: reader below and the plain-form readers of ``_folders.CONVERTERS`` both read it.
+INT_RANGES: dict[str, tuple[type, int, int]] = {
+    "i1": (Byte, -128, 127),
+    "i2": (Short, -(2**15), 2**15 - 1),
+    "i4": (Int, -(2**31), 2**31 - 1),
+    "i8": (int, -(2**63), 2**63 - 1),
+    "int": (int, -(2**63), 2**63 - 1),
+}
 
 
 def decode_value(dt: str | None, text: str, nil: bool, what: str = "value") -> Any:
@@ -210,17 +228,12 @@ def decode_value(dt: str | None, text: str, nil: bool, what: str = "value") -> A
     if dt is None or dt == "string":
         return text
     try:
-        if dt in _RANGES:
-            cls, lo, hi = _RANGES[dt]
+        if dt in INT_RANGES:
+            cls, lo, hi = INT_RANGES[dt]
             t = text.strip()
             if not _INT.fullmatch(t) or not lo <= int(t) <= hi:
-                raise ValueError(f"{text!r} is not an {dt}")
+                raise ValueError(f"{text!r} is not an {dt}" + (" (64-bit)" if cls is int else ""))
             return cls(int(t))
-        if dt in ("i8", "int"):
-            t = text.strip()
-            if not _INT.fullmatch(t) or not -(2**63) <= int(t) < 2**63:
-                raise ValueError(f"{text!r} is not an {dt} (64-bit)")
-            return int(t)
         if dt in ("r4", "r8"):
             t = text.strip()
             if not _FLOAT.fullmatch(t):
@@ -287,8 +300,9 @@ _WIDENED = (UByte, UShort, UInt, ULong, Timestamp, Long, Double, Symbol)
 
 
 _NEEDS_WORK = re.compile("[&<>\r\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff\ud800-\udfff]")
-_INT_DT: dict[type, str] = {Byte: ' dt="i1"', Short: ' dt="i2"', Int: ' dt="i4"', UByte: ' dt="i2"'}
-_INT_DT.update({UShort: ' dt="i4"', int: ' dt="i8"', Long: ' dt="i8"', Timestamp: ' dt="i8"'})
+_INT_DT: dict[type, str] = {
+    t: f' dt="{dt}"' for t, dt in (*_NARROW_INTS, (int, "i8"), (Long, "i8"), (Timestamp, "i8"))
+}
 #: `` dt=".."`` by type, as ``element`` writes it in usr folders and in map/stream bodies (where
 #: Char has its own), for the C accelerator (``_mqout.xml_elements``)
 USR_DT: dict[type, str] = {**_INT_DT, float: ' dt="r8"', Float: ' dt="r4"', Char: ""}

@@ -50,7 +50,6 @@ from .values import arith, compare, delivery_mode, negate, priority
 __all__ = [
     "HeaderReaders",
     "compile_condition",
-    "compile_selector",
     "like_regex",
     "lookup_headers",
     "message_headers",
@@ -74,12 +73,6 @@ def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
         out.append(".*" if c == "%" else "." if c == "_" else re.escape(c))
         i += 1
     return re.compile("".join(out), re.DOTALL)
-
-
-def compile_selector(node: Node, headers: HeaderReaders) -> Pred:
-    """``(props, msg) -> bool``: whether the selector evaluates to TRUE. ``headers`` maps each
-    header identifier to its reader; any other identifier is ``props.get(name)``."""
-    return _Compiler(headers).true(node)
 
 
 def compile_condition(node: Node, headers: HeaderReaders, want: bool) -> Pred:

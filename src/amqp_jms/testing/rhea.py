@@ -99,18 +99,23 @@ def _parse_last_json(stdout: str, what: str, stderr: str) -> Any:
         raise RheaError(f"{what} did not end with a JSON line ({e}): {lines[-1][:200]!r}") from e
 
 
+def _command(script: str | os.PathLike[str]) -> tuple[str, Path]:
+    """node and the script's path; RheaError saying why when node or rhea is missing."""
+    reason = unavailable_reason()
+    if reason is not None:
+        raise RheaError(reason)
+    node = _node()
+    assert node is not None
+    return node, _script_path(script)
+
+
 def run(script: str | os.PathLike[str], input: Any = None, *, timeout: float = 30.0) -> Any:
     """Run ``script`` with ``input`` as JSON on stdin; return the JSON of its last stdout line.
 
     Raises:
         RheaError: node or rhea missing, the script exits non-zero, times out, or prints no JSON.
     """
-    reason = unavailable_reason()
-    if reason is not None:
-        raise RheaError(reason)
-    node = _node()
-    assert node is not None
-    path = _script_path(script)
+    node, path = _command(script)
     try:
         proc = subprocess.run(
             [node, str(path)],
@@ -212,12 +217,7 @@ class RheaProcess:
 
 def start(script: str | os.PathLike[str], input: Any = None) -> RheaProcess:
     """Start ``script`` in the background with ``input`` on stdin (stdin is then closed)."""
-    reason = unavailable_reason()
-    if reason is not None:
-        raise RheaError(reason)
-    node = _node()
-    assert node is not None
-    path = _script_path(script)
+    node, path = _command(script)
     proc = subprocess.Popen(
         [node, str(path)],
         stdin=subprocess.PIPE,

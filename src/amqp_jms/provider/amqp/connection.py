@@ -257,7 +257,7 @@ class AmqpProvider(Provider):
         if not cfg.client_id:
             caps.remove("sole-connection-for-container")
         c.desired_capabilities = symbol_array(caps)
-        from ... import __version__
+        from ..._version import __version__
 
         c.properties = {
             symbol("product"): "amqp-jms",
