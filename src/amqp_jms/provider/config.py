@@ -25,6 +25,7 @@ __all__ = [
     "RedeliveryPolicy",
     "TransportConfig",
     "parse_url",
+    "unknown_option",
 ]
 
 DEFAULT_PREFETCH = 1000
@@ -171,6 +172,18 @@ def _nonneg(name: str, v: str) -> int:
     return n
 
 
+def _float(name: str, v: str) -> float:
+    try:
+        return float(v.strip())
+    except ValueError:
+        raise JMSException(f"option {name}={v!r}: expected a number") from None
+
+
+def unknown_option(name: str) -> JMSException:
+    """The one rule for an option nobody understands: refuse it by name (a typo is never ignored)."""
+    return JMSException(f"unknown connection option {name!r}; see docs/client.md for the supported options")
+
+
 def _str(name: str, v: str) -> str:
     return v
 
@@ -260,9 +273,7 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
             continue
         spec = _OPTIONS.get(name)
         if spec is None:
-            raise JMSException(
-                f"unknown connection option {name!r}; see docs/client.md for the supported options"
-            )
+            raise unknown_option(name)
         group, fname, conv = spec
         value = conv(name, raw)
         (top if group is None else groups[group])[fname] = value
