@@ -24,6 +24,7 @@ __all__ = [
     "PresettlePolicy",
     "RedeliveryPolicy",
     "TransportConfig",
+    "keyword_options",
     "parse_url",
     "unknown_option",
 ]
@@ -311,10 +312,18 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
     query: dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         query[k] = v
-    aliases = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
-    for k, v in options.items():
-        key = aliases.get(k, k)
-        if v is None:
-            continue
-        query[key] = str(v).lower() if isinstance(v, bool) else str(v)
+    query.update(keyword_options(options))
     return _apply(base, query)
+
+
+_ALIASES = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
+
+
+def keyword_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """Keyword options as URL options: short forms expanded, booleans as ``true``/``false``,
+    ``None`` values dropped (so a caller can pass "not given" through)."""
+    return {
+        _ALIASES.get(k, k): str(v).lower() if isinstance(v, bool) else str(v)
+        for k, v in options.items()
+        if v is not None
+    }

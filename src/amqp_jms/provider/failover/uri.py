@@ -29,7 +29,16 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit, urlunsplit
 
 from ...exceptions import JMSException
-from ..config import ConnectionConfig, _bool, _float, _int, _nonneg, parse_url, unknown_option
+from ..config import (
+    ConnectionConfig,
+    _bool,
+    _float,
+    _int,
+    _nonneg,
+    keyword_options,
+    parse_url,
+    unknown_option,
+)
 
 __all__ = [
     "FailoverConfig",
@@ -201,10 +210,7 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
         raise JMSException(f"not a failover URL: {url!r}")
     components, query = _split(url)
     raw: dict[str, str] = dict(parse_qsl(query, keep_blank_values=True))
-    aliases = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
-    for k, v in options.items():
-        if v is not None:
-            raw[aliases.get(k, k)] = str(v).lower() if isinstance(v, bool) else str(v)
+    raw.update(keyword_options(options))
 
     policy: dict[str, Any] = {}
     nested: dict[str, str] = {}
