@@ -116,3 +116,17 @@ def test_delay_slows_every_round_trip_and_keeps_order(proxy: FaultProxy) -> None
         proxy.delay(0)
         got = [c.receive(5000) for _ in range(5)]
         assert [m.get_text() for m in got if isinstance(m, TextMessage)] == [f"m{i}" for i in range(5)]
+
+
+def test_a_proxy_whose_broker_is_gone_closes_new_connections(broker_factory: Any) -> None:
+    # As behind a load balancer whose backend died: TCP connects, then the connection closes.
+    b = broker_factory()
+    with FaultProxy(b.port) as proxy:
+        b.__exit__(None, None, None)
+        conn = ConnectionFactory(proxy.url + "?jms.connectTimeout=3000").create_connection()
+        started = time.monotonic()
+        with pytest.raises(JMSException):
+            conn.start()
+        assert time.monotonic() - started < 3  # the close is seen at once, not at the timeout
+        conn.close()
+        assert proxy.accepted == 1 and proxy.active == 0

@@ -234,3 +234,8 @@ class FaultProxy:
     async def _stop(self) -> None:
         await self._unlisten()
         await self._drop(reset=False)
+        # handlers still connecting to the target: cancel them so none is left pending
+        others = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for t in others:
+            t.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
