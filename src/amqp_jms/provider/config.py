@@ -24,7 +24,9 @@ __all__ = [
     "PresettlePolicy",
     "RedeliveryPolicy",
     "TransportConfig",
+    "keyword_options",
     "parse_url",
+    "unknown_option",
 ]
 
 DEFAULT_PREFETCH = 1000
@@ -171,6 +173,18 @@ def _nonneg(name: str, v: str) -> int:
     return n
 
 
+def _float(name: str, v: str) -> float:
+    try:
+        return float(v.strip())
+    except ValueError:
+        raise JMSException(f"option {name}={v!r}: expected a number") from None
+
+
+def unknown_option(name: str) -> JMSException:
+    """The one rule for an option nobody understands: refuse it by name (a typo is never ignored)."""
+    return JMSException(f"unknown connection option {name!r}; see docs/client.md for the supported options")
+
+
 def _str(name: str, v: str) -> str:
     return v
 
@@ -260,9 +274,7 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
             continue
         spec = _OPTIONS.get(name)
         if spec is None:
-            raise JMSException(
-                f"unknown connection option {name!r}; see docs/client.md for the supported options"
-            )
+            raise unknown_option(name)
         group, fname, conv = spec
         value = conv(name, raw)
         (top if group is None else groups[group])[fname] = value
@@ -300,10 +312,18 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
     query: dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         query[k] = v
-    aliases = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
-    for k, v in options.items():
-        key = aliases.get(k, k)
-        if v is None:
-            continue
-        query[key] = str(v).lower() if isinstance(v, bool) else str(v)
+    query.update(keyword_options(options))
     return _apply(base, query)
+
+
+_ALIASES = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}
+
+
+def keyword_options(options: Mapping[str, Any]) -> dict[str, str]:
+    """Keyword options as URL options: short forms expanded, booleans as ``true``/``false``,
+    ``None`` values dropped (so a caller can pass "not given" through)."""
+    return {
+        _ALIASES.get(k, k): str(v).lower() if isinstance(v, bool) else str(v)
+        for k, v in options.items()
+        if v is not None
+    }
