@@ -23,6 +23,7 @@ from typing import Any
 
 from ..exceptions import IllegalStateException
 from .core import BrokerCore
+from .limits import BrokerLimits
 from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
@@ -48,10 +49,11 @@ class AsyncBroker:
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
         idle_timeout_s: float | None = None,
-        max_frame_size: int | None = 65536,
-        memory_limit: int = 32 * 1024 * 1024,
+        max_frame_size: int | None = None,
+        memory_limit: int | None = None,
         container_id: str = "amqp-jms-broker",
         tls_ca: str | Path | None = None,
+        limits: BrokerLimits | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -67,8 +69,10 @@ class AsyncBroker:
         self.dlq = dlq
         self.max_delivery_attempts = max_delivery_attempts
         self.idle_timeout_s = idle_timeout_s
-        self.max_frame_size = max_frame_size
-        self.memory_limit = memory_limit
+        # ``max_frame_size`` and ``memory_limit`` are older spellings of two fields of ``limits``
+        self.limits: BrokerLimits = (limits or BrokerLimits()).replace(
+            max_frame_size=max_frame_size, queue_memory_limit=memory_limit
+        )
         self.container_id = container_id
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
@@ -96,12 +100,12 @@ class AsyncBroker:
             container_id=self.container_id,
             dlq=self.dlq,
             max_delivery_attempts=self.max_delivery_attempts,
-            memory_limit=self.memory_limit,
+            limits=self.limits,
         )
         self.core = core
         recover(core, store)
         self._state = ServerState(
-            core, self.users, idle_timeout_s=self.idle_timeout_s, max_frame_size=self.max_frame_size
+            core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits
         )
         ctx = self._ssl_context()
         state = self._state

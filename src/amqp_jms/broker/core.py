@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
+from .limits import BrokerLimits
 from .message import BrokerMessage
 from .nodes import Router
 from .queue import MessageQueue
@@ -30,8 +31,9 @@ class BrokerCore:
         container_id: str = "amqp-jms-broker",
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
-        memory_limit: int = 0,
+        limits: BrokerLimits | None = None,
     ) -> None:
+        self.limits = limits if limits is not None else BrokerLimits(queue_memory_limit=0)
         self.loop = loop
         self.store: Store = store if store is not None else MemoryStore()
         self.container_id = container_id
@@ -42,7 +44,7 @@ class BrokerCore:
             schedule=self._schedule,
             dlq=dlq,
             max_delivery_attempts=max_delivery_attempts,
-            memory_limit=memory_limit,
+            memory_limit=self.limits.queue_memory_limit,
         )
         self.txns = TransactionManager(self.router)
         self.containers: dict[str, list[tuple[int, bool]]] = {}

@@ -21,6 +21,7 @@ from proton import Condition, Endpoint, Event
 from ..engine import Engine
 from ._fast import lib
 from .connection import BrokerConnection
+from .limits import BrokerLimits
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
@@ -42,12 +43,12 @@ class ServerState:
         users: Users,
         *,
         idle_timeout_s: float | None,
-        max_frame_size: int | None,
+        limits: BrokerLimits,
     ) -> None:
         self.core = core
         self.users = users
         self.idle_timeout_s = idle_timeout_s
-        self.max_frame_size = max_frame_size
+        self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
 
 
@@ -74,7 +75,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.engine = Engine(
             server=True,
             sasl=None,
-            max_frame_size=self.state.max_frame_size,
+            max_frame_size=self.state.limits.max_frame_size,
             idle_timeout_s=self.state.idle_timeout_s,
         )
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
