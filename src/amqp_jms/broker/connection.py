@@ -18,6 +18,7 @@ from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 
 from .. import __version__
 from ._fast import addr
+from .errors import MalformedFrame
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
@@ -29,6 +30,7 @@ from .terminus import (
     parse_subscription_name,
     set_capabilities,
     set_filters,
+    symbol_set,
     symbols,
 )
 from .transfers import TransferHandling
@@ -97,7 +99,10 @@ class BrokerConnection(TransferHandling):
     def _on_open(self, conn: Any) -> None:
         container = conn.remote_container
         self.container = str(container) if container else None
-        desired = _symbol_set(conn.remote_desired_capabilities)
+        try:
+            desired = _symbol_set(conn.remote_desired_capabilities)
+        except TypeError as exc:  # proton iterates the field: a non-array value raises here
+            raise MalformedFrame(f"desired-capabilities must be symbols: {exc}") from exc
         conn.container = self.core.container_id
         offered = list(OFFERED)
         props: dict[Any, Any] = {
@@ -460,16 +465,5 @@ class AttributeRefused(AttachRefused):
 
 
 def _symbol_set(value: Any) -> set[str]:
-    if value is None:
-        return set()
-    elements = getattr(value, "elements", None)
-    if elements is not None:
-        return {str(e) for e in elements}
-    if isinstance(value, str):
-        return {value}
-    try:
-        return {str(e) for e in value}
-    except TypeError:
-        return set()
-
-
+    """Connection capabilities as proton hands them over (a list of symbols, or None)."""
+    return symbol_set(value)

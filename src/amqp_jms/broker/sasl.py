@@ -197,8 +197,15 @@ class SaslServer:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])
         fields: list[Any] = obj.value
-        mech = str(fields[0]) if fields else ""
-        response = bytes(fields[1]) if len(fields) > 1 and fields[1] is not None else b""
+        # the peer chooses the types: a mechanism must be a symbol (str), a response binary (or
+        # null). ``bytes(100000000)`` would allocate 100 MB; any other type is malformed.
+        mech_field = fields[0] if fields else None
+        resp_field = fields[1] if len(fields) > 1 else None
+        if not isinstance(mech_field, str) or not isinstance(resp_field, bytes | memoryview | None):
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])  # sys: malformed
+        mech = str(mech_field)
+        response = bytes(resp_field) if resp_field is not None else b""
         ok = False
         if mech in SCRAM_MECHANISMS and self.users.passwords:
             return self._scram_first(mech, response)

@@ -21,6 +21,7 @@ from proton import Condition, Endpoint, Event
 from ..engine import Engine
 from ._fast import lib
 from .connection import BrokerConnection
+from .errors import DECODE_ERROR, is_malformed
 from .limits import BrokerLimits
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
@@ -32,6 +33,7 @@ __all__ = ["AmqpProtocol", "ServerState"]
 log = logging.getLogger("amqp_jms.broker")
 _ids = itertools.count(1)
 _PN_DELIVERY = lib.PN_DELIVERY
+_CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut
 
 
 class ServerState:
@@ -148,7 +150,14 @@ class AmqpProtocol(asyncio.Protocol):
                     on_delivery(event_delivery(ev))
                 else:
                     handle(wrap(ev))
-            except Exception:
+            except Exception as exc:
+                if is_malformed(exc):
+                    # the peer's bytes, not a broker bug: one line, the traceback only at DEBUG
+                    log.warning("connection %s from %s: malformed frame (%s), closing with %s",
+                                conn.id, conn.peer, exc, DECODE_ERROR)
+                    log.debug("connection %s: malformed frame", conn.id, exc_info=True)
+                    self._fail(DECODE_ERROR, f"malformed frame: {exc}")
+                    return
                 log.exception("connection %s: error handling event %s", conn.id, event_type(ev))
                 self._fail("amqp:internal-error", "broker error handling the peer's request")
                 return
@@ -213,6 +222,8 @@ class AmqpProtocol(asyncio.Protocol):
             self._closing = True
             self.engine.close(EngineError(condition, description))
             self.dirty()
+            # a peer that never answers our Close must not keep its socket
+            self.loop.call_later(_CLOSE_GRACE, self._close_transport)
 
     def _close_transport(self) -> None:
         if self.transport is not None and not self.transport.is_closing():

@@ -1,0 +1,123 @@
+"""Helpers for the hostile-input tests (no tests here): the broker as a subprocess with its
+defaults, its memory from ``/proc/<pid>/status``, an innocent client's round trip, raw frames.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Any
+
+from proton import Message
+from proton.utils import BlockingConnection
+
+SASL_HEADER = b"AMQP\x03\x01\x00\x00"
+SASL_INIT = 0x41
+
+
+class BrokerProcess:
+    """``python -m amqp_jms.broker --port 0`` (plus ``args``); ``url``, ``pid``, memory readings."""
+
+    def __init__(self, *args: str) -> None:
+        # the log goes to a file: a pipe nobody reads would block a broker that logs a lot
+        self._log = tempfile.TemporaryFile("w+")
+        self._stopped: str | None = None
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "amqp_jms.broker", "--port", "0", "-q", *args],
+            stdout=subprocess.PIPE, stderr=self._log, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        m = re.search(r"(amqp://\S+)", line)
+        if not m:
+            raise AssertionError(f"broker did not start: {line!r} {self.stop()}")
+        self.url = m.group(1)
+        self.pid = self.proc.pid
+        host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
+        self.addr = (host, int(port))
+
+    def status_kb(self, field: str) -> int:
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise AssertionError(f"{field} not in /proc/{self.pid}/status")
+
+    def rss_mb(self) -> float:
+        return self.status_kb("VmRSS") / 1024
+
+    def peak_mb(self) -> float:
+        return self.status_kb("VmHWM") / 1024
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def socket(self, timeout: float = 5.0) -> socket.socket:
+        return socket.create_connection(self.addr, timeout=timeout)
+
+    def stderr(self) -> str:
+        """What it has logged so far."""
+        self._log.seek(0)
+        return self._log.read()
+
+    def stop(self) -> str:
+        """Stop it (SIGTERM, then SIGKILL); returns what it logged."""
+        if self._stopped is not None:
+            return self._stopped
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._stopped = self.stderr()
+        self._log.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        return self._stopped
+
+
+def round_trip(url: str, address: str = "innocent", timeout: float = 10.0) -> float:
+    """Seconds an innocent client takes to connect, send one message and receive it back."""
+    t0 = time.monotonic()
+    c = BlockingConnection(url, timeout=timeout)
+    try:
+        c.create_sender(address).send(Message(body="innocent"))
+        r = c.create_receiver(address)
+        assert r.receive(timeout=timeout).body == "innocent"
+        r.accept()
+    finally:
+        c.close()
+    return time.monotonic() - t0
+
+
+def sasl_frame(performative: int, fields: list[Any]) -> bytes:
+    """One SASL frame (type 1) carrying a described performative list."""
+    from amqp_jms.mapping.codec import encode_value
+    from amqp_jms.types import Described, ULong
+
+    body = encode_value(Described(ULong(performative), fields))
+    return (len(body) + 8).to_bytes(4, "big") + b"\x02\x01\x00\x00" + body
+
+
+def drain(sock: socket.socket, timeout: float) -> tuple[bytes, bool]:
+    """Everything the broker writes within ``timeout``; True if it closed the socket."""
+    sock.settimeout(timeout)
+    data = b""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            chunk = sock.recv(65536)
+            if not chunk:
+                return data, True
+            data += chunk
+    except TimeoutError:
+        return data, False
+    except ConnectionResetError:
+        return data, True
+    return data, False
