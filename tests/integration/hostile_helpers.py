@@ -121,3 +121,50 @@ def drain(sock: socket.socket, timeout: float) -> tuple[bytes, bool]:
     except ConnectionResetError:
         return data, True
     return data, False
+
+
+def raw_sender(proc: BrokerProcess, address: str, *, settled: bool = False) -> socket.socket:
+    """A raw connection (no SASL) with one sending link to ``address``, its credit granted."""
+    from test_broker_peer import AMQP_HEADER, ATTACH, BEGIN, FLOW, OPEN, frame
+
+    from amqp_jms.types import Described, UByte, UInt, ULong
+
+    sock = proc.socket()
+    sock.sendall(
+        AMQP_HEADER
+        + frame(OPEN, ["hostile-peer"])
+        + frame(BEGIN, [None, UInt(0), UInt(1 << 20), UInt(1 << 20)])
+        + frame(ATTACH, ["hostile", UInt(0), False, UByte(1 if settled else 0), UByte(0),
+                         Described(ULong(0x28), []), Described(ULong(0x29), [address])])
+    )
+    read_until(sock, FLOW)
+    return sock
+
+
+def transfer(delivery_id: int, payload: bytes, *, more: bool = False, settled: bool = False) -> bytes:
+    from test_broker_peer import TRANSFER, frame
+
+    from amqp_jms.types import UInt
+
+    return frame(TRANSFER, [UInt(0), UInt(delivery_id), str(delivery_id).encode(), UInt(0), settled,
+                            more], payload=payload)
+
+
+def read_until(sock: socket.socket, *codes: int, timeout: float = 5.0) -> list[tuple[int, int, list[Any]]]:
+    """Read frames until one with a performative in ``codes``; all the frames read."""
+    from test_broker_peer import AMQP_HEADER, parse_frames
+
+    sock.settimeout(timeout)
+    data = b""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        chunk = sock.recv(1 << 20)
+        assert chunk, f"socket closed before performative {codes}"
+        data += chunk
+        try:
+            frames = parse_frames(data if data.startswith(AMQP_HEADER) else AMQP_HEADER + data)
+        except Exception:
+            continue
+        if any(f[0] in codes for f in frames):
+            return frames
+    raise AssertionError(f"no performative {codes} within {timeout}s")

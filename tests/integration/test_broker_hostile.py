@@ -8,11 +8,24 @@ in well under a minute.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import pytest
-from hostile_helpers import SASL_HEADER, SASL_INIT, BrokerProcess, drain, round_trip, sasl_frame
+from hostile_helpers import (
+    SASL_HEADER,
+    SASL_INIT,
+    BrokerProcess,
+    drain,
+    raw_sender,
+    read_until,
+    round_trip,
+    sasl_frame,
+    transfer,
+)
+from test_broker_peer import DETACH, DISPOSITION
 
+from amqp_jms.broker.limits import MiB
 from amqp_jms.types import Int, Long, Symbol, UInt
 
 pytestmark = pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="needs /proc")
@@ -46,3 +59,92 @@ def test_sasl_init_with_a_non_binary_response_is_refused_without_allocating(
     assert proc.peak_mb() - before < 20, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
     assert round_trip(proc.url) < 1.0
     assert "Traceback" not in proc.stop()
+
+
+def test_silent_and_slowloris_connections_are_closed_after_the_handshake_timeout(proc: BrokerProcess) -> None:
+    silent = [proc.socket() for _ in range(150)]
+    slow = [proc.socket() for _ in range(50)]
+    header = b"AMQP\x00\x01\x00\x00"
+    t0 = time.monotonic()
+    worst = 0.0
+    i = 0
+    while time.monotonic() - t0 < 11.5:  # the default handshake timeout is 10 s
+        for s in slow:
+            try:
+                s.send(header[i % 8:i % 8 + 1])  # one byte at a time, never an Open
+            except OSError:
+                pass
+        i += 1
+        worst = max(worst, round_trip(proc.url))
+        time.sleep(0.5)
+    assert worst < 1.0, f"an innocent round trip took {worst:.2f}s"
+    for s in silent + slow:
+        _data, closed = drain(s, 0.5)
+        s.close()
+        assert closed, "a connection that never completed its handshake is still open"
+    assert proc.alive()
+
+
+def test_connections_beyond_max_connections_are_refused_at_once() -> None:
+    p = BrokerProcess("--max-connections", "40", "--handshake-timeout", "1")
+    try:
+        held = [p.socket() for _ in range(40)]
+        time.sleep(0.2)
+        extra = p.socket()
+        _, closed = drain(extra, 0.5)
+        assert closed, "the 41st connection must be refused"
+        extra.close()
+        time.sleep(1.5)  # the held ones time out; room again
+        assert round_trip(p.url) < 1.0
+        for s in held:
+            s.close()
+        assert "max_connections (40) reached" in p.stderr()
+    finally:
+        p.stop()
+
+
+def test_a_never_finishing_transfer_is_cut_off_at_max_message_size(proc: BrokerProcess) -> None:
+    before = proc.rss_mb()
+    sock = raw_sender(proc, "endless")
+    chunk = transfer(0, b"\x00" * 60000, more=True)
+    sent = 0
+    detach = None
+    sock.settimeout(5)
+    try:
+        while sent < 300 * MiB:
+            sock.sendall(chunk * 16)
+            sent += len(chunk) * 16
+    except OSError:
+        pass  # the broker detached the link and closed or stopped reading: expected
+    try:
+        detach = next(f for f in read_until(sock, DETACH) if f[0] == DETACH)
+    except (AssertionError, OSError):
+        detach = None
+    sock.close()
+    assert detach is not None, "the broker never detached the link"
+    assert str(detach[2][2].value[0]) == "amqp:link:message-size-exceeded"
+    assert proc.peak_mb() - before < 400, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
+    assert round_trip(proc.url) < 1.0
+
+
+def test_deeply_nested_application_properties_are_refused_at_send(proc: BrokerProcess) -> None:
+    from amqp_jms.mapping.codec import encode_value
+    from amqp_jms.types import Described, ULong
+
+    value = encode_value(UInt(1))
+    for _ in range(2000):
+        value = b"\xd0" + (len(value) + 4).to_bytes(4, "big") + (1).to_bytes(4, "big") + value
+    key = encode_value("deep")
+    body = key + value
+    props = b"\x00\x53\x74\xd1" + (len(body) + 4).to_bytes(4, "big") + (2).to_bytes(4, "big") + body
+    message = props + encode_value(Described(ULong(0x77), "payload"))
+    sock = raw_sender(proc, "deep")
+    sock.sendall(transfer(0, message))
+    frames = read_until(sock, DISPOSITION)
+    sock.close()
+    disp = next(f for f in frames if f[0] == DISPOSITION)[2]
+    outcome = disp[4]
+    assert int(outcome.descriptor) == 0x25, "rejected"
+    assert "max_value_depth" in str(outcome.value[0].value[1])
+    # nothing was queued: a consumer sees only the innocent message
+    assert round_trip(proc.url, "deep") < 1.0

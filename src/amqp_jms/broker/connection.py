@@ -69,6 +69,13 @@ class BrokerConnection(TransferHandling):
         self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
         self._durable_waiting: dict[int, list[Any]] = {}  # store group -> deliveries to accept
         self.closed = False
+        self.user: str | None = None  # set by the listener once SASL is done (None: anonymous)
+        self._counted_user: str | None = None  # the key counted in core.user_connections
+        self.sessions = 0
+        limits = core.limits  # the per-transfer ones, read once
+        self.max_message_size = limits.max_message_size
+        self.max_value_depth = limits.max_value_depth
+        self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
@@ -86,8 +93,9 @@ class BrokerConnection(TransferHandling):
         elif t is Event.LINK_REMOTE_DETACH:
             self._on_detach(ev.link, closed=False)
         elif t is Event.SESSION_REMOTE_OPEN:
-            ev.session.open()
+            self._on_begin(ev.session)
         elif t is Event.SESSION_REMOTE_CLOSE:
+            self.sessions -= 1
             self._on_session_end(ev.session)
         elif t is Event.CONNECTION_REMOTE_OPEN:
             self._on_open(ev.connection)
@@ -126,6 +134,23 @@ class BrokerConnection(TransferHandling):
             conn.close()
             log.info("connection %s from %s refused: container-id in use", self.id, self.peer)
             return
+        limit = self.core.limits.max_connections_per_user
+        key = self.user or ""
+        if limit and self.core.user_connections.get(key, 0) >= limit:
+            props[symbol("amqp:connection-establishment-failed")] = True
+            conn.properties = props
+            conn.open()
+            conn.condition = Condition(
+                "amqp:resource-limit-exceeded",
+                f"user {self.user or 'anonymous'!r} already has {limit} connections "
+                "(limit max_connections_per_user)",
+            )
+            conn.close()
+            log.warning("connection %s from %s refused: max_connections_per_user (%d) for %r",
+                        self.id, self.peer, limit, key)
+            return
+        self.core.user_connections[key] = self.core.user_connections.get(key, 0) + 1
+        self._counted_user = key
         conn.properties = props
         self.sole = wants_sole
         if self.container is not None:
@@ -144,6 +169,25 @@ class BrokerConnection(TransferHandling):
         self.txns.rollback_owned_by(self.id)
         if self.container is not None:
             self.core.unregister_container(self.container, self.id)
+        key = self._counted_user
+        if key is not None:
+            self._counted_user = None
+            left = self.core.user_connections.get(key, 1) - 1
+            if left > 0:
+                self.core.user_connections[key] = left
+            else:
+                self.core.user_connections.pop(key, None)
+
+    def _on_begin(self, session: Any) -> None:
+        limit = self.core.limits.max_sessions_per_connection
+        self.sessions += 1
+        session.open()
+        if self.sessions > limit:
+            session.condition = Condition(
+                "amqp:resource-limit-exceeded",
+                f"a connection may have {limit} sessions (limit max_sessions_per_connection)",
+            )
+            session.close()
 
     def _on_session_end(self, session: Any) -> None:
         for key, st in list(self.links.items()):
@@ -157,6 +201,12 @@ class BrokerConnection(TransferHandling):
         if link.state & _LOCAL_ACTIVE:
             return
         try:
+            limit = self.core.limits.max_links_per_connection
+            if len(self.links) >= limit:
+                raise AttachRefused(
+                    "amqp:resource-limit-exceeded",
+                    f"a connection may have {limit} links attached (limit max_links_per_connection)",
+                )
             if link.is_receiver:
                 self._attach_incoming(link)
             else:
@@ -207,6 +257,7 @@ class BrokerConnection(TransferHandling):
             link.target.copy(target)
             st = IncomingLink(link, address)
         self.links[addr(link)] = st
+        link.max_message_size = self.core.limits.max_message_size
         link.open()
         link.flow(st.window)
 

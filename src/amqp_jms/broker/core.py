@@ -49,6 +49,7 @@ class BrokerCore:
         self.txns = TransactionManager(self.router)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}
+        self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
 

@@ -52,6 +52,18 @@ class ServerState:
         self.idle_timeout_s = idle_timeout_s
         self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
+        self._refused = 0
+        self._refused_logged = 0.0
+
+    def refused_connection(self, peer: object) -> None:
+        """Count a connection refused by ``max_connections``; log at most once a second."""
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refused_logged >= 1.0:
+            log.warning("max_connections (%d) reached: refused %d connection(s), the last from %s",
+                        self.limits.max_connections, self._refused, peer)
+            self._refused_logged = now
+            self._refused = 0
 
 
 class AmqpProtocol(asyncio.Protocol):
@@ -67,25 +79,38 @@ class AmqpProtocol(asyncio.Protocol):
         self._deadline = 0.0
         self._closing = False
         self._eof = False
+        self._refused = False
+        self._handshake_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         peer = transport.get_extra_info("peername")
+        limits = self.state.limits
+        if limits.max_connections and len(self.state.protocols) >= limits.max_connections:
+            # before any byte: no AMQP to answer with (a flood of silent sockets must cost nothing)
+            self._refused = True
+            self.state.refused_connection(peer)
+            transport.abort()
+            return
         conn_id = next(_ids)
         self.engine = Engine(
             server=True,
             sasl=None,
-            max_frame_size=self.state.limits.max_frame_size,
+            max_frame_size=limits.max_frame_size,
             idle_timeout_s=self.state.idle_timeout_s,
         )
+        if limits.handshake_timeout:
+            self._handshake_timer = self.loop.call_later(limits.handshake_timeout, self._handshake_expired)
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
         self.sasl = SaslServer(self.state.users, certificate_identity(transport.get_extra_info("peercert")))
 
     def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
         sasl = self.sasl
         if sasl is not None:
             out, rest = sasl.feed(data)
@@ -98,6 +123,8 @@ class AmqpProtocol(asyncio.Protocol):
             if sasl.result is SaslResult.PENDING:
                 return
             self.sasl = None
+            if self.conn is not None:
+                self.conn.user = sasl.user
             data = rest
             if not data:
                 return
@@ -114,6 +141,9 @@ class AmqpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.protocols.discard(self)
+        if self._handshake_timer is not None:
+            self._handshake_timer.cancel()
+            self._handshake_timer = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -182,12 +212,27 @@ class AmqpProtocol(asyncio.Protocol):
             # done, or proton reads no more input: nothing more can happen on this socket
             self._close_transport()
             return
+        if self._handshake_timer is not None and engine.connection.state & Endpoint.REMOTE_ACTIVE:
+            self._handshake_timer.cancel()  # SASL and Open done in time
+            self._handshake_timer = None
         deadline = engine.tick(time.monotonic())
         if deadline and deadline != self._deadline:
             self._deadline = deadline
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self.loop.call_at(self._loop_time(deadline), self._on_timer)
+
+    def _handshake_expired(self) -> None:
+        """SASL + Open not done within ``handshake_timeout`` (a silent or slowloris peer)."""
+        self._handshake_timer = None
+        engine = self.engine
+        if engine is None or engine.connection.state & Endpoint.REMOTE_ACTIVE:
+            return
+        cid = self.conn.id if self.conn else "?"
+        log.info("connection %s: handshake not completed in %ss, closing", cid,
+                 self.state.limits.handshake_timeout)
+        if self.transport is not None:
+            self.transport.abort()
 
     def _loop_time(self, monotonic_deadline: float) -> float:
         return self.loop.time() + max(0.0, monotonic_deadline - time.monotonic())

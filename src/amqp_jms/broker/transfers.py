@@ -16,6 +16,7 @@ from proton import Condition, Delivery, Described, ulong
 
 from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
+from .depth import check_depth
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Router
@@ -43,6 +44,9 @@ class TransferHandling:
     dirty: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
     _end_link: Callable[..., None]
+    max_message_size: int
+    max_value_depth: int
+    depth_floor: int  # messages at most this long cannot nest past max_value_depth
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -66,9 +70,14 @@ class TransferHandling:
             # checks it: a delivery arriving with none left was sent beyond our grant
             self._transfer_limit_exceeded(st, lib.pn_link_queued(lnk))
             return
+        n = lib.pn_delivery_pending(d)
+        if n > self.max_message_size:
+            # checked as the frames arrive, before the rest is buffered (a never-ending
+            # more=true transfer is cut off here too)
+            self._message_too_large(st, n)
+            return
         if lib.pn_delivery_partial(d) or not lib.pn_delivery_readable(d):
             return
-        n = lib.pn_delivery_pending(d)
         buf = bytearray(n)
         lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
         lib.pn_link_advance(lnk)
@@ -102,9 +111,25 @@ class TransferHandling:
         link.close()
         self.dirty()
 
+    def _message_too_large(self, st: IncomingLink, size: int) -> None:
+        """A message over ``max_message_size``: detach the link (AMQP 1.0 part 2.7.3), which
+        discards the delivery in progress; the connection and its other links carry on."""
+        link = st.link
+        limit = self.core.limits.max_message_size
+        self.links.pop(addr(link), None)
+        self._end_link(link, st, closed=True, connection_gone=False)
+        link.condition = Condition(
+            "amqp:link:message-size-exceeded",
+            f"message of {size}+ bytes exceeds the broker's max-message-size of {limit} bytes",
+        )
+        link.close()
+        self.dirty()
+
     def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
         router = self.router
         try:
+            if len(data) > self.depth_floor:
+                check_depth(data, self.max_value_depth)
             msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
         except ValueError as exc:
             _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
@@ -166,6 +191,8 @@ class TransferHandling:
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
         try:
+            if len(data) > self.depth_floor:
+                check_depth(data, self.max_value_depth)
             msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
         except ValueError as exc:
             _reject(dlv, "amqp:decode-error", str(exc))

@@ -1,0 +1,74 @@
+"""Each broker limit refused with the AMQP error the JMS client maps to a typed exception."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from amqp_jms import ConnectionFactory, ResourceAllocationException
+from amqp_jms.broker.limits import BrokerLimits
+
+
+def test_message_over_max_message_size_is_refused_typed(broker_factory: Any) -> None:
+    b = broker_factory(limits=BrokerLimits(max_message_size=200_000))
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        q = s.create_queue("big")
+        p = s.create_producer(q)
+        p.send(bytes_msg(s, 100_000))  # under the limit
+        with pytest.raises(ResourceAllocationException, match="max-message-size of 200000") as exc:
+            p.send(bytes_msg(s, 300_000))
+        assert exc.value.error_code == "amqp:link:message-size-exceeded"
+        # the connection carries on: a new producer works and the first message is there
+        s.create_producer(q).send(s.create_text_message("after"))
+        conn.start()
+        c = s.create_consumer(q)
+        assert len(c.receive(5000).get_body(bytes)) == 100_000
+        assert c.receive(5000).get_text() == "after"
+
+
+def test_links_over_max_links_per_connection_are_refused_typed(broker_factory: Any) -> None:
+    b = broker_factory(limits=BrokerLimits(max_links_per_connection=3))
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        consumers = [s.create_consumer(s.create_queue(f"l{i}")) for i in range(3)]
+        with pytest.raises(ResourceAllocationException, match="max_links_per_connection"):
+            s.create_consumer(s.create_queue("l3"))
+        consumers[0].close()
+        s.create_consumer(s.create_queue("l3"))  # room again
+
+
+def test_sessions_over_max_sessions_per_connection_are_refused_typed(broker_factory: Any) -> None:
+    b = broker_factory(limits=BrokerLimits(max_sessions_per_connection=2))
+    with ConnectionFactory(b.url).create_connection() as conn:
+        conn.create_session()
+        conn.create_session()
+        with pytest.raises(ResourceAllocationException, match="max_sessions_per_connection"):
+            conn.create_session().create_producer(None)  # refused at once, or on first use
+
+
+def test_connections_over_max_connections_per_user_are_refused_typed(broker_factory: Any) -> None:
+    b = broker_factory(limits=BrokerLimits(max_connections_per_user=2))
+    f = ConnectionFactory(b.url)
+    first, second = f.create_connection(), f.create_connection()
+    first.start()  # a connection without a client id connects on first use
+    second.start()
+    try:
+        third = f.create_connection()
+        with pytest.raises(ResourceAllocationException, match="max_connections_per_user"):
+            third.start()
+        third.close()
+        first.close()
+        again = f.create_connection()
+        again.start()  # room again
+        again.close()
+    finally:
+        first.close()
+        second.close()
+
+
+def bytes_msg(session: Any, n: int) -> Any:
+    m = session.create_bytes_message()
+    m.write_bytes(b"x" * n)
+    return m
