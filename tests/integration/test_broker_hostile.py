@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hostile_helpers import (
@@ -23,7 +24,9 @@ from hostile_helpers import (
     sasl_frame,
     transfer,
 )
-from test_broker_peer import DETACH, DISPOSITION
+from proton import Message
+from proton.utils import BlockingConnection
+from test_broker_peer import DETACH, DISPOSITION, Selector
 
 from amqp_jms.broker.limits import MiB
 from amqp_jms.types import Int, Long, Symbol, UInt
@@ -148,3 +151,30 @@ def test_deeply_nested_application_properties_are_refused_at_send(proc: BrokerPr
     assert "max_value_depth" in str(outcome.value[0].value[1])
     # nothing was queued: a consumer sees only the innocent message
     assert round_trip(proc.url, "deep") < 1.0
+
+
+def test_a_backtracking_like_selector_does_not_block_the_broker(proc: BrokerProcess) -> None:
+    conn = BlockingConnection(proc.url, timeout=10)
+    try:
+        conn.create_receiver("evil-like", credit=10, options=Selector("p LIKE '%a%a%a%a%a%a%a%a%b'"))
+        snd = conn.create_sender("evil-like")
+        for n in (80, 90, 5000, 100_000):
+            snd.send(Message(body="x", properties={"p": "a" * n}))
+        assert round_trip(proc.url) < 1.0
+    finally:
+        conn.close()
+
+
+def test_paging_files_live_under_the_data_directory(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    p = BrokerProcess("--data-dir", str(data), "--queue-memory-limit", "100000")
+    try:
+        conn = BlockingConnection(p.url, timeout=10)
+        snd = conn.create_sender("deep-q")
+        for _ in range(50):
+            snd.send(Message(body="x" * 10_000))
+        spilled = list((data / "spill").glob("*.db"))
+        conn.close()
+        assert spilled, "a queue over its memory limit pages to <data-dir>/spill"
+    finally:
+        p.stop()

@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import ssl
+import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -78,6 +80,7 @@ class AsyncBroker:
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
         self._store: Store | None = None
+        self._own_spill: Path | None = None
 
     @property
     def port(self) -> int:
@@ -94,8 +97,10 @@ class AsyncBroker:
         loop = asyncio.get_running_loop()
         store = self._open_store(loop)
         self._store = store
+        spill_dir = self._spill_dir()
         core = BrokerCore(
             loop,
+            spill_dir=str(spill_dir),
             store=store,
             container_id=self.container_id,
             dlq=self.dlq,
@@ -125,6 +130,21 @@ class AsyncBroker:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return SQLiteStore(self.data_dir / "broker.sqlite", loop)
+
+    def _spill_dir(self) -> Path:
+        """Where paged queues and large messages go: ``limits.spill_dir``, else ``<data-dir>/spill``,
+        else a directory of this broker's own (removed at stop) under the system temp directory."""
+        if self.limits.spill_dir:
+            path = Path(self.limits.spill_dir)
+        elif self.data_dir is not None:
+            path = self.data_dir / "spill"
+        else:
+            self._own_spill = Path(tempfile.mkdtemp(prefix="amqp-jms-broker-"))
+            return self._own_spill
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("amqp-jms-spill-*.db"):  # scratch of a broker that died: not data
+            stale.unlink(missing_ok=True)
+        return path
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
@@ -161,6 +181,9 @@ class AsyncBroker:
         if self._store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._store.close)
             self._store = None
+        if self._own_spill is not None:
+            shutil.rmtree(self._own_spill, ignore_errors=True)
+            self._own_spill = None
         log.info("broker stopped")
 
     async def serve_forever(self) -> None:

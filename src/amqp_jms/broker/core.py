@@ -32,6 +32,7 @@ class BrokerCore:
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
         limits: BrokerLimits | None = None,
+        spill_dir: str | None = None,
     ) -> None:
         self.limits = limits if limits is not None else BrokerLimits(queue_memory_limit=0)
         self.loop = loop
@@ -45,6 +46,8 @@ class BrokerCore:
             dlq=dlq,
             max_delivery_attempts=max_delivery_attempts,
             memory_limit=self.limits.queue_memory_limit,
+            scan_seconds=self.limits.selector_budget,
+            spill_dir=spill_dir,
         )
         self.txns = TransactionManager(self.router)
         self.containers: dict[str, list[tuple[int, bool]]] = {}

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -30,6 +31,7 @@ from .spill import Spill
 __all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
 
 SCAN_SLICE = 500  # messages a selective scan offers before it yields to the event loop
+SCAN_SECONDS = 0.02  # ... or seconds it spends (BrokerLimits.selector_budget), whichever comes first
 
 
 class Consumer(Protocol):
@@ -55,8 +57,12 @@ class MessageQueue:
         on_drop: Callable[[MessageQueue, BrokerMessage], None] | None = None,
         on_schedule: Callable[[MessageQueue, float], None] | None = None,
         memory_limit: int = 0,
+        scan_seconds: float = SCAN_SECONDS,
+        spill_dir: str | None = None,
     ) -> None:
         self.name = name
+        self.scan_seconds = scan_seconds
+        self.spill_dir = spill_dir
         self.durable = durable  # the queue definition survives a restart
         self._buckets: list[deque[BrokerMessage]] = [deque() for _ in range(10)]
         self._count = 0
@@ -106,7 +112,7 @@ class MessageQueue:
         if limit and (self._bytes + len(msg.data) > limit or (self._spill is not None and self._spill.count)):
             spill = self._spill
             if spill is None:
-                spill = self._spill = Spill()
+                spill = self._spill = Spill(self.spill_dir)
             spill.put(msg)
             if (self._settled and self._count and self._bytes >= limit // 2
                     and spill.top_priority() <= self._top_priority()):
@@ -291,6 +297,7 @@ class MessageQueue:
             self._page_in()  # a paged message outranks all of memory
         budget = SCAN_SLICE
         now = self._clock()
+        deadline = time.perf_counter() + self.scan_seconds
         buckets = self._buckets
         while True:
             while p >= 0:
@@ -306,6 +313,8 @@ class MessageQueue:
                         self._drop(msg)
                         continue
                     budget -= 1
+                    if not budget & 31 and time.perf_counter() > deadline:
+                        budget = 0  # slow selectors: yield after this one (time, not only count)
                     c = self._pick(msg)
                     if c is None:
                         if not self._any_credit():
