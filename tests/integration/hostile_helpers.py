@@ -168,3 +168,23 @@ def read_until(sock: socket.socket, *codes: int, timeout: float = 5.0) -> list[t
         if any(f[0] in codes for f in frames):
             return frames
     raise AssertionError(f"no performative {codes} within {timeout}s")
+
+
+def raw_receiver(proc: BrokerProcess, address: str, *, credit: int) -> socket.socket:
+    """A raw connection with one receiving link from ``address`` granted ``credit``; the caller
+    then need not read the socket (a consumer that stalls)."""
+    from test_broker_peer import AMQP_HEADER, ATTACH, BEGIN, FLOW, OPEN, frame
+
+    from amqp_jms.types import Described, UByte, UInt, ULong
+
+    sock = proc.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 65536)
+    sock.sendall(
+        AMQP_HEADER
+        + frame(OPEN, ["stalled-peer"])
+        + frame(BEGIN, [None, UInt(0), UInt(1 << 31), UInt(1 << 31)])
+        + frame(ATTACH, ["stalled", UInt(0), True, UByte(0), UByte(0),
+                         Described(ULong(0x28), [address]), Described(ULong(0x29), [])])
+        + frame(FLOW, [UInt(0), UInt(1 << 31), UInt(0), UInt(1 << 31), UInt(0), UInt(0), UInt(credit)])
+    )
+    return sock

@@ -18,6 +18,7 @@ from hostile_helpers import (
     SASL_INIT,
     BrokerProcess,
     drain,
+    raw_receiver,
     raw_sender,
     read_until,
     round_trip,
@@ -176,5 +177,24 @@ def test_paging_files_live_under_the_data_directory(tmp_path: Path) -> None:
         spilled = list((data / "spill").glob("*.db"))
         conn.close()
         assert spilled, "a queue over its memory limit pages to <data-dir>/spill"
+    finally:
+        p.stop()
+
+
+def test_a_consumer_that_does_not_read_its_socket_does_not_pull_the_queue_into_memory(tmp_path: Path) -> None:
+    p = BrokerProcess("--queue-memory-limit", str(4 * MiB))
+    try:
+        conn = BlockingConnection(p.url, timeout=10)
+        snd = conn.create_sender("hoard")
+        body = "x" * 100_000
+        for _ in range(600):  # 60 MB: mostly paged
+            snd.send(Message(body=body))
+        conn.close()
+        before = p.rss_mb()
+        sock = raw_receiver(p, "hoard", credit=10_000_000)  # then never reads
+        time.sleep(2.0)
+        assert p.rss_mb() - before < 40, f"RSS {before:.0f} -> {p.rss_mb():.0f} MB"
+        assert round_trip(p.url) < 1.0
+        sock.close()
     finally:
         p.stop()

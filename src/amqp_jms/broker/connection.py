@@ -76,6 +76,11 @@ class BrokerConnection(TransferHandling):
         self.max_message_size = limits.max_message_size
         self.max_value_depth = limits.max_value_depth
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
+        # write back-pressure: bytes of deliveries handed to proton since the socket last took
+        # its output (or, while the socket's buffer is full, the limit itself)
+        self.out_bytes = 0
+        self.out_limit = limits.write_buffer_high or 1 << 62
+        self.throttled = False  # a consumer link was refused credit by ``out_bytes``
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
@@ -493,6 +498,20 @@ class BrokerConnection(TransferHandling):
             self.core.temp_owner.pop(temp, None)
         if node in self.core.temps.policy:
             self.core.temps.link_ended(node, creator=temp == node)
+
+    # -- write back-pressure (driven by the listener) --------------------------------------------
+    def output_taken(self, socket_full: bool) -> None:
+        """The listener wrote our output to the socket; ``socket_full``: its buffer is over the
+        high-water mark (keep every consumer's credit waiting until it drains)."""
+        if socket_full:
+            self.out_bytes = self.out_limit
+            return
+        self.out_bytes = 0
+        if self.throttled:
+            self.throttled = False
+            for st in list(self.links.values()):
+                if isinstance(st, OutgoingLink):
+                    st.on_flow()
 
     # -- used by the core ----------------------------------------------------------------------
     def close_links_to(self, address: str) -> None:

@@ -60,6 +60,12 @@ class OutgoingLink:
 
     # -- Consumer protocol ---------------------------------------------------------------------
     def credit(self) -> int:
+        conn = self.conn
+        if conn.out_bytes >= conn.out_limit:
+            # the peer is not reading fast enough (bytes sent but not yet taken by its socket):
+            # its credit waits; the listener resumes the links once the output has drained
+            conn.throttled = True
+            return 0
         return int(lib.pn_link_credit(self._impl))
 
     @property
@@ -83,6 +89,7 @@ class OutgoingLink:
         lnk = self._impl
         d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
         data = msg.wire_bytes()
+        self.conn.out_bytes += len(data)
         lib.pn_link_send(lnk, ffi.from_buffer(data), len(data))
         lib.pn_link_advance(lnk)
         if self.presettled:

@@ -80,6 +80,7 @@ class AmqpProtocol(asyncio.Protocol):
         self._closing = False
         self._eof = False
         self._refused = False
+        self._write_paused = False
         self._handshake_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
@@ -101,12 +102,21 @@ class AmqpProtocol(asyncio.Protocol):
             max_frame_size=limits.max_frame_size,
             idle_timeout_s=self.state.idle_timeout_s,
         )
+        transport.set_write_buffer_limits(high=limits.write_buffer_high, low=limits.write_buffer_low)
         if limits.handshake_timeout:
             self._handshake_timer = self.loop.call_later(limits.handshake_timeout, self._handshake_expired)
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
         self.sasl = SaslServer(self.state.users, certificate_identity(transport.get_extra_info("peercert")))
+
+    def pause_writing(self) -> None:
+        """The socket's buffer is over ``write_buffer_high``: the peer is not reading."""
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self.dirty()
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
@@ -200,6 +210,11 @@ class AmqpProtocol(asyncio.Protocol):
         out = engine.data_to_send()
         if out:
             self.transport.write(out)
+        conn = self.conn
+        if conn is not None and conn.out_bytes:
+            # resumed links send on (their output goes out at the next flush) unless the socket
+            # is full: then they wait for ``resume_writing``
+            conn.output_taken(self._write_paused)
         if not engine.closed and engine.transport.capacity() < 0 and not self._eof:
             # proton stopped reading mid-stream. Framing errors it answers itself (open + close
             # with amqp:connection:framing-error, then ``closed``); a frame it cannot decode it
