@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
 
 from amqp_jms import ConnectionFactory, ResourceAllocationException
-from amqp_jms.broker.limits import BrokerLimits
+from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
 
 
 def test_message_over_max_message_size_is_refused_typed(broker_factory: Any) -> None:
@@ -72,3 +74,57 @@ def bytes_msg(session: Any, n: int) -> Any:
     m = session.create_bytes_message()
     m.write_bytes(b"x" * n)
     return m
+
+
+def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_factory: Any) -> None:
+    b = broker_factory(
+        limits=BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.FAIL)
+    )
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        q = s.create_queue("full-fail")
+        p = s.create_producer(q)
+        sent = 0
+        with pytest.raises(ResourceAllocationException, match="address-full-policy FAIL"):
+            for _ in range(100):
+                p.send(bytes_msg(s, 1000))
+                sent += 1
+        assert 30 <= sent <= 50  # 50 kB of 1 kB bodies plus their headers
+        conn.start()
+        c = s.create_consumer(q)
+        for _ in range(sent):
+            assert c.receive(5000) is not None
+        p.send(bytes_msg(s, 1000))  # room again
+
+
+def test_address_full_policy_block_withholds_producer_credit(broker_factory: Any) -> None:
+    b = broker_factory(
+        limits=BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK)
+    )
+    sent = []
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        q = s.create_queue("full-block")
+        p = s.create_producer(q)
+
+        def produce() -> None:
+            for _ in range(3000):
+                p.send(bytes_msg(s, 1000))
+                sent.append(1)
+
+        t = threading.Thread(target=produce, daemon=True)
+        t.start()
+        time.sleep(3.0)
+        blocked_at = len(sent)
+        assert blocked_at < 3000, "the producer was never blocked"
+        time.sleep(0.5)
+        assert len(sent) == blocked_at, "a blocked producer kept sending"
+        reader = conn.create_session()
+        conn.start()
+        c = reader.create_consumer(reader.create_queue("full-block"))
+        got = 0
+        while got < 3000:
+            assert c.receive(10_000) is not None, f"stuck after {got} (sent {len(sent)})"
+            got += 1
+        t.join(10)
+        assert len(sent) == 3000

@@ -19,6 +19,7 @@ from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 from .. import __version__
 from ._fast import addr
 from .errors import MalformedFrame
+from .limits import AddressFullPolicy
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
@@ -76,6 +77,7 @@ class BrokerConnection(TransferHandling):
         self.max_message_size = limits.max_message_size
         self.max_value_depth = limits.max_value_depth
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
+        self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
         # write back-pressure: bytes of deliveries handed to proton since the socket last took
         # its output (or, while the socket's buffer is full, the limit itself)
         self.out_bytes = 0

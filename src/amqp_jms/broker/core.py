@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
+from .flowgate import FlowGate
 from .limits import BrokerLimits
 from .message import BrokerMessage
 from .nodes import Router
@@ -50,6 +51,7 @@ class BrokerCore:
             spill_dir=spill_dir,
         )
         self.txns = TransactionManager(self.router)
+        self.gate = FlowGate(self.router, self.limits, loop)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}
         self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)
@@ -111,6 +113,7 @@ class BrokerCore:
                 sub.queue.close()
 
     def cancel_timers(self) -> None:
+        self.gate.close()
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()

@@ -212,8 +212,10 @@ class IncomingLink:
         self.window = window
         self.temp_node: str | None = None  # dynamic target created by this link
         self.closed = False
+        self.blocked = False  # credit withheld by the flow gate (a full queue or broker)
 
     def top_up(self) -> None:
+        self.blocked = False
         link = self.link
         credit = link.credit
         if 0 <= credit < self.window // 2:

@@ -93,6 +93,11 @@ class MessageQueue:
         return self._spill.count if self._spill is not None else 0
 
     @property
+    def paged_bytes(self) -> int:
+        """Message bytes currently paged out to disk."""
+        return self._spill.bytes if self._spill is not None else 0
+
+    @property
     def delayed(self) -> int:
         return len(self._delayed)
 

@@ -47,6 +47,7 @@ class TransferHandling:
     max_message_size: int
     max_value_depth: int
     depth_floor: int  # messages at most this long cannot nest past max_value_depth
+    fail_when_full: bool  # address-full policy FAIL: check the target queue per message
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -95,8 +96,14 @@ class TransferHandling:
         credit = lib.pn_link_credit(lnk)
         if credit < st.window // 2 and lib.pn_link_queued(lnk) == 0:
             # top up only once the transfers that arrived together are through, so that the
-            # credit checked above is the credit the peer was told about
-            lib.pn_link_flow(lnk, st.window - credit)
+            # credit checked above is the credit the peer was told about; a full broker or
+            # queue (address-full policy BLOCK) withholds it until consumers make room
+            if st.blocked:
+                pass  # the gate's timer gives the credit back
+            elif not st.coordinator and self.core.gate.refusal(st.address) is not None:
+                self.core.gate.block(self, st)
+            else:
+                lib.pn_link_flow(lnk, st.window - credit)
         self.dirty()
 
     def _transfer_limit_exceeded(self, st: IncomingLink, excess: int) -> None:
@@ -134,6 +141,11 @@ class TransferHandling:
         except ValueError as exc:
             _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
             return
+        if self.fail_when_full:
+            full = self.core.gate.rejects(st.address)
+            if full is not None:
+                _reject(Delivery.wrap(d), "amqp:resource-limit-exceeded", full)
+                return
         if not router.publish(st.address or "", msg):
             _reject(Delivery.wrap(d), "amqp:not-found", f"node {st.address!r} no longer exists")
             return
@@ -213,6 +225,10 @@ class TransferHandling:
             dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
             dlv.update(TRANSACTIONAL_STATE)
             dlv.settle()
+            return
+        full = self.core.gate.rejects(address)
+        if full is not None:
+            _reject(dlv, "amqp:resource-limit-exceeded", full)
             return
         if not router.publish(address, msg):
             _reject(dlv, "amqp:not-found", f"node {address!r} no longer exists")
