@@ -198,3 +198,32 @@ def test_a_consumer_that_does_not_read_its_socket_does_not_pull_the_queue_into_m
         sock.close()
     finally:
         p.stop()
+
+
+def test_a_message_delivered_before_a_crash_comes_back_redelivered(tmp_path: Path) -> None:
+    data = str(tmp_path / "data")
+    p = BrokerProcess("--data-dir", data)
+    try:
+        conn = BlockingConnection(p.url, timeout=10)
+        snd = conn.create_sender("crash-q")
+        for body in ("seen", "unseen"):
+            snd.send(Message(body=body, durable=True))
+        r = conn.create_receiver("crash-q", credit=1)
+        got = r.receive(timeout=5)
+        assert got.body == "seen" and got.delivery_count == 0
+        time.sleep(0.5)  # the delivery mark commits with the store's next group
+        p.proc.kill()  # SIGKILL: no chance to write anything more
+        p.proc.wait(10)
+    finally:
+        p.stop()
+    p = BrokerProcess("--data-dir", data)
+    try:
+        conn = BlockingConnection(p.url, timeout=10)
+        r = conn.create_receiver("crash-q", credit=2)
+        first, second = r.receive(timeout=5), r.receive(timeout=5)
+        r.accept()
+        conn.close()
+        assert (first.body, first.delivery_count) == ("seen", 1)  # JMSRedelivered=true
+        assert (second.body, second.delivery_count) == ("unseen", 0)
+    finally:
+        p.stop()

@@ -57,6 +57,10 @@ def add_limit_arguments(p: argparse.ArgumentParser) -> None:
                    help="message bytes in memory, all queues, before producers wait (default 512 MiB)")
     g.add_argument("--large-message-threshold", type=int, default=None,
                    help="messages this big stream to a file (default 1 MiB)")
+    g.add_argument("--no-persist-delivery-count", dest="persist_delivery_count", action="store_const",
+                   const=False, default=None,
+                   help="do not store a durable message's delivery count as it is sent (faster; "
+                   "a message delivered before a crash then comes back not redelivered)")
     g.add_argument("--spill-dir", default=None,
                    help="paging and large-message files (default <data-dir>/spill)")
 

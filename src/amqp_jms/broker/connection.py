@@ -78,6 +78,7 @@ class BrokerConnection(TransferHandling):
         self.max_value_depth = limits.max_value_depth
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
         self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
+        self.persist_counts = limits.persist_delivery_count and core.store.persistent
         # write back-pressure: bytes of deliveries handed to proton since the socket last took
         # its output (or, while the socket's buffer is full, the limit itself)
         self.out_bytes = 0

@@ -89,7 +89,10 @@ class OutgoingLink:
         lnk = self._impl
         d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
         data = msg.wire_bytes()
-        self.conn.out_bytes += len(data)
+        conn = self.conn
+        conn.out_bytes += len(data)
+        if msg.stored and conn.persist_counts:
+            conn.core.store.mark_delivered(self.queue.name, msg)
         lib.pn_link_send(lnk, ffi.from_buffer(data), len(data))
         lib.pn_link_advance(lnk)
         if self.presettled:
