@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -128,3 +129,41 @@ def test_address_full_policy_block_withholds_producer_credit(broker_factory: Any
             got += 1
         t.join(10)
         assert len(sent) == 3000
+
+
+def test_large_messages_stream_through_a_file_and_survive_a_restart(
+    broker_factory: Any, tmp_path: Path
+) -> None:
+    """Over the threshold a message is spooled to a file as it arrives and sent out in chunks:
+    durable store, selectors, the anonymous relay, redelivery and a restart all still see it."""
+    data = tmp_path / "data"
+    limits = BrokerLimits(large_message_threshold=64 * 1024)
+    b = broker_factory(data_dir=data, limits=limits)
+    body = bytes(range(256)) * 4096  # 1 MiB
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        q = s.create_queue("large-q")
+        for i in range(3):
+            m = bytes_msg(s, 0)
+            m.write_bytes(body)
+            m.set_int_property("i", i)
+            s.create_producer(None).send(q, m)  # through the anonymous relay
+        conn.start()
+        c = s.create_consumer(q, "i = 1")
+        got = c.receive(5000)
+        assert got.get_int_property("i") == 1 and got.get_body(bytes) == body
+        c.close()
+    b.stop()
+    b2 = broker_factory(data_dir=data, limits=limits)
+    with ConnectionFactory(b2.url).create_connection() as conn:
+        conn.start()
+        s = conn.create_session(False, 2)  # CLIENT_ACKNOWLEDGE: recover redelivers
+        c = s.create_consumer(s.create_queue("large-q"))
+        first = c.receive(5000)
+        assert first.get_int_property("i") == 0 and first.get_body(bytes) == body
+        s.recover()
+        again = c.receive(5000)
+        assert again.get_jms_redelivered() and again.get_body(bytes) == body
+        second = c.receive(5000)
+        assert second.get_int_property("i") == 2 and second.get_body(bytes) == body
+        second.acknowledge()

@@ -79,11 +79,13 @@ class BrokerConnection(TransferHandling):
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
         self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
         self.persist_counts = limits.persist_delivery_count and core.store.persistent
+        self.large_threshold = limits.large_message_threshold or 1 << 62
         # write back-pressure: bytes of deliveries handed to proton since the socket last took
         # its output (or, while the socket's buffer is full, the limit itself)
         self.out_bytes = 0
         self.out_limit = limits.write_buffer_high or 1 << 62
         self.throttled = False  # a consumer link was refused credit by ``out_bytes``
+        self.streams: set[OutgoingLink] = set()  # links part-way through a large message
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
@@ -510,6 +512,9 @@ class BrokerConnection(TransferHandling):
             self.out_bytes = self.out_limit
             return
         self.out_bytes = 0
+        for streaming in list(self.streams):
+            if streaming.pump():
+                streaming.on_flow()
         if self.throttled:
             self.throttled = False
             for st in list(self.links.values()):

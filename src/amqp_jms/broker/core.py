@@ -36,6 +36,7 @@ class BrokerCore:
         spill_dir: str | None = None,
     ) -> None:
         self.limits = limits if limits is not None else BrokerLimits(queue_memory_limit=0)
+        self.spill_dir = spill_dir  # paging and large-message files (None: the system temp)
         self.loop = loop
         self.store: Store = store if store is not None else MemoryStore()
         self.container_id = container_id

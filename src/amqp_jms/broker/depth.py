@@ -14,29 +14,29 @@ walked either.
 
 from __future__ import annotations
 
+from typing import Any
+
 __all__ = ["check_depth"]
 
-_NESTING_BYTES = (b"\x00", b"\xc0", b"\xc1", b"\xd0", b"\xd1", b"\xe0", b"\xf0")
+_NESTING_BYTES = (b"\x00", b"\xc0", b"\xc1", b"\xd0", b"\xd1", b"\xe0", b"\xf0")  # see above
 _NOT_NESTING = bytes(b for b in range(256) if bytes([b]) not in _NESTING_BYTES)
 # fixed widths by the constructor's high nibble (0x4_ .. 0x9_)
 _FIXED = {0x4: 0, 0x5: 1, 0x6: 2, 0x7: 4, 0x8: 8, 0x9: 16}
 
 
-def check_depth(data: bytes, limit: int) -> None:
+def check_depth(data: Any, limit: int) -> None:
     """Raise ``ValueError`` if any value in ``data`` (a sequence of encoded values, as the
     sections of a message) nests deeper than ``limit`` compound/described levels."""
     if not limit or len(data) <= 2 * limit:
         return  # every level takes at least two bytes (a described value's 0x00 + descriptor)
-    if len(data) < 65536:
-        # one C pass (and a small copy) for the usual message
-        if len(data.translate(None, _NOT_NESTING)) <= limit:
-            return
-    elif sum(data.count(b) for b in _NESTING_BYTES) <= limit:
-        return
+    if len(data) < 65536 and len(data.translate(None, _NOT_NESTING)) <= limit:
+        return  # one C pass (and a small copy) for the usual message
+    # a big message is walked straight away: binary and string values are skipped by their
+    # size, so a large body (perhaps a mapped file) is not read at all
     _walk(data, limit)
 
 
-def _walk(data: bytes, limit: int) -> None:
+def _walk(data: Any, limit: int) -> None:
     n = len(data)
     pos = 0
     # each frame: [elements left, constructor shared by the elements (arrays) or -1, descriptor
@@ -105,7 +105,7 @@ def _walk(data: bytes, limit: int) -> None:
         raise ValueError("malformed AMQP message: a value runs past the end") from None
 
 
-def _skip_value(data: bytes, pos: int) -> int:
+def _skip_value(data: Any, pos: int) -> int:
     """The position after one scalar value (an array's descriptor); compound descriptors are
     rejected (no AMQP type uses one)."""
     code = data[pos]

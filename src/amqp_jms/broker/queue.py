@@ -114,7 +114,7 @@ class MessageQueue:
                 self._on_schedule(self, msg.deliver_at)
             return
         limit = self.memory_limit
-        if limit and (self._bytes + len(msg.data) > limit or (self._spill is not None and self._spill.count)):
+        if limit and (self._bytes + msg.mem > limit or (self._spill is not None and self._spill.count)):
             spill = self._spill
             if spill is None:
                 spill = self._spill = Spill(self.spill_dir)
@@ -125,7 +125,7 @@ class MessageQueue:
         else:
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
             cursor = self._cursor
             if cursor is not None and msg.priority <= cursor[0]:
                 return  # a sliced scan is under way and will reach it
@@ -147,7 +147,7 @@ class MessageQueue:
         if c is not None and bucket and bucket[-1] is msg:
             bucket.pop()
             self._count -= 1
-            self._bytes -= len(msg.data)
+            self._bytes -= msg.mem
             self._dispatching = True
             try:
                 c.deliver(msg)
@@ -182,13 +182,13 @@ class MessageQueue:
         for msg in spill.take(n):
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
 
     def release(self, msg: BrokerMessage) -> None:
         """Put an acquired message back at the front of its priority (redelivery comes first)."""
         self._buckets[msg.priority].appendleft(msg)
         self._count += 1
-        self._bytes += len(msg.data)
+        self._bytes += msg.mem
         if self.consumers:
             self.dispatch()
 
@@ -197,7 +197,7 @@ class MessageQueue:
         for msg in sorted(msgs, key=lambda m: m.seq, reverse=True):
             self._buckets[msg.priority].appendleft(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
         if self.consumers:
             self.dispatch()
 
@@ -209,7 +209,7 @@ class MessageQueue:
             _, _, msg = heapq.heappop(self._delayed)
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
             moved = True
         if moved and self.consumers:
             self.dispatch()
@@ -314,7 +314,7 @@ class MessageQueue:
                     if msg.expiry and msg.expiry <= now:
                         del bucket[i]
                         self._count -= 1
-                        self._bytes -= len(msg.data)
+                        self._bytes -= msg.mem
                         self._drop(msg)
                         continue
                     budget -= 1
@@ -330,7 +330,7 @@ class MessageQueue:
                         continue
                     del bucket[i]
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     c.deliver(msg)
                 p -= 1
                 i = 0
@@ -382,7 +382,7 @@ class MessageQueue:
                 while bucket:
                     msg = bucket.popleft()
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     if msg.expiry and msg.expiry <= now:
                         self._drop(msg)
                         continue
@@ -392,13 +392,13 @@ class MessageQueue:
                 if msg.expiry and msg.expiry <= now:
                     bucket.remove(msg)
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     self._drop(msg)
                     continue
                 if c.accepts(msg):
                     bucket.remove(msg)
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     return msg
         return None
 

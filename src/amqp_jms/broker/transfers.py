@@ -17,6 +17,7 @@ from proton import Condition, Delivery, Described, ulong
 from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
 from .depth import check_depth
+from .large import DRAIN_AT, IncomingSpool
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Router
@@ -48,6 +49,7 @@ class TransferHandling:
     max_value_depth: int
     depth_floor: int  # messages at most this long cannot nest past max_value_depth
     fail_when_full: bool  # address-full policy FAIL: check the target queue per message
+    large_threshold: int  # a delivery at least this big is spooled to a file as it arrives
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -60,6 +62,10 @@ class TransferHandling:
         lnk = lib.pn_delivery_link(d)
         st = self.links.get(ptr_addr(lnk))
         if st is None:
+            if lib.pn_link_is_receiver(lnk):
+                _discard(lnk, d)  # a link we ended (e.g. message too large): drop what still comes
+                self.dirty()
+                return
             self._on_delivery(Delivery.wrap(d))
             return
         if type(st) is OutgoingLink:
@@ -72,17 +78,42 @@ class TransferHandling:
             self._transfer_limit_exceeded(st, lib.pn_link_queued(lnk))
             return
         n = lib.pn_delivery_pending(d)
-        if n > self.max_message_size:
-            # checked as the frames arrive, before the rest is buffered (a never-ending
-            # more=true transfer is cut off here too)
-            self._message_too_large(st, n)
+        spool = st.spool
+        if spool is not None or lib.pn_delivery_partial(d):
+            # a multi-frame delivery: taken out of proton as it arrives, checked against the
+            # size limit before more is buffered (a never-ending more=true transfer included)
+            if (spool.size if spool is not None else 0) + n > self.max_message_size:
+                self._message_too_large(st, n + (spool.size if spool is not None else 0))
+                return
+            partial = lib.pn_delivery_partial(d)
+            if partial and n < DRAIN_AT and not lib.pn_delivery_aborted(d):
+                return
+            if spool is None:
+                spool = st.spool = IncomingSpool(self.large_threshold, self.core.spill_dir)
+            if n:
+                buf = bytearray(n)
+                lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
+                spool.add(buf)
+            if partial and not lib.pn_delivery_aborted(d):
+                return
+            st.spool = None
+            lib.pn_link_advance(lnk)
+            if lib.pn_delivery_aborted(d):
+                spool.discard()
+                lib.pn_delivery_settle(d)
+                self.dirty()
+                return
+            data: Any = spool.finish()
+        elif not lib.pn_delivery_readable(d):
             return
-        if lib.pn_delivery_partial(d) or not lib.pn_delivery_readable(d):
-            return
-        buf = bytearray(n)
-        lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
-        lib.pn_link_advance(lnk)
-        data = bytes(buf)
+        else:
+            if n > self.max_message_size:
+                self._message_too_large(st, n)
+                return
+            buf = bytearray(n)
+            lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
+            lib.pn_link_advance(lnk)
+            data = bytes(buf)
         if lib.pn_delivery_aborted(d):
             lib.pn_delivery_settle(d)
         elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None:
@@ -303,6 +334,21 @@ class TransferHandling:
                 waiter.add_done_callback(done)
         else:
             _reject(dlv, "amqp:not-implemented", f"coordinator request {code!r}")
+
+
+_SCRATCH = bytearray(65536)
+_SCRATCH_PTR = ffi.from_buffer(_SCRATCH)
+
+
+def _discard(lnk: Any, d: Any) -> None:
+    """Read and drop a delivery's bytes on a link the broker no longer serves (nothing piles up
+    in proton), settling it once complete."""
+    while lib.pn_link_recv(lnk, _SCRATCH_PTR, len(_SCRATCH)) > 0:
+        pass
+    if not lib.pn_delivery_partial(d):
+        if lib.pn_link_current(lnk) == d:
+            lib.pn_link_advance(lnk)
+        lib.pn_delivery_settle(d)
 
 
 def _reject(dlv: Any, condition: str, description: str) -> None:
