@@ -8,6 +8,9 @@ in well under a minute.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -32,7 +35,7 @@ from test_broker_peer import DETACH, DISPOSITION, Selector
 from amqp_jms.broker.limits import MiB
 from amqp_jms.types import Int, Long, Symbol, UInt
 
-pytestmark = pytest.mark.skipif(not __import__("os").path.exists("/proc/self/status"), reason="needs /proc")
+pytestmark = pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc")
 
 
 @pytest.fixture
@@ -243,3 +246,16 @@ def test_a_100_mb_message_goes_through_without_being_held_in_memory(proc: Broker
     finally:
         conn.close()
     assert proc.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
+
+
+def test_the_fuzzer_finds_nothing_in_a_short_run() -> None:
+    """``benchmarks/broker_fuzz.py --quick``: a few thousand mutated frames, no crash, hang,
+    traceback or ERROR line (the full run is recorded in docs/benchmarks.md)."""
+    root = Path(__file__).resolve().parents[2]
+    env = {**os.environ, "PYTHONPATH": str(root / "src")}
+    out = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "broker_fuzz.py"), "--quick", "--frames", "1500"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "broker_fuzz: ratio 0 (goal 0)"

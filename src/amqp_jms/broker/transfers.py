@@ -139,27 +139,24 @@ class TransferHandling:
 
     def _transfer_limit_exceeded(self, st: IncomingLink, excess: int) -> None:
         """The peer sent transfers beyond the credit we granted: end that link, nothing else."""
-        link = st.link
-        self.links.pop(addr(link), None)  # its remaining deliveries are discarded unread
-        self._end_link(link, st, closed=True, connection_gone=False)
-        link.condition = Condition(
-            "amqp:link:transfer-limit-exceeded",
-            f"{excess} transfer(s) sent with no link credit left",
-        )
-        link.close()
-        self.dirty()
+        self._end_incoming(st, "amqp:link:transfer-limit-exceeded",
+                           f"{excess} transfer(s) sent with no link credit left")
 
     def _message_too_large(self, st: IncomingLink, size: int) -> None:
         """A message over ``max_message_size``: detach the link (AMQP 1.0 part 2.7.3), which
         discards the delivery in progress; the connection and its other links carry on."""
-        link = st.link
         limit = self.core.limits.max_message_size
-        self.links.pop(addr(link), None)
+        self._end_incoming(st, "amqp:link:message-size-exceeded",
+                           f"message of {size}+ bytes exceeds the broker's max-message-size of {limit} bytes")
+
+    def _end_incoming(self, st: IncomingLink, condition: str, description: str) -> None:
+        link = st.link
+        self.links.pop(addr(link), None)  # what still arrives on it is read and dropped
+        if st.spool is not None:
+            st.spool.discard()
+            st.spool = None
         self._end_link(link, st, closed=True, connection_gone=False)
-        link.condition = Condition(
-            "amqp:link:message-size-exceeded",
-            f"message of {size}+ bytes exceeds the broker's max-message-size of {limit} bytes",
-        )
+        link.condition = Condition(condition, description)
         link.close()
         self.dirty()
 

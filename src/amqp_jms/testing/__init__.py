@@ -3,6 +3,8 @@
 * :mod:`amqp_jms.testing.rabbitmq`: :class:`RabbitMQ`, a private RabbitMQ 3.10 with its AMQP 1.0
   plugin on loopback, started and stopped (with its epmd) by a context manager.
 * :mod:`amqp_jms.testing.rhea`: run rhea (Node.js AMQP 1.0 stack) scripts, JSON in and out.
+* :mod:`amqp_jms.testing.broker_process`: the embedded broker as a subprocess, with its memory
+  readings (import it explicitly).
 * :mod:`amqp_jms.testing.peer`: a scripted AMQP test peer on proton's engine (frame-by-frame
   expectations, after Qpid JMS's TestAmqpPeer); import it explicitly.
 """
