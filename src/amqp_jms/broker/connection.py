@@ -512,9 +512,10 @@ class BrokerConnection(TransferHandling):
             self.out_bytes = self.out_limit
             return
         self.out_bytes = 0
-        for streaming in list(self.streams):
-            if streaming.pump():
-                streaming.on_flow()
+        if self.streams:
+            for streaming in list(self.streams):
+                if streaming.pump():
+                    streaming.on_flow()
         if self.throttled:
             self.throttled = False
             for st in list(self.links.values()):

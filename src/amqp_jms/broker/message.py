@@ -71,7 +71,8 @@ class BrokerMessage:
         seq: int = 0,
     ) -> None:
         self.data = data  # bytes, or a large message's file mapped read-only (``large.py``)
-        self.mem = memory_size(data)  # what it costs the heap: queues page by this
+        # what it costs the heap (queues page by this): a mapped large message costs little
+        self.mem = len(data) if type(data) is bytes else memory_size(data)
         self.priority = priority
         self.durable = durable
         self.expiry = expiry  # absolute, seconds since the epoch; 0 = never
