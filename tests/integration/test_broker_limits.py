@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
+from test_broker_robustness import cert  # noqa: F401 (fixture)
 
 from amqp_jms import ConnectionFactory, ResourceAllocationException
 from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
@@ -167,3 +169,20 @@ def test_large_messages_stream_through_a_file_and_survive_a_restart(
         second = c.receive(5000)
         assert second.get_int_property("i") == 2 and second.get_body(bytes) == body
         second.acknowledge()
+
+
+def test_a_silent_peer_on_the_tls_port_is_cut_off_at_the_handshake_timeout(
+    broker_factory: Any, cert: tuple[Path, Path],  # noqa: F811 (the imported fixture)
+) -> None:
+    crt, key = cert
+    b = broker_factory(tls_cert=str(crt), tls_key=str(key), limits=BrokerLimits(handshake_timeout=1.0))
+    host, port = b.url.rsplit("/", 1)[1].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    t0 = time.monotonic()
+    try:
+        assert sock.recv(1) == b""  # no TLS ClientHello ever: the broker closes
+    except ConnectionResetError:
+        pass
+    finally:
+        sock.close()
+    assert time.monotonic() - t0 < 3.0

@@ -114,8 +114,11 @@ class AsyncBroker:
         )
         ctx = self._ssl_context()
         state = self._state
+        # the TLS handshake comes before the protocol exists: give it the handshake limit too
+        tls_timeout = (self.limits.handshake_timeout or None) if ctx is not None else None
         self._server = await loop.create_server(
-            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True
+            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True,
+            ssl_handshake_timeout=tls_timeout,
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])

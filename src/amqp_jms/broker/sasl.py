@@ -125,8 +125,11 @@ class SaslServer:
     EXTERNAL is offered (first) and authenticates as it.
     """
 
-    def __init__(self, users: Users, external_id: str | None = None) -> None:
+    def __init__(
+        self, users: Users, external_id: str | None = None, *, max_frame_size: int = _MAX_FRAME
+    ) -> None:
         self.users = users
+        self.max_frame_size = max_frame_size
         self.external_id = external_id
         self.result = SaslResult.PENDING
         self.user: str | None = None
@@ -160,7 +163,7 @@ class SaslServer:
             out = SASL_HEADER + _frame(_MECHANISMS, [mechs])
         while self.result is SaslResult.PENDING and len(self._buf) >= 8:
             size = int.from_bytes(self._buf[:4], "big")
-            if size < 8 or size > _MAX_FRAME:
+            if size < 8 or size > self.max_frame_size:
                 self.result = SaslResult.FAILED
                 return out, b""
             if len(self._buf) < size:

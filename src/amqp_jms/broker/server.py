@@ -108,7 +108,11 @@ class AmqpProtocol(asyncio.Protocol):
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
-        self.sasl = SaslServer(self.state.users, certificate_identity(transport.get_extra_info("peercert")))
+        self.sasl = SaslServer(
+            self.state.users,
+            certificate_identity(transport.get_extra_info("peercert")),
+            max_frame_size=limits.max_sasl_frame_size,
+        )
 
     def pause_writing(self) -> None:
         """The socket's buffer is over ``write_buffer_high``: the peer is not reading."""
