@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_broker_robustness import cert  # noqa: F401 (fixture)
 
-from amqp_jms import ConnectionFactory, ResourceAllocationException
+from amqp_jms import ConnectionFactory, ResourceAllocationException, SendFailedException
 from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
 
 
@@ -88,10 +88,11 @@ def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_fac
         q = s.create_queue("full-fail")
         p = s.create_producer(q)
         sent = 0
-        with pytest.raises(ResourceAllocationException, match="address-full-policy FAIL"):
+        with pytest.raises(SendFailedException, match="address-full-policy FAIL") as exc:
             for _ in range(100):
                 p.send(bytes_msg(s, 1000))
                 sent += 1
+        assert exc.value.error_code == "amqp:resource-limit-exceeded"
         assert 30 <= sent <= 50  # 50 kB of 1 kB bodies plus their headers
         conn.start()
         c = s.create_consumer(q)

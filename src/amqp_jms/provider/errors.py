@@ -81,8 +81,4 @@ def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
     name = _REFUSED.get(code, f"refused (outcome {code:#x})")
     cond_txt = f" ({cond_name})" if cond_name else ""
     desc = f": {cond_desc}" if cond_desc else ""
-    text = f"{what} was {name} by the peer{cond_txt}{desc}"
-    if cond_name == "amqp:resource-limit-exceeded":
-        # a full queue or broker (address-full policy FAIL): the typed exception Qpid JMS gives
-        return ResourceAllocationException(text, cond_name)
-    return SendFailedException(text, cond_name)
+    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
