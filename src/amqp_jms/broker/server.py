@@ -81,6 +81,7 @@ class AmqpProtocol(asyncio.Protocol):
         self._eof = False
         self._refused = False
         self._write_paused = False
+        self._close_grace = False
         self._handshake_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
@@ -197,7 +198,7 @@ class AmqpProtocol(asyncio.Protocol):
             except Exception as exc:
                 if is_malformed(exc):
                     # the peer's bytes, not a broker bug: one line, the traceback only at DEBUG
-                    log.warning("connection %s from %s: malformed frame (%s), closing with %s",
+                    log.info("connection %s from %s: malformed frame (%s), closing with %s",
                                 conn.id, conn.peer, exc, DECODE_ERROR)
                     log.debug("connection %s: malformed frame", conn.id, exc_info=True)
                     self._fail(DECODE_ERROR, f"malformed frame: {exc}")
@@ -231,9 +232,14 @@ class AmqpProtocol(asyncio.Protocol):
             # done, or proton reads no more input: nothing more can happen on this socket
             self._close_transport()
             return
-        if self._handshake_timer is not None and engine.connection.state & Endpoint.REMOTE_ACTIVE:
+        state = engine.connection.state
+        if self._handshake_timer is not None and state & Endpoint.REMOTE_ACTIVE:
             self._handshake_timer.cancel()  # SASL and Open done in time
             self._handshake_timer = None
+        if state & Endpoint.LOCAL_CLOSED and not self._close_grace:
+            # we closed (an error, a refusal): a peer that never answers must not keep the socket
+            self._close_grace = True
+            self.loop.call_later(_CLOSE_GRACE, self._close_transport)
         deadline = engine.tick(time.monotonic())
         if deadline and deadline != self._deadline:
             self._deadline = deadline
@@ -286,8 +292,6 @@ class AmqpProtocol(asyncio.Protocol):
             self._closing = True
             self.engine.close(EngineError(condition, description))
             self.dirty()
-            # a peer that never answers our Close must not keep its socket
-            self.loop.call_later(_CLOSE_GRACE, self._close_transport)
 
     def _close_transport(self) -> None:
         if self.transport is not None and not self.transport.is_closing():
