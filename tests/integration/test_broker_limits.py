@@ -187,3 +187,16 @@ def test_a_silent_peer_on_the_tls_port_is_cut_off_at_the_handshake_timeout(
     finally:
         sock.close()
     assert time.monotonic() - t0 < 3.0
+
+
+def test_new_addresses_beyond_max_nodes_are_refused_typed(broker_factory: Any) -> None:
+    b = broker_factory(limits=BrokerLimits(max_nodes=5))
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session()
+        made = 0
+        with pytest.raises(ResourceAllocationException, match="max_nodes"):
+            for i in range(10):
+                s.create_producer(s.create_queue(f"node-{i}")).close()
+                made += 1
+        assert made == 5
+        s.create_producer(s.create_queue("node-0")).close()  # existing ones still work

@@ -247,6 +247,7 @@ class BrokerConnection(TransferHandling):
         elif target.dynamic:
             caps = symbols(target.capabilities)
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            self._room_for_node()
             address = self.router.temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
@@ -278,6 +279,7 @@ class BrokerConnection(TransferHandling):
         if have is None:
             if want.is_temporary:
                 raise AttributeRefused("amqp:not-found", f"temporary destination {address!r} does not exist")
+            self._room_for_node()
             return self.router.ensure_node(address, want)
         explicit = bool(caps & {"queue", "topic", "temporary-queue", "temporary-topic"})
         if explicit and have.is_topic != want.is_topic:
@@ -286,6 +288,16 @@ class BrokerConnection(TransferHandling):
                 f"{address!r} is a {have.value}, not a {want.value}",
             )
         return have
+
+    def _room_for_node(self) -> None:
+        """Refuse to create a node or a named subscription once ``max_nodes`` exist."""
+        limit = self.core.limits.max_nodes
+        router = self.router
+        if limit and len(router.kinds) + len(router.subscriptions) >= limit:
+            raise AttachRefused(
+                "amqp:resource-limit-exceeded",
+                f"the broker holds {limit} queues, topics and subscriptions (limit max_nodes)",
+            )
 
     def _attach_outgoing(self, link: Link) -> None:
         """The client receives on this link: resolve its source (queue, topic, subscription)."""
@@ -306,6 +318,7 @@ class BrokerConnection(TransferHandling):
         st: OutgoingLink
         if source.dynamic:
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            self._room_for_node()
             address = self.router.temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
@@ -352,6 +365,7 @@ class BrokerConnection(TransferHandling):
         source: dict[str, Any] | None = None,
     ) -> Subscription:
         if key is not None:
+            self._room_for_node()
             qname = f"sub:{key[1] or ''}:{key[2]}"
         else:
             qname = f"sub:{self.id}:{self.router.temp_address(NodeKind.TEMP_QUEUE)}"

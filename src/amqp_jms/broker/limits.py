@@ -58,6 +58,10 @@ class BrokerLimits:
     max_links_per_connection: int = 4096
     """Links (producers + consumers) a connection may have attached at once."""
 
+    max_nodes: int = 10000
+    """Queues, topics and named (durable or shared) subscriptions the broker holds; attaching to a
+    new address beyond it is refused (0 = no limit)."""
+
     # -- messages -------------------------------------------------------------------------------
     max_message_size: int = 100 * MiB
     """Largest message (all its transfer frames together), checked as the frames arrive."""

@@ -287,6 +287,9 @@ class TransferHandling:
         if not to:
             return None
         if self.router.node_kind(to) is None:
+            limit = self.core.limits.max_nodes
+            if limit and len(self.router.kinds) + len(self.router.subscriptions) >= limit:
+                return None  # no room for another node (max_nodes)
             if kind == 0:
                 self.router.ensure_node(to, NodeKind.QUEUE)
             elif kind == 1:
