@@ -259,3 +259,23 @@ def test_the_fuzzer_finds_nothing_in_a_short_run() -> None:
     )
     assert out.returncode == 0, out.stdout + out.stderr
     assert out.stdout.strip().splitlines()[-1] == "broker_fuzz: ratio 0 (goal 0)"
+
+
+def test_malformed_frames_get_decode_error_and_one_log_line_each() -> None:
+    from test_broker_peer import AMQP_HEADER, OPEN, close_error, frame
+
+    p = BrokerProcess(quiet=False)
+    try:
+        for _ in range(5):
+            sock = p.socket()
+            bad = AMQP_HEADER + frame(OPEN, ["XXXX"]).replace(b"\xa1\x04XXXX", b"\xa1\x04\xff\xfe\xfd\xfc")
+            sock.sendall(bad)
+            data, _ = drain(sock, 0.5)
+            sock.close()
+            assert close_error(AMQP_HEADER + data[8:]) == "amqp:decode-error"
+        assert round_trip(p.url) < 1.0
+        log = p.stop()
+        assert log.count("malformed frame") == 5
+        assert "Traceback" not in log and " ERROR " not in log
+    finally:
+        p.stop()
