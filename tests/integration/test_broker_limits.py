@@ -200,3 +200,21 @@ def test_new_addresses_beyond_max_nodes_are_refused_typed(broker_factory: Any) -
                 made += 1
         assert made == 5
         s.create_producer(s.create_queue("node-0")).close()  # existing ones still work
+
+
+def test_a_drain_held_back_by_write_back_pressure_is_not_reported_empty(broker_factory: Any) -> None:
+    from proton import Message
+    from proton.utils import BlockingConnection
+
+    b = broker_factory(limits=BrokerLimits(write_buffer_high=3000, write_buffer_low=1000))
+    conn = BlockingConnection(b.url, timeout=10)
+    try:
+        snd = conn.create_sender("pressed")
+        for _ in range(30):
+            snd.send(Message(body=b"x" * 1000))
+        rcv = conn.create_receiver("pressed", credit=0)
+        rcv.link.drain(30)  # all 30 are there: a drain must not end before they are sent
+        conn.wait(lambda: rcv.link.credit == 0, timeout=10, msg="drain never ended")
+        assert len(rcv.fetcher.incoming) == 30  # not drained early with messages still queued
+    finally:
+        conn.close()

@@ -163,6 +163,8 @@ class OutgoingLink:
 
     def _finish_drain(self) -> None:
         link = self.link
+        if self.credit() <= 0 and link.credit > 0:
+            return  # held back by write back-pressure, not empty: drained once the output moves
         if not self.closed and link.drain_mode and link.credit > 0:
             link.drained()
             self.conn.dirty()
@@ -170,7 +172,7 @@ class OutgoingLink:
     def _browse_more(self) -> None:
         items = self._browse_items or []
         now = self.conn.router.clock()
-        while self._browse_pos < len(items) and self.link.credit > 0:
+        while self._browse_pos < len(items) and self.credit() > 0:
             msg = items[self._browse_pos]
             self._browse_pos += 1
             if msg.expired(now) or not self.accepts(msg):
