@@ -101,10 +101,16 @@ def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_fac
         p.send(bytes_msg(s, 1000))  # room again
 
 
-def test_address_full_policy_block_withholds_producer_credit(broker_factory: Any) -> None:
-    b = broker_factory(
-        limits=BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK)
-    )
+@pytest.mark.parametrize(
+    "limits",
+    [
+        BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK),
+        BrokerLimits(max_memory=50_000),  # PAGE, but the broker-wide memory limit is reached
+    ],
+    ids=["block-policy", "max-memory"],
+)
+def test_a_full_queue_or_broker_withholds_producer_credit(broker_factory: Any, limits: BrokerLimits) -> None:
+    b = broker_factory(limits=limits)
     sent = []
     with ConnectionFactory(b.url).create_connection() as conn:
         s = conn.create_session()

@@ -33,6 +33,8 @@ class FlowGate:
         self.policy = limits.address_full_policy
         self.blocked: list[tuple[Any, Any]] = []  # (connection, IncomingLink) waiting for credit
         self._timer: asyncio.TimerHandle | None = None
+        self._totals_cache = (0, 0)
+        self._totals_at = float("-inf")
 
     # -- measuring -----------------------------------------------------------------------------
     def _queues_of(self, address: str | None) -> Iterator[MessageQueue]:
@@ -65,15 +67,25 @@ class FlowGate:
                 if self._queue_full(q):
                     return f"queue {q.name!r} is full (queue_memory_limit {lim.queue_memory_limit})"
         if lim.max_memory or lim.max_store_size:
-            memory = paged = 0
-            for q in self._all_queues():
-                memory += q.byte_size
-                paged += q.paged_bytes
+            memory, paged = self._totals()
             if lim.max_memory and memory >= lim.max_memory:
                 return f"broker memory limit reached (max_memory {lim.max_memory})"
             if lim.max_store_size and memory + paged >= lim.max_store_size:
                 return f"broker store limit reached (max_store_size {lim.max_store_size})"
         return None
+
+    def _totals(self) -> tuple[int, int]:
+        """Bytes in memory and paged, all queues; summed at most once per ``_RETRY`` (with many
+        queues and producers, every top-up would otherwise walk them all)."""
+        now = self.loop.time()
+        if now - self._totals_at >= _RETRY:
+            memory = paged = 0
+            for q in self._all_queues():
+                memory += q.byte_size
+                paged += q.paged_bytes
+            self._totals_cache = (memory, paged)
+            self._totals_at = now
+        return self._totals_cache
 
     def rejects(self, address: str | None) -> str | None:
         """Under ``FAIL``: why a message to ``address`` is rejected (None: accept it)."""
