@@ -6,12 +6,16 @@ what the broker writes back to a peer that no client library would let us imitat
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
+import pytest
 from proton import Message
 from proton.utils import BlockingConnection
 from test_broker_peer import (
     AMQP_HEADER,
+    ATTACH,
+    BEGIN,
     CLOSE,
     OPEN,
     close_error,
@@ -94,3 +98,55 @@ def test_second_connection_is_served_while_a_bad_one_is_cut_off(broker: Broker) 
     assert r.receive(timeout=5).body == "still here"
     r.accept()
     good.close()
+
+
+# -- fields of the wrong type or with invalid content: amqp:decode-error and one log line --------
+def _source(address: str) -> Any:
+    from amqp_jms.types import Described, ULong
+
+    return Described(ULong(0x28), [address])
+
+
+def _target(address: str, caps: Any = None) -> Any:
+    from amqp_jms.types import Described, Symbol, UInt, ULong
+
+    return Described(ULong(0x29), [address, UInt(0), Symbol("session-end"), UInt(0), False, None, caps])
+
+
+def _attach_bytes(target: Any) -> bytes:
+    from amqp_jms.types import UInt
+
+    return (
+        AMQP_HEADER + frame(OPEN, ["c"]) + frame(BEGIN, [None, UInt(0), UInt(100), UInt(100)])
+        + frame(ATTACH, ["l", UInt(0), False, None, None, _source("s"), target])
+    )
+
+
+def _malformed_cases() -> dict[str, bytes]:
+    from amqp_jms.types import UInt
+
+    bad = b"\xa1\x04\xff\xfe\xfd\xfc"  # str8 of 4 bytes that are not UTF-8
+    return {
+        "container-id-not-utf8": AMQP_HEADER + frame(OPEN, ["XXXX"]).replace(b"\xa1\x04XXXX", bad),
+        "address-not-utf8": _attach_bytes(_target("YYYY")).replace(b"\xa1\x04YYYY", bad),
+        "capability-uint": _attach_bytes(_target("q", UInt(7))),
+        "capabilities-list-of-binary": _attach_bytes(_target("q", [b"x"])),
+        "desired-capabilities-uint": AMQP_HEADER + frame(OPEN, ["c", *[None] * 7, UInt(5)]),
+    }
+
+
+@pytest.mark.parametrize("name", list(_malformed_cases()))
+def test_malformed_field_closes_with_decode_error_and_one_log_line(
+    broker: Broker, name: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="amqp_jms.broker")
+    sock = raw_socket(broker.url)
+    sock.sendall(_malformed_cases()[name])
+    data, closed = read_available(sock, 4)
+    sock.close()
+    assert close_error(data) == "amqp:decode-error"
+    assert closed, "a peer that does not answer the Close is cut off"
+    records = [r for r in caplog.records if "malformed" in r.getMessage()]
+    assert len(records) == 1 and records[0].exc_info is None
+    assert not any(r.levelno >= logging.ERROR for r in caplog.records)
+    still_serves(broker)

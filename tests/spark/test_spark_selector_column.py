@@ -187,3 +187,25 @@ def test_spark_column_agrees_with_selector_matches(spark: Any) -> None:
         for msg in messages:
             expected = compiled.matches(msg)
             assert got[msg._message_id][f"c{k}"] == expected, (text, msg._message_id, msg._props)
+
+
+def test_a_backtracking_like_pattern_stays_linear(spark: Any) -> None:
+    """``'%a%a%a%a%a%a%b'`` as a ``.*`` Java regex takes minutes on a long run of ``a``; the
+    column function's atomic groups answer at once (and exactly)."""
+    import time
+
+    from amqp_jms.spark.functions import selector
+    from amqp_jms.spark.schema import row_schema
+
+    schema = row_schema()
+    ts = datetime.datetime(2026, 1, 1, tzinfo=datetime.UTC)
+    data = []
+    for i, text in enumerate(["a" * 3000, "a" * 3000 + "b", "ab"]):
+        values: dict[str, Any] = dict.fromkeys(schema.names)
+        values.update(message_id=f"ID:{i}", jms_type=text, priority=4, delivery_mode=2, timestamp=ts)
+        data.append(tuple(values[n] for n in schema.names))
+    df = spark.createDataFrame(data, schema)
+    t0 = time.monotonic()
+    rows = df.select("message_id", selector("JMSType LIKE '%a%a%a%a%a%a%b'").alias("hit")).collect()
+    assert time.monotonic() - t0 < 30
+    assert {r.message_id: r.hit for r in rows} == {"ID:0": False, "ID:1": True, "ID:2": False}

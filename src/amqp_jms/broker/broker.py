@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import shutil
 import ssl
+import tempfile
 import threading
 from pathlib import Path
 from types import TracebackType
@@ -23,6 +25,7 @@ from typing import Any
 
 from ..exceptions import IllegalStateException
 from .core import BrokerCore
+from .limits import BrokerLimits
 from .prefixes import AddressPrefixes
 from .recovery import recover
 from .sasl import Users, load_users
@@ -49,10 +52,11 @@ class AsyncBroker:
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
         idle_timeout_s: float | None = None,
-        max_frame_size: int | None = 65536,
-        memory_limit: int = 32 * 1024 * 1024,
+        max_frame_size: int | None = None,
+        memory_limit: int | None = None,
         container_id: str = "amqp-jms-broker",
         tls_ca: str | Path | None = None,
+        limits: BrokerLimits | None = None,
         address_prefixes: tuple[str, str] | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
@@ -69,8 +73,10 @@ class AsyncBroker:
         self.dlq = dlq
         self.max_delivery_attempts = max_delivery_attempts
         self.idle_timeout_s = idle_timeout_s
-        self.max_frame_size = max_frame_size
-        self.memory_limit = memory_limit
+        # ``max_frame_size`` and ``memory_limit`` are older spellings of two fields of ``limits``
+        self.limits: BrokerLimits = (limits or BrokerLimits()).replace(
+            max_frame_size=max_frame_size, queue_memory_limit=memory_limit
+        )
         self.container_id = container_id
         #: ``(queue_prefix, topic_prefix)``: address nodes as ActiveMQ/Artemis do (prefix mode,
         #: :mod:`.prefixes`); None (the default) = terminus capabilities decide node types
@@ -80,6 +86,7 @@ class AsyncBroker:
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
         self._store: Store | None = None
+        self._own_spill: Path | None = None
 
     @property
     def port(self) -> int:
@@ -96,24 +103,29 @@ class AsyncBroker:
         loop = asyncio.get_running_loop()
         store = self._open_store(loop)
         self._store = store
+        spill_dir = self._spill_dir()
         core = BrokerCore(
             loop,
+            spill_dir=str(spill_dir),
             store=store,
             container_id=self.container_id,
             dlq=self.dlq,
             max_delivery_attempts=self.max_delivery_attempts,
-            memory_limit=self.memory_limit,
+            limits=self.limits,
             address_prefixes=self.address_prefixes,
         )
         self.core = core
         recover(core, store)
         self._state = ServerState(
-            core, self.users, idle_timeout_s=self.idle_timeout_s, max_frame_size=self.max_frame_size
+            core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits
         )
         ctx = self._ssl_context()
         state = self._state
+        # the TLS handshake comes before the protocol exists: give it the handshake limit too
+        tls_timeout = (self.limits.handshake_timeout or None) if ctx is not None else None
         self._server = await loop.create_server(
-            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True
+            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True,
+            ssl_handshake_timeout=tls_timeout,
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])
@@ -128,6 +140,21 @@ class AsyncBroker:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return SQLiteStore(self.data_dir / "broker.sqlite", loop)
+
+    def _spill_dir(self) -> Path:
+        """Where paged queues and large messages go: ``limits.spill_dir``, else ``<data-dir>/spill``,
+        else a directory of this broker's own (removed at stop) under the system temp directory."""
+        if self.limits.spill_dir:
+            path = Path(self.limits.spill_dir)
+        elif self.data_dir is not None:
+            path = self.data_dir / "spill"
+        else:
+            self._own_spill = Path(tempfile.mkdtemp(prefix="amqp-jms-broker-"))
+            return self._own_spill
+        path.mkdir(parents=True, exist_ok=True)
+        for stale in path.glob("amqp-jms-spill-*.db"):  # scratch of a broker that died: not data
+            stale.unlink(missing_ok=True)
+        return path
 
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
@@ -164,6 +191,9 @@ class AsyncBroker:
         if self._store is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._store.close)
             self._store = None
+        if self._own_spill is not None:
+            shutil.rmtree(self._own_spill, ignore_errors=True)
+            self._own_spill = None
         log.info("broker stopped")
 
     async def serve_forever(self) -> None:

@@ -13,7 +13,9 @@ import signal
 import sys
 from collections.abc import Sequence
 
-__all__ = ["build_parser", "main"]
+from .limits import AddressFullPolicy, BrokerLimits
+
+__all__ = ["add_limit_arguments", "build_parser", "limits_from_args", "main"]
 
 
 def _prefixes(text: str) -> tuple[str, str]:
@@ -45,7 +47,43 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                         "(e.g. queue://,topic://) and decide node types by them (default: off)")
     p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    add_limit_arguments(p)
     return p
+
+
+def add_limit_arguments(p: argparse.ArgumentParser) -> None:
+    """Flags for the main :class:`~amqp_jms.broker.limits.BrokerLimits` (each overrides the
+    config file's ``[limits]``; unset = the default)."""
+    g = p.add_argument_group("limits (docs/broker.md lists every limit and its default)")
+    g.add_argument("--max-message-size", type=int, default=None, help="bytes (default 100 MiB)")
+    g.add_argument("--max-frame-size", type=int, default=None, help="bytes (default 65536)")
+    g.add_argument("--handshake-timeout", type=float, default=None,
+                   help="seconds to finish SASL and Open (default 10; 0 = never)")
+    g.add_argument("--max-connections", type=int, default=None, help="total (default 4096; 0 = no limit)")
+    g.add_argument("--max-connections-per-user", type=int, default=None, help="(default 1024; 0 = no limit)")
+    g.add_argument("--queue-memory-limit", type=int, default=None,
+                   help="bytes a queue holds in memory before its address-full policy applies (32 MiB)")
+    g.add_argument("--address-full-policy", choices=["PAGE", "BLOCK", "FAIL"], default=None,
+                   help="what a full queue does (default PAGE)")
+    g.add_argument("--max-memory", type=int, default=None,
+                   help="message bytes in memory, all queues, before producers wait (default 512 MiB)")
+    g.add_argument("--large-message-threshold", type=int, default=None,
+                   help="messages this big stream to a file (default 1 MiB)")
+    g.add_argument("--no-persist-delivery-count", dest="persist_delivery_count", action="store_const",
+                   const=False, default=None,
+                   help="do not store a durable message's delivery count as it is sent (faster; "
+                   "a message delivered before a crash then comes back not redelivered)")
+    g.add_argument("--spill-dir", default=None,
+                   help="paging and large-message files (default <data-dir>/spill)")
+
+
+def limits_from_args(args: argparse.Namespace, base: BrokerLimits | None = None) -> BrokerLimits:
+    """``base`` (the defaults, or the config file's) with the limit flags that were given."""
+    names = [n for n in BrokerLimits.field_names() if hasattr(args, n)]
+    changes = {n: getattr(args, n) for n in names}
+    if changes.get("address_full_policy") is not None:
+        changes["address_full_policy"] = AddressFullPolicy(changes["address_full_policy"])
+    return (base or BrokerLimits()).replace(**changes)
 
 
 async def _serve(args: argparse.Namespace) -> None:
@@ -54,7 +92,7 @@ async def _serve(args: argparse.Namespace) -> None:
     broker = AsyncBroker(
         args.host, args.port, args.data_dir, args.users, args.tls_cert, args.tls_key,
         dlq=args.dlq, max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
-        tls_ca=args.tls_ca, address_prefixes=args.address_prefixes,
+        tls_ca=args.tls_ca, address_prefixes=args.address_prefixes, limits=limits_from_args(args),
     )
     await broker.start()
     print(f"amqp-jms broker listening on {broker.url}", flush=True)

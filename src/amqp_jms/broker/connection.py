@@ -18,6 +18,8 @@ from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 
 from .._version import __version__
 from ._fast import addr
+from .errors import MalformedFrame
+from .limits import AddressFullPolicy
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
@@ -29,6 +31,7 @@ from .terminus import (
     parse_subscription_name,
     set_capabilities,
     set_filters,
+    symbol_set,
     symbols,
 )
 from .transfers import TransferHandling
@@ -67,6 +70,22 @@ class BrokerConnection(TransferHandling):
         self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
         self._durable_waiting: dict[int, list[Any]] = {}  # store group -> deliveries to accept
         self.closed = False
+        self.user: str | None = None  # set by the listener once SASL is done (None: anonymous)
+        self._counted_user: str | None = None  # the key counted in core.user_connections
+        self.sessions = 0
+        limits = core.limits  # the per-transfer ones, read once
+        self.max_message_size = limits.max_message_size
+        self.max_value_depth = limits.max_value_depth
+        self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
+        self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
+        self.persist_counts = limits.persist_delivery_count and core.store.persistent
+        self.large_threshold = limits.large_message_threshold or 1 << 62
+        # write back-pressure: bytes of deliveries handed to proton since the socket last took
+        # its output (or, while the socket's buffer is full, the limit itself)
+        self.out_bytes = 0
+        self.out_limit = limits.write_buffer_high or 1 << 62
+        self.throttled = False  # a consumer link was refused credit by ``out_bytes``
+        self.streams: set[OutgoingLink] = set()  # links part-way through a large message
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
@@ -84,8 +103,9 @@ class BrokerConnection(TransferHandling):
         elif t is Event.LINK_REMOTE_DETACH:
             self._on_detach(ev.link, closed=False)
         elif t is Event.SESSION_REMOTE_OPEN:
-            ev.session.open()
+            self._on_begin(ev.session)
         elif t is Event.SESSION_REMOTE_CLOSE:
+            self.sessions -= 1
             self._on_session_end(ev.session)
         elif t is Event.CONNECTION_REMOTE_OPEN:
             self._on_open(ev.connection)
@@ -97,7 +117,10 @@ class BrokerConnection(TransferHandling):
     def _on_open(self, conn: Any) -> None:
         container = conn.remote_container
         self.container = str(container) if container else None
-        desired = _symbol_set(conn.remote_desired_capabilities)
+        try:
+            desired = _symbol_set(conn.remote_desired_capabilities)
+        except TypeError as exc:  # proton iterates the field: a non-array value raises here
+            raise MalformedFrame(f"desired-capabilities must be symbols: {exc}") from exc
         conn.container = self.core.container_id
         offered = list(OFFERED)
         props: dict[Any, Any] = {
@@ -123,6 +146,23 @@ class BrokerConnection(TransferHandling):
             return
         if self.core.prefixes is not None:
             props.update(self.core.prefixes.open_properties())
+        limit = self.core.limits.max_connections_per_user
+        key = self.user or ""
+        if limit and self.core.user_connections.get(key, 0) >= limit:
+            props[symbol("amqp:connection-establishment-failed")] = True
+            conn.properties = props
+            conn.open()
+            conn.condition = Condition(
+                "amqp:resource-limit-exceeded",
+                f"user {self.user or 'anonymous'!r} already has {limit} connections "
+                "(limit max_connections_per_user)",
+            )
+            conn.close()
+            log.warning("connection %s from %s refused: max_connections_per_user (%d) for %r",
+                        self.id, self.peer, limit, key)
+            return
+        self.core.user_connections[key] = self.core.user_connections.get(key, 0) + 1
+        self._counted_user = key
         conn.properties = props
         self.sole = wants_sole
         if self.container is not None:
@@ -141,6 +181,25 @@ class BrokerConnection(TransferHandling):
         self.txns.rollback_owned_by(self.id)
         if self.container is not None:
             self.core.unregister_container(self.container, self.id)
+        key = self._counted_user
+        if key is not None:
+            self._counted_user = None
+            left = self.core.user_connections.get(key, 1) - 1
+            if left > 0:
+                self.core.user_connections[key] = left
+            else:
+                self.core.user_connections.pop(key, None)
+
+    def _on_begin(self, session: Any) -> None:
+        limit = self.core.limits.max_sessions_per_connection
+        self.sessions += 1
+        session.open()
+        if self.sessions > limit:
+            session.condition = Condition(
+                "amqp:resource-limit-exceeded",
+                f"a connection may have {limit} sessions (limit max_sessions_per_connection)",
+            )
+            session.close()
 
     def _on_session_end(self, session: Any) -> None:
         for key, st in list(self.links.items()):
@@ -154,6 +213,12 @@ class BrokerConnection(TransferHandling):
         if link.state & _LOCAL_ACTIVE:
             return
         try:
+            limit = self.core.limits.max_links_per_connection
+            if len(self.links) >= limit:
+                raise AttachRefused(
+                    "amqp:resource-limit-exceeded",
+                    f"a connection may have {limit} links attached (limit max_links_per_connection)",
+                )
             if link.is_receiver:
                 self._attach_incoming(link)
             else:
@@ -184,6 +249,7 @@ class BrokerConnection(TransferHandling):
         elif target.dynamic:
             caps = symbols(target.capabilities)
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            self._room_for_node()
             address = self._temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
@@ -204,6 +270,7 @@ class BrokerConnection(TransferHandling):
             link.target.copy(target)
             st = IncomingLink(link, address)
         self.links[addr(link)] = st
+        link.max_message_size = self.core.limits.max_message_size
         link.open()
         link.flow(st.window)
 
@@ -218,6 +285,7 @@ class BrokerConnection(TransferHandling):
         if have is None:
             if want.is_temporary:
                 raise AttributeRefused("amqp:not-found", f"temporary destination {address!r} does not exist")
+            self._room_for_node()
             return self.router.ensure_node(address, want)
         explicit = bool(caps & {"queue", "topic", "temporary-queue", "temporary-topic"})
         if explicit and have.is_topic != want.is_topic:
@@ -232,6 +300,16 @@ class BrokerConnection(TransferHandling):
         address = self.router.temp_address(kind)
         prefixes = self.core.prefixes
         return address if prefixes is None else prefixes.temp_address(address, kind)
+
+    def _room_for_node(self) -> None:
+        """Refuse to create a node or a named subscription once ``max_nodes`` exist."""
+        limit = self.core.limits.max_nodes
+        router = self.router
+        if limit and len(router.kinds) + len(router.subscriptions) >= limit:
+            raise AttachRefused(
+                "amqp:resource-limit-exceeded",
+                f"the broker holds {limit} queues, topics and subscriptions (limit max_nodes)",
+            )
 
     def _attach_outgoing(self, link: Link) -> None:
         """The client receives on this link: resolve its source (queue, topic, subscription)."""
@@ -252,6 +330,7 @@ class BrokerConnection(TransferHandling):
         st: OutgoingLink
         if source.dynamic:
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+            self._room_for_node()
             address = self._temp_address(kind)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
@@ -298,6 +377,7 @@ class BrokerConnection(TransferHandling):
         source: dict[str, Any] | None = None,
     ) -> Subscription:
         if key is not None:
+            self._room_for_node()
             qname = f"sub:{key[1] or ''}:{key[2]}"
         else:
             qname = f"sub:{self.id}:{self.router.temp_address(NodeKind.TEMP_QUEUE)}"
@@ -450,6 +530,24 @@ class BrokerConnection(TransferHandling):
         if node in self.core.temps.policy:
             self.core.temps.link_ended(node, creator=temp == node)
 
+    # -- write back-pressure (driven by the listener) --------------------------------------------
+    def output_taken(self, socket_full: bool) -> None:
+        """The listener wrote our output to the socket; ``socket_full``: its buffer is over the
+        high-water mark (keep every consumer's credit waiting until it drains)."""
+        if socket_full:
+            self.out_bytes = self.out_limit
+            return
+        self.out_bytes = 0
+        if self.streams:
+            for streaming in list(self.streams):
+                if streaming.pump():
+                    streaming.on_flow()
+        if self.throttled:
+            self.throttled = False
+            for st in list(self.links.values()):
+                if isinstance(st, OutgoingLink):
+                    st.on_flow()
+
     # -- used by the core ----------------------------------------------------------------------
     def close_links_to(self, address: str) -> None:
         """A temporary node went away: end every link of ours that used it."""
@@ -472,16 +570,5 @@ class AttributeRefused(AttachRefused):
 
 
 def _symbol_set(value: Any) -> set[str]:
-    if value is None:
-        return set()
-    elements = getattr(value, "elements", None)
-    if elements is not None:
-        return {str(e) for e in elements}
-    if isinstance(value, str):
-        return {value}
-    try:
-        return {str(e) for e in value}
-    except TypeError:
-        return set()
-
-
+    """Connection capabilities as proton hands them over (a list of symbols, or None)."""
+    return symbol_set(value)

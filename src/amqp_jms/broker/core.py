@@ -11,6 +11,8 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
+from .flowgate import FlowGate
+from .limits import BrokerLimits
 from .message import BrokerMessage
 from .nodes import Router
 from .prefixes import AddressPrefixes
@@ -31,9 +33,12 @@ class BrokerCore:
         container_id: str = "amqp-jms-broker",
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
-        memory_limit: int = 0,
+        limits: BrokerLimits | None = None,
+        spill_dir: str | None = None,
         address_prefixes: tuple[str, str] | None = None,
     ) -> None:
+        self.limits = limits if limits is not None else BrokerLimits(queue_memory_limit=0)
+        self.spill_dir = spill_dir  # paging and large-message files (None: the system temp)
         self.loop = loop
         #: prefix mode (ActiveMQ-style addressing, :mod:`.prefixes`); None = capabilities decide
         self.prefixes = AddressPrefixes.of(address_prefixes)
@@ -48,11 +53,15 @@ class BrokerCore:
             schedule=self._schedule,
             dlq=dlq,
             max_delivery_attempts=max_delivery_attempts,
-            memory_limit=memory_limit,
+            memory_limit=self.limits.queue_memory_limit,
+            scan_seconds=self.limits.selector_budget,
+            spill_dir=spill_dir,
         )
         self.txns = TransactionManager(self.router)
+        self.gate = FlowGate(self.router, self.limits, loop)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}
+        self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
 
@@ -111,6 +120,7 @@ class BrokerCore:
                 sub.queue.close()
 
     def cancel_timers(self) -> None:
+        self.gate.close()
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()

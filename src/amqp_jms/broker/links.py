@@ -8,12 +8,14 @@ snapshot instead of acquiring.
 
 from __future__ import annotations
 
+import mmap
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
 from ._fast import ffi, lib, ptr_addr
+from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
 from .message import BrokerMessage
 from .nodes import Subscription
 from .queue import MessageQueue
@@ -57,9 +59,16 @@ class OutgoingLink:
         self.temp_node: str | None = None  # dynamic source created by this link
         self.lookup = False  # a null-source attach that only looks a subscription up
         self.closed = False
+        self.stream: OutgoingStream | None = None  # a large message part-way out
 
     # -- Consumer protocol ---------------------------------------------------------------------
     def credit(self) -> int:
+        conn = self.conn
+        if conn.out_bytes >= conn.out_limit or self.stream is not None:
+            # the peer is not reading fast enough (bytes sent but not yet taken by its socket):
+            # its credit waits; the listener resumes the links once the output has drained
+            conn.throttled = True
+            return 0
         return int(lib.pn_link_credit(self._impl))
 
     @property
@@ -83,8 +92,18 @@ class OutgoingLink:
         lnk = self._impl
         d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
         data = msg.wire_bytes()
+        conn = self.conn
+        if msg.stored and conn.persist_counts:
+            conn.core.store.mark_delivered(self.queue.name, msg)
+        if len(data) > STREAM_CHUNK:
+            self._start_stream(d, data, msg)
+            return
+        conn.out_bytes += len(data)
         lib.pn_link_send(lnk, ffi.from_buffer(data), len(data))
         lib.pn_link_advance(lnk)
+        self._sent(d, msg)
+
+    def _sent(self, d: Any, msg: BrokerMessage) -> None:
         if self.presettled:
             lib.pn_delivery_settle(d)
             if not self.browse:
@@ -92,6 +111,41 @@ class OutgoingLink:
         else:
             self.unacked[ptr_addr(d)] = msg
         self.conn.dirty()
+
+    # -- large messages: out in chunks as the socket drains ------------------------------------
+    def _start_stream(self, d: Any, data: Any, msg: BrokerMessage) -> None:
+        """Send a big message a chunk at a time (``large.py``): this link takes no other message
+        until it is through (its credit reads 0), and a release meanwhile returns it."""
+        self.unacked[ptr_addr(d)] = msg  # so that a link or connection ending returns it
+        self.stream = OutgoingStream(d, memoryview(data), 0, msg)
+        self.conn.streams.add(self)
+        self.pump()
+
+    def pump(self) -> bool:
+        """Hand proton the next chunks while the connection's output has room; True when done."""
+        st = self.stream
+        if st is None:
+            return True
+        conn, lnk = self.conn, self._impl
+        view, total = st.view, len(st.view)
+        mapped = st.msg.data if type(st.msg.data) is mmap.mmap else None
+        while st.sent < total and conn.out_bytes < conn.out_limit:
+            piece = view[st.sent:st.sent + STREAM_CHUNK]
+            lib.pn_link_send(lnk, ffi.from_buffer(piece), len(piece))
+            if mapped is not None and st.view.obj is mapped:
+                # proton has its copy: drop the file's pages from this process (page cache keeps them)
+                mapped.madvise(mmap.MADV_DONTNEED, st.sent, len(piece))
+            st.sent += len(piece)
+            conn.out_bytes += len(piece)
+        conn.dirty()
+        if st.sent < total:
+            return False
+        self.stream = None
+        conn.streams.discard(self)
+        lib.pn_link_advance(lnk)
+        self.unacked.pop(ptr_addr(st.delivery), None)
+        self._sent(st.delivery, st.msg)
+        return True
 
     # -- flow ----------------------------------------------------------------------------------
     def on_flow(self) -> None:
@@ -109,6 +163,8 @@ class OutgoingLink:
 
     def _finish_drain(self) -> None:
         link = self.link
+        if self.credit() <= 0 and link.credit > 0:
+            return  # held back by write back-pressure, not empty: drained once the output moves
         if not self.closed and link.drain_mode and link.credit > 0:
             link.drained()
             self.conn.dirty()
@@ -116,7 +172,7 @@ class OutgoingLink:
     def _browse_more(self) -> None:
         items = self._browse_items or []
         now = self.conn.router.clock()
-        while self._browse_pos < len(items) and self.link.credit > 0:
+        while self._browse_pos < len(items) and self.credit() > 0:
             msg = items[self._browse_pos]
             self._browse_pos += 1
             if msg.expired(now) or not self.accepts(msg):
@@ -170,6 +226,9 @@ class OutgoingLink:
     def release_unacked(self) -> None:
         """The link or connection ended: unsettled messages return, counted as delivered."""
         self.closed = True
+        if self.stream is not None:
+            self.stream = None
+            self.conn.streams.discard(self)
         if self.unacked and not self.browse:
             msgs = list(self.unacked.values())
             self.unacked.clear()
@@ -205,8 +264,11 @@ class IncomingLink:
         self.window = window
         self.temp_node: str | None = None  # dynamic target created by this link
         self.closed = False
+        self.blocked = False  # credit withheld by the flow gate (a full queue or broker)
+        self.spool: IncomingSpool | None = None  # a multi-frame delivery still arriving
 
     def top_up(self) -> None:
+        self.blocked = False
         link = self.link
         credit = link.credit
         if 0 <= credit < self.window // 2:

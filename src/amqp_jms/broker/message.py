@@ -15,6 +15,7 @@ from typing import Any
 
 from ..types import Int
 from . import _codec
+from .large import memory_size
 
 __all__ = ["BrokerMessage", "advance_seq", "next_seq"]
 
@@ -50,6 +51,7 @@ class BrokerMessage:
         "delivery_count",
         "durable",
         "expiry",
+        "mem",
         "origin",
         "priority",
         "seq",
@@ -58,7 +60,7 @@ class BrokerMessage:
 
     def __init__(
         self,
-        data: bytes,
+        data: Any,
         *,
         priority: int = 4,
         durable: bool = False,
@@ -68,7 +70,9 @@ class BrokerMessage:
         origin: int = 0,
         seq: int = 0,
     ) -> None:
-        self.data = data
+        self.data = data  # bytes, or a large message's file mapped read-only (``large.py``)
+        # what it costs the heap (queues page by this): a mapped large message costs little
+        self.mem = len(data) if type(data) is bytes else memory_size(data)
         self.priority = priority
         self.durable = durable
         self.expiry = expiry  # absolute, seconds since the epoch; 0 = never
@@ -80,7 +84,7 @@ class BrokerMessage:
         self._props: dict[str, Any] | None = None
 
     @classmethod
-    def parse(cls, data: bytes, *, now: float, origin: int = 0) -> BrokerMessage:
+    def parse(cls, data: Any, *, now: float, origin: int = 0) -> BrokerMessage:
         """Read the routing fields of an encoded message (raises ``ValueError`` if malformed)."""
         info = _codec.inspect(data)
         expiry = 0.0

@@ -103,9 +103,13 @@ class Router:
         dlq: str = "DLQ",
         max_delivery_attempts: int = 0,
         memory_limit: int = 0,
+        scan_seconds: float = 0.02,
+        spill_dir: str | None = None,
     ) -> None:
         self.store = store
         self.memory_limit = memory_limit
+        self.scan_seconds = scan_seconds
+        self.spill_dir = spill_dir
         self.clock = clock
         self._schedule = schedule
         self.dlq_name = dlq
@@ -128,6 +132,8 @@ class Router:
             on_drop=self._expire,
             on_schedule=self._schedule,
             memory_limit=self.memory_limit,
+            scan_seconds=self.scan_seconds,
+            spill_dir=self.spill_dir,
         )
 
     def node_kind(self, address: str) -> NodeKind | None:

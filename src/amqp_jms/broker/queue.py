@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import heapq
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Protocol
@@ -30,6 +31,7 @@ from .spill import Spill
 __all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
 
 SCAN_SLICE = 500  # messages a selective scan offers before it yields to the event loop
+SCAN_SECONDS = 0.02  # ... or seconds it spends (BrokerLimits.selector_budget), whichever comes first
 
 
 class Consumer(Protocol):
@@ -55,8 +57,12 @@ class MessageQueue:
         on_drop: Callable[[MessageQueue, BrokerMessage], None] | None = None,
         on_schedule: Callable[[MessageQueue, float], None] | None = None,
         memory_limit: int = 0,
+        scan_seconds: float = SCAN_SECONDS,
+        spill_dir: str | None = None,
     ) -> None:
         self.name = name
+        self.scan_seconds = scan_seconds
+        self.spill_dir = spill_dir
         self.durable = durable  # the queue definition survives a restart
         self._buckets: list[deque[BrokerMessage]] = [deque() for _ in range(10)]
         self._count = 0
@@ -87,6 +93,11 @@ class MessageQueue:
         return self._spill.count if self._spill is not None else 0
 
     @property
+    def paged_bytes(self) -> int:
+        """Message bytes currently paged out to disk."""
+        return self._spill.bytes if self._spill is not None else 0
+
+    @property
     def delayed(self) -> int:
         return len(self._delayed)
 
@@ -103,10 +114,10 @@ class MessageQueue:
                 self._on_schedule(self, msg.deliver_at)
             return
         limit = self.memory_limit
-        if limit and (self._bytes + len(msg.data) > limit or (self._spill is not None and self._spill.count)):
+        if limit and (self._bytes + msg.mem > limit or (self._spill is not None and self._spill.count)):
             spill = self._spill
             if spill is None:
-                spill = self._spill = Spill()
+                spill = self._spill = Spill(self.spill_dir)
             spill.put(msg)
             if (self._settled and self._count and self._bytes >= limit // 2
                     and spill.top_priority() <= self._top_priority()):
@@ -114,7 +125,7 @@ class MessageQueue:
         else:
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
             cursor = self._cursor
             if cursor is not None and msg.priority <= cursor[0]:
                 return  # a sliced scan is under way and will reach it
@@ -136,7 +147,7 @@ class MessageQueue:
         if c is not None and bucket and bucket[-1] is msg:
             bucket.pop()
             self._count -= 1
-            self._bytes -= len(msg.data)
+            self._bytes -= msg.mem
             self._dispatching = True
             try:
                 c.deliver(msg)
@@ -171,13 +182,13 @@ class MessageQueue:
         for msg in spill.take(n):
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
 
     def release(self, msg: BrokerMessage) -> None:
         """Put an acquired message back at the front of its priority (redelivery comes first)."""
         self._buckets[msg.priority].appendleft(msg)
         self._count += 1
-        self._bytes += len(msg.data)
+        self._bytes += msg.mem
         if self.consumers:
             self.dispatch()
 
@@ -186,7 +197,7 @@ class MessageQueue:
         for msg in sorted(msgs, key=lambda m: m.seq, reverse=True):
             self._buckets[msg.priority].appendleft(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
         if self.consumers:
             self.dispatch()
 
@@ -198,7 +209,7 @@ class MessageQueue:
             _, _, msg = heapq.heappop(self._delayed)
             self._buckets[msg.priority].append(msg)
             self._count += 1
-            self._bytes += len(msg.data)
+            self._bytes += msg.mem
             moved = True
         if moved and self.consumers:
             self.dispatch()
@@ -291,6 +302,7 @@ class MessageQueue:
             self._page_in()  # a paged message outranks all of memory
         budget = SCAN_SLICE
         now = self._clock()
+        deadline = time.perf_counter() + self.scan_seconds
         buckets = self._buckets
         while True:
             while p >= 0:
@@ -302,10 +314,12 @@ class MessageQueue:
                     if msg.expiry and msg.expiry <= now:
                         del bucket[i]
                         self._count -= 1
-                        self._bytes -= len(msg.data)
+                        self._bytes -= msg.mem
                         self._drop(msg)
                         continue
                     budget -= 1
+                    if not budget & 31 and time.perf_counter() > deadline:
+                        budget = 0  # slow selectors: yield after this one (time, not only count)
                     c = self._pick(msg)
                     if c is None:
                         if not self._any_credit():
@@ -316,7 +330,7 @@ class MessageQueue:
                         continue
                     del bucket[i]
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     c.deliver(msg)
                 p -= 1
                 i = 0
@@ -368,7 +382,7 @@ class MessageQueue:
                 while bucket:
                     msg = bucket.popleft()
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     if msg.expiry and msg.expiry <= now:
                         self._drop(msg)
                         continue
@@ -378,13 +392,13 @@ class MessageQueue:
                 if msg.expiry and msg.expiry <= now:
                     bucket.remove(msg)
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     self._drop(msg)
                     continue
                 if c.accepts(msg):
                     bucket.remove(msg)
                     self._count -= 1
-                    self._bytes -= len(msg.data)
+                    self._bytes -= msg.mem
                     return msg
         return None
 

@@ -125,8 +125,11 @@ class SaslServer:
     EXTERNAL is offered (first) and authenticates as it.
     """
 
-    def __init__(self, users: Users, external_id: str | None = None) -> None:
+    def __init__(
+        self, users: Users, external_id: str | None = None, *, max_frame_size: int = _MAX_FRAME
+    ) -> None:
         self.users = users
+        self.max_frame_size = max_frame_size
         self.external_id = external_id
         self.result = SaslResult.PENDING
         self.user: str | None = None
@@ -160,7 +163,7 @@ class SaslServer:
             out = SASL_HEADER + _frame(_MECHANISMS, [mechs])
         while self.result is SaslResult.PENDING and len(self._buf) >= 8:
             size = int.from_bytes(self._buf[:4], "big")
-            if size < 8 or size > _MAX_FRAME:
+            if size < 8 or size > self.max_frame_size:
                 self.result = SaslResult.FAILED
                 return out, b""
             if len(self._buf) < size:
@@ -197,8 +200,15 @@ class SaslServer:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])
         fields: list[Any] = obj.value
-        mech = str(fields[0]) if fields else ""
-        response = bytes(fields[1]) if len(fields) > 1 and fields[1] is not None else b""
+        # the peer chooses the types: a mechanism must be a symbol (str), a response binary (or
+        # null). ``bytes(100000000)`` would allocate 100 MB; any other type is malformed.
+        mech_field = fields[0] if fields else None
+        resp_field = fields[1] if len(fields) > 1 else None
+        if not isinstance(mech_field, str) or not isinstance(resp_field, bytes | memoryview | None):
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(2)])  # sys: malformed
+        mech = str(mech_field)
+        response = bytes(resp_field) if resp_field is not None else b""
         ok = False
         if mech in SCRAM_MECHANISMS and self.users.passwords:
             return self._scram_first(mech, response)

@@ -21,6 +21,8 @@ from proton import Condition, Endpoint, Event
 from ..engine import Engine
 from ._fast import lib
 from .connection import BrokerConnection
+from .errors import DECODE_ERROR, is_malformed
+from .limits import BrokerLimits
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
@@ -31,6 +33,7 @@ __all__ = ["AmqpProtocol", "ServerState"]
 log = logging.getLogger("amqp_jms.broker")
 _ids = itertools.count(1)
 _PN_DELIVERY = lib.PN_DELIVERY
+_CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut
 
 
 class ServerState:
@@ -42,13 +45,25 @@ class ServerState:
         users: Users,
         *,
         idle_timeout_s: float | None,
-        max_frame_size: int | None,
+        limits: BrokerLimits,
     ) -> None:
         self.core = core
         self.users = users
         self.idle_timeout_s = idle_timeout_s
-        self.max_frame_size = max_frame_size
+        self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
+        self._refused = 0
+        self._refused_logged = 0.0
+
+    def refused_connection(self, peer: object) -> None:
+        """Count a connection refused by ``max_connections``; log at most once a second."""
+        self._refused += 1
+        now = time.monotonic()
+        if now - self._refused_logged >= 1.0:
+            log.warning("max_connections (%d) reached: refused %d connection(s), the last from %s",
+                        self.limits.max_connections, self._refused, peer)
+            self._refused_logged = now
+            self._refused = 0
 
 
 class AmqpProtocol(asyncio.Protocol):
@@ -64,25 +79,53 @@ class AmqpProtocol(asyncio.Protocol):
         self._deadline = 0.0
         self._closing = False
         self._eof = False
+        self._refused = False
+        self._write_paused = False
+        self._close_grace = False
+        self._handshake_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         peer = transport.get_extra_info("peername")
+        limits = self.state.limits
+        if limits.max_connections and len(self.state.protocols) >= limits.max_connections:
+            # before any byte: no AMQP to answer with (a flood of silent sockets must cost nothing)
+            self._refused = True
+            self.state.refused_connection(peer)
+            transport.abort()
+            return
         conn_id = next(_ids)
         self.engine = Engine(
             server=True,
             sasl=None,
-            max_frame_size=self.state.max_frame_size,
+            max_frame_size=limits.max_frame_size,
             idle_timeout_s=self.state.idle_timeout_s,
         )
+        transport.set_write_buffer_limits(high=limits.write_buffer_high, low=limits.write_buffer_low)
+        if limits.handshake_timeout:
+            self._handshake_timer = self.loop.call_later(limits.handshake_timeout, self._handshake_expired)
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
-        self.sasl = SaslServer(self.state.users, certificate_identity(transport.get_extra_info("peercert")))
+        self.sasl = SaslServer(
+            self.state.users,
+            certificate_identity(transport.get_extra_info("peercert")),
+            max_frame_size=limits.max_sasl_frame_size,
+        )
+
+    def pause_writing(self) -> None:
+        """The socket's buffer is over ``write_buffer_high``: the peer is not reading."""
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self.dirty()
 
     def data_received(self, data: bytes) -> None:
+        if self._refused:
+            return
         sasl = self.sasl
         if sasl is not None:
             out, rest = sasl.feed(data)
@@ -95,6 +138,8 @@ class AmqpProtocol(asyncio.Protocol):
             if sasl.result is SaslResult.PENDING:
                 return
             self.sasl = None
+            if self.conn is not None:
+                self.conn.user = sasl.user
             data = rest
             if not data:
                 return
@@ -111,6 +156,9 @@ class AmqpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.protocols.discard(self)
+        if self._handshake_timer is not None:
+            self._handshake_timer.cancel()
+            self._handshake_timer = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -147,7 +195,14 @@ class AmqpProtocol(asyncio.Protocol):
                     on_delivery(event_delivery(ev))
                 else:
                     handle(wrap(ev))
-            except Exception:
+            except Exception as exc:
+                if is_malformed(exc):
+                    # the peer's bytes, not a broker bug: one line, the traceback only at DEBUG
+                    log.info("connection %s from %s: malformed frame (%s), closing with %s",
+                                conn.id, conn.peer, exc, DECODE_ERROR)
+                    log.debug("connection %s: malformed frame", conn.id, exc_info=True)
+                    self._fail(DECODE_ERROR, f"malformed frame: {exc}")
+                    return
                 log.exception("connection %s: error handling event %s", conn.id, event_type(ev))
                 self._fail("amqp:internal-error", "broker error handling the peer's request")
                 return
@@ -160,6 +215,11 @@ class AmqpProtocol(asyncio.Protocol):
         out = engine.data_to_send()
         if out:
             self.transport.write(out)
+        conn = self.conn
+        if conn is not None and conn.out_bytes:
+            # resumed links send on (their output goes out at the next flush) unless the socket
+            # is full: then they wait for ``resume_writing``
+            conn.output_taken(self._write_paused)
         if not engine.closed and engine.transport.capacity() < 0 and not self._eof:
             # proton stopped reading mid-stream. Framing errors it answers itself (open + close
             # with amqp:connection:framing-error, then ``closed``); a frame it cannot decode it
@@ -172,12 +232,32 @@ class AmqpProtocol(asyncio.Protocol):
             # done, or proton reads no more input: nothing more can happen on this socket
             self._close_transport()
             return
+        state = engine.connection.state
+        if self._handshake_timer is not None and state & Endpoint.REMOTE_ACTIVE:
+            self._handshake_timer.cancel()  # SASL and Open done in time
+            self._handshake_timer = None
+        if state & Endpoint.LOCAL_CLOSED and not self._close_grace:
+            # we closed (an error, a refusal): a peer that never answers must not keep the socket
+            self._close_grace = True
+            self.loop.call_later(_CLOSE_GRACE, self._close_transport)
         deadline = engine.tick(time.monotonic())
         if deadline and deadline != self._deadline:
             self._deadline = deadline
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self.loop.call_at(self._loop_time(deadline), self._on_timer)
+
+    def _handshake_expired(self) -> None:
+        """SASL + Open not done within ``handshake_timeout`` (a silent or slowloris peer)."""
+        self._handshake_timer = None
+        engine = self.engine
+        if engine is None or engine.connection.state & Endpoint.REMOTE_ACTIVE:
+            return
+        cid = self.conn.id if self.conn else "?"
+        log.info("connection %s: handshake not completed in %ss, closing", cid,
+                 self.state.limits.handshake_timeout)
+        if self.transport is not None:
+            self.transport.abort()
 
     def _loop_time(self, monotonic_deadline: float) -> float:
         return self.loop.time() + max(0.0, monotonic_deadline - time.monotonic())

@@ -34,6 +34,7 @@ class Spill:
         self._db = db
         self._pending: list[tuple[int, int, bytes, int, float, int, int, int]] = []
         self.count = 0
+        self.bytes = 0  # message bytes paged out (the store-size limit counts them)
         self._by_priority = [0] * 10
 
     def top_priority(self) -> int:
@@ -52,6 +53,7 @@ class Spill:
              msg.origin, int(msg.stored))
         )
         self.count += 1
+        self.bytes += len(msg.data)
         self._by_priority[msg.priority] += 1
         if len(self._pending) >= _BATCH:
             self._flush()
@@ -77,6 +79,7 @@ class Spill:
         )
         self._db.execute("COMMIT")
         self.count -= len(rows)
+        self.bytes -= sum(len(row[2]) for row in rows)
         for row in rows:
             self._by_priority[-row[0]] -= 1
         return [_message(row) for row in rows]

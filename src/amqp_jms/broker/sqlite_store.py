@@ -89,6 +89,10 @@ class SQLiteStore(Store):
     def update_count(self, queue: str, msg: BrokerMessage) -> None:
         self._target().op(("count", msg.delivery_count, queue, msg.seq))
 
+    def mark_delivered(self, queue: str, msg: BrokerMessage) -> None:
+        # applied after the loop turn's inserts and deletes, as MAX: order-free, one executemany
+        self._target().marks.append((msg.delivery_count + 1, queue, msg.seq))
+
     def save_queue(self, name: str, kind: str, meta: dict[str, Any] | None) -> None:
         self._target().op(("saveq", name, kind, json.dumps(meta) if meta is not None else None))
 
@@ -186,6 +190,8 @@ class SQLiteStore(Store):
                         _write_rows(db, _INSERT_ONE, _INSERT_MANY, item[1])
                     if item[2]:
                         _write_rows(db, _DELETE_ONE, _DELETE_MANY, item[2])
+                elif kind == "marks":
+                    db.executemany(_MARK, item[1])
                 elif kind == "count":
                     db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?", item[1:])
                 elif kind == "saveq":
@@ -225,6 +231,9 @@ _DELETE_ONE = "DELETE FROM messages WHERE queue=? AND seq=?"
 _DELETE_MANY = "DELETE FROM messages WHERE (queue, seq) IN (VALUES " + ",".join(["(?,?)"] * _CHUNK) + ")"
 
 
+_MARK = "UPDATE messages SET delivery_count=MAX(delivery_count, ?) WHERE queue=? AND seq=?"
+
+
 def _write_rows(db: sqlite3.Connection, one: str, many: str, rows: list[tuple[Any, ...]]) -> None:
     full = len(rows) - len(rows) % _CHUNK
     for i in range(0, full, _CHUNK):
@@ -236,12 +245,13 @@ def _write_rows(db: sqlite3.Connection, one: str, many: str, rows: list[tuple[An
 class _Buffer:
     """Pending changes in order: segments of message inserts/deletes, and other operations."""
 
-    __slots__ = ("adds", "items", "removes")
+    __slots__ = ("adds", "items", "marks", "removes")
 
     def __init__(self) -> None:
         self.adds: list[tuple[Any, ...]] = []
         self.removes: list[tuple[Any, ...]] = []
         self.items: list[Op] = []
+        self.marks: list[tuple[Any, ...]] = []  # (count, queue, seq) of messages being delivered
 
     def _close_segment(self) -> None:
         if self.adds or self.removes:
@@ -254,6 +264,9 @@ class _Buffer:
 
     def take(self) -> list[Op]:
         self._close_segment()
+        if self.marks:
+            self.items.append(("marks", self.marks))
+            self.marks = []
         items, self.items = self.items, []
         return items
 

@@ -31,6 +31,11 @@ class Store:
     def update_count(self, queue: str, msg: BrokerMessage) -> None:
         return None
 
+    def mark_delivered(self, queue: str, msg: BrokerMessage) -> None:
+        """``msg`` is being sent to a consumer: store its count as one more delivery, so that
+        after a crash it comes back redelivered (never lowers a stored count)."""
+        return None
+
     def save_queue(self, name: str, kind: str, meta: dict[str, Any] | None) -> None:
         return None
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from proton import UNDESCRIBED, Array, Data, Described, Terminus, symbol, ulong
 
+from .errors import MalformedFrame
 from .nodes import NodeKind
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "parse_subscription_name",
     "set_capabilities",
     "set_filters",
+    "symbol_set",
     "symbols",
 ]
 
@@ -46,14 +48,18 @@ def data_object(data: Data) -> Any:
 
 def symbols(data: Data) -> set[str]:
     """A capabilities field (one symbol or an array of them) as a set of strings."""
-    obj = data_object(data)
+    return symbol_set(data_object(data))
+
+
+def symbol_set(obj: Any) -> set[str]:
+    """A decoded capabilities value (``None``, a symbol, or an array/list of symbols) as strings;
+    anything else is malformed (AMQP 1.0 part 2.7: capabilities are ``symbol``, multiple)."""
     if obj is None:
         return set()
-    if isinstance(obj, Array):
-        return {str(e) for e in obj.elements}
-    if isinstance(obj, list | tuple):
-        return {str(e) for e in obj}
-    return {str(obj)}
+    items = obj.elements if isinstance(obj, Array) else obj if isinstance(obj, list | tuple) else [obj]
+    if not all(isinstance(e, symbol) for e in items):
+        raise MalformedFrame(f"capabilities must be symbols, got {obj!r:.80}")
+    return {str(e) for e in items}
 
 
 def set_capabilities(data: Data, caps: list[str]) -> None:

@@ -16,6 +16,8 @@ from proton import Condition, Delivery, Described, ulong
 
 from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
+from .depth import check_depth
+from .large import DRAIN_AT, IncomingSpool
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Router
@@ -43,6 +45,11 @@ class TransferHandling:
     dirty: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
     _end_link: Callable[..., None]
+    max_message_size: int
+    max_value_depth: int
+    depth_floor: int  # messages at most this long cannot nest past max_value_depth
+    fail_when_full: bool  # address-full policy FAIL: check the target queue per message
+    large_threshold: int  # a delivery at least this big is spooled to a file as it arrives
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -55,6 +62,10 @@ class TransferHandling:
         lnk = lib.pn_delivery_link(d)
         st = self.links.get(ptr_addr(lnk))
         if st is None:
+            if lib.pn_link_is_receiver(lnk):
+                _discard(lnk, d)  # a link we ended (e.g. message too large): drop what still comes
+                self.dirty()
+                return
             self._on_delivery(Delivery.wrap(d))
             return
         if type(st) is OutgoingLink:
@@ -66,13 +77,43 @@ class TransferHandling:
             # checks it: a delivery arriving with none left was sent beyond our grant
             self._transfer_limit_exceeded(st, lib.pn_link_queued(lnk))
             return
-        if lib.pn_delivery_partial(d) or not lib.pn_delivery_readable(d):
-            return
         n = lib.pn_delivery_pending(d)
-        buf = bytearray(n)
-        lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
-        lib.pn_link_advance(lnk)
-        data = bytes(buf)
+        spool = st.spool
+        if spool is not None or lib.pn_delivery_partial(d):
+            # a multi-frame delivery: taken out of proton as it arrives, checked against the
+            # size limit before more is buffered (a never-ending more=true transfer included)
+            if (spool.size if spool is not None else 0) + n > self.max_message_size:
+                self._message_too_large(st, n + (spool.size if spool is not None else 0))
+                return
+            partial = lib.pn_delivery_partial(d)
+            if partial and n < DRAIN_AT and not lib.pn_delivery_aborted(d):
+                return
+            if spool is None:
+                spool = st.spool = IncomingSpool(self.large_threshold, self.core.spill_dir)
+            if n:
+                buf = bytearray(n)
+                lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
+                spool.add(buf)
+            if partial and not lib.pn_delivery_aborted(d):
+                return
+            st.spool = None
+            lib.pn_link_advance(lnk)
+            if lib.pn_delivery_aborted(d):
+                spool.discard()
+                lib.pn_delivery_settle(d)
+                self.dirty()
+                return
+            data: Any = spool.finish()
+        elif not lib.pn_delivery_readable(d):
+            return
+        else:
+            if n > self.max_message_size:
+                self._message_too_large(st, n)
+                return
+            buf = bytearray(n)
+            lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
+            lib.pn_link_advance(lnk)
+            data = bytes(buf)
         if lib.pn_delivery_aborted(d):
             lib.pn_delivery_settle(d)
         elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None:
@@ -86,29 +127,53 @@ class TransferHandling:
         credit = lib.pn_link_credit(lnk)
         if credit < st.window // 2 and lib.pn_link_queued(lnk) == 0:
             # top up only once the transfers that arrived together are through, so that the
-            # credit checked above is the credit the peer was told about
-            lib.pn_link_flow(lnk, st.window - credit)
+            # credit checked above is the credit the peer was told about; a full broker or
+            # queue (address-full policy BLOCK) withholds it until consumers make room
+            if st.blocked:
+                pass  # the gate's timer gives the credit back
+            elif not st.coordinator and self.core.gate.refusal(st.address) is not None:
+                self.core.gate.block(self, st)
+            else:
+                lib.pn_link_flow(lnk, st.window - credit)
         self.dirty()
 
     def _transfer_limit_exceeded(self, st: IncomingLink, excess: int) -> None:
         """The peer sent transfers beyond the credit we granted: end that link, nothing else."""
+        self._end_incoming(st, "amqp:link:transfer-limit-exceeded",
+                           f"{excess} transfer(s) sent with no link credit left")
+
+    def _message_too_large(self, st: IncomingLink, size: int) -> None:
+        """A message over ``max_message_size``: detach the link (AMQP 1.0 part 2.7.3), which
+        discards the delivery in progress; the connection and its other links carry on."""
+        limit = self.core.limits.max_message_size
+        self._end_incoming(st, "amqp:link:message-size-exceeded",
+                           f"message of {size}+ bytes exceeds the broker's max-message-size of {limit} bytes")
+
+    def _end_incoming(self, st: IncomingLink, condition: str, description: str) -> None:
         link = st.link
-        self.links.pop(addr(link), None)  # its remaining deliveries are discarded unread
+        self.links.pop(addr(link), None)  # what still arrives on it is read and dropped
+        if st.spool is not None:
+            st.spool.discard()
+            st.spool = None
         self._end_link(link, st, closed=True, connection_gone=False)
-        link.condition = Condition(
-            "amqp:link:transfer-limit-exceeded",
-            f"{excess} transfer(s) sent with no link credit left",
-        )
+        link.condition = Condition(condition, description)
         link.close()
         self.dirty()
 
     def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
         router = self.router
         try:
+            if len(data) > self.depth_floor:
+                check_depth(data, self.max_value_depth)
             msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
         except ValueError as exc:
             _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
             return
+        if self.fail_when_full:
+            full = self.core.gate.rejects(st.address)
+            if full is not None:
+                _reject(Delivery.wrap(d), "amqp:resource-limit-exceeded", full)
+                return
         if not router.publish(st.address or "", msg):
             _reject(Delivery.wrap(d), "amqp:not-found", f"node {st.address!r} no longer exists")
             return
@@ -166,6 +231,8 @@ class TransferHandling:
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
         try:
+            if len(data) > self.depth_floor:
+                check_depth(data, self.max_value_depth)
             msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
         except ValueError as exc:
             _reject(dlv, "amqp:decode-error", str(exc))
@@ -186,6 +253,10 @@ class TransferHandling:
             dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
             dlv.update(TRANSACTIONAL_STATE)
             dlv.settle()
+            return
+        full = self.core.gate.rejects(address)
+        if full is not None:
+            _reject(dlv, "amqp:resource-limit-exceeded", full)
             return
         if not router.publish(address, msg):
             _reject(dlv, "amqp:not-found", f"node {address!r} no longer exists")
@@ -216,6 +287,9 @@ class TransferHandling:
         if not to:
             return None
         if self.router.node_kind(to) is None:
+            limit = self.core.limits.max_nodes
+            if limit and len(self.router.kinds) + len(self.router.subscriptions) >= limit:
+                return None  # no room for another node (max_nodes)
             prefixes = self.core.prefixes
             if prefixes is not None:  # prefix mode: the address says the type, as on ActiveMQ
                 by_prefix = prefixes.kind_of(to)
@@ -264,6 +338,21 @@ class TransferHandling:
                 waiter.add_done_callback(done)
         else:
             _reject(dlv, "amqp:not-implemented", f"coordinator request {code!r}")
+
+
+_SCRATCH = bytearray(65536)
+_SCRATCH_PTR = ffi.from_buffer(_SCRATCH)
+
+
+def _discard(lnk: Any, d: Any) -> None:
+    """Read and drop a delivery's bytes on a link the broker no longer serves (nothing piles up
+    in proton), settling it once complete."""
+    while lib.pn_link_recv(lnk, _SCRATCH_PTR, len(_SCRATCH)) > 0:
+        pass
+    if not lib.pn_delivery_partial(d):
+        if lib.pn_link_current(lnk) == d:
+            lib.pn_link_advance(lnk)
+        lib.pn_delivery_settle(d)
 
 
 def _reject(dlv: Any, condition: str, description: str) -> None:

@@ -26,6 +26,7 @@ _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
     "amqp:unauthorized-access": JMSSecurityException,
     "amqp:resource-limit-exceeded": ResourceAllocationException,
+    "amqp:link:message-size-exceeded": ResourceAllocationException,
     "amqp:transaction:rollback": TransactionRolledBackException,
     "amqp:transaction:timeout": TransactionRolledBackException,
     "amqp:transaction:unknown-id": TransactionRolledBackException,

@@ -24,7 +24,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
-from .compiler import HeaderReaders, compile_condition, like_regex, lookup_headers, message_headers
+from .compiler import HeaderReaders, compile_condition, lookup_headers, message_headers
+from .like import like_matcher
 from .values import CMP_OPS, KINDS, D, F, I, L, classify, delivery_mode, priority, to_f32
 
 __all__ = ["compile_lookup", "compile_message"]
@@ -223,7 +224,7 @@ class _Generator:
             "any": "True",
         }.get(kind)
         if test is None:
-            test = f"{self.bind(like_regex(node.pattern, node.escape).fullmatch)}({v}) is not None"
+            test = f"{self.bind(like_matcher(node.pattern, node.escape))}({v})"
         return self.string_test(v, test, want != node.negated)
 
     def compare(self, node: Compare, want: bool) -> str | None:

@@ -45,6 +45,7 @@ from .ast import (
     Unary,
     operands,
 )
+from .like import like_matcher
 from .values import arith, compare, delivery_mode, negate, priority
 
 __all__ = [
@@ -62,7 +63,10 @@ HeaderReaders = dict[str, Fn]
 
 def like_regex(pattern: str, escape: str | None) -> re.Pattern[str]:
     """The regex for a LIKE pattern: ``%`` any run, ``_`` one character, everything else literal
-    (newlines and regex metacharacters included); ``escape`` makes the next character literal."""
+    (newlines and regex metacharacters included); ``escape`` makes the next character literal.
+
+    A backtracking regex: the reference the tests check :func:`~amqp_jms.selector.like.like_matcher`
+    against on small inputs, never used to evaluate a selector (see ``selector/like.py``)."""
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -172,8 +176,8 @@ class _Compiler:
         if isinstance(node, In):
             return self._in(node, want != node.negated)
         if isinstance(node, Like):
-            rx = like_regex(node.pattern, node.escape)
-            return self._in_like(node.identifier, None, rx.fullmatch, want != node.negated)
+            matcher = like_matcher(node.pattern, node.escape)
+            return self._in_like(node.identifier, None, matcher, want != node.negated)
         if isinstance(node, Between):
             return self._generic(self._between_value(node), want)
         if isinstance(node, Literal) and node.kind == "boolean":
@@ -211,7 +215,7 @@ class _Compiler:
         self,
         ident: Identifier,
         values: tuple[str, ...] | None,
-        match: Callable[[str], Any] | None,
+        match: Callable[[str], bool] | None,
         positive: bool,
     ) -> Pred:
         """IN / LIKE: TRUE for a matching String, FALSE for any other non-NULL value."""
@@ -226,7 +230,7 @@ class _Compiler:
         else:
 
             def hit(v: Any) -> bool:
-                return isinstance(v, str) and match(v) is not None
+                return isinstance(v, str) and match(v)
 
         if positive:
 

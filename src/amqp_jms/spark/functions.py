@@ -28,6 +28,8 @@ from typing import Any
 
 import pandas as pd  # the Arrow UDFs' type hints name it (pandas comes with pyspark's extras)
 
+from ..selector.like import LikeSegment, like_segments
+
 __all__ = ["decode_amqp", "encode_amqp", "selector"]
 
 _HEADERS = {
@@ -293,24 +295,20 @@ class _Compiler:
 
 
 def _like_regex(pattern: str, escape: str | None) -> str:
-    """A Java regex (Spark's ``rlike``) matching exactly what the LIKE pattern matches."""
-    out = ["(?s)^"]
-    i = 0
-    while i < len(pattern):
-        ch = pattern[i]
-        if escape is not None and ch == escape and i + 1 < len(pattern):
-            out.append(_java_quote(pattern[i + 1]))
-            i += 2
-            continue
-        if ch == "%":
-            out.append(".*")
-        elif ch == "_":
-            out.append(".")
-        else:
-            out.append(_java_quote(ch))
-        i += 1
-    out.append("$")
-    return "".join(out)
+    """A Java regex (Spark's ``rlike``) matching exactly what the LIKE pattern matches, in time
+    linear in the text: ``%`` as ``.*`` would backtrack (``'%a%a%a%a%b'`` on a long run of ``a``
+    takes minutes), so each middle segment is an atomic group ``(?>.*?seg)`` found once at its
+    leftmost place and never retried, which is exact for LIKE (see ``selector/like.py``)."""
+    segments = like_segments(pattern, escape)
+
+    def seg(s: LikeSegment) -> str:
+        return "".join("." if c is None else _java_quote(c) for c in s.chars)
+
+    if len(segments) == 1:
+        return f"(?s)^{seg(segments[0])}$"
+    first, *middle, last = segments
+    groups = "".join(f"(?>.*?{seg(m)})" for m in middle if m.chars)
+    return f"(?s)^{seg(first)}{groups}.*{seg(last)}$"
 
 
 def _java_quote(ch: str) -> str:

@@ -5,6 +5,8 @@
 * :mod:`amqp_jms.testing.rhea`: run rhea (Node.js AMQP 1.0 stack) scripts, JSON in and out.
 * :mod:`amqp_jms.testing.proxy`: :class:`FaultProxy`, a loopback TCP proxy that drops (RST or
   FIN), black-holes, delays or refuses connections on command, for failover and timeout tests.
+* :mod:`amqp_jms.testing.broker_process`: the embedded broker as a subprocess, with its memory
+  readings (import it explicitly).
 * :mod:`amqp_jms.testing.peer`: a scripted AMQP test peer on proton's engine (frame-by-frame
   expectations, after Qpid JMS's TestAmqpPeer); import it explicitly.
 """

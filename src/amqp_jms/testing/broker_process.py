@@ -1,0 +1,80 @@
+"""The embedded broker as a subprocess (``python -m amqp_jms.broker``) with its memory readings:
+for tests that kill it or measure it, and for ``benchmarks/broker_fuzz.py``.
+
+    p = BrokerProcess("--data-dir", "d")     # started; p.url, p.pid, p.addr
+    p.peak_mb(); p.rss_mb()                   # VmHWM / VmRSS from /proc/<pid>/status
+    log = p.stop()                            # SIGTERM (then SIGKILL); what it logged
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+
+__all__ = ["BrokerProcess"]
+
+
+class BrokerProcess:
+    """``python -m amqp_jms.broker --port 0`` (plus ``args``); ``url``, ``pid``, memory readings."""
+
+    def __init__(self, *args: str, quiet: bool = True) -> None:
+        # the log goes to a file: a pipe nobody reads would block a broker that logs a lot
+        self._log = tempfile.TemporaryFile("w+")
+        self._stopped: str | None = None
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "amqp_jms.broker", "--port", "0", *(["-q"] if quiet else []), *args],
+            stdout=subprocess.PIPE, stderr=self._log, text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        m = re.search(r"(amqp://\S+)", line)
+        if not m:
+            raise AssertionError(f"broker did not start: {line!r} {self.stop()}")
+        self.url = m.group(1)
+        self.pid = self.proc.pid
+        host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
+        self.addr = (host, int(port))
+
+    def status_kb(self, field: str) -> int:
+        with open(f"/proc/{self.pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+        raise AssertionError(f"{field} not in /proc/{self.pid}/status")
+
+    def rss_mb(self) -> float:
+        return self.status_kb("VmRSS") / 1024
+
+    def peak_mb(self) -> float:
+        return self.status_kb("VmHWM") / 1024
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def socket(self, timeout: float = 5.0) -> socket.socket:
+        return socket.create_connection(self.addr, timeout=timeout)
+
+    def stderr(self) -> str:
+        """What it has logged so far."""
+        self._log.seek(0)
+        return self._log.read()
+
+    def stop(self) -> str:
+        """Stop it (SIGTERM, then SIGKILL); returns what it logged."""
+        if self._stopped is not None:
+            return self._stopped
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._stopped = self.stderr()
+        self._log.close()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+        return self._stopped

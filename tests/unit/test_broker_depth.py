@@ -1,0 +1,58 @@
+"""check_depth: nesting beyond the limit is refused without decoding; real messages pass."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from proton import Message
+
+from amqp_jms.broker.depth import check_depth
+from amqp_jms.mapping.codec import encode_value
+from amqp_jms.types import Described, Symbol, UInt, ULong
+
+
+def nested(depth: int, kind: str) -> Any:
+    v: Any = UInt(1)
+    for _ in range(depth):
+        if kind == "list":
+            v = [v, b"\x00" * 3]
+        else:
+            v = {Symbol("k"): v} if kind == "map" else Described(ULong(1), v)
+    return v
+
+
+@pytest.mark.parametrize("kind", ["list", "map", "described"])
+def test_nesting_over_the_limit_is_refused(kind: str) -> None:
+    check_depth(encode_value(nested(100, kind)), 100)
+    with pytest.raises(ValueError, match="max_value_depth"):
+        check_depth(encode_value(nested(101, kind)), 100)
+    with pytest.raises(ValueError, match="max_value_depth"):
+        check_depth(deep_lists(5000), 100)  # deeper than the encoder itself could recurse
+
+
+def deep_lists(depth: int) -> bytes:
+    data = encode_value(UInt(1))
+    for _ in range(depth):
+        data = b"\xd0" + (len(data) + 4).to_bytes(4, "big") + (1).to_bytes(4, "big") + data
+    return data
+
+
+def test_real_messages_pass() -> None:
+    m = Message(
+        body={"a": [1, 2, {"b": b"\x00" * 500}], "c": list(range(300))},
+        properties={"x": 1, "y": "z" * 200},
+        annotations={"x-opt-jms-msg-type": 1},
+        durable=True, priority=7, id="ID:1", subject="s",
+    )
+    check_depth(m.encode(), 100)
+    check_depth(Message(body=b"\x00" * 100000).encode(), 100)
+    # an array of lists, and an array with a described element constructor
+    check_depth(encode_value(nested(3, "list")) * 50, 100)
+
+
+def test_truncated_data_is_malformed_not_a_crash() -> None:
+    data = encode_value(nested(150, "list"))
+    for cut in (1, 7, len(data) // 2, len(data) - 1):
+        with pytest.raises(ValueError):
+            check_depth(data[:cut] + b"\x00" * 200, 100)
