@@ -167,3 +167,13 @@ def test_destination_uri_with_non_utf8_escapes_is_refused_not_replaced(uri: str)
     with pytest.raises(MQFormatError, match="not UTF-8") as info:
         destination_from_uri(uri, "Rto")
     assert info.value.field == "Rto"
+
+
+@pytest.mark.parametrize("value", [2**31, -(2**31) - 1, 2**40])
+def test_an_mqlong_out_of_range_names_its_field_on_receive(value: int) -> None:
+    # hypothesis found it: a hand-built MQMD with MsgType 2^31 raised a bare ValueError (from the
+    # JMS_IBM_MsgType Int) instead of MQFormatError naming the field
+    md, data = _good_message()
+    with pytest.raises(MQFormatError) as info:
+        from_mq(dataclasses.replace(md, msg_type=value), data)
+    assert info.value.field == "MsgType"

@@ -189,6 +189,15 @@ def _char_set(key: tuple[str, ...]) -> tuple[bytes, ...]:
     return out
 
 
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_mqlong(value: object) -> bool:
+    """An MQLONG: a 32-bit signed integer (a bool is not one)."""
+    return _is_int(value) and _INT_MIN <= value <= _INT_MAX  # type: ignore[operator]
+
 @dataclass(slots=True)
 class MQMD:
     """The message descriptor, with IBM's initial values (``MQMD_DEFAULT``) except ``version``,
@@ -240,7 +249,9 @@ class MQMD:
         for attr, name, kind, _width, _off in MQMD_FIELDS:
             value = getattr(self, attr)
             if kind == "l":
-                ok = isinstance(value, int) and not isinstance(value, bool)
+                if _is_int(value) and not _is_mqlong(value):  # the right type, out of range
+                    raise MQFormatError(f"{value!r} is not a 32-bit MQLONG", structure="MQMD", field=name)
+                ok = _is_int(value)
             elif kind == "c":
                 ok = isinstance(value, str)
             else:
@@ -296,7 +307,7 @@ class MQMD:
         for attr, name, kind, width, _off in MQMD_FIELDS[:count]:
             value = getattr(self, attr)
             if kind == "l":
-                if isinstance(value, bool) or not isinstance(value, int) or not _INT_MIN <= value <= _INT_MAX:
+                if not _is_mqlong(value):
                     raise MQFormatError(f"{value!r} is not a 32-bit MQLONG", structure="MQMD", field=name)
                 values.append(value)
             elif kind == "c":
