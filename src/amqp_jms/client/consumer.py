@@ -182,7 +182,10 @@ class MessageConsumer:
         message would cost as much again and could differ (annotations the client does not
         model). Everything else is ``receive``: same vetting (expiry, redelivery limit, local
         selector), and the message counts as delivered to the session (acknowledged per its
-        mode; a transacted session accepts it on commit).
+        mode; a transacted session accepts it on commit). A message that cannot be read as a JMS
+        message (a poison message) is never returned: it is settled
+        ``modified(delivery-failed, undeliverable-here)``, logged once at WARNING, and the
+        receive goes on to the next one, exactly as ``receive`` does.
         """
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")

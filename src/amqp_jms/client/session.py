@@ -13,8 +13,8 @@ rules, per mode:
 * SESSION_TRANSACTED: each delivered message is accepted inside the current transaction;
   ``commit``/``rollback`` discharge it.
 
-A received message's ``JMS_AMQP_ACK_TYPE`` property (1 accepted, 2 rejected, 3 released,
-4 modified-failed, 5 modified-failed-undeliverable) picks the outcome its acknowledgement sends.
+Which outcome a settlement carries (``JMS_AMQP_ACK_TYPE``, poison messages, prefetched messages
+never seen) is the policy of ``client.acknowledgement``.
 """
 
 from __future__ import annotations
@@ -25,15 +25,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..provider.base import (
-    ACCEPTED,
-    MODIFIED_FAILED,
-    MODIFIED_FAILED_UNDELIVERABLE,
-    REJECTED,
-    RELEASED,
-    ConsumerSpec,
-    ProducerSpec,
-)
+from ..provider.base import ACCEPTED, MODIFIED_FAILED_UNDELIVERABLE, ConsumerSpec, ProducerSpec
+from .acknowledgement import OUTCOME_BY_NAME, POISON, ack_type_of, decode_or_poison
 from .completion import wait_for_completions
 from .consumer import ListenerLike, LocalQueue, MessageConsumer
 from .dispatch import Dispatcher
@@ -48,15 +41,6 @@ if TYPE_CHECKING:
 __all__ = ["Session"]
 
 M = TypeVar("M", bound="Message")
-
-_OUTCOME_BY_NAME = {
-    "ACCEPTED": ACCEPTED,
-    "REJECTED": REJECTED,
-    "RELEASED": RELEASED,
-    "MODIFIED_FAILED": MODIFIED_FAILED,
-    "MODIFIED_FAILED_UNDELIVERABLE": MODIFIED_FAILED_UNDELIVERABLE,
-}
-ACK_TYPE = "JMS_AMQP_ACK_TYPE"
 
 
 class Session(SessionFeatures):
@@ -87,7 +71,7 @@ class Session(SessionFeatures):
         self._producer_ids = 0
         cfg = connection._config
         self._redelivery_max = cfg.redelivery.max_redeliveries
-        self._redelivery_outcome = _OUTCOME_BY_NAME[cfg.redelivery.outcome]
+        self._redelivery_outcome = OUTCOME_BY_NAME[cfg.redelivery.outcome]
         self._validate_names = cfg.validate_property_names
 
     # -- properties ----------------------------------------------------------------------------
@@ -227,8 +211,12 @@ class Session(SessionFeatures):
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
     def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
-        """Decode and vet one inbound message; None if it was expired/over-delivered/filtered."""
-        msg = inbound.decode()
+        """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
+        filtered (and settled as such)."""
+        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        if msg is None:
+            consumer._p.acknowledge(inbound, POISON)
+            return None
         props = msg._props
         if inbound.local_redeliveries:
             msg._redelivered = True
@@ -254,7 +242,8 @@ class Session(SessionFeatures):
             msg._validate_names = False  # writable again after clear_properties()
         mode = self._mode
         if mode == self.CLIENT_ACKNOWLEDGE:
-            msg._ack_callback = self.acknowledge
+            # the outcome chosen on the message acknowledged applies to all the session settles
+            msg._ack_callback = lambda: self._acknowledge_delivered(ack_type_of(msg))
         elif mode == self.INDIVIDUAL_ACKNOWLEDGE:
             msg._ack_callback = lambda: self._ack_one(consumer, inbound, msg)
         return msg
@@ -262,7 +251,7 @@ class Session(SessionFeatures):
     def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         mode = self._mode
         if mode in (self.AUTO_ACKNOWLEDGE, self.DUPS_OK_ACKNOWLEDGE, self.SESSION_TRANSACTED):
-            consumer._p.acknowledge(inbound, _ack_type(msg))
+            consumer._p.acknowledge(inbound, _auto_outcome(msg))
             if mode == self.SESSION_TRANSACTED:
                 with self._lock:
                     self._delivered.append((consumer, inbound))
@@ -272,9 +261,10 @@ class Session(SessionFeatures):
 
     def _ack_one(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         self._check_open()
+        outcome = ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
         with self._lock:
             self._delivered = [d for d in self._delivered if d[1][0] is not inbound]
-        consumer._p.acknowledge(inbound, _ack_type(msg))
+        consumer._p.acknowledge(inbound, outcome)
 
     # -- listeners -----------------------------------------------------------------------------
     def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
@@ -340,13 +330,18 @@ class Session(SessionFeatures):
     # -- acknowledgement, recovery, transactions -----------------------------------------------
     def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: accept every message this session has delivered so far."""
+        self._acknowledge_delivered(ACCEPTED)
+
+    def _acknowledge_delivered(self, outcome: int) -> None:
+        """Settle every message delivered so far with ``outcome`` (``message.acknowledge()``
+        passes the ``JMS_AMQP_ACK_TYPE`` of the message it was called on, as Qpid JMS does)."""
         self._check_open()
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return
         with self._lock:
             delivered, self._delivered = self._delivered, []
-        for consumer, (inbound, msg) in delivered:
-            consumer._p.acknowledge(inbound, _ack_type(msg))
+        for consumer, (inbound, _msg) in delivered:
+            consumer._p.acknowledge(inbound, outcome)
 
     def recover(self) -> None:
         """Stop, redeliver every unacknowledged message (JMSRedelivered true), in order."""
@@ -496,16 +491,13 @@ class Session(SessionFeatures):
         self.close()
 
 
-def _ack_type(msg: Any) -> int:
-    v = msg._props.get(ACK_TYPE) if msg._props else None
-    if v is None:
-        return ACCEPTED
+def _auto_outcome(msg: Any) -> int:
+    """The outcome of a message the session acknowledges by itself: its ``JMS_AMQP_ACK_TYPE``
+    if a listener chose a valid one, else accepted (nobody is there to refuse an invalid one to)."""
     try:
-        n = int(v)
-    except (TypeError, ValueError):
+        return ack_type_of(msg)
+    except JMSException:
         return ACCEPTED
-    known = (ACCEPTED, REJECTED, RELEASED, MODIFIED_FAILED, MODIFIED_FAILED_UNDELIVERABLE)
-    return n if n in known else ACCEPTED
 
 
 def _int_like(template: Any, value: int) -> Any:
