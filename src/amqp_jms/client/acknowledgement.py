@@ -12,8 +12,10 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
   ``modified{delivery-failed, undeliverable-here}`` and skipped, with one WARNING: the peer then
   dead-letters it or offers it to another consumer, instead of the client failing on it forever.
 * a message that was prefetched but never handed to the application (consumer, session or
-  connection close, a stopped pull consumer, rollback/recover of messages never delivered) is
-  ``released``: back to the queue, not counted as a delivery attempt.
+  connection close, a stopped pull consumer, rollback of messages never delivered) is
+  ``released``: back to the queue, not counted as a delivery attempt. One that ``recover()``
+  queued again and was not delivered again before the close is ``modified-failed`` (it was
+  delivered once).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ __all__ = [
     "ack_type_of",
     "decode_or_poison",
     "outcome_for_ack_type",
+    "unseen_outcome",
 ]
 
 ACK_TYPE = "JMS_AMQP_ACK_TYPE"
@@ -71,6 +74,13 @@ def outcome_for_ack_type(value: Any) -> int:
         raise JMSException(f"{ACK_TYPE} {value!r} is not an acknowledgement type: expected 1 accepted, "
                            "2 rejected, 3 released, 4 modified-failed or 5 modified-failed-undeliverable")
     return n
+
+
+def unseen_outcome(inbound: Any) -> int:
+    """The outcome of a message the client gives back unseen (close, stop, rollback):
+    ``released`` if the application never had it; ``modified-failed`` if it had it once and
+    ``recover()`` queued it again (Qpid JMS: that delivery attempt counts)."""
+    return MODIFIED_FAILED if getattr(inbound, "local_redeliveries", 0) else UNSEEN
 
 
 def ack_type_of(msg: Any) -> int:

@@ -182,6 +182,8 @@ class Connection:
             d = s._dispatcher
             if d is not None:
                 d.wait_idle()
+        for s in list(self._sessions):
+            s._stopped()
 
     def close(self) -> None:
         """Close every session, then the AMQP connection; idempotent."""

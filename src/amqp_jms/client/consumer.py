@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
+from .acknowledgement import unseen_outcome
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
+
+#: ``LocalQueue.get(stop_aware=True)``: the connection was stopped while waiting
+STOPPED: Any = object()
 
 
 class MessageListener(Protocol):
@@ -67,6 +71,11 @@ class LocalQueue:
             self._q.clear()
             return items
 
+    def give_back(self) -> list[tuple[Any, int]]:
+        """What the link gives back as it closes: every queued message with its unseen outcome
+        (called on the I/O thread)."""
+        return [(inbound, unseen_outcome(inbound)) for inbound in self.take_all()]
+
     def push_front(self, items: list[Any]) -> None:
         with self._cond:
             self._q.extendleft(reversed(items))
@@ -85,11 +94,14 @@ class LocalQueue:
     def on_closed(self, exc: JMSException) -> None:
         self.close(exc)
 
-    def get(self, timeout: float | None) -> Any:
-        """The next message; None on timeout (``0`` = no wait) or when closed."""
+    def get(self, timeout: float | None, stop_aware: bool = False) -> Any:
+        """The next message; None on timeout (``0`` = no wait) or when closed; with
+        ``stop_aware``, ``STOPPED`` as soon as the queue is (or gets) stopped."""
         with self._cond:
             if self.running and self._q:
                 return self._q.popleft()
+            if stop_aware and not self.running:
+                return STOPPED
             if timeout is not None and timeout <= 0:
                 return None
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -98,6 +110,8 @@ class LocalQueue:
                 while not self.closed:
                     if self.running and self._q:
                         return self._q.popleft()
+                    if stop_aware and not self.running:
+                        return STOPPED
                     if deadline is None:
                         self._cond.wait()
                     else:
@@ -108,6 +122,17 @@ class LocalQueue:
                 return None
             finally:
                 self._waiting -= 1
+
+    def wait_running(self, timeout: float | None) -> bool:
+        """Wait until started; False on timeout or close."""
+        with self._cond:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self.closed and not self.running:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return self.running and not self.closed
 
     def pop_nowait(self) -> Any:
         with self._cond:
@@ -318,15 +343,25 @@ class MessageConsumer:
         if inbound is not None:
             return inbound
         conn = self._session._connection
-        if not q.running:
-            return q.get(timeout)  # stopped: nothing is pulled until start (or timeout)
         drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
         if timeout is not None and timeout <= 0:
+            if not q.running:
+                return None
             conn._provider_wait(self._p.pull(drain=True), drain_timeout, "receive_no_wait (drain)")
             return q.pop_nowait()
-        conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
-        inbound = q.get(timeout)
-        if inbound is None and not self._closed and not q.closed:
-            conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
-            inbound = q.pop_nowait()
-        return inbound
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not q.running:
+                # stopped: nothing is pulled until start (stop() took the credit back)
+                if not q.wait_running(left):
+                    return None
+                continue
+            conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
+            inbound = q.get(left, stop_aware=True)
+            if inbound is STOPPED:
+                continue  # stop() drained the credit and released what came: pull again on start
+            if inbound is None and not self._closed and not q.closed:
+                conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
+                inbound = q.pop_nowait()
+            return inbound

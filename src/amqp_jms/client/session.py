@@ -284,7 +284,7 @@ class Session(SessionFeatures):
     def _pull_for_listener(self, consumer: MessageConsumer) -> None:
         """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
         if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
-                and self._connection._provider_alive():
+                and consumer._queue.running and self._connection._provider_alive():
             consumer._p.pull(drain=False)
 
     def _dispatch_one(self, consumer: MessageConsumer) -> None:
@@ -407,6 +407,35 @@ class Session(SessionFeatures):
             c._queue.set_running(running)
         if running and self._dispatcher is not None:
             self._dispatcher.resume()
+        if running:
+            for c in list(self._consumers):
+                self._pull_for_listener(c)
+
+    def _stopped(self) -> None:
+        """After stop (listeners idle): pull consumers give their credit and messages back."""
+        for c in list(self._consumers):
+            if c._prefetch == 0:
+                self._take_back_pull(c)
+
+    def _take_back_pull(self, consumer: MessageConsumer) -> None:
+        """Stopped with a pull (prefetch 0) consumer: take its credit back and release what it
+        brought, so other consumers get those messages while this one is stopped (a receive
+        waiting across the stop pulls again on start)."""
+        conn = self._connection
+        if consumer._closed or not conn._provider_alive():
+            return
+        try:
+            conn._provider_wait(consumer._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
+                                "stop (drain)")
+        except JMSException:
+            pass  # the credit stays out; what arrives waits for start or is released at close
+        self._return_unseen(consumer)
+
+    def _return_unseen(self, consumer: MessageConsumer) -> None:
+        """Give back what the consumer prefetched and the application never saw (released; a
+        message recover() queued again counts its earlier delivery: modified-failed)."""
+        for inbound, outcome in consumer._queue.give_back():
+            consumer._p.acknowledge(inbound, outcome)
 
     def _close_consumer(self, consumer: MessageConsumer) -> None:
         if consumer._closed:
@@ -418,7 +447,7 @@ class Session(SessionFeatures):
             d.wait_idle()
         conn = self._connection
         try:
-            if conn._provider_alive():
+            if conn._provider_alive():  # the link gives back what was never seen (LocalQueue.give_back)
                 conn._provider_wait(consumer._p.close(), conn._close_timeout(), "close consumer")
         finally:
             with self._lock:

@@ -98,6 +98,11 @@ class InboundSink(Protocol):
         """Remove and return every locally queued message (rollback releases them)."""
         ...
 
+    def give_back(self) -> list[tuple[Any, int]]:
+        """Remove every locally queued message, each with the outcome to settle it with as its
+        link closes (the application never saw them: released, in the JMS layer's policy)."""
+        ...
+
 
 class ProviderListener(Protocol):
     def on_connection_failure(self, exc: JMSException) -> None:

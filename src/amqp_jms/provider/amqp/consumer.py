@@ -276,9 +276,29 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         return self.provider.lt.submit(self.detach())
 
     async def detach(self, close: bool = True) -> None:
+        await self._take_back_credit()
         # a durable subscriber detaches without closing (also at session close): the
         # subscription outlives it
         await super().detach(close and not self.spec.durable)
+
+    async def _take_back_credit(self) -> None:
+        """Before the link goes, when there is something to give back: drain its credit, so what
+        the sink gives back (released) is not sent to this link again while it detaches (Qpid
+        JMS's stop-and-release). What is in flight arrives during the drain and is given back
+        with the rest. With nothing to give back the link just detaches (no round trip)."""
+        rcv = self.pn
+        if (rcv is None or len(self.sink) == 0 or self.closed or self.failure is not None or self.session.failure is not None
+                or self.provider.failure is not None or self.provider.closing or self.spec.presettle
+                or self.spec.browser or rcv.credit <= 0 or self.provider.drain_unsafe):
+            return
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._start_drain(fut)
+        self.provider.flush()
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(fut),
+                                   self.provider.config.seconds(self.provider.config.drain_timeout_ms))
+        except (TimeoutError, JMSException):
+            pass  # detach anyway: what the peer still holds for us is its to count
 
     # -- loop: settlement and credit -----------------------------------------------------------
     def settle(self, inbound: AmqpInbound, outcome: int, txn_id: Any = None) -> None:
@@ -340,3 +360,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         for w in waiters:
             if not w.done():
                 w.set_result(None)
+        # what the application never saw goes back with the outcome the JMS layer picks
+        # (released), not left to the source's default outcome (modified-failed: counted)
+        for inbound, outcome in self.sink.give_back():
+            self.settle(inbound, outcome)
