@@ -25,7 +25,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..provider.base import ACCEPTED, MODIFIED_FAILED_UNDELIVERABLE, ConsumerSpec, ProducerSpec
+from ..provider.base import (
+    ACCEPTED,
+    MODIFIED_FAILED,
+    MODIFIED_FAILED_UNDELIVERABLE,
+    ConsumerSpec,
+    ProducerSpec,
+)
 from .acknowledgement import OUTCOME_BY_NAME, POISON, ack_type_of, decode_or_poison
 from .completion import wait_for_completions
 from .consumer import ListenerLike, LocalQueue, MessageConsumer
@@ -64,6 +70,9 @@ class Session(SessionFeatures):
         self._consumers: list[MessageConsumer] = []
         self._producers: list[MessageProducer] = []
         self._delivered: list[tuple[MessageConsumer, Any]] = []  # CLIENT/transacted: in order
+        #: CLIENT/INDIVIDUAL consumers closed with delivered, unacknowledged messages: their links
+        #: stay until those are acknowledged (or recovered) or the session ends (Qpid JMS)
+        self._deferred: list[MessageConsumer] = []
         self._dispatcher: Dispatcher | None = None
         #: the (consumer, inbound) a listener is handling right now (dispatcher thread only)
         self._current: tuple[MessageConsumer, Any] | None = None
@@ -265,6 +274,7 @@ class Session(SessionFeatures):
         with self._lock:
             self._delivered = [d for d in self._delivered if d[1][0] is not inbound]
         consumer._p.acknowledge(inbound, outcome)
+        self._close_deferred()
 
     # -- listeners -----------------------------------------------------------------------------
     def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
@@ -342,6 +352,23 @@ class Session(SessionFeatures):
             delivered, self._delivered = self._delivered, []
         for consumer, (inbound, _msg) in delivered:
             consumer._p.acknowledge(inbound, outcome)
+        self._close_deferred()
+
+    def _close_deferred(self) -> None:
+        """Detach the links of closed consumers that have nothing left to acknowledge."""
+        with self._lock:
+            if not self._deferred:
+                return
+            pending = {id(c) for c, _ in self._delivered}
+            done = [c for c in self._deferred if id(c) not in pending]
+            self._deferred = [c for c in self._deferred if id(c) in pending]
+        conn = self._connection
+        for c in done:
+            if conn._provider_alive():
+                try:
+                    conn._provider_wait(c._p.close(), conn._close_timeout(), "close consumer")
+                except JMSException:
+                    pass
 
     def recover(self) -> None:
         """Stop, redeliver every unacknowledged message (JMSRedelivered true), in order."""
@@ -363,10 +390,15 @@ class Session(SessionFeatures):
             inbound._msg = None  # decode again: a fresh, read-only copy
             by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
         for consumer, items in by_consumer.values():
+            if consumer._closed:  # a closed consumer's link waited for these: give them back
+                for inbound in items:
+                    consumer._p.acknowledge(inbound, MODIFIED_FAILED)
+                continue
             consumer._queue.push_front(items)
             if consumer._listener is not None and self._dispatcher is not None:
                 for _ in items:
                     self._dispatcher.notify(consumer)
+        self._close_deferred()
 
     def commit(self) -> None:
         self._check_open()
@@ -446,6 +478,8 @@ class Session(SessionFeatures):
         if d is not None and not d.on_own_thread():
             d.wait_idle()
         conn = self._connection
+        if self._defer_close(consumer):
+            return
         try:
             if conn._provider_alive():  # the link gives back what was never seen (LocalQueue.give_back)
                 conn._provider_wait(consumer._p.close(), conn._close_timeout(), "close consumer")
@@ -453,6 +487,26 @@ class Session(SessionFeatures):
             with self._lock:
                 if consumer in self._consumers:
                     self._consumers.remove(consumer)
+
+    def _defer_close(self, consumer: MessageConsumer) -> bool:
+        """CLIENT/INDIVIDUAL_ACKNOWLEDGE: a consumer closed with delivered, unacknowledged
+        messages keeps its link (no more credit; the unseen messages given back) so that a later
+        ``acknowledge()`` still settles them, as in Qpid JMS. True when deferred."""
+        if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
+            return False
+        conn = self._connection
+        with self._lock:
+            if not any(c is consumer for c, _ in self._delivered) or not conn._provider_alive():
+                return False
+            self._deferred.append(consumer)
+            if consumer in self._consumers:
+                self._consumers.remove(consumer)
+        try:
+            conn._provider_wait(consumer._p.stop(), conn._close_timeout(), "close consumer (stop)")
+        except JMSException:
+            pass  # what still arrives is released when the link goes
+        self._return_unseen(consumer)
+        return True
 
     def _close_producer(self, producer: MessageProducer) -> None:
         conn = self._connection
@@ -482,6 +536,7 @@ class Session(SessionFeatures):
         consumers = list(self._consumers)
         with self._lock:
             self._delivered.clear()
+            self._deferred.clear()  # their links go with the session
 
         def prefetched() -> list[Any]:
             out: list[Any] = []

@@ -139,6 +139,13 @@ class ProviderConsumer(ABC):
     def drain(self) -> Future[None]:
         """Ask the peer to use or return all credit; completes when it has."""
 
+    def stop(self) -> Future[None]:
+        """Take back all credit and grant no more: a consumer the application closed whose link
+        stays open until its delivered messages are acknowledged. Completes when drained."""
+        fut: Future[None] = Future()
+        fut.set_result(None)
+        return fut
+
     @property
     def drain_on_empty(self) -> bool:
         """Whether an empty ``receive(t)``/``receive_no_wait`` may ask the peer (a drain) before

@@ -272,6 +272,19 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._drain_waiters.append(fut)
         rcv.drain(0)
 
+    def stop(self) -> concurrent.futures.Future[None]:
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def go() -> None:
+            self.prefetch = 0  # no refill from now on
+            if self.failure is not None or self.pn is None or self.closed or self.spec.presettle:
+                fut.set_result(None)
+                return
+            self._start_drain(fut)
+
+        self.provider.lt.post(go)
+        return fut
+
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
 
@@ -287,8 +300,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         JMS's stop-and-release). What is in flight arrives during the drain and is given back
         with the rest. With nothing to give back the link just detaches (no round trip)."""
         rcv = self.pn
-        if (rcv is None or len(self.sink) == 0 or self.closed or self.failure is not None or self.session.failure is not None
-                or self.provider.failure is not None or self.provider.closing or self.spec.presettle
+        if (rcv is None or len(self.sink) == 0 or self.closed or self.failure is not None
+                or self.session.failure is not None or self.provider.failure is not None
+                or self.provider.closing or self.spec.presettle
                 or self.spec.browser or rcv.credit <= 0 or self.provider.drain_unsafe):
             return
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
