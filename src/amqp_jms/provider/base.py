@@ -109,6 +109,11 @@ class ProviderListener(Protocol):
         """The connection died (called on the I/O thread: hand off, do not block)."""
         ...
 
+    def on_async_exception(self, exc: JMSException) -> None:
+        """A send nobody waited for failed (the peer refused it); the connection lives on
+        (called on the I/O thread: hand off, do not block)."""
+        ...
+
 
 class ProviderProducer(ABC):
     @abstractmethod

@@ -464,6 +464,14 @@ class AmqpProvider(Provider):
             self.fail(JMSException("the connection was closed by the peer"))
         self._abort()
 
+    def report_async(self, exc: JMSException) -> None:
+        """A failure nobody waits for (an unawaited send refused): to the connection's listener."""
+        listener = self._listener
+        if listener is not None and not self.closing and self.failure is None:
+            report = getattr(listener, "on_async_exception", None)
+            if report is not None:
+                report(exc)
+
     def fail(self, exc: JMSException) -> None:
         """The connection is dead: fail every pending operation, tell the listener once."""
         if self.failure is not None:
