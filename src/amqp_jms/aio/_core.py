@@ -246,6 +246,16 @@ class AsyncConsumer:
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
+        return await self._receive(timeout_ms)
+
+    async def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
+        """The next message's body as ``cls`` (see ``MessageConsumer._receive_body``)."""
+        body: list[Any] = []
+        m = await self._receive(timeout_ms, lambda msg: body.append(msg.get_body(cls)))
+        return None if m is None else body[0]
+
+    async def _receive(self, timeout_ms: int | None, vet: Callable[[Message], None] | None = None
+                       ) -> Message | None:
         c = self.sync
         c._check_open()
         if c._listener is not None:
@@ -280,7 +290,7 @@ class AsyncConsumer:
                 c._p.taken()
             msg = sess._prepare(c, inbound)
             if msg is not None:
-                sess._after_receive(c, inbound, msg)
+                c._hand_over(inbound, msg, vet)
                 return msg
             pulled = False
 

@@ -295,8 +295,23 @@ class MessageConsumer:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
 
-    def _receive_inbound(self, timeout: float | None, ask_peer: bool = True) -> tuple[Any, Message] | None:
-        """``_receive`` keeping the provider's inbound (for ``receive_encoded``)."""
+    def _receive_body(self, cls: type, timeout: float | None) -> Any:
+        """The next message's body as ``cls`` (JMSConsumer.receive_body). A body of another
+        type raises ``MessageFormatException``; under AUTO/DUPS_OK the message then counts as
+        never received: not acknowledged, and back at the front for the next receive (Qpid
+        JMS). In the other modes it was delivered (acknowledged by commit/acknowledge)."""
+        body: list[Any] = []
+
+        def take(msg: Message) -> None:
+            body.append(msg.get_body(cls))
+
+        got = self._receive_inbound(timeout, vet=take)
+        return None if got is None else body[0]
+
+    def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
+                         vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
+        """``_receive`` keeping the provider's inbound (for ``receive_encoded``); ``vet`` runs
+        before the message counts as received (``_receive_body``)."""
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
@@ -311,8 +326,25 @@ class MessageConsumer:
                 return None
             msg = sess._prepare(self, inbound)
             if msg is not None:
-                sess._after_receive(self, inbound, msg)
+                self._hand_over(inbound, msg, vet)
                 return inbound, msg
+
+    def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
+        """The message counts as received (acknowledged per the session's mode) unless ``vet``
+        refuses it under AUTO/DUPS_OK: then it goes back to the front of the queue, unacknowledged,
+        and the refusal propagates (``receive_body`` of a body of another type)."""
+        sess = self._session
+        if vet is not None:
+            try:
+                vet(msg)
+            except JMSException:
+                if sess._mode in (sess.AUTO_ACKNOWLEDGE, sess.DUPS_OK_ACKNOWLEDGE):
+                    inbound._msg = None  # read again from its bytes next time
+                    self._queue.push_front([inbound])
+                    raise
+                sess._after_receive(self, inbound, msg)
+                raise
+        sess._after_receive(self, inbound, msg)
 
     def _check_remote(self, timeout: float) -> bool:
         """Whether a prefetching ``receive(t)``/``receive_no_wait`` that found nothing locally

@@ -472,6 +472,11 @@ class Session(SessionFeatures):
     def _close_consumer(self, consumer: MessageConsumer) -> None:
         if consumer._closed:
             return
+        d = self._dispatcher
+        current = self._current
+        if d is not None and d.on_own_thread() and current is not None and current[0] is consumer:
+            # JMS 2.0 MessageConsumer.close: it would wait for the very listener call it is in
+            raise IllegalStateException("a message listener must not close its own consumer")
         consumer._closed = True
         consumer._queue.close()
         d = self._dispatcher
