@@ -199,8 +199,34 @@ class AmqpProvider(Provider):
         return connection_session(self).unsubscribe(link_name)
 
     def shutdown(self) -> None:
-        """Stop the I/O thread (after close); idempotent."""
+        """Stop the I/O thread (after close) and let go of proton's objects; idempotent."""
         self.lt.stop()
+        if not self.lt.thread.is_alive():
+            self._release_engine()
+
+    def _release_engine(self) -> None:
+        """Break the cycles proton cannot show the garbage collector: each session and link
+        keeps its ``jms`` attribute (our wrapper, which holds the proton object back) in a
+        record of proton-c's, so a closed connection kept its engine, provider, sessions and
+        I/O thread alive for ever (300 open/close cycles: 300 engines, RSS +23 MB)."""
+        eng, self.engine = self.engine, None
+        if eng is None:
+            return
+        conn = eng.connection
+        ssn = conn.session_head(0)
+        while ssn is not None:
+            ssn.jms = None
+            ssn = ssn.next(0)
+        link = conn.link_head(0)
+        while link is not None:
+            link.jms = None
+            link = link.next(0)
+        for s in list(self.sessions):
+            s.pn = None
+            for lk in list(s.links):
+                lk.pn = None
+        self.sessions.clear()
+        self.links_by_addr.clear()
 
     # -- loop side -----------------------------------------------------------------------------
     def check_usable(self) -> None:
