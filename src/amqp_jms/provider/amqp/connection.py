@@ -324,9 +324,13 @@ class AmqpProvider(Provider):
 
     # -- I/O -----------------------------------------------------------------------------------
     def _on_data(self, data: bytes) -> None:
-        if self.engine is None:
+        eng = self.engine
+        if eng is None:
             return
-        self.engine.receive_data(data)
+        eng.receive_data(data)
+        # proton dates the peer's last sign of life by the tick that sees new input: ticking
+        # only at timer deadlines declared a hung peer dead after up to twice amqp.idleTimeout
+        eng.tick(self.loop.time())
         self.flush()
 
     def _on_socket_lost(self, exc: Exception | None) -> None:
@@ -484,11 +488,24 @@ class AmqpProvider(Provider):
             if self._closed_fut is not None and not self._closed_fut.done():
                 self._closed_fut.set_result(None)
             return
-        if err is not None:
-            self.fail(to_jms(err.name, err.description, "the connection failed"))
-        else:
-            self.fail(JMSException("the connection was closed by the peer"))
+        self.fail(self._transport_failure(err))
         self._abort()
+
+    def _transport_failure(self, err: Any) -> JMSException:
+        """What a transport that ended without a close frame means for the application.
+
+        Proton words two of them as conditions that would map to the wrong exception: the
+        peer's socket closing (EOF) as ``amqp:connection:framing-error`` "connection aborted",
+        and its silence past ``amqp.idleTimeout`` as ``amqp:resource-limit-exceeded``. Both are
+        a lost connection (JMSException), not a protocol error nor a resource limit."""
+        where = f"{self.config.host}:{self.config.port}"
+        assert self.engine is not None
+        if err is None or self.engine.eof_received:
+            return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
+        if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):
+            return JMSException(f"connection to {where} lost: the peer sent nothing for "
+                                f"{self.config.idle_timeout_ms} ms (amqp.idleTimeout)")
+        return to_jms(err.name, err.description, "the connection failed")
 
     def report_async(self, exc: JMSException) -> None:
         """A failure nobody waits for (an unawaited send refused): to the connection's listener."""
