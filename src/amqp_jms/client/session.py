@@ -195,7 +195,9 @@ class Session(SessionFeatures):
         conn = self._connection
         cfg = conn._config
         prefetch = cfg.prefetch.for_destination(destination.is_topic, bool(_spec and _spec.get("durable")))
-        presettle = self._mode == self.NO_ACKNOWLEDGE or cfg.presettle.consumer(destination.is_topic)
+        # (a transacted session's consumers are never presettled: their acks are the transaction)
+        presettle = self._mode == self.NO_ACKNOWLEDGE or (
+            not self.transacted and cfg.presettle.consumer(destination.is_topic))
         spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
         queue = LocalQueue()
         queue.running = conn._started
