@@ -17,6 +17,7 @@ from proton import byte, symbol
 from amqp_jms import (
     ConnectionFactory,
     IllegalStateException,
+    IllegalStateRuntimeException,
     JMSContext,
     JMSException,
     MessageFormatRuntimeException,
@@ -326,3 +327,15 @@ def test_jms_producer_properties_are_sent_and_override_the_message(peer: TestPee
         peer.wait()
     props = sent[0].message.properties
     assert props["a"] == 2 and props["b"] == "s"
+
+
+def test_sync_receive_fails_when_a_listener_is_set(peer: TestPeer) -> None:
+    _open(peer)
+    peer.expect_attach()
+    peer.expect_flow()
+    with ConnectionFactory(peer.url + FAST).create_context() as ctx:
+        c = ctx.create_consumer(Queue("q"))
+        c.set_message_listener(lambda m: None)
+        with pytest.raises(IllegalStateRuntimeException):
+            c.receive(100)
+        peer.wait()
