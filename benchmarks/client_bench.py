@@ -152,10 +152,10 @@ def jms_send_presettled(url: str, address: str, n: int) -> float:
         return n / (time.perf_counter() - t0)
 
 
-def jms_receive(url: str, address: str, n: int) -> float:
+def jms_receive(url: str, address: str, n: int, options: str = "?jms.prefetchPolicy.all=1000") -> float:
     from amqp_jms import ConnectionFactory, Queue
 
-    with ConnectionFactory(url + "?jms.prefetchPolicy.all=1000").create_connection() as conn:
+    with ConnectionFactory(url + options).create_connection() as conn:
         s = conn.create_session()
         t0 = time.perf_counter()
         c = s.create_consumer(Queue(address))
@@ -518,19 +518,8 @@ def jms_default_send_transacted(url: str, address: str, n: int) -> float:
 
 def jms_default_receive(url: str, address: str, n: int) -> float:
     """AUTO_ACKNOWLEDGE ``receive`` with the default prefetch, of a queue filled (untimed)."""
-    from amqp_jms import ConnectionFactory, Queue
-
     raw_send_presettled(url, address, n)
-    with ConnectionFactory(url).create_connection() as conn:
-        s = conn.create_session()
-        t0 = time.perf_counter()
-        c = s.create_consumer(Queue(address))
-        conn.start()
-        for i in range(n):
-            if c.receive(10000) is None:
-                raise RuntimeError(f"default receive: only {i} of {n} messages arrived")
-        c.close()
-        return n / (time.perf_counter() - t0)
+    return jms_receive(url, address, n, options="")
 
 
 def c_receive_filled(url: str, address: str, n: int) -> float:

@@ -155,8 +155,9 @@ class AsyncSession:
 class AsyncProducer:
     """``await producer.send(message)`` / ``await producer.send(destination, message)``.
 
-    Awaits the peer's outcome when the core would wait for it (persistent, unsettled), returns
-    at once for presettled/async producers, exactly like the blocking ``send``."""
+    Awaits the peer's outcome when the core would wait for it (PERSISTENT outside a
+    transaction, or ``jms.forceSyncSend``), returns at once otherwise, exactly like the blocking
+    ``send`` (docs/client.md, "Which sends wait")."""
 
     def __init__(self, producer: MessageProducer) -> None:
         self.sync = producer
