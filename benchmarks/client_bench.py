@@ -480,18 +480,12 @@ def issue7_phases(n: int) -> list[tuple[str, int, Callable[..., float], Callable
 
 
 # -- issue 16: default settings, against the C proton examples -----------------------------------
-def _bytes_message() -> object:
-    from amqp_jms import BytesMessage
-
-    m = BytesMessage()
-    m.write_bytes(BODY)
-    return m
 
 
 def jms_default_send(url: str, address: str, n: int, persistent: bool = False,
                      transacted: bool = False) -> float:
     """Default connection options; timed until the producer is closed (all written)."""
-    from amqp_jms import ConnectionFactory, DeliveryMode, Queue
+    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
 
     with ConnectionFactory(url).create_connection() as conn:
         s = conn.create_session(transacted)
@@ -499,7 +493,9 @@ def jms_default_send(url: str, address: str, n: int, persistent: bool = False,
         p.set_delivery_mode(DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT)
         t0 = time.perf_counter()
         for i in range(1, n + 1):
-            p.send(_bytes_message())
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m)
             if transacted and i % 100 == 0:
                 s.commit()
         if transacted:
@@ -575,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--memory", type=int, default=0,
                     help="also drain this many messages and report RSS growth")
+    ap.add_argument("--only", default=None,
+                    help="run only the figures whose name contains this text (e.g. 'default')")
     args = ap.parse_args(argv)
     n = args.n or (4000 if args.quick else 100_000)
     n_sync = max(500, n // 10)
@@ -598,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"default-settings figures skipped: {no_c}", flush=True)
             defaults = []
         baseline_of = {name: "C proton" for name, *_ in defaults}
+        if args.only:
+            phases = [ph for ph in phases if args.only in ph[0]]
         for r in range(rounds):
             for name, count, jms_fn, raw_fn in phases:
                 base = baseline_of.get(name, "raw proton")

@@ -215,7 +215,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     # -- any thread ----------------------------------------------------------------------------
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
-        if inbound.delivery is None:
+        if inbound.raw is None:  # (not ``delivery``: that builds a proton wrapper per message)
             return
         self.provider.lt.post(lambda: self.settle(inbound, outcome))
 
