@@ -39,6 +39,9 @@ def _one(factory: ConnectionFactory, work: bool) -> None:
 
 def test_a_thousand_closed_connections_leave_nothing_behind(broker: Any) -> None:
     factory = ConnectionFactory(broker.url)
+    gc.collect()
+    # (connections other tests left open in this process are not this test's business)
+    engines_before, providers_before = _alive(Engine), _alive(AmqpProvider)
     threads_before = threading.active_count()
     rss_base = 0.0
     for i in range(1000):
@@ -47,7 +50,7 @@ def test_a_thousand_closed_connections_leave_nothing_behind(broker: Any) -> None
             gc.collect()
             rss_base = _rss_mb()
     gc.collect()
-    assert _alive(Engine) == 0
-    assert _alive(AmqpProvider) == 0
+    assert _alive(Engine) <= engines_before
+    assert _alive(AmqpProvider) <= providers_before
     assert threading.active_count() <= threads_before
     assert _rss_mb() - rss_base < 8, f"RSS grew {_rss_mb() - rss_base:.1f} MB over 900 connections"
