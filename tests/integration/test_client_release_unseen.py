@@ -158,3 +158,33 @@ def test_stop_takes_back_a_blocked_pull_receive(broker: Any) -> None:
         t.join(10)
         assert not t.is_alive()
     assert [r.get_text() for r in results] == ["after-start"]
+
+
+def test_stop_takes_back_an_asyncio_pull_receive(broker: Any) -> None:
+    import asyncio
+
+    from amqp_jms.aio import AsyncConnectionFactory
+
+    async def main() -> str:
+        conn = await AsyncConnectionFactory(broker.url + "?jms.prefetchPolicy.all=0").create_connection()
+        other = await AsyncConnectionFactory(broker.url).create_connection()
+        async with conn, other:
+            consumer = await (await conn.create_session()).create_consumer(Queue("pull-aio"))
+            producer = await (await other.create_session()).create_producer(Queue("pull-aio"))
+            await conn.start()
+            waiting = asyncio.ensure_future(consumer.receive(15000))
+            await asyncio.sleep(0.3)  # pulled: one credit out
+            await conn.stop()
+            await producer.send(TextMessage("while-stopped"))
+            await other.start()
+            rival = await (await other.create_session()).create_consumer(Queue("pull-aio"))
+            m = await rival.receive(3000)
+            assert m is not None and m.get_text() == "while-stopped"
+            await rival.close()
+            await conn.start()
+            await producer.send(TextMessage("after-start"))
+            got = await asyncio.wait_for(waiting, 10)
+            assert got is not None
+            return str(got.get_text())
+
+    assert asyncio.run(main()) == "after-start"

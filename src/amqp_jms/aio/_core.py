@@ -264,11 +264,14 @@ class AsyncConsumer:
         deadline = None if not timeout_ms else time.monotonic() + timeout_ms / 1000.0
         q, sess = c._queue, c._session
         pulled = False
+        stops = q.stops
         while True:
             if c._closed or q.closed:
                 return None
             inbound = q.pop_nowait()
             if inbound is None:
+                if q.stops != stops:
+                    stops, pulled = q.stops, False  # stop() took the credit back: pull again
                 if c._prefetch <= 0 and not pulled and q.running:
                     await asyncio.wrap_future(c._p.pull(drain=False))
                     pulled = True

@@ -51,6 +51,8 @@ class LocalQueue:
         self._waiting = 0
         self.running = False
         self.closed = False
+        #: times stopped: a pull made before a stop lost its credit to it (``Session._stopped``)
+        self.stops = 0
         self.on_arrival = on_arrival
 
     def deliver(self, inbound: Any) -> None:
@@ -83,6 +85,8 @@ class LocalQueue:
 
     def set_running(self, running: bool) -> None:
         with self._cond:
+            if self.running and not running:
+                self.stops += 1
             self.running = running
             self._cond.notify_all()
 
@@ -94,13 +98,15 @@ class LocalQueue:
     def on_closed(self, exc: JMSException) -> None:
         self.close(exc)
 
-    def get(self, timeout: float | None, stop_aware: bool = False) -> Any:
-        """The next message; None on timeout (``0`` = no wait) or when closed; with
-        ``stop_aware``, ``STOPPED`` as soon as the queue is (or gets) stopped."""
+    def get(self, timeout: float | None, stops: int | None = None) -> Any:
+        """The next message; None on timeout (``0`` = no wait) or when closed. Given ``stops``
+        (the ``stops`` count seen before pulling), ``STOPPED`` once the queue is or was stopped
+        since: the pull lost its credit to the stop."""
+        stop_aware = stops is not None
         with self._cond:
             if self.running and self._q:
                 return self._q.popleft()
-            if stop_aware and not self.running:
+            if stop_aware and (not self.running or self.stops != stops):
                 return STOPPED
             if timeout is not None and timeout <= 0:
                 return None
@@ -110,7 +116,7 @@ class LocalQueue:
                 while not self.closed:
                     if self.running and self._q:
                         return self._q.popleft()
-                    if stop_aware and not self.running:
+                    if stop_aware and (not self.running or self.stops != stops):
                         return STOPPED
                     if deadline is None:
                         self._cond.wait()
@@ -389,8 +395,9 @@ class MessageConsumer:
                 if not q.wait_running(left):
                     return None
                 continue
+            stops = q.stops
             conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
-            inbound = q.get(left, stop_aware=True)
+            inbound = q.get(left, stops=stops)
             if inbound is STOPPED:
                 continue  # stop() drained the credit and released what came: pull again on start
             if inbound is None and not self._closed and not q.closed:
