@@ -233,19 +233,24 @@ def test_zero_prefetch_listener_pulls_one_credit_at_a_time(peer: TestPeer) -> No
     _open(peer)
     disp: list[Disposition] = []
     got: list[str] = []
-    done = threading.Event()
-    peer.expect_attach()
+    seen: list[Attach] = []
+    arrived = threading.Semaphore(0)
+    peer.expect_attach(seen.append)
     peer.expect_flow(lambda f: f.credit == 1, send=[_text("1")])
-    peer.expect_disposition(disp.append)
-    peer.expect_flow(lambda f: f.credit == 1, send=[_text("2")])
     peer.expect_disposition(disp.append)
     with _conn(peer, "&jms.prefetchPolicy.all=0") as conn:
         c = conn.create_session().create_consumer(Queue("q"))
-        c.set_message_listener(lambda m: (got.append(m.get_text()), len(got) == 2 and done.set()))
+        c.set_message_listener(lambda m: (got.append(m.get_text()), arrived.release()))
         conn.start()
-        assert done.wait(5)
+        assert arrived.acquire(timeout=5)
         peer.wait()
-        deadline = time.monotonic() + 3  # and, the listener being ready again, a third credit
+        # the listener is ready again: one more credit (its flow may pass the disposition on the
+        # wire, so it is read from the peer's record rather than scripted in order)
+        peer.expect_disposition(disp.append)
+        peer.send(seen[0].name, _text("2"))  # goes out on that credit
+        assert arrived.acquire(timeout=5)
+        peer.wait()
+        deadline = time.monotonic() + 3
         while sum(f.credit == 1 for f in peer.flows) < 3 and time.monotonic() < deadline:
             time.sleep(0.02)
     assert got == ["1", "2"] and [d.state for d in disp] == [ACCEPTED, ACCEPTED]
