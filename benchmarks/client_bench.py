@@ -14,6 +14,13 @@ three above and issue 7's async and asyncio figures; its durable fan-out is prin
 ranked). Phases of the two clients alternate and each is repeated (``--rounds``) keeping the best,
 since the machine is shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a
 consumer draining a queue).
+
+Issue 16 adds default-settings figures (what an application gets without tuning: a
+non-persistent send, a persistent send, a transacted send with a commit every 100, an
+AUTO_ACKNOWLEDGE receive with the default prefetch), each measured against the C proton
+``send``/``receive`` examples (``c_proton.py``) on the same broker, with their own goals
+(receive >= 0.3x C, non-persistent send >= 0.25x C). The last line's ratio is the smallest
+figure over its goal (1.0 means every goal is met), so one line says whether all pass.
 """
 
 from __future__ import annotations
@@ -29,6 +36,8 @@ from collections.abc import Callable, Iterator
 
 GOAL = 0.9
 BODY = b"x" * 256
+#: issue 16: goals of the default-settings figures, as ratios to the C proton examples
+C_GOALS = {"default receive (auto ack)": 0.3, "default non-persistent send": 0.25}
 
 
 # -- raw proton ----------------------------------------------------------------------------------
@@ -143,10 +152,10 @@ def jms_send_presettled(url: str, address: str, n: int) -> float:
         return n / (time.perf_counter() - t0)
 
 
-def jms_receive(url: str, address: str, n: int) -> float:
+def jms_receive(url: str, address: str, n: int, options: str = "?jms.prefetchPolicy.all=1000") -> float:
     from amqp_jms import ConnectionFactory, Queue
 
-    with ConnectionFactory(url + "?jms.prefetchPolicy.all=1000").create_connection() as conn:
+    with ConnectionFactory(url + options).create_connection() as conn:
         s = conn.create_session()
         t0 = time.perf_counter()
         c = s.create_consumer(Queue(address))
@@ -470,6 +479,68 @@ def issue7_phases(n: int) -> list[tuple[str, int, Callable[..., float], Callable
     ]
 
 
+# -- issue 16: default settings, against the C proton examples -----------------------------------
+
+
+def jms_default_send(url: str, address: str, n: int, persistent: bool = False,
+                     transacted: bool = False) -> float:
+    """Default connection options; timed until the producer is closed (all written)."""
+    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
+
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session(transacted)
+        p = s.create_producer(Queue(address))
+        p.set_delivery_mode(DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT)
+        t0 = time.perf_counter()
+        for i in range(1, n + 1):
+            m = BytesMessage()
+            m.write_bytes(BODY)
+            p.send(m)
+            if transacted and i % 100 == 0:
+                s.commit()
+        if transacted:
+            s.commit()
+        p.close()
+        return n / (time.perf_counter() - t0)
+
+
+def jms_default_send_persistent(url: str, address: str, n: int) -> float:
+    return jms_default_send(url, address, n, persistent=True)
+
+
+def jms_default_send_transacted(url: str, address: str, n: int) -> float:
+    return jms_default_send(url, address, n, persistent=True, transacted=True)
+
+
+def jms_default_receive(url: str, address: str, n: int) -> float:
+    """AUTO_ACKNOWLEDGE ``receive`` with the default prefetch, of a queue filled (untimed)."""
+    raw_send_presettled(url, address, n)
+    return jms_receive(url, address, n, options="")
+
+
+def c_receive_filled(url: str, address: str, n: int) -> float:
+    from c_proton import c_receive
+
+    raw_send_presettled(url, address, n)
+    return c_receive(url, address, n)
+
+
+def c_send_acked(url: str, address: str, n: int) -> float:
+    from c_proton import c_send
+
+    return c_send(url, address, n)
+
+
+def default_phases(n: int, n_sync: int) -> list[tuple[str, int, Callable[..., float], Callable[..., float]]]:
+    """Issue 16's default-settings figures, each with the C example doing the same work."""
+    return [
+        ("default non-persistent send", n, jms_default_send, c_send_acked),
+        ("default persistent send", n_sync, jms_default_send_persistent, c_send_acked),
+        ("default transacted send", n_sync, jms_default_send_transacted, c_send_acked),
+        ("default receive (auto ack)", n, jms_default_receive, c_receive_filled),
+    ]
+
+
 @contextlib.contextmanager
 def broker_process() -> Iterator[str]:
     """The embedded broker in its own process (so neither client shares its GIL)."""
@@ -500,6 +571,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--memory", type=int, default=0,
                     help="also drain this many messages and report RSS growth")
+    ap.add_argument("--only", default=None,
+                    help="run only the figures whose name contains this text (e.g. 'default')")
     args = ap.parse_args(argv)
     n = args.n or (4000 if args.quick else 100_000)
     n_sync = max(500, n // 10)
@@ -513,9 +586,22 @@ def main(argv: list[str] | None = None) -> int:
             ("sync persistent send", n_sync, jms_send_sync, raw_send_sync),
             *issue7_phases(n // 5 if args.quick else n),  # --quick stays under 60 s
         ]
+        from c_proton import unavailable_reason
+
+        no_c = unavailable_reason()
+        if no_c is None:
+            defaults = default_phases(n, n_sync)
+            phases += [(name, count, jms_fn, c_fn) for name, count, jms_fn, c_fn in defaults]
+        else:
+            print(f"default-settings figures skipped: {no_c}", flush=True)
+            defaults = []
+        baseline_of = {name: "C proton" for name, *_ in defaults}
+        if args.only:
+            phases = [ph for ph in phases if args.only in ph[0]]
         for r in range(rounds):
             for name, count, jms_fn, raw_fn in phases:
-                for who, fn in (("amqp-jms", jms_fn), ("raw proton", raw_fn)):
+                base = baseline_of.get(name, "raw proton")
+                for who, fn in (("amqp-jms", jms_fn), (base, raw_fn)):
                     if name == "receive (ack)":
                         raw_send_presettled(url, f"b-{who}-{r}", count)  # fill the queue first
                         rate = fn(url, f"b-{who}-{r}", count)
@@ -528,19 +614,19 @@ def main(argv: list[str] | None = None) -> int:
         mem = memory_drain(url, args.memory) if args.memory else None
 
     print()
-    print(f"{'figure':24s} {'amqp-jms':>12s} {'raw proton':>12s} {'ratio':>7s}")
-    ratios = []
+    print(f"{'figure':28s} {'amqp-jms':>10s} {'baseline':>10s} {'':10s} {'ratio':>6s} {'goal':>5s}")
+    scores = []  # each goaled figure's ratio over its goal
     for name, best in results.items():
-        ratio = best["amqp-jms"] / best["raw proton"]
-        if name in UNGOALED:
-            note = "  (measured; no goal stated)"
-        else:
-            ratios.append(ratio)
-            note = ""
-        print(f"{name:24s} {best['amqp-jms']:12.0f} {best['raw proton']:12.0f} {ratio:7.2f}{note}")
+        base = baseline_of.get(name, "raw proton")
+        ratio = best["amqp-jms"] / best[base]
+        goal = C_GOALS.get(name) if base == "C proton" else (None if name in UNGOALED else GOAL)
+        if goal is not None:
+            scores.append(ratio / goal)
+        g = f"{goal:5.2f}" if goal is not None else "    -"
+        print(f"{name:28s} {best['amqp-jms']:10.0f} {best[base]:10.0f} {base:10s} {ratio:6.2f} {g}")
     if mem is not None:
         print(f"RSS growth draining {args.memory} messages (prefetch 1000): {mem:.1f} MB (goal < 50)")
-    print(f"client_bench: ratio {min(ratios):.2f} (goal {GOAL})")
+    print(f"client_bench: ratio {min(scores):.2f} (goal 1.0)")
     return 0
 
 

@@ -8,7 +8,6 @@ are translated into them at one seam in the provider, keeping the AMQP error con
     Exception
     ├── JMSException                       checked exceptions of the standard API
     │   ├── IllegalStateException
-    │   │   └── TransactionInProgressException
     │   ├── InvalidClientIDException
     │   ├── InvalidDestinationException
     │   ├── InvalidSelectorException
@@ -19,6 +18,7 @@ are translated into them at one seam in the provider, keeping the AMQP error con
     │   ├── MessageNotReadableException
     │   ├── MessageNotWriteableException
     │   ├── ResourceAllocationException
+    │   ├── TransactionInProgressException
     │   ├── TransactionRolledBackException
     │   └── SendFailedException            (amqp_jms: a send refused by the peer)
     ├── JMSRuntimeException                unchecked twins, raised by the simplified API
@@ -119,8 +119,9 @@ class IllegalStateException(JMSException):
     """A method was called at a time or in a state where it is not allowed."""
 
 
-class TransactionInProgressException(IllegalStateException):
-    """An operation is invalid because a transaction is in progress."""
+class TransactionInProgressException(JMSException):
+    """An operation is invalid because a transaction is in progress (a JMSException, not an
+    IllegalStateException: as in Java)."""
 
 
 class InvalidClientIDException(JMSException):

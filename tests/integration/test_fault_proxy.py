@@ -74,7 +74,8 @@ def test_a_black_hole_is_noticed_by_the_idle_timeout(proxy: FaultProxy) -> None:
         assert got.wait(6), "a silent connection was never declared dead"
         assert time.monotonic() - started >= 0.5  # it was the timeout, not a close
         assert isinstance(errors[0], JMSException)
-        assert proxy.active == 1  # the proxy never closed it: the client noticed on its own
+        # (the proxy closes nothing while black-holing; whether it has yet seen the client's own
+        # close of the dead socket is a race, so its count of open connections is not asserted)
     finally:
         conn.close()
 

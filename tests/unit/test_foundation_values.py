@@ -19,7 +19,9 @@ from amqp_jms.types import Byte, Char, Float, Int, Short, UInt, ULong
 
 
 def test_exception_hierarchy_matches_jms() -> None:
-    assert issubclass(ex.TransactionInProgressException, ex.IllegalStateException)
+    # jakarta.jms.TransactionInProgressException extends JMSException, not IllegalStateException
+    assert issubclass(ex.TransactionInProgressException, ex.JMSException)
+    assert not issubclass(ex.TransactionInProgressException, ex.IllegalStateException)
     assert issubclass(ex.MessageFormatException, ex.JMSException)
     assert issubclass(ex.NumberFormatException, ValueError)
     assert not issubclass(ex.NumberFormatException, ex.JMSException)

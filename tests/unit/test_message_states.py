@@ -15,9 +15,11 @@ from amqp_jms import (
     DEFAULT_TIME_TO_LIVE,
     BytesMessage,
     DeliveryMode,
+    JMSException,
     MapMessage,
     Message,
     MessageEOFException,
+    MessageFormatException,
     MessageNotReadableException,
     MessageNotWriteableException,
     ObjectMessage,
@@ -188,7 +190,8 @@ def test_header_round_trips() -> None:
     assert msg.get_jms_message_id() == "ID:1"
     assert msg.get_jms_timestamp() == 1700000000000
     assert msg.get_jms_correlation_id() == "corr"
-    assert msg.get_jms_correlation_id_as_bytes() == b"corr"
+    with pytest.raises(JMSException, match="not binary"):  # a String id has no byte form
+        msg.get_jms_correlation_id_as_bytes()
     assert msg.get_jms_reply_to() == Queue("replies")
     assert msg.get_jms_destination() == Topic("news")
     assert msg.get_jms_delivery_mode() == 1
@@ -314,3 +317,21 @@ def test_ack_type_can_be_set_on_a_received_message_while_other_properties_stay_r
 
     with pytest.raises(MessageNotWriteableException):
         msg.set_int_property("other", 1)
+
+
+@pytest.mark.parametrize("bad", ["ID:AMQP_ULONG:foo", "ID:AMQP_UUID:not-a-uuid", "ID:AMQP_BINARY:ABC",
+                                 "ID:AMQP_ULONG:18446744073709551616"])
+def test_invalid_encoded_correlation_id_is_refused_at_the_set(bad: str) -> None:
+    # OASIS AMQP JMS Mapping 3.2.1.1: the encoded form must decode; refused now, not at send
+    msg = Message()
+    with pytest.raises(MessageFormatException, match="JMSCorrelationID"):
+        msg.set_jms_correlation_id(bad)
+    assert msg.get_jms_correlation_id() is None
+
+
+def test_encoded_binary_correlation_id_reads_as_bytes() -> None:
+    msg = Message()
+    msg.set_jms_correlation_id("ID:AMQP_BINARY:01AB")
+    assert msg.get_jms_correlation_id_as_bytes() == b"\x01\xab"
+    msg.set_jms_correlation_id("ID:AMQP_ULONG:42")  # valid encodings are kept as they are
+    assert msg.get_jms_correlation_id() == "ID:AMQP_ULONG:42"

@@ -466,3 +466,15 @@ def test_jms_folder_values_with_or_without_dt() -> None:
         data = rfh_data("<mcd><Msd>jms_text</Msd></mcd>", f"<jms>{tms}<Pri dt='i4'>3</Pri></jms>", body=b"x")
         m = from_mq(MQMD(format="MQHRF2"), data)
         assert (m._timestamp, m._priority) == (5000, 3)
+
+
+def test_binary_correlation_id_reads_back_as_the_24_raw_bytes() -> None:
+    # IBM MQ JMS: a byte[] correlation id is the CorrelId itself; read back, JMSCorrelationID is
+    # "ID:" + 48 hex digits and getJMSCorrelationIDAsBytes the 24 raw bytes (not that string)
+    raw = bytes(range(1, 25))
+    m = TextMessage("x")
+    m.set_jms_correlation_id_as_bytes(raw)
+    mq = to_mq(m)
+    back = from_mq(mq.md, mq.data)
+    assert back.get_jms_correlation_id() == "ID:" + raw.hex()
+    assert back.get_jms_correlation_id_as_bytes() == raw

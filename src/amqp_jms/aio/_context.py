@@ -130,8 +130,8 @@ class AsyncJMSConsumer:
 
     async def receive_body(self, cls: type[T], timeout_ms: int | None = None) -> T | None:
         with _runtime():
-            m = await self.consumer.receive(timeout_ms)
-            return None if m is None else m.get_body(cls)
+            body: T | None = await self.consumer.receive_body(cls, timeout_ms)
+            return body
 
     def __aiter__(self) -> Any:
         return self.consumer.__aiter__()

@@ -155,8 +155,9 @@ class AsyncSession:
 class AsyncProducer:
     """``await producer.send(message)`` / ``await producer.send(destination, message)``.
 
-    Awaits the peer's outcome when the core would wait for it (persistent, unsettled), returns
-    at once for presettled/async producers, exactly like the blocking ``send``."""
+    Awaits the peer's outcome when the core would wait for it (PERSISTENT outside a
+    transaction, or ``jms.forceSyncSend``), returns at once otherwise, exactly like the blocking
+    ``send`` (docs/client.md, "Which sends wait")."""
 
     def __init__(self, producer: MessageProducer) -> None:
         self.sync = producer
@@ -246,6 +247,16 @@ class AsyncConsumer:
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
+        return await self._receive(timeout_ms)
+
+    async def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
+        """The next message's body as ``cls`` (see ``MessageConsumer._receive_body``)."""
+        body: list[Any] = []
+        m = await self._receive(timeout_ms, lambda msg: body.append(msg.get_body(cls)))
+        return None if m is None else body[0]
+
+    async def _receive(self, timeout_ms: int | None, vet: Callable[[Message], None] | None = None
+                       ) -> Message | None:
         c = self.sync
         c._check_open()
         if c._listener is not None:
@@ -253,11 +264,14 @@ class AsyncConsumer:
         deadline = None if not timeout_ms else time.monotonic() + timeout_ms / 1000.0
         q, sess = c._queue, c._session
         pulled = False
+        stops = q.stops
         while True:
             if c._closed or q.closed:
                 return None
             inbound = q.pop_nowait()
             if inbound is None:
+                if q.stops != stops:
+                    stops, pulled = q.stops, False  # stop() took the credit back: pull again
                 if c._prefetch <= 0 and not pulled and q.running:
                     await asyncio.wrap_future(c._p.pull(drain=False))
                     pulled = True
@@ -280,7 +294,7 @@ class AsyncConsumer:
                 c._p.taken()
             msg = sess._prepare(c, inbound)
             if msg is not None:
-                sess._after_receive(c, inbound, msg)
+                c._hand_over(inbound, msg, vet)
                 return msg
             pulled = False
 

@@ -34,6 +34,10 @@ SCAN_SLICE = 500  # messages a selective scan offers before it yields to the eve
 SCAN_SECONDS = 0.02  # ... or seconds it spends (BrokerLimits.selector_budget), whichever comes first
 
 
+#: how far ``release`` looks for the place of a released message among earlier releases
+_RELEASE_SCAN = 256
+
+
 class Consumer(Protocol):
     def credit(self) -> int: ...
 
@@ -185,8 +189,19 @@ class MessageQueue:
             self._bytes += msg.mem
 
     def release(self, msg: BrokerMessage) -> None:
-        """Put an acquired message back at the front of its priority (redelivery comes first)."""
-        self._buckets[msg.priority].appendleft(msg)
+        """Put an acquired message back at the front of its priority (redelivery comes first),
+        after those released before it that were older: releasing several one by one (a client
+        giving back its prefetch) keeps their order."""
+        bucket = self._buckets[msg.priority]
+        i, limit = 0, min(len(bucket), _RELEASE_SCAN)
+        while i < limit and bucket[i].seq < msg.seq:
+            i += 1
+        if i == _RELEASE_SCAN:
+            i = 0  # not among the first few: to the very front, as a redelivery
+        if i == 0:
+            bucket.appendleft(msg)
+        else:
+            bucket.insert(i, msg)
         self._count += 1
         self._bytes += msg.mem
         if self.consumers:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..exceptions import IllegalStateException, JMSException
 from ..provider.base import ACCEPTED, ConsumerSpec
+from .acknowledgement import POISON, decode_or_poison
 from .consumer import LocalQueue
 from .session_features import refuse_on_rabbitmq
 
@@ -119,8 +120,11 @@ class QueueBrowser:
                         return  # the peer had nothing more: the snapshot is exhausted
                 if prefetch > 0:
                     pcons.taken()
-                msg = inbound.decode()
-                pcons.acknowledge(inbound, ACCEPTED)  # settles the copy; the message stays queued
+                msg = decode_or_poison(inbound, f"browser on {self._queue}")
+                # settles the copy; the message stays queued (an unreadable one is skipped)
+                pcons.acknowledge(inbound, ACCEPTED if msg is not None else POISON)
+                if msg is None:
+                    continue
                 if local is not None and not local.matches(msg):
                     continue
                 msg._mark_received()

@@ -182,6 +182,8 @@ class Connection:
             d = s._dispatcher
             if d is not None:
                 d.wait_idle()
+        for s in list(self._sessions):
+            s._stopped()
 
     def close(self) -> None:
         """Close every session, then the AMQP connection; idempotent."""
@@ -228,6 +230,18 @@ class Connection:
             call: Any = getattr(listener, "on_exception", listener)
             t = threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True)
             t.start()
+
+    def on_async_exception(self, exc: JMSException) -> None:
+        """A send the application did not wait for failed: its ExceptionListener hears of it
+        (Qpid JMS), on a thread of its own; the connection stays usable."""
+        listener = self._exception_listener
+        if listener is None:
+            import logging
+
+            logging.getLogger(__name__).warning("a send nobody waited for failed: %s", exc)
+            return
+        call: Any = getattr(listener, "on_exception", listener)
+        threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()
 
     # -- internals -----------------------------------------------------------------------------
     def _connect(self) -> None:

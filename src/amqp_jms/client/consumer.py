@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
+from .acknowledgement import unseen_outcome
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -17,6 +18,9 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
+
+#: ``LocalQueue.get(stop_aware=True)``: the connection was stopped while waiting
+STOPPED: Any = object()
 
 
 class MessageListener(Protocol):
@@ -47,6 +51,8 @@ class LocalQueue:
         self._waiting = 0
         self.running = False
         self.closed = False
+        #: times stopped: a pull made before a stop lost its credit to it (``Session._stopped``)
+        self.stops = 0
         self.on_arrival = on_arrival
 
     def deliver(self, inbound: Any) -> None:
@@ -67,6 +73,11 @@ class LocalQueue:
             self._q.clear()
             return items
 
+    def give_back(self) -> list[tuple[Any, int]]:
+        """What the link gives back as it closes: every queued message with its unseen outcome
+        (called on the I/O thread)."""
+        return [(inbound, unseen_outcome(inbound)) for inbound in self.take_all()]
+
     def push_front(self, items: list[Any]) -> None:
         with self._cond:
             self._q.extendleft(reversed(items))
@@ -74,6 +85,8 @@ class LocalQueue:
 
     def set_running(self, running: bool) -> None:
         with self._cond:
+            if self.running and not running:
+                self.stops += 1
             self.running = running
             self._cond.notify_all()
 
@@ -85,11 +98,16 @@ class LocalQueue:
     def on_closed(self, exc: JMSException) -> None:
         self.close(exc)
 
-    def get(self, timeout: float | None) -> Any:
-        """The next message; None on timeout (``0`` = no wait) or when closed."""
+    def get(self, timeout: float | None, stops: int | None = None) -> Any:
+        """The next message; None on timeout (``0`` = no wait) or when closed. Given ``stops``
+        (the ``stops`` count seen before pulling), ``STOPPED`` once the queue is or was stopped
+        since: the pull lost its credit to the stop."""
+        stop_aware = stops is not None
         with self._cond:
             if self.running and self._q:
                 return self._q.popleft()
+            if stop_aware and (not self.running or self.stops != stops):
+                return STOPPED
             if timeout is not None and timeout <= 0:
                 return None
             deadline = None if timeout is None else time.monotonic() + timeout
@@ -98,6 +116,8 @@ class LocalQueue:
                 while not self.closed:
                     if self.running and self._q:
                         return self._q.popleft()
+                    if stop_aware and (not self.running or self.stops != stops):
+                        return STOPPED
                     if deadline is None:
                         self._cond.wait()
                     else:
@@ -108,6 +128,17 @@ class LocalQueue:
                 return None
             finally:
                 self._waiting -= 1
+
+    def wait_running(self, timeout: float | None) -> bool:
+        """Wait until started; False on timeout or close."""
+        with self._cond:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            while not self.closed and not self.running:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cond.wait(left)
+            return self.running and not self.closed
 
     def pop_nowait(self) -> Any:
         with self._cond:
@@ -182,7 +213,10 @@ class MessageConsumer:
         message would cost as much again and could differ (annotations the client does not
         model). Everything else is ``receive``: same vetting (expiry, redelivery limit, local
         selector), and the message counts as delivered to the session (acknowledged per its
-        mode; a transacted session accepts it on commit).
+        mode; a transacted session accepts it on commit). A message that cannot be read as a JMS
+        message (a poison message) is never returned: it is settled
+        ``modified(delivery-failed, undeliverable-here)``, logged once at WARNING, and the
+        receive goes on to the next one, exactly as ``receive`` does.
         """
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
@@ -267,8 +301,23 @@ class MessageConsumer:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
 
-    def _receive_inbound(self, timeout: float | None, ask_peer: bool = True) -> tuple[Any, Message] | None:
-        """``_receive`` keeping the provider's inbound (for ``receive_encoded``)."""
+    def _receive_body(self, cls: type, timeout: float | None) -> Any:
+        """The next message's body as ``cls`` (JMSConsumer.receive_body). A body of another
+        type raises ``MessageFormatException``; under AUTO/DUPS_OK the message then counts as
+        never received: not acknowledged, and back at the front for the next receive (Qpid
+        JMS). In the other modes it was delivered (acknowledged by commit/acknowledge)."""
+        body: list[Any] = []
+
+        def take(msg: Message) -> None:
+            body.append(msg.get_body(cls))
+
+        got = self._receive_inbound(timeout, vet=take)
+        return None if got is None else body[0]
+
+    def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
+                         vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
+        """``_receive`` keeping the provider's inbound (for ``receive_encoded``); ``vet`` runs
+        before the message counts as received (``_receive_body``)."""
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
@@ -283,8 +332,25 @@ class MessageConsumer:
                 return None
             msg = sess._prepare(self, inbound)
             if msg is not None:
-                sess._after_receive(self, inbound, msg)
+                self._hand_over(inbound, msg, vet)
                 return inbound, msg
+
+    def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
+        """The message counts as received (acknowledged per the session's mode) unless ``vet``
+        refuses it under AUTO/DUPS_OK: then it goes back to the front of the queue, unacknowledged,
+        and the refusal propagates (``receive_body`` of a body of another type)."""
+        sess = self._session
+        if vet is not None:
+            try:
+                vet(msg)
+            except JMSException:
+                if sess._mode in (sess.AUTO_ACKNOWLEDGE, sess.DUPS_OK_ACKNOWLEDGE):
+                    inbound._msg = None  # read again from its bytes next time
+                    self._queue.push_front([inbound])
+                    raise
+                sess._after_receive(self, inbound, msg)
+                raise
+        sess._after_receive(self, inbound, msg)
 
     def _check_remote(self, timeout: float) -> bool:
         """Whether a prefetching ``receive(t)``/``receive_no_wait`` that found nothing locally
@@ -315,15 +381,26 @@ class MessageConsumer:
         if inbound is not None:
             return inbound
         conn = self._session._connection
-        if not q.running:
-            return q.get(timeout)  # stopped: nothing is pulled until start (or timeout)
         drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
         if timeout is not None and timeout <= 0:
+            if not q.running:
+                return None
             conn._provider_wait(self._p.pull(drain=True), drain_timeout, "receive_no_wait (drain)")
             return q.pop_nowait()
-        conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
-        inbound = q.get(timeout)
-        if inbound is None and not self._closed and not q.closed:
-            conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
-            inbound = q.pop_nowait()
-        return inbound
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not q.running:
+                # stopped: nothing is pulled until start (stop() took the credit back)
+                if not q.wait_running(left):
+                    return None
+                continue
+            stops = q.stops
+            conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
+            inbound = q.get(left, stops=stops)
+            if inbound is STOPPED:
+                continue  # stop() drained the credit and released what came: pull again on start
+            if inbound is None and not self._closed and not q.closed:
+                conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
+                inbound = q.pop_nowait()
+            return inbound

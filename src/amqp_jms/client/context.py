@@ -15,7 +15,6 @@ each message as it is sent. ``send`` takes a ``Message`` or a body: ``str`` (Tex
 
 from __future__ import annotations
 
-import contextlib
 import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -23,12 +22,12 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import (
     IllegalStateRuntimeException,
-    JMSException,
     JMSRuntimeException,
-    MessageFormatRuntimeException,
-    to_runtime,
 )
-from ..message import DeliveryMode, Message
+from ..message import Message
+from ._runtime import runtime as _runtime
+from .completion import refuse_in_callback
+from .jms_producer import JMSProducer
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
@@ -41,15 +40,6 @@ if TYPE_CHECKING:
 __all__ = ["JMSConsumer", "JMSContext", "JMSProducer", "create_context"]
 
 T = TypeVar("T")
-
-
-@contextlib.contextmanager
-def _runtime() -> Iterator[None]:
-    """Checked JMS exceptions leave the simplified API as their unchecked twins."""
-    try:
-        yield
-    except JMSException as e:
-        raise to_runtime(e) from e
 
 
 class _Shared:
@@ -91,14 +81,31 @@ class JMSContext:
         self._closed = False
         self._producer: MessageProducer | None = None
         self._lock = threading.Lock()
+        from .session import Session
+
+        if session_mode not in Session.MODES:
+            raise JMSRuntimeException(f"invalid session mode {session_mode!r}")
+        self._session_lock = threading.Lock()
+        #: created on first use (Qpid JMS): until then set_client_id may still name the connection
+        self._session_obj: Session | None = None
         with shared.lock:
             shared.users += 1
-        try:
-            with _runtime():
-                self._session: Session = shared.connection.create_session(session_mode)
-        except BaseException:
-            self._release_connection()
-            raise
+
+    @property
+    def _session(self) -> Session:
+        s = self._session_obj
+        if s is not None:
+            return s
+        with self._session_lock:
+            if self._session_obj is None:
+                try:
+                    with _runtime():
+                        self._session_obj = self._shared.connection.create_session(self._mode)
+                except BaseException:
+                    if self._shared.connection._closed:
+                        self._closed = True
+                    raise
+            return self._session_obj
 
     # -- contexts, connection-level ------------------------------------------------------------
     def create_context(self, session_mode: int) -> JMSContext:
@@ -157,11 +164,18 @@ class JMSContext:
             self._shared.connection.stop()
 
     def close(self) -> None:
-        """Close the session; the connection too if no other context uses it. Idempotent."""
+        """Close the session; the connection too if no other context uses it. Idempotent.
+
+        From a message listener (or completion listener) of this connection it raises
+        ``IllegalStateRuntimeException`` and leaves the context open (JMS 2.0), so that a
+        ``close()`` from another thread later really closes it."""
         if self._closed:
             return
-        self._closed = True
         sh = self._shared
+        with _runtime():
+            sh.connection._refuse_on_dispatcher("close")
+            refuse_in_callback(sh.connection._sessions, "close")
+        self._closed = True
         with sh.lock:
             sh.users -= 1
             last = sh.users <= 0
@@ -170,17 +184,8 @@ class JMSContext:
                 # closing the connection closes the session too, and rolls back its
                 # transaction without a separate discharge round trip
                 sh.connection.close()
-            else:
-                self._session.close()
-
-    def _release_connection(self) -> None:
-        sh = self._shared
-        with sh.lock:
-            sh.users -= 1
-            last = sh.users <= 0
-        if last:
-            with _runtime():
-                sh.connection.close()
+            elif self._session_obj is not None:
+                self._session_obj.close()
 
     def __enter__(self) -> JMSContext:
         return self
@@ -304,177 +309,6 @@ class JMSContext:
             raise IllegalStateRuntimeException("the JMSContext is closed")
 
 
-class JMSProducer:
-    """Fluent message sender of a ``JMSContext`` (JMS 2.0 section 11.3)."""
-
-    def __init__(self, context: JMSContext) -> None:
-        self._ctx = context
-        self._delivery_mode: int = DeliveryMode.PERSISTENT
-        self._priority = Message.DEFAULT_PRIORITY
-        self._ttl = 0
-        self._delay = 0
-        self._disable_id = False
-        self._disable_ts = False
-        self._listener: Any = None
-        self._props: dict[str, Any] = {}
-        self._correlation_id: str | None = None
-        self._type: str | None = None
-        self._reply_to: Destination | None = None
-
-    # -- sending -------------------------------------------------------------------------------
-    def send(self, destination: Destination, body: Any) -> JMSProducer:
-        """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``."""
-        p, message = self._prepare(destination, body)
-        with _runtime():
-            kw: dict[str, Any] = {}
-            if self._listener is not None:
-                kw["completion_listener"] = self._listener
-            p.send(destination, message, self._delivery_mode, self._priority, self._ttl, **kw)
-        return self
-
-    def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
-        """The context's producer, configured, and the message with this producer's values."""
-        ctx = self._ctx
-        ctx._check_open()
-        if destination is None:
-            from ..exceptions import InvalidDestinationRuntimeException
-
-            raise InvalidDestinationRuntimeException("send needs a destination, got None")
-        message = body if isinstance(body, Message) else self._wrap(body)
-        with _runtime():
-            for name, value in self._props.items():
-                message.set_object_property(name, value)
-            if self._correlation_id is not None:
-                message.set_jms_correlation_id(self._correlation_id)
-            if self._type is not None:
-                message.set_jms_type(self._type)
-            if self._reply_to is not None:
-                message.set_jms_reply_to(self._reply_to)
-            p = ctx._message_producer()
-            p.set_delivery_delay(self._delay)
-            p.set_disable_message_id(self._disable_id)
-            p.set_disable_message_timestamp(self._disable_ts)
-        return p, message
-
-    def _wrap(self, body: Any) -> Message:
-        s = self._ctx._session
-        with _runtime():
-            if body is None:
-                return s.create_message()
-            if isinstance(body, str):
-                return s.create_text_message(body)
-            if isinstance(body, bytes | bytearray | memoryview):
-                m = s.create_bytes_message()
-                m.write_bytes(bytes(body))
-                return m
-            if isinstance(body, dict):
-                mm = s.create_map_message()
-                for k, v in body.items():
-                    if not isinstance(k, str):
-                        raise MessageFormatRuntimeException(f"a map body needs str keys, got {k!r}")
-                    mm.set_object(k, v)
-                return mm
-            return s.create_object_message(body)
-
-    # -- fluent settings -----------------------------------------------------------------------
-    def set_delivery_mode(self, mode: int) -> JMSProducer:
-        if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
-            raise JMSRuntimeException(f"invalid delivery mode {mode!r}")
-        self._delivery_mode = mode
-        return self
-
-    def get_delivery_mode(self) -> int:
-        return self._delivery_mode
-
-    def set_priority(self, priority: int) -> JMSProducer:
-        if type(priority) is bool or not isinstance(priority, int) or not 0 <= priority <= 9:
-            raise JMSRuntimeException(f"invalid priority {priority!r}: must be an int from 0 to 9")
-        self._priority = priority
-        return self
-
-    def get_priority(self) -> int:
-        return self._priority
-
-    def set_time_to_live(self, ttl_ms: int) -> JMSProducer:
-        self._ttl = int(ttl_ms)
-        return self
-
-    def get_time_to_live(self) -> int:
-        return self._ttl
-
-    def set_delivery_delay(self, delay_ms: int) -> JMSProducer:
-        self._delay = int(delay_ms)
-        return self
-
-    def get_delivery_delay(self) -> int:
-        return self._delay
-
-    def set_disable_message_id(self, value: bool) -> JMSProducer:
-        self._disable_id = bool(value)
-        return self
-
-    def get_disable_message_id(self) -> bool:
-        return self._disable_id
-
-    def set_disable_message_timestamp(self, value: bool) -> JMSProducer:
-        self._disable_ts = bool(value)
-        return self
-
-    def get_disable_message_timestamp(self) -> bool:
-        return self._disable_ts
-
-    def set_async(self, completion_listener: Any) -> JMSProducer:
-        """A CompletionListener makes later sends asynchronous; None makes them synchronous."""
-        self._listener = completion_listener
-        return self
-
-    def get_async(self) -> Any:
-        return self._listener
-
-    def set_property(self, name: str, value: Any) -> JMSProducer:
-        """A message property for every later send (validated now, as the message would)."""
-        probe = Message()
-        probe._validate_names = self._ctx._session._validate_names  # jms.validatePropertyNames
-        with _runtime():
-            probe.set_object_property(name, value)
-        self._props[name] = value
-        return self
-
-    def clear_properties(self) -> JMSProducer:
-        self._props.clear()
-        return self
-
-    def property_exists(self, name: str) -> bool:
-        return name in self._props
-
-    def get_property_names(self) -> list[str]:
-        return list(self._props)
-
-    def get_object_property(self, name: str) -> Any:
-        return self._props.get(name)
-
-    def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
-        self._correlation_id = correlation_id
-        return self
-
-    def get_jms_correlation_id(self) -> str | None:
-        return self._correlation_id
-
-    def set_jms_type(self, jms_type: str | None) -> JMSProducer:
-        self._type = jms_type
-        return self
-
-    def get_jms_type(self) -> str | None:
-        return self._type
-
-    def set_jms_reply_to(self, destination: Destination | None) -> JMSProducer:
-        self._reply_to = destination
-        return self
-
-    def get_jms_reply_to(self) -> Destination | None:
-        return self._reply_to
-
-
 class JMSConsumer:
     """Receives for a ``JMSContext`` (JMS 2.0 section 11.4); iterable like ``MessageConsumer``."""
 
@@ -506,15 +340,18 @@ class JMSConsumer:
     def receive_body(self, cls: type[T], timeout_ms: int | None = None) -> T | None:
         """The next message's body as ``cls`` (str, bytes, dict, object...); None on timeout.
 
-        A body that cannot be returned as ``cls`` raises ``MessageFormatRuntimeException``."""
+        A body that cannot be returned as ``cls`` raises ``MessageFormatRuntimeException``; under
+        AUTO/DUPS_OK the message is then not acknowledged and the next receive returns it."""
+        if timeout_ms is not None and timeout_ms < 0:
+            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         with _runtime():
-            m = self._c.receive(timeout_ms)
-            return None if m is None else m.get_body(cls)
+            body: T | None = self._c._receive_body(cls, None if not timeout_ms else timeout_ms / 1000.0)
+            return body
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
         with _runtime():
-            m = self._c.receive_no_wait()
-            return None if m is None else m.get_body(cls)
+            body: T | None = self._c._receive_body(cls, 0.0)
+            return body
 
     def close(self) -> None:
         with _runtime():

@@ -201,7 +201,7 @@ class MessageProducer:
             return_future = True
         else:
             return_future = False
-        sync = listener is not None or self._force_sync or not (self._force_async or self._presettle)
+        sync = listener is not None or self._waits(mode)
         fut = self._p.send(message, sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
@@ -215,6 +215,18 @@ class MessageProducer:
         if fut is not None:
             conn = self._session._connection
             conn._provider_wait(fut, self._send_timeout, "send")
+
+    def _waits(self, mode: int) -> bool:
+        """Qpid JMS's rule: a send waits for the peer's outcome only when it is PERSISTENT and
+        outside a transaction (the commit waits for transacted ones), or ``jms.forceSyncSend``;
+        never with ``jms.forceAsyncSend`` or a presettled link. A send that does not wait still
+        takes a slot of the send window (back-pressure), and a refusal of it reaches the
+        ExceptionListener, or fails the commit."""
+        if self._force_sync:
+            return True
+        if self._force_async or self._presettle:
+            return False
+        return mode == DeliveryMode.PERSISTENT and not self._session.transacted
 
     def close(self) -> None:
         if self._closed:

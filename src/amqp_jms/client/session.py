@@ -13,8 +13,8 @@ rules, per mode:
 * SESSION_TRANSACTED: each delivered message is accepted inside the current transaction;
   ``commit``/``rollback`` discharge it.
 
-A received message's ``JMS_AMQP_ACK_TYPE`` property (1 accepted, 2 rejected, 3 released,
-4 modified-failed, 5 modified-failed-undeliverable) picks the outcome its acknowledgement sends.
+Which outcome a settlement carries (``JMS_AMQP_ACK_TYPE``, poison messages, prefetched messages
+never seen) is the policy of ``client.acknowledgement``.
 """
 
 from __future__ import annotations
@@ -29,11 +29,10 @@ from ..provider.base import (
     ACCEPTED,
     MODIFIED_FAILED,
     MODIFIED_FAILED_UNDELIVERABLE,
-    REJECTED,
-    RELEASED,
     ConsumerSpec,
     ProducerSpec,
 )
+from .acknowledgement import OUTCOME_BY_NAME, POISON, ack_type_of, decode_or_poison
 from .completion import wait_for_completions
 from .consumer import ListenerLike, LocalQueue, MessageConsumer
 from .dispatch import Dispatcher
@@ -48,15 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["Session"]
 
 M = TypeVar("M", bound="Message")
-
-_OUTCOME_BY_NAME = {
-    "ACCEPTED": ACCEPTED,
-    "REJECTED": REJECTED,
-    "RELEASED": RELEASED,
-    "MODIFIED_FAILED": MODIFIED_FAILED,
-    "MODIFIED_FAILED_UNDELIVERABLE": MODIFIED_FAILED_UNDELIVERABLE,
-}
-ACK_TYPE = "JMS_AMQP_ACK_TYPE"
 
 
 class Session(SessionFeatures):
@@ -80,6 +70,9 @@ class Session(SessionFeatures):
         self._consumers: list[MessageConsumer] = []
         self._producers: list[MessageProducer] = []
         self._delivered: list[tuple[MessageConsumer, Any]] = []  # CLIENT/transacted: in order
+        #: CLIENT/INDIVIDUAL consumers closed with delivered, unacknowledged messages: their links
+        #: stay until those are acknowledged (or recovered) or the session ends (Qpid JMS)
+        self._deferred: list[MessageConsumer] = []
         self._dispatcher: Dispatcher | None = None
         #: the (consumer, inbound) a listener is handling right now (dispatcher thread only)
         self._current: tuple[MessageConsumer, Any] | None = None
@@ -87,7 +80,7 @@ class Session(SessionFeatures):
         self._producer_ids = 0
         cfg = connection._config
         self._redelivery_max = cfg.redelivery.max_redeliveries
-        self._redelivery_outcome = _OUTCOME_BY_NAME[cfg.redelivery.outcome]
+        self._redelivery_outcome = OUTCOME_BY_NAME[cfg.redelivery.outcome]
         self._validate_names = cfg.validate_property_names
 
     # -- properties ----------------------------------------------------------------------------
@@ -202,7 +195,9 @@ class Session(SessionFeatures):
         conn = self._connection
         cfg = conn._config
         prefetch = cfg.prefetch.for_destination(destination.is_topic, bool(_spec and _spec.get("durable")))
-        presettle = self._mode == self.NO_ACKNOWLEDGE or cfg.presettle.consumer(destination.is_topic)
+        # (a transacted session's consumers are never presettled: their acks are the transaction)
+        presettle = self._mode == self.NO_ACKNOWLEDGE or (
+            not self.transacted and cfg.presettle.consumer(destination.is_topic))
         spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
         queue = LocalQueue()
         queue.running = conn._started
@@ -227,8 +222,12 @@ class Session(SessionFeatures):
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
     def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
-        """Decode and vet one inbound message; None if it was expired/over-delivered/filtered."""
-        msg = inbound.decode()
+        """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
+        filtered (and settled as such)."""
+        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        if msg is None:
+            consumer._p.acknowledge(inbound, POISON)
+            return None
         props = msg._props
         if inbound.local_redeliveries:
             msg._redelivered = True
@@ -254,7 +253,8 @@ class Session(SessionFeatures):
             msg._validate_names = False  # writable again after clear_properties()
         mode = self._mode
         if mode == self.CLIENT_ACKNOWLEDGE:
-            msg._ack_callback = self.acknowledge
+            # the outcome chosen on the message acknowledged applies to all the session settles
+            msg._ack_callback = lambda: self._acknowledge_delivered(ack_type_of(msg))
         elif mode == self.INDIVIDUAL_ACKNOWLEDGE:
             msg._ack_callback = lambda: self._ack_one(consumer, inbound, msg)
         return msg
@@ -262,7 +262,7 @@ class Session(SessionFeatures):
     def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         mode = self._mode
         if mode in (self.AUTO_ACKNOWLEDGE, self.DUPS_OK_ACKNOWLEDGE, self.SESSION_TRANSACTED):
-            consumer._p.acknowledge(inbound, _ack_type(msg))
+            consumer._p.acknowledge(inbound, _auto_outcome(msg))
             if mode == self.SESSION_TRANSACTED:
                 with self._lock:
                     self._delivered.append((consumer, inbound))
@@ -272,9 +272,11 @@ class Session(SessionFeatures):
 
     def _ack_one(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         self._check_open()
+        outcome = ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
         with self._lock:
             self._delivered = [d for d in self._delivered if d[1][0] is not inbound]
-        consumer._p.acknowledge(inbound, _ack_type(msg))
+        consumer._p.acknowledge(inbound, outcome)
+        self._close_deferred()
 
     # -- listeners -----------------------------------------------------------------------------
     def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
@@ -294,7 +296,7 @@ class Session(SessionFeatures):
     def _pull_for_listener(self, consumer: MessageConsumer) -> None:
         """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
         if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
-                and self._connection._provider_alive():
+                and consumer._queue.running and self._connection._provider_alive():
             consumer._p.pull(drain=False)
 
     def _dispatch_one(self, consumer: MessageConsumer) -> None:
@@ -340,13 +342,35 @@ class Session(SessionFeatures):
     # -- acknowledgement, recovery, transactions -----------------------------------------------
     def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: accept every message this session has delivered so far."""
+        self._acknowledge_delivered(ACCEPTED)
+
+    def _acknowledge_delivered(self, outcome: int) -> None:
+        """Settle every message delivered so far with ``outcome`` (``message.acknowledge()``
+        passes the ``JMS_AMQP_ACK_TYPE`` of the message it was called on, as Qpid JMS does)."""
         self._check_open()
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return
         with self._lock:
             delivered, self._delivered = self._delivered, []
-        for consumer, (inbound, msg) in delivered:
-            consumer._p.acknowledge(inbound, _ack_type(msg))
+        for consumer, (inbound, _msg) in delivered:
+            consumer._p.acknowledge(inbound, outcome)
+        self._close_deferred()
+
+    def _close_deferred(self) -> None:
+        """Detach the links of closed consumers that have nothing left to acknowledge."""
+        with self._lock:
+            if not self._deferred:
+                return
+            pending = {id(c) for c, _ in self._delivered}
+            done = [c for c in self._deferred if id(c) not in pending]
+            self._deferred = [c for c in self._deferred if id(c) in pending]
+        conn = self._connection
+        for c in done:
+            if conn._provider_alive():
+                try:
+                    conn._provider_wait(c._p.close(), conn._close_timeout(), "close consumer")
+                except JMSException:
+                    pass
 
     def recover(self) -> None:
         """Stop, redeliver every unacknowledged message (JMSRedelivered true), in order."""
@@ -368,10 +392,15 @@ class Session(SessionFeatures):
             inbound._msg = None  # decode again: a fresh, read-only copy
             by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
         for consumer, items in by_consumer.values():
+            if consumer._closed:  # a closed consumer's link waited for these: give them back
+                for inbound in items:
+                    consumer._p.acknowledge(inbound, MODIFIED_FAILED)
+                continue
             consumer._queue.push_front(items)
             if consumer._listener is not None and self._dispatcher is not None:
                 for _ in items:
                     self._dispatcher.notify(consumer)
+        self._close_deferred()
 
     def commit(self) -> None:
         self._check_open()
@@ -412,23 +441,79 @@ class Session(SessionFeatures):
             c._queue.set_running(running)
         if running and self._dispatcher is not None:
             self._dispatcher.resume()
+        if running:
+            for c in list(self._consumers):
+                self._pull_for_listener(c)
+
+    def _stopped(self) -> None:
+        """After stop (listeners idle): pull consumers give their credit and messages back."""
+        for c in list(self._consumers):
+            if c._prefetch == 0:
+                self._take_back_pull(c)
+
+    def _take_back_pull(self, consumer: MessageConsumer) -> None:
+        """Stopped with a pull (prefetch 0) consumer: take its credit back and release what it
+        brought, so other consumers get those messages while this one is stopped (a receive
+        waiting across the stop pulls again on start)."""
+        conn = self._connection
+        if consumer._closed or not conn._provider_alive():
+            return
+        try:
+            conn._provider_wait(consumer._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
+                                "stop (drain)")
+        except JMSException:
+            pass  # the credit stays out; what arrives waits for start or is released at close
+        self._return_unseen(consumer)
+
+    def _return_unseen(self, consumer: MessageConsumer) -> None:
+        """Give back what the consumer prefetched and the application never saw (released; a
+        message recover() queued again counts its earlier delivery: modified-failed)."""
+        for inbound, outcome in consumer._queue.give_back():
+            consumer._p.acknowledge(inbound, outcome)
 
     def _close_consumer(self, consumer: MessageConsumer) -> None:
         if consumer._closed:
             return
+        d = self._dispatcher
+        current = self._current
+        if d is not None and d.on_own_thread() and current is not None and current[0] is consumer:
+            # JMS 2.0 MessageConsumer.close: it would wait for the very listener call it is in
+            raise IllegalStateException("a message listener must not close its own consumer")
         consumer._closed = True
         consumer._queue.close()
         d = self._dispatcher
         if d is not None and not d.on_own_thread():
             d.wait_idle()
         conn = self._connection
+        if self._defer_close(consumer):
+            return
         try:
-            if conn._provider_alive():
+            if conn._provider_alive():  # the link gives back what was never seen (LocalQueue.give_back)
                 conn._provider_wait(consumer._p.close(), conn._close_timeout(), "close consumer")
         finally:
             with self._lock:
                 if consumer in self._consumers:
                     self._consumers.remove(consumer)
+
+    def _defer_close(self, consumer: MessageConsumer) -> bool:
+        """CLIENT/INDIVIDUAL_ACKNOWLEDGE: a consumer closed with delivered, unacknowledged
+        messages keeps its link (no more credit; the unseen messages given back) so that a later
+        ``acknowledge()`` still settles them, as in Qpid JMS. True when deferred."""
+        if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
+            return False
+        conn = self._connection
+        with self._lock:
+            if not any(c is consumer for c, _ in self._delivered) or not conn._provider_alive():
+                return False
+            self._deferred.append(consumer)
+            if consumer in self._consumers:
+                self._consumers.remove(consumer)
+        try:
+            conn._provider_wait(consumer._p.stop(), conn._close_timeout(), "close consumer (stop)")
+        except JMSException:
+            pass  # what still arrives is released when the link goes
+        self._return_unseen(consumer)
+        return True
 
     def _close_producer(self, producer: MessageProducer) -> None:
         conn = self._connection
@@ -458,6 +543,7 @@ class Session(SessionFeatures):
         consumers = list(self._consumers)
         with self._lock:
             self._delivered.clear()
+            self._deferred.clear()  # their links go with the session
 
         def prefetched() -> list[Any]:
             out: list[Any] = []
@@ -496,16 +582,13 @@ class Session(SessionFeatures):
         self.close()
 
 
-def _ack_type(msg: Any) -> int:
-    v = msg._props.get(ACK_TYPE) if msg._props else None
-    if v is None:
-        return ACCEPTED
+def _auto_outcome(msg: Any) -> int:
+    """The outcome of a message the session acknowledges by itself: its ``JMS_AMQP_ACK_TYPE``
+    if a listener chose a valid one, else accepted (nobody is there to refuse an invalid one to)."""
     try:
-        n = int(v)
-    except (TypeError, ValueError):
+        return ack_type_of(msg)
+    except JMSException:
         return ACCEPTED
-    known = (ACCEPTED, REJECTED, RELEASED, MODIFIED_FAILED, MODIFIED_FAILED_UNDELIVERABLE)
-    return n if n in known else ACCEPTED
 
 
 def _int_like(template: Any, value: int) -> Any:

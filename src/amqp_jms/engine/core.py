@@ -92,14 +92,21 @@ class Engine:
         self.transport.bind(self.connection)
         self._head_closed = False
         self._tail_closed = False
+        self._eof = False
 
     # -- input ---------------------------------------------------------------------------------
+    @property
+    def eof_received(self) -> bool:
+        """The peer closed its side of the socket (``receive_data(b"")``)."""
+        return self._eof
+
     def receive_data(self, data: bytes) -> None:
         """Feed bytes read from the peer; ``b""`` means the peer closed its side (EOF)."""
         if self._tail_closed:
             return
         if not data:
             self._tail_closed = True
+            self._eof = True
             self.transport.close_tail()
             t = self.transport
             if t.condition is None and not t.closed and not self.connection.state & Connection.REMOTE_CLOSED:

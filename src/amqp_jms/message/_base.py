@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 from ..destination import Destination
-from ..exceptions import MessageFormatException, MessageNotWriteableException
+from ..exceptions import JMSException, MessageFormatException, MessageNotWriteableException
 from ..types import Byte, Float, Int, Short
 from . import _conversions as cv
 from ._names import _valid_cache as _valid_names
@@ -48,6 +48,12 @@ DEFAULT_DELIVERY_DELAY = 0
 #: How a binary correlation id reads as a String (the OASIS AMQP JMS mapping's form, which Qpid
 #: JMS uses too): ``ID:AMQP_BINARY:`` and the bytes in upper-case hex.
 BINARY_ID_PREFIX = "ID:AMQP_BINARY:"
+_MQ_ID_LEN = 3 + 48  # "ID:" + 24 bytes in hex: IBM MQ's provider id form
+_HEX_DIGITS = frozenset("0123456789abcdefABCDEF")
+
+
+def _is_hex(text: str) -> bool:
+    return _HEX_DIGITS.issuperset(text)
 
 _PERSISTENT = int(DeliveryMode.PERSISTENT)
 
@@ -219,14 +225,29 @@ class Message:
                 f"JMSCorrelationID must be a str or None, not {type(correlation_id).__name__} "
                 "(use set_jms_correlation_id_as_bytes for bytes)"
             )
+        if correlation_id is not None and correlation_id.startswith("ID:AMQP_"):
+            # an encoded AMQP id (OASIS AMQP JMS Mapping 3.2.1.1) is refused here, not at send;
+            # the encodings are the mapping's (imported late: the mapping builds on messages)
+            from ..mapping.ids import to_amqp_id
+
+            to_amqp_id(correlation_id, "JMSCorrelationID")
         self._correlation_id = correlation_id
 
     def get_jms_correlation_id_as_bytes(self) -> bytes | None:
-        """The correlation id as bytes: a binary id as it is, a String one in UTF-8."""
+        """The correlation id as bytes: a binary id (set as bytes, as ``ID:AMQP_BINARY:<hex>``, or
+        received as AMQP binary). Any other raises ``JMSException``, as in Qpid JMS: a String id
+        has no byte form the peer would recognise."""
         cid = self._correlation_id
         if cid is None or isinstance(cid, bytes):
             return cid
-        return str(cid).encode("utf-8")
+        if isinstance(cid, str) and cid.startswith(BINARY_ID_PREFIX):
+            return bytes.fromhex(cid[len(BINARY_ID_PREFIX):])
+        if isinstance(cid, str) and len(cid) == _MQ_ID_LEN and cid.startswith("ID:") and _is_hex(cid[3:]):
+            # IBM MQ's form of a binary CorrelId (24 bytes as ID: + 48 hex digits), as an MQ
+            # message reads back: its bytes are the 24 raw ones, as IBM MQ JMS returns them
+            return bytes.fromhex(cid[3:])
+        raise JMSException(f"JMSCorrelationID {cid!r} is not binary: it has no byte form "
+                           "(get_jms_correlation_id reads it)")
 
     def set_jms_correlation_id_as_bytes(self, correlation_id: bytes | bytearray | None) -> None:
         """A binary correlation id, sent as AMQP binary: for peers whose ids are not strings."""

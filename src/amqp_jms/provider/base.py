@@ -98,10 +98,20 @@ class InboundSink(Protocol):
         """Remove and return every locally queued message (rollback releases them)."""
         ...
 
+    def give_back(self) -> list[tuple[Any, int]]:
+        """Remove every locally queued message, each with the outcome to settle it with as its
+        link closes (the application never saw them: released, in the JMS layer's policy)."""
+        ...
+
 
 class ProviderListener(Protocol):
     def on_connection_failure(self, exc: JMSException) -> None:
         """The connection died (called on the I/O thread: hand off, do not block)."""
+        ...
+
+    def on_async_exception(self, exc: JMSException) -> None:
+        """A send nobody waited for failed (the peer refused it); the connection lives on
+        (called on the I/O thread: hand off, do not block)."""
         ...
 
 
@@ -133,6 +143,13 @@ class ProviderConsumer(ABC):
     @abstractmethod
     def drain(self) -> Future[None]:
         """Ask the peer to use or return all credit; completes when it has."""
+
+    def stop(self) -> Future[None]:
+        """Take back all credit and grant no more: a consumer the application closed whose link
+        stays open until its delivered messages are acknowledged. Completes when drained."""
+        fut: Future[None] = Future()
+        fut.set_result(None)
+        return fut
 
     @property
     def drain_on_empty(self) -> bool:

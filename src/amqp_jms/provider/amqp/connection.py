@@ -200,8 +200,34 @@ class AmqpProvider(Provider):
         return connection_session(self).unsubscribe(link_name)
 
     def shutdown(self) -> None:
-        """Stop the I/O thread (after close); idempotent."""
+        """Stop the I/O thread (after close) and let go of proton's objects; idempotent."""
         self.lt.stop()
+        if not self.lt.thread.is_alive():
+            self._release_engine()
+
+    def _release_engine(self) -> None:
+        """Break the cycles proton cannot show the garbage collector: each session and link
+        keeps its ``jms`` attribute (our wrapper, which holds the proton object back) in a
+        record of proton-c's, so a closed connection kept its engine, provider, sessions and
+        I/O thread alive for ever (300 open/close cycles: 300 engines, RSS +23 MB)."""
+        eng, self.engine = self.engine, None
+        if eng is None:
+            return
+        conn = eng.connection
+        ssn = conn.session_head(0)
+        while ssn is not None:
+            ssn.jms = None
+            ssn = ssn.next(0)
+        link = conn.link_head(0)
+        while link is not None:
+            link.jms = None
+            link = link.next(0)
+        for s in list(self.sessions):
+            s.pn = None
+            for lk in list(s.links):
+                lk.pn = None
+        self.sessions.clear()
+        self.links_by_addr.clear()
 
     # -- loop side -----------------------------------------------------------------------------
     def check_usable(self) -> None:
@@ -299,9 +325,13 @@ class AmqpProvider(Provider):
 
     # -- I/O -----------------------------------------------------------------------------------
     def _on_data(self, data: bytes) -> None:
-        if self.engine is None:
+        eng = self.engine
+        if eng is None:
             return
-        self.engine.receive_data(data)
+        eng.receive_data(data)
+        # proton dates the peer's last sign of life by the tick that sees new input: ticking
+        # only at timer deadlines declared a hung peer dead after up to twice amqp.idleTimeout
+        eng.tick(self.loop.time())
         self.flush()
 
     def _on_socket_lost(self, exc: Exception | None) -> None:
@@ -457,11 +487,32 @@ class AmqpProvider(Provider):
             if self._closed_fut is not None and not self._closed_fut.done():
                 self._closed_fut.set_result(None)
             return
-        if err is not None:
-            self.fail(to_jms(err.name, err.description, "the connection failed"))
-        else:
-            self.fail(JMSException("the connection was closed by the peer"))
+        self.fail(self._transport_failure(err))
         self._abort()
+
+    def _transport_failure(self, err: Any) -> JMSException:
+        """What a transport that ended without a close frame means for the application.
+
+        Proton words two of them as conditions that would map to the wrong exception: the
+        peer's socket closing (EOF) as ``amqp:connection:framing-error`` "connection aborted",
+        and its silence past ``amqp.idleTimeout`` as ``amqp:resource-limit-exceeded``. Both are
+        a lost connection (JMSException), not a protocol error nor a resource limit."""
+        where = f"{self.config.host}:{self.config.port}"
+        assert self.engine is not None
+        if err is None or self.engine.eof_received:
+            return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
+        if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):
+            return JMSException(f"connection to {where} lost: the peer sent nothing for "
+                                f"{self.config.idle_timeout_ms} ms (amqp.idleTimeout)")
+        return to_jms(err.name, err.description, "the connection failed")
+
+    def report_async(self, exc: JMSException) -> None:
+        """A failure nobody waits for (an unawaited send refused): to the connection's listener."""
+        listener = self._listener
+        if listener is not None and not self.closing and self.failure is None:
+            report = getattr(listener, "on_async_exception", None)
+            if report is not None:
+                report(exc)
 
     def fail(self, exc: JMSException) -> None:
         """The connection is dead: fail every pending operation, tell the listener once."""

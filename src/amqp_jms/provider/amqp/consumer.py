@@ -216,7 +216,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     # -- any thread ----------------------------------------------------------------------------
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
-        if inbound.delivery is None:
+        if inbound.raw is None:  # (not ``delivery``: that builds a proton wrapper per message)
             return
         self.provider.lt.post(lambda: self.settle(inbound, outcome))
 
@@ -273,13 +273,47 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._drain_waiters.append(fut)
         rcv.drain(0)
 
+    def stop(self) -> concurrent.futures.Future[None]:
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+
+        def go() -> None:
+            self.prefetch = 0  # no refill from now on
+            if self.failure is not None or self.pn is None or self.closed or self.spec.presettle:
+                fut.set_result(None)
+                return
+            self._start_drain(fut)
+
+        self.provider.lt.post(go)
+        return fut
+
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
 
     async def detach(self, close: bool = True) -> None:
+        await self._take_back_credit()
         # a durable subscriber detaches without closing (also at session close): the
         # subscription outlives it
         await super().detach(close and not self.spec.durable)
+
+    async def _take_back_credit(self) -> None:
+        """Before the link goes, when there is something to give back: drain its credit, so what
+        the sink gives back (released) is not sent to this link again while it detaches (Qpid
+        JMS's stop-and-release). What is in flight arrives during the drain and is given back
+        with the rest. With nothing to give back the link just detaches (no round trip)."""
+        rcv = self.pn
+        if (rcv is None or len(self.sink) == 0 or self.closed or self.failure is not None
+                or self.session.failure is not None or self.provider.failure is not None
+                or self.provider.closing or self.spec.presettle
+                or self.spec.browser or rcv.credit <= 0 or self.provider.drain_unsafe):
+            return
+        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+        self._start_drain(fut)
+        self.provider.flush()
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(fut),
+                                   self.provider.config.seconds(self.provider.config.drain_timeout_ms))
+        except (TimeoutError, JMSException):
+            pass  # detach anyway: what the peer still holds for us is its to count
 
     # -- loop: settlement and credit -----------------------------------------------------------
     def settle(self, inbound: AmqpInbound, outcome: int, txn_id: Any = None) -> None:
@@ -341,3 +375,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         for w in waiters:
             if not w.done():
                 w.set_result(None)
+        # what the application never saw goes back with the outcome the JMS layer picks
+        # (released), not left to the source's default outcome (modified-failed: counted)
+        for inbound, outcome in self.sink.give_back():
+            self.settle(inbound, outcome)

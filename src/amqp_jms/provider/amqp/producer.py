@@ -171,6 +171,10 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 fut.set_result(None)
             else:
                 fut.set_exception(err)
+        elif fut is None:  # a send nobody waits for: its failure goes to the session
+            err = outcome_error(state, delivery, "a message sent without waiting")
+            if err is not None:
+                self.session.unawaited_send_failed(err)
         delivery.settle()
 
     def written(self) -> bool:
@@ -187,15 +191,21 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             self._all_written.set_result(None)
         return self._unwritten > 0
 
-    async def detach(self, close: bool = True) -> None:
-        """Close waits (up to the close timeout) for messages still waiting for credit."""
+    async def all_written(self, timeout: float | None) -> bool:
+        """Wait (up to ``timeout``) until proton has written every transfer handed over: those
+        still waiting for credit. False on timeout."""
         if self._unwritten and self.failure is None and not self.closed:
-            self._all_written = self.provider.loop.create_future()
-            timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
+            if self._all_written is None or self._all_written.done():
+                self._all_written = self.provider.loop.create_future()
             try:
                 await asyncio.wait_for(asyncio.shield(self._all_written), timeout)
             except TimeoutError:
-                pass
+                return False
+        return True
+
+    async def detach(self, close: bool = True) -> None:
+        """Close waits (up to the close timeout) for messages still waiting for credit."""
+        await self.all_written(self.provider.config.seconds(self.provider.config.close_timeout_ms))
         await super().detach(close)
 
     def before_detach(self) -> None:

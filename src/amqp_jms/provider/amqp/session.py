@@ -39,6 +39,8 @@ class AmqpSession(ProviderSession):
         self._ended: asyncio.Future[None] | None = None
         self._ids = itertools.count(1)
         self.coordinator: TxCoordinator | None = None
+        #: a send of the current transaction the peer refused while nobody waited: fails commit
+        self.txn_send_failure: JMSException | None = None
 
     # -- loop ----------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -85,6 +87,15 @@ class AmqpSession(ProviderSession):
             link.fail(exc)
         self.p.sessions.discard(self)
 
+    def unawaited_send_failed(self, exc: JMSException) -> None:
+        """The peer refused a send nobody waited for (Qpid JMS): in a transaction the commit
+        fails (rolled back); otherwise the connection's ExceptionListener hears of it."""
+        if self.coordinator is not None:
+            if self.txn_send_failure is None:
+                self.txn_send_failure = exc
+            return
+        self.p.report_async(exc)
+
     def txn_id(self) -> Any:
         c = self.coordinator
         return c.txn_id if c is not None else None
@@ -108,9 +119,21 @@ class AmqpSession(ProviderSession):
         txn = self.coordinator.txn_id
         if txn is None:
             raise TransactionRolledBackException("no transaction is active (the last declare failed)")
+        if not fail:
+            # sends of the transaction do not wait for their outcome: each must be on the wire
+            # (some may wait for credit) before the discharge that commits them
+            for link in list(self.links):
+                if isinstance(link, AmqpProducer) and not await link.all_written(self.p.request_timeout()):
+                    self.txn_send_failure = self.txn_send_failure or JMSException(
+                        f"a message of the transaction got no credit from the peer on {link.name!r}")
         self.coordinator.txn_id = None
+        refused, self.txn_send_failure = self.txn_send_failure, None
         try:
-            state, d = await self.coordinator.control(DISCHARGE, [txn, fail])
+            state, d = await self.coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+            if refused is not None and not fail:
+                raise TransactionRolledBackException(
+                    f"the commit failed and the transaction was rolled back: {refused.reason}",
+                    refused.error_code, refused)
             if state != Delivery.ACCEPTED and not fail:
                 c = d.remote.condition
                 name = str(c.name) if c is not None and c.name else "amqp:transaction:rollback"
