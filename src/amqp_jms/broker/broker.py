@@ -14,6 +14,7 @@ loop's own thread (which would deadlock).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import ssl
 import threading
@@ -22,6 +23,7 @@ from types import TracebackType
 from typing import Any
 
 from ..exceptions import IllegalStateException
+from .authorization import Authorization
 from .core import BrokerCore
 from .recovery import recover
 from .sasl import Users, load_users
@@ -52,6 +54,7 @@ class AsyncBroker:
         memory_limit: int = 32 * 1024 * 1024,
         container_id: str = "amqp-jms-broker",
         tls_ca: str | Path | None = None,
+        authorization: Authorization | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -70,6 +73,10 @@ class AsyncBroker:
         self.max_frame_size = max_frame_size
         self.memory_limit = memory_limit
         self.container_id = container_id
+        # the dead-letter queue the rules protect is this broker's
+        self.authorization = (
+            dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
+        )
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -98,6 +105,7 @@ class AsyncBroker:
             max_delivery_attempts=self.max_delivery_attempts,
             memory_limit=self.memory_limit,
         )
+        core.authorization = self.authorization
         self.core = core
         recover(core, store)
         self._state = ServerState(

@@ -18,6 +18,7 @@ from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 
 from .. import __version__
 from ._fast import addr
+from .authorization import Permission
 from .links import IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
@@ -63,6 +64,7 @@ class BrokerConnection(TransferHandling):
         self.peer = peer
         self.dirty = dirty
         self.container: str | None = None
+        self.user: str | None = None  # who logged in (SASL), for authorization
         self.sole = False
         self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
         self._durable_waiting: dict[int, list[Any]] = {}  # store group -> deliveries to accept
@@ -147,6 +149,17 @@ class BrokerConnection(TransferHandling):
                 self._end_link(st.link, st, closed=False, connection_gone=False)
         session.close()
 
+    # -- authorization -------------------------------------------------------------------------
+    def refusal(self, address: str, permission: Permission) -> str | None:
+        """``None`` if this connection's user may, else why not (see ``authorization``)."""
+        auth = self.core.authorization
+        return None if auth is None else auth.refusal(self.user, address, permission)
+
+    def _authorize(self, address: str, permission: Permission) -> None:
+        denied = self.refusal(address, permission)
+        if denied is not None:
+            raise AttachRefused("amqp:unauthorized-access", denied)
+
     # -- attach --------------------------------------------------------------------------------
     def _on_attach(self, link: Link) -> None:
         if link.state & _LOCAL_ACTIVE:
@@ -183,6 +196,7 @@ class BrokerConnection(TransferHandling):
             caps = symbols(target.capabilities)
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
             address = self.router.temp_address(kind)
+            self._authorize(address, Permission.CREATE_TEMPORARY)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(target)
@@ -198,6 +212,7 @@ class BrokerConnection(TransferHandling):
         else:
             address = str(target.address)
             caps = symbols(target.capabilities)
+            self._authorize(address, Permission.SEND)
             self._resolve(address, caps)
             link.target.copy(target)
             st = IncomingLink(link, address)
@@ -241,6 +256,7 @@ class BrokerConnection(TransferHandling):
         if source.dynamic:
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
             address = self.router.temp_address(kind)
+            self._authorize(address, Permission.CREATE_TEMPORARY)
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(source)
@@ -259,6 +275,10 @@ class BrokerConnection(TransferHandling):
             address = str(source.address or "")
             if not address:
                 raise AttachRefused("amqp:invalid-field", "source address is required")
+            is_topic = (self.router.node_kind(address) or kind_from_caps(caps)).is_topic
+            browsing = source.distribution_mode == Terminus.DIST_MODE_COPY and not is_topic
+            if self.core.temp_owner.get(address) != self.id:  # a temporary's creator may read it
+                self._authorize(address, Permission.BROWSE if browsing else Permission.CONSUME)
             kind = self._resolve(address, caps)
             if kind.is_topic:
                 st = self._attach_subscriber(link, address, caps, filters.selector, matcher, filters.no_local,
@@ -379,6 +399,7 @@ class BrokerConnection(TransferHandling):
             self.links[addr(link)] = OutgoingLink(self, link, self.router.new_queue("lookup", durable=False),
                                             presettled=False)
             return
+        self._authorize(sub.topic, Permission.CONSUME)
         s = link.source
         s.type = Terminus.SOURCE
         s.address = sub.topic

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
+from .authorization import Authorization
 from .message import BrokerMessage
 from .nodes import Router
 from .queue import MessageQueue
@@ -49,6 +50,7 @@ class BrokerCore:
         self.connections: dict[int, Any] = {}
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
+        self.authorization: Authorization | None = None  # None: every logged-in user may do anything
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:

@@ -95,6 +95,8 @@ class AmqpProtocol(asyncio.Protocol):
             if sasl.result is SaslResult.PENDING:
                 return
             self.sasl = None
+            if self.conn is not None:
+                self.conn.user = sasl.user
             data = rest
             if not data:
                 return

@@ -16,6 +16,7 @@ from proton import Condition, Delivery, Described, ulong
 
 from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
+from .authorization import Permission
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
 from .nodes import NodeKind, Router
@@ -43,6 +44,7 @@ class TransferHandling:
     dirty: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
     _end_link: Callable[..., None]
+    refusal: Callable[[str, Permission], str | None]
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -176,6 +178,9 @@ class TransferHandling:
             if address is None:
                 _reject(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
                 return
+            if (denied := self.refusal(address, Permission.SEND)) is not None:
+                _reject(dlv, "amqp:unauthorized-access", denied)
+                return
         if dlv.remote_state == TRANSACTIONAL_STATE:
             txn_data = dlv.remote.data or []
             txn = self.txns.get(txn_data[0] if txn_data else None)
@@ -215,7 +220,7 @@ class TransferHandling:
             return None
         if not to:
             return None
-        if self.router.node_kind(to) is None:
+        if self.router.node_kind(to) is None and self.refusal(to, Permission.SEND) is None:
             if kind == 0:
                 self.router.ensure_node(to, NodeKind.QUEUE)
             elif kind == 1:

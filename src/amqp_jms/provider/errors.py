@@ -58,7 +58,8 @@ _REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"
 
 
 def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
-    """None for ``accepted``; otherwise the SendFailedException naming the peer's error."""
+    """None for ``accepted``; otherwise the SendFailedException (JMSSecurityException when
+    unauthorized) naming the peer's error."""
     code: int = int(state or 0)
     cond_name: str | None = None
     cond_desc: str | None = None
@@ -80,4 +81,7 @@ def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
     name = _REFUSED.get(code, f"refused (outcome {code:#x})")
     cond_txt = f" ({cond_name})" if cond_name else ""
     desc = f": {cond_desc}" if cond_desc else ""
-    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
+    text = f"{what} was {name} by the peer{cond_txt}{desc}"
+    if cond_name == "amqp:unauthorized-access":  # as Qpid JMS: a refused send is a security error
+        return JMSSecurityException(text, cond_name)
+    return SendFailedException(text, cond_name)
