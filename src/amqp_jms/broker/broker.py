@@ -25,6 +25,7 @@ from typing import Any
 from ..exceptions import IllegalStateException
 from .authorization import Authorization
 from .core import BrokerCore
+from .login_throttle import LoginThrottle
 from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
@@ -55,6 +56,8 @@ class AsyncBroker:
         container_id: str = "amqp-jms-broker",
         tls_ca: str | Path | None = None,
         authorization: Authorization | None = None,
+        max_failed_logins: int = 10,
+        failed_login_window_s: float = 60.0,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -73,6 +76,7 @@ class AsyncBroker:
         self.max_frame_size = max_frame_size
         self.memory_limit = memory_limit
         self.container_id = container_id
+        self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
         # the dead-letter queue the rules protect is this broker's
         self.authorization = (
             dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
@@ -109,7 +113,8 @@ class AsyncBroker:
         self.core = core
         recover(core, store)
         self._state = ServerState(
-            core, self.users, idle_timeout_s=self.idle_timeout_s, max_frame_size=self.max_frame_size
+            core, self.users, idle_timeout_s=self.idle_timeout_s, max_frame_size=self.max_frame_size,
+            logins=self.logins,
         )
         ctx = self._ssl_context()
         state = self._state

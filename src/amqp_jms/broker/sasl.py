@@ -12,6 +12,7 @@ Users file: one ``user:password`` (or ``user=password``) per line, ``#`` comment
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -122,12 +123,17 @@ class SaslServer:
     """Feed it the first bytes of a connection; it says what to write and when SASL is done.
 
     ``external_id`` is the identity of the peer's verified TLS client certificate: when set,
-    EXTERNAL is offered (first) and authenticates as it.
+    EXTERNAL is offered (first) and authenticates as it. ``admit`` (if given) is asked when the
+    client starts a login: false (too many failed logins from its address, see
+    :mod:`amqp_jms.broker.login_throttle`) refuses it with ``sys-temp`` before any check.
     """
 
-    def __init__(self, users: Users, external_id: str | None = None) -> None:
+    def __init__(
+        self, users: Users, external_id: str | None = None, admit: Callable[[], bool] | None = None
+    ) -> None:
         self.users = users
         self.external_id = external_id
+        self.admit = admit
         self.result = SaslResult.PENDING
         self.user: str | None = None
         self._buf = b""
@@ -193,6 +199,9 @@ class SaslServer:
                 return _frame(_OUTCOME, [ubyte(2)])
             first = obj.value[0] if obj.value else None
             return self._scram_final(bytes(first) if isinstance(first, bytes | memoryview) else b"")
+        if self.admit is not None and not self.admit():
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(3)])  # sys-temp: this address is locked out for now
         if obj.descriptor != _INIT:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])
