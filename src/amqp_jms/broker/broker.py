@@ -44,7 +44,7 @@ class AsyncBroker:
         host: str = "127.0.0.1",
         port: int = 0,
         data_dir: str | Path | None = None,
-        users: str | Path | dict[str, str] | None = None,
+        users: str | Path | dict[str, str] | Users | None = None,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
         *,
@@ -189,7 +189,7 @@ class Broker:
     """The broker on its own event-loop thread: for tests, scripts and synchronous programs."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, data_dir: str | Path | None = None,
-                 users: str | Path | dict[str, str] | None = None, tls_cert: str | Path | None = None,
+                 users: str | Path | dict[str, str] | Users | None = None, tls_cert: str | Path | None = None,
                  tls_key: str | Path | None = None, **options: Any) -> None:
         self._async = AsyncBroker(host, port, data_dir, users, tls_cert, tls_key, **options)
         self._loop: asyncio.AbstractEventLoop | None = None
