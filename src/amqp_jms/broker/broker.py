@@ -30,6 +30,7 @@ from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
 from .store import Store
+from .tls import server_context
 
 __all__ = ["AsyncBroker", "Broker"]
 
@@ -138,14 +139,7 @@ class AsyncBroker:
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
             return None
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(str(self.tls_cert), str(self.tls_key))
-        if self.tls_ca is not None:
-            # client certificates signed by these CAs are verified and allow SASL EXTERNAL;
-            # optional, so clients without one can still use PLAIN/ANONYMOUS
-            ctx.load_verify_locations(str(self.tls_ca))
-            ctx.verify_mode = ssl.CERT_OPTIONAL
-        return ctx
+        return server_context(self.tls_cert, self.tls_key, self.tls_ca)
 
     async def stop(self) -> None:
         server, state = self._server, self._state
