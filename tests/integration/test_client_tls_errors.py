@@ -120,7 +120,7 @@ def test_mutual_tls_logs_in_with_external_as_the_certificate_cn(mutual: Any, pki
         c.close()
 
 
-def test_a_rejected_client_certificate_is_a_security_error_not_a_framing_error(mutual: Any, pki: Path) -> None:
+def test_a_rejected_client_certificate_is_a_security_error_not_framing(mutual: Any, pki: Path) -> None:
     e = refused(url(mutual, pki, "rogue"))
     assert isinstance(e, JMSSecurityException), repr(e)
     assert e.error_code == "tls:client-certificate-rejected"
