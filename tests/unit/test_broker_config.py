@@ -50,7 +50,7 @@ def test_the_shipped_example_loads() -> None:
 def test_the_example_without_limits_loads_anywhere(tmp_path: Path) -> None:
     text = EXAMPLE.read_text().split("[limits]")[0]
     cfg = load_config(write(tmp_path, text))
-    assert cfg.limits is None and "limits" not in cfg.broker_options()
+    assert cfg.limits is None
     assert cfg.users is not None and cfg.users.mechanisms == ["SCRAM-SHA-256", "PLAIN"]
 
 
@@ -154,3 +154,16 @@ def test_docs_show_the_shipped_example_verbatim() -> None:
     doc = (EXAMPLE.parents[1] / "docs" / "broker.md").read_text()
     block = doc.split("```toml\n", 1)[1].split("```", 1)[0]
     assert block == EXAMPLE.read_text()
+
+
+def test_options_the_broker_cannot_take_are_an_error_not_a_crash(tmp_path: Path) -> None:
+    import inspect
+
+    from amqp_jms.broker import AsyncBroker
+
+    cfg = load_config(write(tmp_path, 'address_prefixes = ["queue://", "topic://"]\n'))
+    if "address_prefixes" in inspect.signature(AsyncBroker.__init__).parameters:
+        assert cfg.broker_options()["address_prefixes"] == ("queue://", "topic://")
+    else:
+        with pytest.raises(ConfigError, match="address_prefixes"):
+            cfg.broker_options()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import importlib
+import inspect
 import logging
 import re
 import tomllib
@@ -75,6 +76,12 @@ class BrokerConfig:
             opts["limits"] = self.limits
         if self.address_prefixes is not None:
             opts["address_prefixes"] = self.address_prefixes
+        from .broker import AsyncBroker
+
+        accepted = inspect.signature(AsyncBroker.__init__).parameters
+        for name in ("limits", "address_prefixes"):
+            if name in opts and name not in accepted:
+                raise ConfigError(f"{name}: this broker build does not support it yet")
         return opts
 
 
