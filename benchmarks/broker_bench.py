@@ -20,6 +20,8 @@ kept per broker and mode, as the machine is shared).
     .venv/bin/python benchmarks/broker_bench.py [--quick] [--n N] [--rounds R] [--clients K]
                                                 [--no-python] [--memory]
 
+``--ab-src DIR`` also runs the embedded broker from another source tree (a branch), interleaved,
+and prints its rates relative to this tree's: an A/B in one run, under the same load.
 ``--memory`` also queues 10^6 messages of 256 B in the embedded broker and reports its RSS.
 Last line: ``broker_bench: ratio <x> (goal 1.0)``: the worst per-mode ratio of the C-driven runs
 (of the Python-driven ones if the C clients cannot be built).
@@ -94,11 +96,14 @@ def measure(url: str, address: str, n: int, *, presettled: bool, durable: bool) 
 class EmbeddedProcess:
     """The embedded broker in its own process (as a user runs it: ``python -m amqp_jms.broker``)."""
 
-    def __init__(self, data_dir: str | None, extra: list[str] | None = None) -> None:
+    def __init__(self, data_dir: str | None, extra: list[str] | None = None, src: str | None = None) -> None:
         cmd = [sys.executable, "-m", "amqp_jms.broker", "--port", "0", "-q", *(extra or [])]
         if data_dir:
             cmd += ["--data-dir", data_dir]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        env = dict(os.environ)
+        if src is not None:  # another source tree (an A/B against a branch): its package first
+            env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         m = re.search(r"(amqp://\S+)", line)
@@ -237,7 +242,7 @@ class Peer:
 
 
 def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
-          extra: list[str] | None = None) -> tuple[Peer, Peer | None]:
+          extra: list[str] | None = None, ab_src: str | None = None) -> tuple[Peer, Peer | None, Peer | None]:
     """Both brokers up at once; rounds interleave them (the machine is shared: load drifts)."""
     from amqp_jms.testing.rabbitmq import RabbitMQ, unavailable_reason
 
@@ -246,6 +251,11 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
         emb = EmbeddedProcess(tmp, extra)
         stack.callback(emb.stop)
         ours = Peer("embedded", emb.url, emb.proc.pid, "")
+        other: Peer | None = None
+        if ab_src is not None:
+            emb_b = EmbeddedProcess(stack.enter_context(tempfile.TemporaryDirectory()), extra, ab_src)
+            stack.callback(emb_b.stop)
+            other = Peer("embedded-B", emb_b.url, emb_b.proc.pid, "")
         theirs: Peer | None = None
         reason = unavailable_reason()
         if reason is None:
@@ -254,7 +264,7 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
             theirs = Peer("rabbitmq", rmq.url, rmq.pid, "/queue/")
         else:
             print(f"RabbitMQ unavailable: {reason}", file=sys.stderr)
-        peers = [p for p in (ours, theirs) if p is not None]
+        peers = [p for p in (ours, other, theirs) if p is not None]
         for p in peers:
             measure(p.url, p.prefix + "warmup", min(n_py or 2000, 2000), presettled=False, durable=False)
         c_modes = [m for m in C_MODES if m != "examples" or "send" in tools] if tools else []
@@ -267,7 +277,7 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
                 for mode, pre, dur in MODES:
                     for p in order:
                         p.run(mode, n_py, pre, dur, r)
-        return ours, theirs
+        return ours, theirs, other
 
 
 def report(ours: Peer, theirs: Peer | None, keys: list[str]) -> list[float]:
@@ -339,6 +349,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-python", action="store_true", help="skip the Python-client figures")
     ap.add_argument("--broker-arg", action="append", default=[],
                     help="extra argument for the embedded broker's command line (repeatable)")
+    ap.add_argument("--ab-src", default=None,
+                    help="also run the embedded broker from this source directory (e.g. another branch's "
+                    "src), interleaved with this one, and print B's rates relative to this tree's")
     ap.add_argument("--memory", action="store_true", help="also measure RSS with 10^6 queued messages")
     args = ap.parse_args(argv)
     n_c = args.n or (10_000 if args.quick else 200_000)
@@ -351,7 +364,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"C clients unavailable ({why}): Python-driven figures only", file=sys.stderr)
     with open("/proc/loadavg") as f:
         print(f"load average before: {' '.join(f.read().split()[:3])}")
-    ours, theirs = bench(n_py, n_c, k, rounds, tools, args.broker_arg)
+    ours, theirs, other = bench(n_py, n_c, k, rounds, tools, args.broker_arg, args.ab_src)
     ratios: list[float] = []
     if tools:
         print(f"C clients ({k} senders + {k} receivers at once, {n_c} messages per run, best of {rounds}):")
@@ -361,6 +374,13 @@ def main(argv: list[str] | None = None) -> int:
               f"best of {rounds}):")
         py_ratios = report(ours, theirs, [f"py:{m}" for m, _, _ in MODES])
         ratios = ratios or py_ratios
+    if other is not None:
+        print(f"A/B: the embedded broker from {args.ab_src} (B) against this tree's (A):")
+        for key in sorted(ours.best, key=lambda k: (k.startswith("py"), k)):
+            if other.best.get(key):
+                b_cpu, a_cpu = statistics.mean(other.cpu[key]), statistics.mean(ours.cpu[key])
+                print(f"{key:>14}: B {other.best[key]:7.0f} msg/s ({b_cpu:4.0f} us CPU/msg)   "
+                      f"B/A rate {other.best[key] / ours.best[key]:.2f}, CPU {b_cpu / a_cpu:.2f}")
     if args.memory:
         before, after, paged = bench_memory(1_000_000)
         print(f"memory: 10^6 x 256 B queued: process RSS {after:.0f} MB (before {before:.0f} MB, "
