@@ -241,8 +241,9 @@ class Peer:
         self._record(f"c:{mode}", n, c0, rate)
 
 
-def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
-          extra: list[str] | None = None, ab_src: str | None = None) -> tuple[Peer, Peer | None, Peer | None]:
+def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path], extra: list[str] | None = None,
+          ab_src: str | None = None, ab_extra: list[str] | None = None,
+          modes: list[str] | None = None) -> tuple[Peer, Peer | None, Peer | None]:
     """Both brokers up at once; rounds interleave them (the machine is shared: load drifts)."""
     from amqp_jms.testing.rabbitmq import RabbitMQ, unavailable_reason
 
@@ -253,7 +254,8 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
         ours = Peer("embedded", emb.url, emb.proc.pid, "")
         other: Peer | None = None
         if ab_src is not None:
-            emb_b = EmbeddedProcess(stack.enter_context(tempfile.TemporaryDirectory()), extra, ab_src)
+            emb_b = EmbeddedProcess(stack.enter_context(tempfile.TemporaryDirectory()),
+                                    [*(extra or []), *(ab_extra or [])], ab_src)
             stack.callback(emb_b.stop)
             other = Peer("embedded-B", emb_b.url, emb_b.proc.pid, "")
         theirs: Peer | None = None
@@ -268,13 +270,15 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path],
         for p in peers:
             measure(p.url, p.prefix + "warmup", min(n_py or 2000, 2000), presettled=False, durable=False)
         c_modes = [m for m in C_MODES if m != "examples" or "send" in tools] if tools else []
+        c_modes = [m for m in c_modes if modes is None or m in modes]
+        py_modes = [m for m in MODES if modes is None or m[0] in modes]
         for r in range(rounds):
             order = peers if r % 2 == 0 else list(reversed(peers))
             for mode in c_modes:
                 for p in order:
                     p.run_c(tools, mode, n_c, k, r)
             if n_py:
-                for mode, pre, dur in MODES:
+                for mode, pre, dur in py_modes:
                     for p in order:
                         p.run(mode, n_py, pre, dur, r)
         return ours, theirs, other
@@ -352,6 +356,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--ab-src", default=None,
                     help="also run the embedded broker from this source directory (e.g. another branch's "
                     "src), interleaved with this one, and print B's rates relative to this tree's")
+    ap.add_argument("--ab-broker-arg", action="append", default=[],
+                    help="extra argument for B's command line only (repeatable)")
+    ap.add_argument("--modes", default=None,
+                    help="comma-separated subset of unsettled,presettled,durable,examples")
     ap.add_argument("--memory", action="store_true", help="also measure RSS with 10^6 queued messages")
     args = ap.parse_args(argv)
     n_c = args.n or (10_000 if args.quick else 200_000)
@@ -364,7 +372,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"C clients unavailable ({why}): Python-driven figures only", file=sys.stderr)
     with open("/proc/loadavg") as f:
         print(f"load average before: {' '.join(f.read().split()[:3])}")
-    ours, theirs, other = bench(n_py, n_c, k, rounds, tools, args.broker_arg, args.ab_src)
+    modes = args.modes.split(",") if args.modes else None
+    ours, theirs, other = bench(n_py, n_c, k, rounds, tools, args.broker_arg, args.ab_src, args.ab_broker_arg,
+                                modes)
     ratios: list[float] = []
     if tools:
         print(f"C clients ({k} senders + {k} receivers at once, {n_c} messages per run, best of {rounds}):")
