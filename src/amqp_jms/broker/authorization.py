@@ -67,15 +67,15 @@ def pattern_matches(pattern: str, address: str) -> bool:
 
 
 def _match(pat: list[str], words: list[str]) -> bool:
-    # iterative over pattern positions: the set of word positions reachable so far (linear-ish,
-    # no backtracking blow-up whatever the pattern)
+    # the set of word positions reachable after each pattern word: O(pattern x address words),
+    # whatever the pattern (the address is the peer's: no backtracking, no quadratic '#')
     positions = {0}
     for p in pat:
         nxt: set[int] = set()
-        for i in positions:
-            if p == "#":
-                nxt.update(range(i, len(words) + 1))
-            elif i < len(words) and (p == "*" or p == words[i]):
+        if p == "#":  # any number of words: everything from the earliest reachable position on
+            nxt.update(range(min(positions), len(words) + 1))
+        for i in positions if p != "#" else ():
+            if i < len(words) and (p == "*" or p == words[i]):
                 nxt.add(i + 1)
         if not nxt:
             return False
