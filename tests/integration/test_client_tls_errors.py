@@ -129,3 +129,19 @@ def test_a_rejected_client_certificate_is_a_security_error_not_framing(mutual: A
     ok = url(mutual, pki, "billing", **{"amqp.saslMechanisms": "PLAIN"})
     with ConnectionFactory(ok, username="bob", password="secret").create_connection() as conn:
         conn.start()
+
+
+def test_a_silent_tls_handshake_is_dropped(
+    broker_factory: Any, pki: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+    import time
+
+    import amqp_jms.broker.broker as broker_module
+
+    monkeypatch.setattr(broker_module, "TLS_HANDSHAKE_TIMEOUT", 0.5)
+    b = broker_factory(tls_cert=pki / "server.pem", tls_key=pki / "server.key")
+    with socket.create_connection(("127.0.0.1", b.port), timeout=5) as s:
+        t0 = time.monotonic()
+        assert s.recv(1) == b""  # closed by the broker: no handshake came
+        assert time.monotonic() - t0 < 4

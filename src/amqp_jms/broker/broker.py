@@ -30,7 +30,7 @@ from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
 from .store import Store
-from .tls import server_context
+from .tls import TLS_HANDSHAKE_TIMEOUT, server_context
 
 __all__ = ["AsyncBroker", "Broker"]
 
@@ -120,7 +120,8 @@ class AsyncBroker:
         ctx = self._ssl_context()
         state = self._state
         self._server = await loop.create_server(
-            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True
+            lambda: AmqpProtocol(state), self.host, self._port, ssl=ctx, reuse_address=True,
+            ssl_handshake_timeout=TLS_HANDSHAKE_TIMEOUT if ctx is not None else None,
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])

@@ -14,7 +14,11 @@ from __future__ import annotations
 import ssl
 from pathlib import Path
 
-__all__ = ["AlertingSSLObject", "server_context"]
+__all__ = ["TLS_HANDSHAKE_TIMEOUT", "AlertingSSLObject", "server_context"]
+
+#: seconds a client has to finish the TLS handshake (asyncio's default is 60): a peer that stops
+#: mid-handshake, or never reads the alert a refused certificate gets, is dropped after it
+TLS_HANDSHAKE_TIMEOUT = 10.0
 
 
 class AlertingSSLObject(ssl.SSLObject):
