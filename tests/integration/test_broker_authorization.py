@@ -150,3 +150,10 @@ def test_without_rules_everyone_logged_in_may_do_anything(broker_factory: Any) -
         assert s.create_consumer(Queue("DLQ")).receive(5000) is not None
     finally:
         conn.close()
+
+
+def test_rules_without_users_are_refused_at_start() -> None:
+    from amqp_jms.broker import Broker
+
+    with pytest.raises(ValueError, match="authorization needs users"):
+        Broker(authorization=RULES)  # PLAIN would take 'root' with any password

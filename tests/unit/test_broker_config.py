@@ -84,6 +84,7 @@ def line_of(message: str) -> int:
         ("[login]\nanonymous = \"yes\"\n", 2, "expected true or false"),
         ("address_prefixes = [\"queue://\"]\n", 1, "address_prefixes: expected"),
         ("colour = 1\n", 1, "colour: unknown key"),
+        ("\n[[permissions]]\nmatch = \"#\"\nsend = [\"x\"]\n", 2, "permissions need users"),
     ],
 )
 def test_mistakes_name_the_line_and_key(tmp_path: Path, text: str, line: int, words: str) -> None:

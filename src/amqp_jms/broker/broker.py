@@ -69,6 +69,9 @@ class AsyncBroker:
         self._port = port
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.users: Users = load_users(users)
+        if authorization is not None and self.users.anonymous and not self.users.passwords:
+            # without a users list PLAIN takes any name with any password: roles would be for show
+            raise ValueError("authorization needs users: without them anyone may log in as any name")
         self.tls_cert = tls_cert
         self.tls_key = tls_key
         self.dlq = dlq

@@ -245,6 +245,9 @@ def load_config(path: str | Path) -> BrokerConfig:
         raise r.error("login", "max_failed" if max_failed < 0 else "failed_window", "expected a value >= 0")
     users, roles = _users(r, data, login)
     authorization = _permissions(r, data, roles, dlq)
+    if authorization is not None and (users is None or (users.anonymous and not users.passwords)):
+        raise r.error("permissions[0]", None, "permissions need users with passwords ([users.<name>]): "
+                      "without them PLAIN takes any name with any password")
 
     limits = None
     if "limits" in data:
