@@ -15,6 +15,7 @@ import logging
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from .config import BrokerConfig, ConfigError, load_config, with_overrides
 
@@ -61,10 +62,10 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     )
 
 
-async def _serve(config: BrokerConfig) -> None:
+async def _serve(options: dict[str, Any]) -> None:
     from .broker import AsyncBroker
 
-    broker = AsyncBroker(**config.broker_options())
+    broker = AsyncBroker(**options)
     await broker.start()
     print(f"amqp-jms broker listening on {broker.url}", flush=True)
     stop = asyncio.Event()
@@ -108,9 +109,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         stream=sys.stderr,
     )
     try:
-        config = config_from_args(args)
+        options = config_from_args(args).broker_options()
     except (ConfigError, ValueError, OSError) as e:
         print(f"amqp-jms broker: {e}", file=sys.stderr)
         return 2
-    asyncio.run(_serve(config))
+    asyncio.run(_serve(options))
     return 0
