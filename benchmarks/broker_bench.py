@@ -1,30 +1,46 @@
 """Broker throughput: the embedded broker against RabbitMQ 3.10 (AMQP 1.0 plugin), same workload.
 
-A raw python-qpid-proton client (one Container: a producer connection and a consumer
-connection) moves N 256-byte messages through one queue, 1 producer -> 1 consumer, in three
-modes: unsettled (consumer accepts each message), presettled, and ``durable=true`` unsettled.
-The rate is messages received per second from the first send to the last receive. Both brokers
-run in their own processes at the same time; the baseline (RabbitMQ) is measured in the same run,
-in interleaved rounds (best round kept per broker and mode, as the machine is shared). Broker CPU
-per message (from /proc) is reported too: it does not depend on the client's speed.
+Measures brokers, not clients. The headline is driven by C clients (proton-c's proactor),
+which are not the bottleneck: several sender and receiver processes at once through one queue
+per run, in three modes: unsettled (the receiver accepts each message, the sender waits for
+every outcome), presettled, and durable unsettled (the embedded broker's SQLite store in a temp
+dir; RabbitMQ persists durable messages). The C clients are ``benchmarks/c/amqp_load.c`` (ours:
+presettled and durable modes) and, as a cross-check of the unsettled mode,
+Debian's proton examples ``send.c``/``receive.c`` (``libqpid-proton11-dev-examples``); the
+benchmark builds them with gcc into a cache directory. Rate = messages received per second from
+the first sender's start to the last receiver's exit. Broker CPU per message (from /proc) is
+reported too.
 
-    .venv/bin/python benchmarks/broker_bench.py [--quick] [--n N] [--memory]
+Beside them, the earlier figures with one python-qpid-proton client (a producer and a consumer
+connection in one Container, which is the bottleneck) are kept for comparison.
 
+Both brokers run in their own processes at the same time; rounds interleave them (best round
+kept per broker and mode, as the machine is shared).
+
+    .venv/bin/python benchmarks/broker_bench.py [--quick] [--n N] [--rounds R] [--clients K]
+                                                [--no-python] [--memory]
+
+``--ab-src DIR`` also runs the embedded broker from another source tree (a branch), interleaved,
+and prints its rates relative to this tree's: an A/B in one run, under the same load.
 ``--memory`` also queues 10^6 messages of 256 B in the embedded broker and reports its RSS.
-Last line: ``broker_bench: ratio <x> (goal 1.0)`` (the worst of the per-mode ratios).
+Last line: ``broker_bench: ratio <x> (goal 1.0)``: the worst per-mode ratio of the C-driven runs
+(of the Python-driven ones if the C clients cannot be built).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import hashlib
 import os
 import re
+import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 from proton import Message
@@ -80,11 +96,14 @@ def measure(url: str, address: str, n: int, *, presettled: bool, durable: bool) 
 class EmbeddedProcess:
     """The embedded broker in its own process (as a user runs it: ``python -m amqp_jms.broker``)."""
 
-    def __init__(self, data_dir: str | None) -> None:
-        cmd = [sys.executable, "-m", "amqp_jms.broker", "--port", "0", "-q"]
+    def __init__(self, data_dir: str | None, extra: list[str] | None = None, src: str | None = None) -> None:
+        cmd = [sys.executable, "-m", "amqp_jms.broker", "--port", "0", "-q", *(extra or [])]
         if data_dir:
             cmd += ["--data-dir", data_dir]
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+        env = dict(os.environ)
+        if src is not None:  # another source tree (an A/B against a branch): its package first
+            env["PYTHONPATH"] = os.pathsep.join([src, env.get("PYTHONPATH", "")])
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True, env=env)
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
         m = re.search(r"(amqp://\S+)", line)
@@ -117,6 +136,81 @@ def cpu_seconds(pid: int) -> float:
 
 
 MODES = [("unsettled", False, False), ("presettled", True, False), ("durable", False, True)]
+C_MODES = ["unsettled", "presettled", "durable", "examples"]  # examples: Debian's send/receive
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = Path("/usr/share/proton/examples/c")
+
+
+def build_c_clients() -> tuple[dict[str, Path], str]:
+    """gcc-built ``amqp_load`` (and Debian's ``send``/``receive`` if installed) in a cache dir,
+    rebuilt when a source changes; ({}, why) when the C clients cannot be built."""
+    gcc = shutil.which("gcc")
+    if gcc is None:
+        return {}, "gcc not found"
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "amqp-jms" / "broker_bench"
+    cache.mkdir(parents=True, exist_ok=True)
+    sources = {"amqp_load": HERE / "c" / "amqp_load.c", "send": EXAMPLES / "send.c",
+               "receive": EXAMPLES / "receive.c"}
+    tools: dict[str, Path] = {}
+    for name, src in sources.items():
+        if not src.exists():
+            continue  # no Debian examples: amqp_load alone
+        exe = cache / f"{name}-{hashlib.sha256(src.read_bytes()).hexdigest()[:12]}"
+        for old in cache.glob(f"{name}-*"):
+            if old != exe:
+                old.unlink()  # built from a source that has changed since
+        if not exe.exists():
+            r = subprocess.run([gcc, "-O2", "-o", str(exe), str(src), "-lqpid-proton"],
+                               capture_output=True, text=True, timeout=120)
+            if r.returncode != 0:
+                why = f"gcc {src.name}: {r.stderr.strip()[-300:]} (install libqpid-proton11-dev)"
+                if name == "amqp_load":
+                    return {}, why
+                print(f"skipping Debian's {name}: {why}", file=sys.stderr)
+                continue
+        tools[name] = exe
+    return tools, ""
+
+
+def run_c(tools: dict[str, Path], url: str, address: str, n: int, k: int, mode: str) -> float:
+    """``k`` receivers then ``k`` senders, ``n // k`` messages each; received msg/s."""
+    host, port = url.rsplit("/", 1)[-1].rsplit(":", 1)
+    per = n // k
+    flags = {"unsettled": [], "presettled": ["presettled"], "durable": ["durable"], "examples": []}[mode]
+    if mode == "examples":
+        recv = [str(tools["receive"]), host, port, address, str(per)]
+        send = [str(tools["send"]), host, port, address, str(per)]
+    else:
+        recv = [str(tools["amqp_load"]), "receive", host, port, address, str(per), *flags]
+        send = [str(tools["amqp_load"]), "send", host, port, address, str(per), *flags]
+    quiet = subprocess.DEVNULL
+    receivers = [subprocess.Popen(recv, stdout=subprocess.PIPE if mode != "examples" else quiet,
+                                  stderr=subprocess.PIPE, text=True) for _ in range(k)]
+    procs = list(receivers)
+    try:
+        if mode == "examples":
+            time.sleep(0.5)  # Debian's receive says nothing when attached: give it time
+        else:
+            for r in receivers:
+                assert r.stdout is not None
+                if r.stdout.readline().strip() != "ready":
+                    raise RuntimeError(f"receiver did not attach: {r.stderr.read() if r.stderr else ''}")
+        t0 = time.perf_counter()
+        procs += [subprocess.Popen(send, stdout=quiet, stderr=subprocess.PIPE, text=True) for _ in range(k)]
+        for p in procs:
+            p.wait(timeout=120)
+        t1 = time.perf_counter()
+        bad = [p for p in procs if p.returncode != 0]
+        if bad:
+            err = bad[0].stderr.read() if bad[0].stderr else ""
+            raise RuntimeError(f"{mode}: a C client failed ({bad[0].returncode}): {err.strip()[-300:]}")
+        return per * k / (t1 - t0)
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
 
 
 class Peer:
@@ -127,23 +221,43 @@ class Peer:
         self.best: dict[str, float] = {}
         self.cpu: dict[str, list[float]] = {}
 
+    def _record(self, key: str, n: int, c0: float, rate: float) -> None:
+        self.cpu.setdefault(key, []).append((cpu_seconds(self.pid) - c0) / n * 1e6)
+        self.best[key] = max(self.best.get(key, 0.0), rate)
+
     def run(self, mode: str, n: int, presettled: bool, durable: bool, round_no: int) -> None:
         c0 = cpu_seconds(self.pid)
         rate = measure(self.url, f"{self.prefix}bench-{mode}-{round_no}", n, presettled=presettled,
                        durable=durable)
-        self.cpu.setdefault(mode, []).append((cpu_seconds(self.pid) - c0) / n * 1e6)
-        self.best[mode] = max(self.best.get(mode, 0.0), rate)
+        self._record(f"py:{mode}", n, c0, rate)
+
+    def run_c(self, tools: dict[str, Path], mode: str, n: int, k: int, round_no: int) -> None:
+        c0 = cpu_seconds(self.pid)
+        try:
+            rate = run_c(tools, self.url, f"{self.prefix}cbench-{mode}-{round_no}", n, k, mode)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            print(f"{self.name} {mode} round {round_no} failed: {e}", file=sys.stderr)
+            return
+        self._record(f"c:{mode}", n, c0, rate)
 
 
-def bench(n: int, rounds: int) -> tuple[Peer, Peer | None]:
+def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path], extra: list[str] | None = None,
+          ab_src: str | None = None, ab_extra: list[str] | None = None,
+          modes: list[str] | None = None) -> tuple[Peer, Peer | None, Peer | None]:
     """Both brokers up at once; rounds interleave them (the machine is shared: load drifts)."""
     from amqp_jms.testing.rabbitmq import RabbitMQ, unavailable_reason
 
     with contextlib.ExitStack() as stack:
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
-        emb = EmbeddedProcess(tmp)
+        emb = EmbeddedProcess(tmp, extra)
         stack.callback(emb.stop)
         ours = Peer("embedded", emb.url, emb.proc.pid, "")
+        other: Peer | None = None
+        if ab_src is not None:
+            emb_b = EmbeddedProcess(stack.enter_context(tempfile.TemporaryDirectory()),
+                                    [*(extra or []), *(ab_extra or [])], ab_src)
+            stack.callback(emb_b.stop)
+            other = Peer("embedded-B", emb_b.url, emb_b.proc.pid, "")
         theirs: Peer | None = None
         reason = unavailable_reason()
         if reason is None:
@@ -152,14 +266,40 @@ def bench(n: int, rounds: int) -> tuple[Peer, Peer | None]:
             theirs = Peer("rabbitmq", rmq.url, rmq.pid, "/queue/")
         else:
             print(f"RabbitMQ unavailable: {reason}", file=sys.stderr)
-        peers = [p for p in (ours, theirs) if p is not None]
+        peers = [p for p in (ours, other, theirs) if p is not None]
         for p in peers:
-            measure(p.url, p.prefix + "warmup", min(n, 2000), presettled=False, durable=False)
+            measure(p.url, p.prefix + "warmup", min(n_py or 2000, 2000), presettled=False, durable=False)
+        c_modes = [m for m in C_MODES if m != "examples" or "send" in tools] if tools else []
+        c_modes = [m for m in c_modes if modes is None or m in modes]
+        py_modes = [m for m in MODES if modes is None or m[0] in modes]
         for r in range(rounds):
-            for mode, pre, dur in MODES:
-                for p in peers if r % 2 == 0 else reversed(peers):
-                    p.run(mode, n, pre, dur, r)
-        return ours, theirs
+            order = peers if r % 2 == 0 else list(reversed(peers))
+            for mode in c_modes:
+                for p in order:
+                    p.run_c(tools, mode, n_c, k, r)
+            if n_py:
+                for mode, pre, dur in py_modes:
+                    for p in order:
+                        p.run(mode, n_py, pre, dur, r)
+        return ours, theirs, other
+
+
+def report(ours: Peer, theirs: Peer | None, keys: list[str]) -> list[float]:
+    """One line per mode; returns the ratios (embedded / RabbitMQ)."""
+    ratios = []
+    for key in keys:
+        if key not in ours.best:
+            continue
+        our_cpu = statistics.mean(ours.cpu[key])
+        line = f"{key.split(':', 1)[1]:>10}: embedded {ours.best[key]:7.0f} msg/s ({our_cpu:4.0f} us CPU/msg)"
+        if theirs is not None and theirs.best.get(key):
+            r = ours.best[key] / theirs.best[key]
+            ratios.append(r)
+            their_cpu = statistics.mean(theirs.cpu[key])
+            line += (f"   rabbitmq {theirs.best[key]:7.0f} msg/s ({their_cpu:4.0f} us CPU/msg)   "
+                     f"ratio {r:.2f}, CPU ratio {their_cpu / our_cpu:.2f}")
+        print(line)
+    return ratios
 
 
 def _rss_mb() -> float:
@@ -206,25 +346,51 @@ def bench_memory(count: int) -> tuple[float, float, int]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small run (< 60 s)")
-    ap.add_argument("--n", type=int, default=None, help="messages per mode and round")
+    ap.add_argument("--n", type=int, default=None, help="messages per C-driven mode and round")
+    ap.add_argument("--n-python", type=int, default=None, help="messages per Python-driven mode and round")
+    ap.add_argument("--clients", type=int, default=None, help="C senders (and as many receivers) at once")
     ap.add_argument("--rounds", type=int, default=None, help="interleaved rounds (best kept)")
+    ap.add_argument("--no-python", action="store_true", help="skip the Python-client figures")
+    ap.add_argument("--broker-arg", action="append", default=[],
+                    help="extra argument for the embedded broker's command line (repeatable)")
+    ap.add_argument("--ab-src", default=None,
+                    help="also run the embedded broker from this source directory (e.g. another branch's "
+                    "src), interleaved with this one, and print B's rates relative to this tree's")
+    ap.add_argument("--ab-broker-arg", action="append", default=[],
+                    help="extra argument for B's command line only (repeatable)")
+    ap.add_argument("--modes", default=None,
+                    help="comma-separated subset of unsettled,presettled,durable,examples")
     ap.add_argument("--memory", action="store_true", help="also measure RSS with 10^6 queued messages")
     args = ap.parse_args(argv)
-    n = args.n or (3000 if args.quick else 20000)
-    args.rounds = args.rounds or (1 if args.quick else 3)
+    n_c = args.n or (10_000 if args.quick else 200_000)
+    n_py = 0 if args.no_python else (args.n_python or (2000 if args.quick else 20000))
+    k = args.clients or (2 if args.quick else 4)
+    rounds = args.rounds or (1 if args.quick else 3)
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    ours, theirs = bench(n, args.rounds)
-    ratios = []
-    for mode, _, _ in MODES:
-        our_cpu = statistics.mean(ours.cpu[mode])
-        line = f"{mode:>10}: embedded {ours.best[mode]:7.0f} msg/s ({our_cpu:4.0f} us CPU/msg)"
-        if theirs is not None:
-            r = ours.best[mode] / theirs.best[mode] if theirs.best[mode] else 0.0
-            ratios.append(r)
-            their_cpu = statistics.mean(theirs.cpu[mode])
-            line += (f"   rabbitmq {theirs.best[mode]:7.0f} msg/s ({their_cpu:4.0f} us CPU/msg)   "
-                     f"ratio {r:.2f}, CPU ratio {their_cpu / our_cpu:.2f}")
-        print(line)
+    tools, why = build_c_clients()
+    if not tools:
+        print(f"C clients unavailable ({why}): Python-driven figures only", file=sys.stderr)
+    with open("/proc/loadavg") as f:
+        print(f"load average before: {' '.join(f.read().split()[:3])}")
+    modes = args.modes.split(",") if args.modes else None
+    ours, theirs, other = bench(n_py, n_c, k, rounds, tools, args.broker_arg, args.ab_src, args.ab_broker_arg,
+                                modes)
+    ratios: list[float] = []
+    if tools:
+        print(f"C clients ({k} senders + {k} receivers at once, {n_c} messages per run, best of {rounds}):")
+        ratios = report(ours, theirs, [f"c:{m}" for m in C_MODES])
+    if n_py:
+        print(f"Python client (1 producer + 1 consumer connection, {n_py} messages per run, "
+              f"best of {rounds}):")
+        py_ratios = report(ours, theirs, [f"py:{m}" for m, _, _ in MODES])
+        ratios = ratios or py_ratios
+    if other is not None:
+        print(f"A/B: the embedded broker from {args.ab_src} (B) against this tree's (A):")
+        for key in sorted(ours.best, key=lambda k: (k.startswith("py"), k)):
+            if other.best.get(key):
+                b_cpu, a_cpu = statistics.mean(other.cpu[key]), statistics.mean(ours.cpu[key])
+                print(f"{key:>14}: B {other.best[key]:7.0f} msg/s ({b_cpu:4.0f} us CPU/msg)   "
+                      f"B/A rate {other.best[key] / ours.best[key]:.2f}, CPU {b_cpu / a_cpu:.2f}")
     if args.memory:
         before, after, paged = bench_memory(1_000_000)
         print(f"memory: 10^6 x 256 B queued: process RSS {after:.0f} MB (before {before:.0f} MB, "

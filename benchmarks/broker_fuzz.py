@@ -100,6 +100,12 @@ def mutate(data: bytes, rng: random.Random) -> bytes:
     return bytes(b)
 
 
+#: the fuzzer connects from here and the innocent probe from 127.0.0.1, as an attacker and a user
+#: are different hosts: the broker's login throttle locks out an address after failed logins
+#: (mutated SASL frames count), and must lock out the attacker, not the user
+ATTACKER_SOURCE = ("127.0.0.2", 0)
+
+
 def run_case(addr: tuple[str, int], rng: random.Random) -> int:
     """One connection: a valid prefix, then 1-3 mutated tail frames. Returns frames mutated."""
     seq = session(rng)
@@ -108,7 +114,7 @@ def run_case(addr: tuple[str, int], rng: random.Random) -> int:
     n = min(len(tail), rng.randint(1, 3))
     mutated = [mutate(f, rng) for f in tail[:n]] + tail[n:]
     try:
-        with socket.create_connection(addr, timeout=2) as s:
+        with socket.create_connection(addr, timeout=2, source_address=ATTACKER_SOURCE) as s:
             s.sendall(b"".join(seq[:k]) + b"".join(mutated))
             s.settimeout(0.02)
             try:

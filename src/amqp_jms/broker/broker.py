@@ -14,6 +14,7 @@ loop's own thread (which would deadlock).
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import shutil
 import ssl
@@ -24,13 +25,16 @@ from types import TracebackType
 from typing import Any
 
 from ..exceptions import IllegalStateException
+from .authorization import Authorization
 from .core import BrokerCore
 from .limits import BrokerLimits
+from .login_throttle import LoginThrottle
 from .prefixes import AddressPrefixes
 from .recovery import recover
 from .sasl import Users, load_users
 from .server import AmqpProtocol, ServerState
 from .store import Store
+from .tls import server_context
 
 __all__ = ["AsyncBroker", "Broker"]
 
@@ -45,7 +49,7 @@ class AsyncBroker:
         host: str = "127.0.0.1",
         port: int = 0,
         data_dir: str | Path | None = None,
-        users: str | Path | dict[str, str] | None = None,
+        users: str | Path | dict[str, str] | Users | None = None,
         tls_cert: str | Path | None = None,
         tls_key: str | Path | None = None,
         *,
@@ -58,6 +62,9 @@ class AsyncBroker:
         tls_ca: str | Path | None = None,
         limits: BrokerLimits | None = None,
         address_prefixes: tuple[str, str] | None = None,
+        authorization: Authorization | None = None,
+        max_failed_logins: int = 10,
+        failed_login_window_s: float = 60.0,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -68,6 +75,9 @@ class AsyncBroker:
         self._port = port
         self.data_dir = Path(data_dir) if data_dir is not None else None
         self.users: Users = load_users(users)
+        if authorization is not None and self.users.anonymous and not self.users.passwords:
+            # without a users list PLAIN takes any name with any password: roles would be for show
+            raise ValueError("authorization needs users: without them anyone may log in as any name")
         self.tls_cert = tls_cert
         self.tls_key = tls_key
         self.dlq = dlq
@@ -82,6 +92,11 @@ class AsyncBroker:
         #: :mod:`.prefixes`); None (the default) = terminus capabilities decide node types
         self.address_prefixes = address_prefixes
         AddressPrefixes.of(address_prefixes)  # a bad value fails here, not at start()
+        self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
+        # the dead-letter queue the rules protect is this broker's
+        self.authorization = (
+            dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
+        )
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -114,10 +129,12 @@ class AsyncBroker:
             limits=self.limits,
             address_prefixes=self.address_prefixes,
         )
+        core.authorization = self.authorization
         self.core = core
         recover(core, store)
         self._state = ServerState(
-            core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits
+            core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits,
+            logins=self.logins,
         )
         ctx = self._ssl_context()
         state = self._state
@@ -159,14 +176,7 @@ class AsyncBroker:
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
             return None
-        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        ctx.load_cert_chain(str(self.tls_cert), str(self.tls_key))
-        if self.tls_ca is not None:
-            # client certificates signed by these CAs are verified and allow SASL EXTERNAL;
-            # optional, so clients without one can still use PLAIN/ANONYMOUS
-            ctx.load_verify_locations(str(self.tls_ca))
-            ctx.verify_mode = ssl.CERT_OPTIONAL
-        return ctx
+        return server_context(self.tls_cert, self.tls_key, self.tls_ca)
 
     async def stop(self) -> None:
         server, state = self._server, self._state
@@ -213,7 +223,7 @@ class Broker:
     """The broker on its own event-loop thread: for tests, scripts and synchronous programs."""
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0, data_dir: str | Path | None = None,
-                 users: str | Path | dict[str, str] | None = None, tls_cert: str | Path | None = None,
+                 users: str | Path | dict[str, str] | Users | None = None, tls_cert: str | Path | None = None,
                  tls_key: str | Path | None = None, **options: Any) -> None:
         self._async = AsyncBroker(host, port, data_dir, users, tls_cert, tls_key, **options)
         self._loop: asyncio.AbstractEventLoop | None = None

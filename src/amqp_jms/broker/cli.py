@@ -1,18 +1,23 @@
 """``amqp-jms broker``: run the broker in the foreground until SIGTERM/SIGINT.
 
 The ``amqp-jms`` command calls :func:`main` with the arguments after ``broker``; it can also be
-run as ``python -m amqp_jms.broker``.
+run as ``python -m amqp_jms.broker``. ``--config FILE`` reads the one configuration file
+(:mod:`amqp_jms.broker.config`); every other flag given overrides the file's value.
+``--hash-password`` prints the stored form of a password for that file's ``[users]``.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import getpass
 import logging
 import signal
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from .config import BrokerConfig, ConfigError, load_config, with_overrides
 from .limits import AddressFullPolicy, BrokerLimits
 
 __all__ = ["add_limit_arguments", "build_parser", "limits_from_args", "main"]
@@ -28,9 +33,12 @@ def _prefixes(text: str) -> tuple[str, str]:
 
 
 def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
+    # defaults are None so that a flag not given leaves the configuration file's value alone
     p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
-    p.add_argument("--port", type=int, default=5672, help="port (default 5672; 0 = any free port)")
+    p.add_argument("--config", default=None,
+                   help="broker configuration file (TOML; see docs/broker.md); flags override it")
+    p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
+    p.add_argument("--port", type=int, default=None, help="port (default 5672; 0 = any free port)")
     p.add_argument("--data-dir", default=None,
                    help="directory for the durable store (default: memory only)")
     p.add_argument("--users", default=None,
@@ -39,13 +47,16 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--tls-key", default=None, help="PEM private key")
     p.add_argument("--tls-ca", default=None,
                    help="PEM CA file: client certificates it signed may log in with SASL EXTERNAL")
-    p.add_argument("--dlq", default="DLQ", help="dead-letter queue name (default DLQ)")
-    p.add_argument("--max-delivery-attempts", type=int, default=0,
-                   help="dead-letter a message after this many failed deliveries (0 = never)")
+    p.add_argument("--dlq", default=None, help="dead-letter queue name (default DLQ)")
+    p.add_argument("--max-delivery-attempts", type=int, default=None,
+                   help="dead-letter a message after this many failed deliveries (default 0 = never)")
     p.add_argument("--address-prefixes", default=None, type=_prefixes, metavar="QUEUE,TOPIC",
                    help="prefix mode, as ActiveMQ/Artemis: advertise these address prefixes "
                         "(e.g. queue://,topic://) and decide node types by them (default: off)")
     p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
+    p.add_argument("--hash-password", action="store_true",
+                   help="read a password (prompt, or one line of stdin) and print its hash for the "
+                   "configuration file's [users.<name>] password, then exit")
     p.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     add_limit_arguments(p)
     return p
@@ -86,14 +97,25 @@ def limits_from_args(args: argparse.Namespace, base: BrokerLimits | None = None)
     return (base or BrokerLimits()).replace(**changes)
 
 
-async def _serve(args: argparse.Namespace) -> None:
+def config_from_args(args: argparse.Namespace) -> BrokerConfig:
+    """The configuration file (if any) with the flags given on the command line on top."""
+    from .sasl import load_users
+
+    config = load_config(args.config) if args.config else BrokerConfig()
+    return with_overrides(
+        config,
+        host=args.host, port=args.port, data_dir=args.data_dir,
+        users=load_users(args.users) if args.users else None,
+        tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca, dlq=args.dlq,
+        max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
+        address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
+    )
+
+
+async def _serve(options: dict[str, Any]) -> None:
     from .broker import AsyncBroker
 
-    broker = AsyncBroker(
-        args.host, args.port, args.data_dir, args.users, args.tls_cert, args.tls_key,
-        dlq=args.dlq, max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
-        tls_ca=args.tls_ca, address_prefixes=args.address_prefixes, limits=limits_from_args(args),
-    )
+    broker = AsyncBroker(**options)
     await broker.start()
     print(f"amqp-jms broker listening on {broker.url}", flush=True)
     stop = asyncio.Event()
@@ -106,13 +128,40 @@ async def _serve(args: argparse.Namespace) -> None:
         await broker.stop()
 
 
+def _hash_password() -> int:
+    from .scram import hash_password
+
+    if sys.stdin.isatty():
+        password = getpass.getpass("password: ")
+        if getpass.getpass("again: ") != password:
+            print("the passwords differ", file=sys.stderr)
+            return 2
+    else:
+        password = sys.stdin.readline().rstrip("\r\n")
+    if not password:
+        print("empty password refused", file=sys.stderr)
+        return 2
+    print(hash_password(password))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0."""
+    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0.
+
+    A configuration mistake prints the file, line and key and returns 2 without serving.
+    """
     args = build_parser().parse_args(argv)
+    if args.hash_password:
+        return _hash_password()
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
         stream=sys.stderr,
     )
-    asyncio.run(_serve(args))
+    try:
+        options = config_from_args(args).broker_options()
+    except (ConfigError, ValueError, OSError) as e:
+        print(f"amqp-jms broker: {e}", file=sys.stderr)
+        return 2
+    asyncio.run(_serve(options))
     return 0

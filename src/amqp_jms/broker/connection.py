@@ -18,6 +18,7 @@ from proton import Condition, Endpoint, Event, Link, Terminus, symbol
 
 from .._version import __version__
 from ._fast import addr
+from .authorization import Permission
 from .errors import MalformedFrame
 from .limits import AddressFullPolicy
 from .links import IncomingLink, OutgoingLink
@@ -66,11 +67,11 @@ class BrokerConnection(TransferHandling):
         self.peer = peer
         self.dirty = dirty
         self.container: str | None = None
+        self.user: str | None = None  # who logged in (set by the listener after SASL; None: anonymous)
         self.sole = False
         self.links: dict[int, OutgoingLink | IncomingLink] = {}  # by pn_link_t address
         self._durable_waiting: dict[int, list[Any]] = {}  # store group -> deliveries to accept
         self.closed = False
-        self.user: str | None = None  # set by the listener once SASL is done (None: anonymous)
         self._counted_user: str | None = None  # the key counted in core.user_connections
         self.sessions = 0
         limits = core.limits  # the per-transfer ones, read once
@@ -208,6 +209,21 @@ class BrokerConnection(TransferHandling):
                 self._end_link(st.link, st, closed=False, connection_gone=False)
         session.close()
 
+    # -- authorization -------------------------------------------------------------------------
+    def refusal(self, address: str, permission: Permission) -> str | None:
+        """``None`` if this connection's user may, else why not (see ``authorization``). In prefix
+        mode the rules name destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``."""
+        auth = self.core.authorization
+        if auth is None:
+            return None
+        prefixes = self.core.prefixes
+        return auth.refusal(self.user, address if prefixes is None else prefixes.name_of(address), permission)
+
+    def _authorize(self, address: str, permission: Permission) -> None:
+        denied = self.refusal(address, permission)
+        if denied is not None:
+            raise AttachRefused("amqp:unauthorized-access", denied)
+
     # -- attach --------------------------------------------------------------------------------
     def _on_attach(self, link: Link) -> None:
         if link.state & _LOCAL_ACTIVE:
@@ -249,8 +265,9 @@ class BrokerConnection(TransferHandling):
         elif target.dynamic:
             caps = symbols(target.capabilities)
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            self._room_for_node()
             address = self._temp_address(kind)
+            self._authorize(address, Permission.CREATE_TEMPORARY)
+            self._room_for_node()
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(target)
@@ -266,6 +283,7 @@ class BrokerConnection(TransferHandling):
         else:
             address = str(target.address)
             caps = symbols(target.capabilities)
+            self._authorize(address, Permission.SEND)
             self._resolve(address, caps)
             link.target.copy(target)
             st = IncomingLink(link, address)
@@ -330,8 +348,9 @@ class BrokerConnection(TransferHandling):
         st: OutgoingLink
         if source.dynamic:
             kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            self._room_for_node()
             address = self._temp_address(kind)
+            self._authorize(address, Permission.CREATE_TEMPORARY)
+            self._room_for_node()
             self.router.ensure_node(address, kind)
             self.core.temp_owner[address] = self.id
             policy = lifetime_policy(source)
@@ -350,6 +369,10 @@ class BrokerConnection(TransferHandling):
             address = str(source.address or "")
             if not address:
                 raise AttachRefused("amqp:invalid-field", "source address is required")
+            is_topic = (self.router.node_kind(address) or kind_from_caps(caps)).is_topic
+            browsing = source.distribution_mode == Terminus.DIST_MODE_COPY and not is_topic
+            if self.core.temp_owner.get(address) != self.id:  # a temporary's creator may read it
+                self._authorize(address, Permission.BROWSE if browsing else Permission.CONSUME)
             kind = self._resolve(address, caps)
             if kind.is_topic:
                 st = self._attach_subscriber(link, address, caps, filters.selector, matcher, filters.no_local,
@@ -471,6 +494,7 @@ class BrokerConnection(TransferHandling):
             self.links[addr(link)] = OutgoingLink(self, link, self.router.new_queue("lookup", durable=False),
                                             presettled=False)
             return
+        self._authorize(sub.topic, Permission.CONSUME)
         s = link.source
         s.type = Terminus.SOURCE
         s.address = sub.topic

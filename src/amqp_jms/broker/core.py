@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
+from .authorization import Authorization
 from .flowgate import FlowGate
 from .limits import BrokerLimits
 from .message import BrokerMessage
@@ -64,6 +65,7 @@ class BrokerCore:
         self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
+        self.authorization: Authorization | None = None  # None: every logged-in user may do anything
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:

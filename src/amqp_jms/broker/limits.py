@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["AddressFullPolicy", "BrokerLimits", "MiB"]
+__all__ = ["AddressFullPolicy", "BrokerLimits", "LimitError", "MiB"]
 
 MiB = 1024 * 1024
 
@@ -35,6 +35,13 @@ class AddressFullPolicy(Enum):
     BLOCK = "BLOCK"
     FAIL = "FAIL"
 
+
+class LimitError(ValueError):
+    """A bad ``[limits]`` entry; ``key`` names it (None when no one key is to blame)."""
+
+    def __init__(self, key: str | None, message: str) -> None:
+        super().__init__(message)
+        self.key = key
 
 @dataclass(frozen=True, slots=True)
 class BrokerLimits:
@@ -127,32 +134,37 @@ class BrokerLimits:
     @classmethod
     def from_mapping(cls, table: Mapping[str, Any], base: BrokerLimits | None = None) -> BrokerLimits:
         """Limits from a config table (``{"max_message_size": 1048576, ...}``); unknown keys and
-        values of the wrong type raise ``ValueError`` naming the key."""
+        values of the wrong type raise ``LimitError`` (a ``ValueError``) naming the key."""
         base = base if base is not None else cls()
         known = {f.name: f for f in dataclasses.fields(cls)}
         changes: dict[str, Any] = {}
         for key, value in table.items():
             name = key.replace("-", "_")
             if name not in known:
-                raise ValueError(f"unknown limit {key!r} (known: {', '.join(known)})")
+                raise LimitError(key, f"unknown limit {key!r} (known: {', '.join(known)})")
             default = getattr(base, name)
             if name == "address_full_policy":
                 try:
                     value = AddressFullPolicy(str(value).upper())
                 except ValueError:
-                    raise ValueError(f"limit {key}: expected PAGE, BLOCK or FAIL, got {value!r}") from None
+                    problem = f"limit {key}: expected PAGE, BLOCK or FAIL, got {value!r}"
+                    raise LimitError(key, problem) from None
             elif name == "spill_dir":
                 if value is not None and not isinstance(value, str):
-                    raise ValueError(f"limit {key}: expected a directory path, got {value!r}")
+                    raise LimitError(key, f"limit {key}: expected a directory path, got {value!r}")
             elif isinstance(default, bool):
                 if not isinstance(value, bool):
-                    raise ValueError(f"limit {key}: expected true or false, got {value!r}")
+                    raise LimitError(key, f"limit {key}: expected true or false, got {value!r}")
             elif isinstance(default, float):
                 if isinstance(value, bool) or not isinstance(value, int | float):
-                    raise ValueError(f"limit {key}: expected a number, got {value!r}")
+                    raise LimitError(key, f"limit {key}: expected a number, got {value!r}")
                 value = float(value)
             elif isinstance(default, int):
                 if isinstance(value, bool) or not isinstance(value, int):
-                    raise ValueError(f"limit {key}: expected an integer, got {value!r}")
+                    raise LimitError(key, f"limit {key}: expected an integer, got {value!r}")
             changes[name] = value
-        return dataclasses.replace(base, **changes)
+        try:
+            return dataclasses.replace(base, **changes)
+        except ValueError as e:  # a value of the right type out of its range (__post_init__)
+            bad = next((k for k in table if k.replace("-", "_") in str(e)), None)
+            raise LimitError(bad, str(e)) from None

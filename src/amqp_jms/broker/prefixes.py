@@ -68,6 +68,14 @@ class AddressPrefixes:
             return NodeKind.TEMP_TOPIC
         return NodeKind.QUEUE
 
+    def name_of(self, address: str) -> str:
+        """The destination name an address stands for (what permissions are written against):
+        ``queue://orders.eu`` and ``topic://orders.eu`` are ``orders.eu``."""
+        for prefix in (self.queue, self.topic, TEMP_QUEUE_SCHEME, TEMP_TOPIC_SCHEME):
+            if address.startswith(prefix):
+                return address[len(prefix):]
+        return address
+
     def queue_address(self, name: str) -> str:
         """The address of the queue ``name`` (the dead-letter queue): prefixed once."""
         return name if name.startswith(self.queue) else self.queue + name

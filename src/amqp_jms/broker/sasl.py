@@ -12,6 +12,7 @@ Users file: one ``user:password`` (or ``user=password``) per line, ``#`` comment
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -20,7 +21,15 @@ from typing import Any
 from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
 
 from .scram import MECHANISMS as SCRAM_MECHANISMS
-from .scram import ScramCredentials, ScramError, ScramExchange, derive
+from .scram import (
+    ScramCredentials,
+    ScramError,
+    ScramExchange,
+    derive,
+    is_password_hash,
+    parse_password_hash,
+    verify_password,
+)
 from .terminus import data_object
 
 __all__ = [
@@ -45,7 +54,11 @@ _MAX_FRAME = 65536
 
 @dataclass
 class Users:
-    """Who may connect: ``passwords`` for SCRAM and PLAIN; ``anonymous`` allows ANONYMOUS."""
+    """Who may connect: ``passwords`` for SCRAM and PLAIN; ``anonymous`` allows ANONYMOUS.
+
+    A password may be stored hashed (``SCRAM-SHA-256$...``, see :func:`scram.hash_password`):
+    such a user logs in with SCRAM-SHA-256 or PLAIN (checked against the hash), not SCRAM-SHA-1.
+    """
 
     passwords: dict[str, str] = field(default_factory=dict)
     anonymous: bool = True
@@ -55,29 +68,41 @@ class Users:
         expected = self.passwords.get(user)
         if expected is None:
             return not self.passwords and self.anonymous
+        if is_password_hash(expected):
+            return verify_password(self.scram_credentials("SCRAM-SHA-256")[user], password)
         return hmac.compare_digest(expected.encode(), password.encode())
 
     @property
     def mechanisms(self) -> list[str]:
-        """Strongest first. SCRAM needs known passwords, so it is offered only with a users list."""
+        """Strongest first. SCRAM needs known passwords, so it is offered only with a users list;
+        SCRAM-SHA-1 only when no password is stored as a (SHA-256) hash."""
         scram = list(SCRAM_MECHANISMS) if self.passwords else []
+        if any(is_password_hash(pw) for pw in self.passwords.values()):
+            scram = ["SCRAM-SHA-256"]
         return [*scram, "PLAIN", "ANONYMOUS"] if self.anonymous else [*scram, "PLAIN"]
 
     def scram_credentials(self, mechanism: str) -> dict[str, ScramCredentials]:
-        """Every user's SCRAM keys for ``mechanism``, derived on first use (PBKDF2 is slow on
-        purpose) with a salt made for this broker run."""
+        """Every user's SCRAM keys for ``mechanism``: read from stored hashes, or derived on first
+        use (PBKDF2 is slow on purpose) with a salt made for this broker run."""
         creds = self._scram.get(mechanism)
         if creds is None:
             h = SCRAM_MECHANISMS[mechanism]
-            creds = {user: derive(pw, h) for user, pw in self.passwords.items()}
+            creds = {}
+            for user, pw in self.passwords.items():
+                if not is_password_hash(pw):
+                    creds[user] = derive(pw, h)
+                elif mechanism == "SCRAM-SHA-256":
+                    creds[user] = parse_password_hash(pw)
             self._scram[mechanism] = creds
         return creds
 
 
-def load_users(source: str | Path | dict[str, str] | None) -> Users:
+def load_users(source: str | Path | dict[str, str] | Users | None) -> Users:
     """Users from a dict or a users file; ``None`` allows anyone (ANONYMOUS, any PLAIN)."""
     if source is None:
         return Users()
+    if isinstance(source, Users):
+        return source
     if isinstance(source, dict):
         return Users(dict(source), anonymous=False)
     passwords: dict[str, str] = {}
@@ -122,15 +147,23 @@ class SaslServer:
     """Feed it the first bytes of a connection; it says what to write and when SASL is done.
 
     ``external_id`` is the identity of the peer's verified TLS client certificate: when set,
-    EXTERNAL is offered (first) and authenticates as it.
+    EXTERNAL is offered (first) and authenticates as it. ``admit`` (if given) is asked when the
+    client starts a login: false (too many failed logins from its address, see
+    :mod:`amqp_jms.broker.login_throttle`) refuses it with ``sys-temp`` before any check.
     """
 
     def __init__(
-        self, users: Users, external_id: str | None = None, *, max_frame_size: int = _MAX_FRAME
+        self,
+        users: Users,
+        external_id: str | None = None,
+        admit: Callable[[], bool] | None = None,
+        *,
+        max_frame_size: int = _MAX_FRAME,
     ) -> None:
         self.users = users
         self.max_frame_size = max_frame_size
         self.external_id = external_id
+        self.admit = admit
         self.result = SaslResult.PENDING
         self.user: str | None = None
         self._buf = b""
@@ -196,6 +229,9 @@ class SaslServer:
                 return _frame(_OUTCOME, [ubyte(2)])
             first = obj.value[0] if obj.value else None
             return self._scram_final(bytes(first) if isinstance(first, bytes | memoryview) else b"")
+        if self.admit is not None and not self.admit():
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(3)])  # sys-temp: this address is locked out for now
         if obj.descriptor != _INIT:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])

@@ -15,7 +15,18 @@ import hmac
 import os
 from dataclasses import dataclass
 
-__all__ = ["MECHANISMS", "ScramCredentials", "ScramError", "ScramExchange", "derive"]
+__all__ = [
+    "HASH_PREFIX",
+    "MECHANISMS",
+    "ScramCredentials",
+    "ScramError",
+    "ScramExchange",
+    "derive",
+    "hash_password",
+    "is_password_hash",
+    "parse_password_hash",
+    "verify_password",
+]
 
 #: mechanism name -> hash name, strongest first (the order the broker offers them in)
 MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-1": "sha1"}
@@ -50,6 +61,56 @@ def derive(
         stored_key=hashlib.new(hash_name, client_key).digest(),
         server_key=hmac.new(salted, b"Server Key", hash_name).digest(),
     )
+
+
+#: stored password hashes: ``SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`` (base64),
+#: the format PostgreSQL keeps in pg_authid, so the broker can answer SCRAM-SHA-256 and check PLAIN
+#: without ever holding the password
+HASH_PREFIX = "SCRAM-SHA-256$"
+# PostgreSQL's default (and RFC 7677's minimum): a PLAIN login against a hash runs PBKDF2 on the
+# broker's event loop, ~1.5 ms at 4096 rounds here (36 ms at 100k would stall every other client)
+HASH_ITERATIONS = ITERATIONS
+
+
+def hash_password(password: str, iterations: int = HASH_ITERATIONS, salt: bytes | None = None) -> str:
+    """The stored form of ``password`` (what ``amqp-jms broker --hash-password`` prints)."""
+    c = derive(password, "sha256", salt, iterations)
+    b64 = base64.b64encode
+    return (f"{HASH_PREFIX}{c.iterations}:{b64(c.salt).decode()}$"
+            f"{b64(c.stored_key).decode()}:{b64(c.server_key).decode()}")
+
+
+def is_password_hash(text: str) -> bool:
+    return text.startswith(HASH_PREFIX)
+
+
+def parse_password_hash(text: str) -> ScramCredentials:
+    """The SCRAM-SHA-256 credentials a stored hash holds; ``ValueError`` saying what is wrong."""
+    if not is_password_hash(text):
+        raise ValueError(f"a password hash starts with {HASH_PREFIX!r}")
+    try:
+        params, keys = text[len(HASH_PREFIX):].split("$")
+        iterations, salt = params.split(":")
+        stored, server = keys.split(":")
+        creds = ScramCredentials(
+            salt=base64.b64decode(salt, validate=True),
+            iterations=int(iterations),
+            stored_key=base64.b64decode(stored, validate=True),
+            server_key=base64.b64decode(server, validate=True),
+        )
+    except ValueError:
+        raise ValueError(
+            "malformed password hash: expected SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>"
+        ) from None
+    if creds.iterations < 1 or len(creds.stored_key) != 32 or len(creds.server_key) != 32:
+        raise ValueError("malformed password hash: bad iteration count or key length")
+    return creds
+
+
+def verify_password(creds: ScramCredentials, password: str, hash_name: str = "sha256") -> bool:
+    """Whether ``password`` (a PLAIN login) matches stored SCRAM credentials."""
+    again = derive(password, hash_name, creds.salt, creds.iterations)
+    return hmac.compare_digest(again.stored_key, creds.stored_key)
 
 
 def _attributes(text: str) -> dict[str, str]:

@@ -23,6 +23,7 @@ from ._fast import lib
 from .connection import BrokerConnection
 from .errors import DECODE_ERROR, is_malformed
 from .limits import BrokerLimits
+from .login_throttle import LoginThrottle
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
@@ -46,9 +47,11 @@ class ServerState:
         *,
         idle_timeout_s: float | None,
         limits: BrokerLimits,
+        logins: LoginThrottle | None = None,
     ) -> None:
         self.core = core
         self.users = users
+        self.logins = logins if logins is not None else LoginThrottle()
         self.idle_timeout_s = idle_timeout_s
         self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
@@ -74,6 +77,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.engine: Engine | None = None
         self.conn: BrokerConnection | None = None
         self.sasl: SaslServer | None = None
+        self.source = ""  # the peer's address
         self._flush_scheduled = False
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
@@ -109,9 +113,11 @@ class AmqpProtocol(asyncio.Protocol):
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
+        self.source = str(peer[0]) if isinstance(peer, tuple) else str(peer)  # for the login throttle
         self.sasl = SaslServer(
             self.state.users,
             certificate_identity(transport.get_extra_info("peercert")),
+            admit=self.state.logins.admits(self.source),
             max_frame_size=limits.max_sasl_frame_size,
         )
 
@@ -133,6 +139,7 @@ class AmqpProtocol(asyncio.Protocol):
                 self.transport.write(out)
             if sasl.result is SaslResult.FAILED:
                 log.info("connection %s: SASL authentication failed", self.conn.id if self.conn else "?")
+                self.state.logins.failed(self.source)
                 self._close_transport()
                 return
             if sasl.result is SaslResult.PENDING:

@@ -16,6 +16,7 @@ from proton import Condition, Delivery, Described, ulong
 
 from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
+from .authorization import Permission
 from .depth import check_depth
 from .large import DRAIN_AT, IncomingSpool
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
@@ -50,6 +51,7 @@ class TransferHandling:
     depth_floor: int  # messages at most this long cannot nest past max_value_depth
     fail_when_full: bool  # address-full policy FAIL: check the target queue per message
     large_threshold: int  # a delivery at least this big is spooled to a file as it arrives
+    refusal: Callable[[str, Permission], str | None]
 
     # -- transfers and dispositions ------------------------------------------------------------
     def on_delivery_raw(self, d: Any) -> None:
@@ -243,6 +245,9 @@ class TransferHandling:
             if address is None:
                 _reject(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
                 return
+            if (denied := self.refusal(address, Permission.SEND)) is not None:
+                _reject(dlv, "amqp:unauthorized-access", denied)
+                return
         if dlv.remote_state == TRANSACTIONAL_STATE:
             txn_data = dlv.remote.data or []
             txn = self.txns.get(txn_data[0] if txn_data else None)
@@ -286,7 +291,7 @@ class TransferHandling:
             return None
         if not to:
             return None
-        if self.router.node_kind(to) is None:
+        if self.router.node_kind(to) is None and self.refusal(to, Permission.SEND) is None:
             limit = self.core.limits.max_nodes
             if limit and len(self.router.kinds) + len(self.router.subscriptions) >= limit:
                 return None  # no room for another node (max_nodes)

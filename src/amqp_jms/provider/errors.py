@@ -8,6 +8,7 @@ exception class lives in one table. The condition name is kept as ``error_code``
 
 from __future__ import annotations
 
+import ssl
 from typing import Any
 
 from ..exceptions import (
@@ -20,7 +21,7 @@ from ..exceptions import (
     TransactionRolledBackException,
 )
 
-__all__ = ["outcome_error", "to_jms"]
+__all__ = ["outcome_error", "tls_error", "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -59,7 +60,8 @@ _REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"
 
 
 def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
-    """None for ``accepted``; otherwise the SendFailedException naming the peer's error."""
+    """None for ``accepted``; otherwise the SendFailedException (JMSSecurityException when
+    unauthorized) naming the peer's error."""
     code: int = int(state or 0)
     cond_name: str | None = None
     cond_desc: str | None = None
@@ -81,4 +83,43 @@ def outcome_error(state: Any, delivery: Any, what: str) -> JMSException | None:
     name = _REFUSED.get(code, f"refused (outcome {code:#x})")
     cond_txt = f" ({cond_name})" if cond_name else ""
     desc = f": {cond_desc}" if cond_desc else ""
-    return SendFailedException(f"{what} was {name} by the peer{cond_txt}{desc}", cond_name)
+    text = f"{what} was {name} by the peer{cond_txt}{desc}"
+    if cond_name == "amqp:unauthorized-access":  # as Qpid JMS: a refused send is a security error
+        return JMSSecurityException(text, cond_name)
+    return SendFailedException(text, cond_name)
+
+
+# OpenSSL X509_V_ERR_* codes a client meets verifying a server, by the reason we report
+_VERIFY_REASONS: dict[int, str] = {
+    2: "unknown-ca", 18: "unknown-ca", 19: "unknown-ca", 20: "unknown-ca", 21: "unknown-ca",
+    9: "not-yet-valid", 10: "expired", 23: "revoked", 62: "host-mismatch", 64: "host-mismatch",
+}
+# TLS alerts a server sends when it refuses our client certificate (ssl.SSLError.reason)
+_CLIENT_CERT_ALERTS = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN",
+                       "CERTIFICATE_EXPIRED", "CERTIFICATE_REVOKED", "UNSUPPORTED_CERTIFICATE",
+                       "ACCESS_DENIED", "HANDSHAKE_FAILURE")
+
+
+def tls_error(exc: ssl.SSLError, where: str) -> JMSException:
+    """The JMS exception for a TLS failure talking to ``where`` (``host:port``).
+
+    A certificate that fails verification, or a TLS alert refusing our client certificate, is a
+    ``JMSSecurityException`` whose ``error_code`` says why (``tls:unknown-ca``,
+    ``tls:host-mismatch``, ``tls:expired``, ``tls:client-certificate-rejected``, ...) and whose
+    message carries OpenSSL's own words; any other TLS error stays a ``JMSException``.
+    """
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        reason = _VERIFY_REASONS.get(int(exc.verify_code or 0), "certificate-verify-failed")
+        detail = exc.verify_message or exc.reason or str(exc)
+        return JMSSecurityException(
+            f"TLS: the certificate of {where} was not accepted: {detail}", f"tls:{reason}",
+            linked_exception=exc,
+        )
+    alert = str(exc.reason or "")
+    if "ALERT" in alert and alert.endswith(_CLIENT_CERT_ALERTS):
+        words = alert.lower().replace("_", " ")
+        return JMSSecurityException(
+            f"TLS: {where} refused the connection's client certificate ({words})",
+            "tls:client-certificate-rejected", linked_exception=exc,
+        )
+    return JMSException(f"TLS error with {where}: {exc}", "tls:error", linked_exception=exc)

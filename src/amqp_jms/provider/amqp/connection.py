@@ -24,7 +24,7 @@ from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
-from ..errors import to_jms
+from ..errors import tls_error, to_jms
 from ..loop import LoopThread
 from .addressing import prefixes_in_force
 from .outgoing import OutgoingFrames
@@ -274,6 +274,8 @@ class AmqpProvider(Provider):
             )
         except TimeoutError:
             raise JMSException(f"could not connect to {cfg.host}:{cfg.port} within {timeout} s") from None
+        except ssl.SSLError as e:
+            raise tls_error(e, f"{cfg.host}:{cfg.port}") from e
         except OSError as e:
             raise JMSException(f"could not connect to {cfg.host}:{cfg.port}: {e}", linked_exception=e) from e
         c = self.engine.connection
@@ -336,6 +338,8 @@ class AmqpProvider(Provider):
 
     def _on_socket_lost(self, exc: Exception | None) -> None:
         self._transport = None
+        if isinstance(exc, ssl.SSLError) and not self.closing:  # before proton calls it a framing error
+            self.fail(tls_error(exc, f"{self.config.host}:{self.config.port}"))
         if self.engine is not None:
             self.engine.abort()
             self.flush()
