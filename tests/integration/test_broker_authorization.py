@@ -157,3 +157,29 @@ def test_rules_without_users_are_refused_at_start() -> None:
 
     with pytest.raises(ValueError, match="authorization needs users"):
         Broker(authorization=RULES)  # PLAIN would take 'root' with any password
+
+
+def test_in_prefix_mode_rules_name_destinations_not_prefixed_addresses(broker_factory: Any) -> None:
+    # the client prefixes every address (queue://orders.eu, topic://orders.eu): the rules written
+    # for orders.# still apply, and the dead-letter queue (queue://DLQ) is still managers' only
+    b = broker_factory(users=USERS, authorization=RULES, address_prefixes=("queue://", "topic://"))
+    conns = []
+    try:
+        def session(user: str) -> Any:
+            conn = ConnectionFactory(b.url, username=user, password=USERS[user]).create_connection()
+            conns.append(conn)
+            conn.start()
+            return conn.create_session()
+
+        alice, bob = session("alice"), session("bob")
+        alice.create_producer(Queue("orders.eu")).send(alice.create_text_message("o"))
+        alice.create_producer(Topic("orders.news"))
+        m = bob.create_consumer(Queue("orders.eu")).receive(5000)
+        assert isinstance(m, TextMessage) and m.get_text() == "o"
+        with pytest.raises(JMSSecurityException, match="consume"):
+            bob.create_consumer(Queue("DLQ"))
+        with pytest.raises(JMSSecurityException, match="send"):
+            alice.create_producer(Queue("elsewhere"))
+    finally:
+        for c in conns:
+            c.close()
