@@ -292,6 +292,12 @@ class Connection:
     def _close_timeout(self) -> float | None:
         return self._config.seconds(self._config.close_timeout_ms)
 
+    def _sent_user_id(self) -> str | None:
+        """A sent message's JMSXUserID, as Qpid JMS decides it: the connection's user name with
+        ``jms.populateJMSXUserID=true``, else none at all (an application's own value is dropped,
+        so a message cannot claim to come from another user)."""
+        return self._config.username if self._config.populate_jmsx_user_id else None
+
     def _remote_caps(self) -> frozenset[str]:
         return self._provider.remote_capabilities if self._provider is not None else frozenset()
 

@@ -185,6 +185,11 @@ class MessageProducer:
         message._priority = priority
         message._timestamp = 0 if self.disable_message_timestamp else now
         message._expiration = now + ttl if ttl > 0 else 0
+        user_id = self._session._connection._sent_user_id()
+        if user_id is not None:
+            message._props["JMSXUserID"] = user_id
+        elif "JMSXUserID" in message._props:
+            del message._props["JMSXUserID"]
         delay = self.delivery_delay
         if delay > 0 and "DELAYED_DELIVERY" not in self._session._connection._remote_caps():
             raise JMSException("the peer does not offer DELAYED_DELIVERY: delivery delay is not supported")
