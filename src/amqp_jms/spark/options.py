@@ -24,6 +24,8 @@ option                     default     meaning
 ``pollMs``                 ``200``     streaming reads: how long one trigger waits for a message
 ``walPath``                see below   streaming reads: the write-ahead log, an absolute path or a
                                        URI (``s3://``, ``gs://``, ``hdfs://``, ``abfs://``, ``file://``)
+``reconnectTimeoutMs``     ``300000``  streaming reads: how long the receiver keeps reconnecting to a
+                                       lost broker before the query fails
 ``failOnDataLoss``         ``true``    streaming reads: a planned segment that vanished fails the
                                        query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
@@ -120,6 +122,7 @@ _KNOWN = (
     "pollMs",
     "walPath",
     "failOnDataLoss",
+    "reconnectTimeoutMs",
     "segmentMessages",
     "maxBufferedMessages",
     "bodyAs",
@@ -150,6 +153,7 @@ class JmsOptions:
     poll_ms: int = 200
     wal_path: str | None = None
     fail_on_data_loss: bool = True
+    reconnect_timeout_ms: int = 300_000
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
     body_as: str = "binary"
@@ -312,6 +316,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     for name in ("maxMessagesPerTrigger", "maxOffsetsPerTrigger"):
         if name in values:
             kwargs["max_messages_per_trigger"] = _int(name, values[name], 1)
+    if "reconnectTimeoutMs" in values:
+        kwargs["reconnect_timeout_ms"] = _int("reconnectTimeoutMs", values["reconnectTimeoutMs"], 0)
     if "failOnDataLoss" in values:
         kwargs["fail_on_data_loss"] = _bool("failOnDataLoss", values["failOnDataLoss"])
     if "pollMs" in values:

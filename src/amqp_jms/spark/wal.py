@@ -261,12 +261,14 @@ class WriteAheadLog:
         on this ``walPath``, and is refused with an error naming both, because two logs in one
         directory count segment ids each on its own and hand each other's segments out (half the
         messages lost, the rest duplicated). ``log_id=None`` (an offset from before owner
-        records) adopts the recorded owner.
+        records) adopts the recorded owner, or claims a new id when there is none.
         """
         current = self.owner()
         if current is None:
             if log_id is None:
-                raise ValueError("jms data source: a write-ahead log needs a log id to be claimed")
+                import uuid
+
+                log_id = uuid.uuid4().hex
             record = {
                 **describe,
                 "log": log_id,
