@@ -159,12 +159,18 @@ def read_segment(wal_path: str, segment_id: int) -> pa.Array:
     """The raw encoded messages of one segment, in the order they were received."""
     fs, root = _cached(wal_path)
     path = _join(root, _data_name(segment_id))
-    if isinstance(fs, pafs.LocalFileSystem):
-        with pa.memory_map(path, "r") as source:
-            table = pa.ipc.open_file(source).read_all()
-    else:
-        with fs.open_input_file(path) as source:
-            table = pa.ipc.open_file(source).read_all()
+    try:
+        if isinstance(fs, pafs.LocalFileSystem):
+            with pa.memory_map(path, "r") as source:
+                table = pa.ipc.open_file(source).read_all()
+        else:
+            with fs.open_input_file(path) as source:
+                table = pa.ipc.open_file(source).read_all()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"jms data source: write-ahead segment {path} is not visible on this executor: walPath "
+            "must be storage every executor reaches (s3://, gs://, hdfs://, abfs://, or a shared mount)"
+        ) from None
     column = table.column(0)
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
