@@ -251,3 +251,29 @@ def test_a_poison_message_is_skipped_with_a_warning_and_the_stream_goes_on(
     reader.stop()
     assert sorted(t for b in batches for t in b) == [f"m{i}" for i in range(6)]
     assert len([r for r in caplog.records if "cannot read as JMS" in r.getMessage()]) == 1
+
+
+def test_min_offsets_per_trigger_waits_for_enough_messages_or_the_delay(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """Kafka's minOffsetsPerTrigger/maxTriggerDelay: fewer messages than the minimum make no
+    batch, until the delay since the last batch has passed."""
+    _send(broker_url, "minrows", 3)
+    reader = _reader(broker_url, "minrows", tmp_path, minOffsetsPerTrigger="5", maxTriggerDelay="2s")
+    start = reader.initialOffset()
+    began = time.monotonic()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    while end == start and time.monotonic() - began < 10:
+        end = reader.latestOffset(start, ReadAllAvailable())
+    assert time.monotonic() - began >= 1.5  # held back until maxTriggerDelay
+    assert _texts(reader, start, end) == ["m0", "m1", "m2"]
+    reader.commit(end)
+    _send(broker_url, "minrows", 6, start=3)
+    time.sleep(0.5)
+    began = time.monotonic()
+    nxt = reader.latestOffset(end, ReadAllAvailable())
+    while nxt == end and time.monotonic() - began < 10:
+        nxt = reader.latestOffset(end, ReadAllAvailable())
+    assert time.monotonic() - began < 1.5  # enough messages: at once
+    assert sorted(_texts(reader, end, nxt), key=lambda t: int(t[1:])) == [f"m{i}" for i in range(3, 9)]
+    reader.stop()

@@ -26,6 +26,8 @@ option                     default     meaning
                                        URI (``s3://``, ``gs://``, ``hdfs://``, ``abfs://``, ``file://``)
 ``reconnectTimeoutMs``     ``300000``  streaming reads: how long the receiver keeps reconnecting to a
                                        lost broker before the query fails
+``minOffsetsPerTrigger``   none        streaming reads: fewer messages make no batch until
+                                       ``maxTriggerDelay`` (default ``15m``) passed since the last one
 ``failOnDataLoss``         ``true``    streaming reads: a planned segment that vanished fails the
                                        query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
@@ -122,6 +124,8 @@ _KNOWN = (
     "pollMs",
     "walPath",
     "failOnDataLoss",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
     "reconnectTimeoutMs",
     "segmentMessages",
     "maxBufferedMessages",
@@ -153,6 +157,8 @@ class JmsOptions:
     poll_ms: int = 200
     wal_path: str | None = None
     fail_on_data_loss: bool = True
+    min_messages_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 900_000
     reconnect_timeout_ms: int = 300_000
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
@@ -252,6 +258,21 @@ def _destination(text: str) -> Destination:
     return dest
 
 
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+
+
+def _duration_ms(name: str, text: str) -> int:
+    """Kafka's ``maxTriggerDelay`` spelling: ``15m``, ``30s``, ``500ms`` (a bare number is ms)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h)?\s*", text)
+    if not match:
+        raise ValueError(
+            f"jms data source: option {name!r} must be a duration like 30s, 15m, 500ms; got {text!r}"
+        )
+    return int(match.group(1)) * _UNITS_MS[match.group(2) or "ms"]
+
+
 def _selector(text: str) -> str:
     """The selector, checked here (planning time) rather than at the broker inside a task."""
     from ..exceptions import InvalidSelectorException
@@ -318,6 +339,10 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
             kwargs["max_messages_per_trigger"] = _int(name, values[name], 1)
     if "reconnectTimeoutMs" in values:
         kwargs["reconnect_timeout_ms"] = _int("reconnectTimeoutMs", values["reconnectTimeoutMs"], 0)
+    if "minOffsetsPerTrigger" in values:
+        kwargs["min_messages_per_trigger"] = _int("minOffsetsPerTrigger", values["minOffsetsPerTrigger"], 1)
+    if "maxTriggerDelay" in values:
+        kwargs["max_trigger_delay_ms"] = _duration_ms("maxTriggerDelay", values["maxTriggerDelay"])
     if "failOnDataLoss" in values:
         kwargs["fail_on_data_loss"] = _bool("failOnDataLoss", values["failOnDataLoss"])
     if "pollMs" in values:

@@ -121,17 +121,27 @@ class SegmentReceiver:
         self._drained = False
         self._error: BaseException | None = None
         self._stopping = False
+        self._batch_at = time.monotonic()  # when the last non-empty batch was handed out
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
 
     # -- the reader's side ------------------------------------------------------------------------
-    def latest(self, begin: int, max_rows: int | None, wait_s: float) -> int:
+    def latest(
+        self,
+        begin: int,
+        max_rows: int | None,
+        wait_s: float,
+        min_rows: int | None = None,
+        max_delay_s: float = 0.0,
+    ) -> int:
         """The end offset of the next batch after ``begin``: ``begin`` when there is nothing.
 
         Hands out segments already durable and accepted; when there are none, asks the thread to
         close its current chunk (or the next messages to arrive) and waits up to ``wait_s``
-        (availableNow: until the thread has flushed or found the destination empty).
+        (availableNow: until the thread has flushed or found the destination empty). With
+        ``min_rows`` (``minOffsetsPerTrigger``) fewer messages make no batch until ``max_delay_s``
+        (``maxTriggerDelay``) has passed since the last batch (availableNow ignores it).
         """
         with self._cond:
             self._raise_failure()
@@ -163,6 +173,16 @@ class SegmentReceiver:
                     break
                 end = segment_id
                 taken += count
+            now = time.monotonic()
+            if (
+                min_rows
+                and not self.available_now
+                and taken < min_rows
+                and now - self._batch_at < max_delay_s
+            ):
+                end, taken = begin, 0  # too few yet: wait for more, or for the delay
+            if taken:
+                self._batch_at = now
             self._planned = max(self._planned, end)
             self._cond.notify_all()  # un-planned data went down: a paused thread may go on
         _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")

@@ -157,7 +157,15 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 return self._at(pending[-1])
         receiver = self._receiver
         receiver.delete_through(begin)
-        return self._at(receiver.latest(begin, max_rows, self.options.poll_ms / 1000.0))
+        opts = self.options
+        end = receiver.latest(
+            begin,
+            max_rows,
+            opts.poll_ms / 1000.0,
+            opts.min_messages_per_trigger,
+            opts.max_trigger_delay_ms / 1000.0,
+        )
+        return self._at(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         import logging
