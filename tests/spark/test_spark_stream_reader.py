@@ -277,3 +277,16 @@ def test_min_offsets_per_trigger_waits_for_enough_messages_or_the_delay(
     assert time.monotonic() - began < 1.5  # enough messages: at once
     assert sorted(_texts(reader, end, nxt), key=lambda t: int(t[1:])) == [f"m{i}" for i in range(3, 9)]
     reader.stop()
+
+
+def test_the_first_available_now_batch_takes_what_is_buffered_up_to_the_limit(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """Not the few messages that arrived first: the first batch pays the Python workers'
+    start-up, so it should carry a full batch."""
+    _send(broker_url, "first", 3000)
+    reader = _reader(broker_url, "first", tmp_path, segmentMessages="2000")
+    reader.prepareForTriggerAvailableNow()
+    batches, _ = _run_batches(reader, reader.initialOffset(), ReadAllAvailable(), 3000)
+    reader.stop()
+    assert len(batches[0]) >= 2000 and sum(map(len, batches)) == 3000

@@ -122,6 +122,7 @@ class SegmentReceiver:
         self._error: BaseException | None = None
         self._stopping = False
         self._batch_at = time.monotonic()  # when the last non-empty batch was handed out
+        self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
@@ -150,6 +151,14 @@ class SegmentReceiver:
             self._planned = max(self._planned, begin)
             while not self._attached and self._error is None and self._thread.is_alive():
                 self._cond.wait(1.0)  # connecting is not part of the poll
+            if self.available_now and not self._handed_out:
+                # the first availableNow batch: what is buffered up to the trigger limit (or one
+                # segment), not the few messages that arrived first; the rest overlaps its run
+                want = min(max_rows or self.options.segment_messages, self.options.segment_messages)
+                while (
+                    self._unplanned() < want and not self._drained and self._error is None and self._thread.is_alive()
+                ):
+                    self._cond.wait(0.05)
             if not self._ready(begin):
                 self._requested += 1
                 generation = self._requested
@@ -183,6 +192,7 @@ class SegmentReceiver:
                 end, taken = begin, 0  # too few yet: wait for more, or for the delay
             if taken:
                 self._batch_at = now
+                self._handed_out = True
             self._planned = max(self._planned, end)
             self._cond.notify_all()  # un-planned data went down: a paused thread may go on
         _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")
