@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
@@ -87,3 +87,38 @@ def s3_wal_root() -> Iterator[str]:
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def _send_texts(url: str, queue: str, count: int) -> None:
+    """TextMessages ``m0`` … ``m<count-1>`` to ``queue``, persistent, committed every 500."""
+    from amqp_jms import Queue
+    from amqp_jms.client import ConnectionFactory
+    from amqp_jms.message import TextMessage
+
+    with ConnectionFactory(url).create_connection() as conn:
+        session = conn.create_session(True)
+        producer = session.create_producer(Queue(queue))
+        for i in range(count):
+            producer.send(TextMessage(f"m{i}"))
+            if i % 500 == 499:
+                session.commit()
+        session.commit()
+
+
+def _check_each_once(rows: list[Any], sent: int) -> None:
+    """Every ``m<i>`` arrived; a duplicate row is the same message (same ``message_id``)."""
+    assert {r.text for r in rows} == {f"m{i}" for i in range(sent)}
+    by_id: dict[str, set[str]] = {}
+    for row in rows:
+        by_id.setdefault(row.message_id, set()).add(row.text)
+    assert len(by_id) == sent and all(len(texts) == 1 for texts in by_id.values())
+
+
+@pytest.fixture
+def send_texts() -> Callable[[str, str, int], None]:
+    return _send_texts
+
+
+@pytest.fixture
+def check_each_once() -> Callable[[list[Any], int], None]:
+    return _check_each_once

@@ -24,10 +24,6 @@ from typing import Any
 
 import pytest
 
-from amqp_jms import Queue
-from amqp_jms.client import ConnectionFactory
-from amqp_jms.message import TextMessage
-
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _SENT = 2000
@@ -186,17 +182,6 @@ def broker_url() -> Iterator[str]:
         yield broker.url
 
 
-def _send(url: str, queue: str, count: int) -> None:
-    with ConnectionFactory(url).create_connection() as conn:
-        session = conn.create_session(True)
-        producer = session.create_producer(Queue(queue))
-        for i in range(count):
-            producer.send(TextMessage(f"m{i}"))
-            if i % 1000 == 999:
-                session.commit()
-        session.commit()
-
-
 def _ingest(spark: Any, url: str, queue: str, wal: str, checkpoint: Path, trigger: dict[str, Any]) -> Any:
     df = (
         spark.readStream.format("jms")
@@ -216,19 +201,11 @@ def _ingest(spark: Any, url: str, queue: str, wal: str, checkpoint: Path, trigge
     )
 
 
-def _check_all_arrived(rows: list[Any]) -> None:
-    assert {r.text for r in rows} == {f"m{i}" for i in range(_SENT)}
-    by_id: dict[str, set[str]] = {}
-    for row in rows:
-        by_id.setdefault(row.message_id, set()).add(row.text)
-    assert len(by_id) == _SENT and all(len(t) == 1 for t in by_id.values())
-
-
 def test_ingest_with_the_log_on_s3_while_workers_cannot_see_the_driver_disk(
-    cluster_spark: tuple[Any, Path], broker_url: str, s3_wal_root: str
+    cluster_spark: tuple[Any, Path], broker_url: str, s3_wal_root: str, send_texts: Any, check_each_once: Any
 ) -> None:
     spark, hidden = cluster_spark
-    _send(broker_url, "cluster-now", _SENT)
+    send_texts(broker_url, "cluster-now", _SENT)
     query = _ingest(
         spark,
         broker_url,
@@ -239,9 +216,9 @@ def test_ingest_with_the_log_on_s3_while_workers_cannot_see_the_driver_disk(
     )
     query.awaitTermination(300)
     assert query.exception() is None
-    _check_all_arrived(spark.sql("select * from cluster_now").collect())
+    check_each_once(spark.sql("select * from cluster_now").collect(), _SENT)
 
-    _send(broker_url, "cluster-tick", _SENT)
+    send_texts(broker_url, "cluster-tick", _SENT)
     query = _ingest(
         spark,
         broker_url,
@@ -255,16 +232,16 @@ def test_ingest_with_the_log_on_s3_while_workers_cannot_see_the_driver_disk(
         while spark.sql("select count(distinct text) c from cluster_tick").collect()[0].c < _SENT:
             assert query.exception() is None and time.monotonic() < deadline
             time.sleep(0.5)
-        _check_all_arrived(spark.sql("select * from cluster_tick").collect())
+        check_each_once(spark.sql("select * from cluster_tick").collect(), _SENT)
     finally:
         query.stop()
 
 
 def test_a_log_on_the_driver_disk_fails_the_first_batch_clearly(
-    cluster_spark: tuple[Any, Path], broker_url: str
+    cluster_spark: tuple[Any, Path], broker_url: str, send_texts: Any
 ) -> None:
     spark, hidden = cluster_spark
-    _send(broker_url, "cluster-local", 10)
+    send_texts(broker_url, "cluster-local", 10)
     query = _ingest(
         spark, broker_url, "cluster-local", str(hidden / "wal"), hidden / "chk3", {"availableNow": True}
     )

@@ -247,3 +247,38 @@ def test_missing_wal_path_and_unreachable_broker_fail_the_query_at_once_with_a_c
     )
     error = _start_error(dead, tmp_path / "c2")
     assert "cannot connect to amqp://127.0.0.1:1" in error and "UnboundLocalError" not in error
+
+
+def test_wal_path_defaults_under_the_session_checkpoint_root(
+    spark: Any, broker_url: str, tmp_path: Path
+) -> None:
+    from amqp_jms.spark import register
+
+    _send(broker_url, Queue("defaulted"), 4)
+    root = tmp_path / "root"
+    spark.conf.set("spark.sql.streaming.checkpointLocation", str(root))
+    try:
+        register(spark)  # the session's root is read here
+        df = (
+            spark.readStream.format("jms")
+            .option("url", broker_url)
+            .option("destination", "queue://defaulted")
+            .load()
+        )
+        _start(
+            lambda: (
+                df.select("text")
+                .writeStream.format("parquet")
+                .option("path", str(tmp_path / "out"))
+                .option("checkpointLocation", str(tmp_path / "chk"))
+                .trigger(availableNow=True)
+            )
+        )
+    finally:
+        spark.conf.unset("spark.sql.streaming.checkpointLocation")
+        register(spark)
+    logs = list((root / "jms-wal").iterdir())
+    assert len(logs) == 1 and (logs[0] / "_owner.json").exists()
+    assert sorted(r.text for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [
+        f"m{i}" for i in range(4)
+    ]

@@ -15,10 +15,10 @@ option                     default     meaning
 ``selector``               none        JMS message selector, pushed to the broker as the consumer's
 ``subscription``           none        durable subscription name (topics; needs ``clientId``)
 ``clientId``               none        JMS client ID of the connection
-``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing) or
-                                       ``consume`` (drains, one transaction per read)
+``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing);
+                                       ``consume`` is refused when planned (no commit hook: stream it)
 ``maxMessages``            unlimited   batch reads: stop after this many messages
-``timeoutMs``              ``1000``    batch reads: stop when nothing arrived for this long
+``timeoutMs``              ``1000``    accepted for compatibility; only consuming batch reads used it
 ``maxMessagesPerTrigger``  unlimited   streaming reads: the default ``ReadMaxRows`` limit
                                        (``maxOffsetsPerTrigger``, Kafka's name, is an alias)
 ``pollMs``                 ``200``     streaming reads: how long one trigger waits for a message

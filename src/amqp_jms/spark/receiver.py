@@ -155,9 +155,9 @@ class SegmentReceiver:
                 # the first availableNow batch: what is buffered up to the trigger limit (or one
                 # segment), not the few messages that arrived first; the rest overlaps its run
                 want = min(max_rows or self.options.segment_messages, self.options.segment_messages)
-                while (
-                    self._unplanned() < want and not self._drained and self._error is None and self._thread.is_alive()
-                ):
+                while self._unplanned() < want and not self._drained and self._error is None:
+                    if not self._thread.is_alive():
+                        break
                     self._cond.wait(0.05)
             if not self._ready(begin):
                 self._requested += 1
