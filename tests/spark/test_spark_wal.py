@@ -96,6 +96,31 @@ def test_a_second_source_on_the_same_log_is_refused_naming_both(tmp_path: Path) 
     assert WriteAheadLog(str(tmp_path)).claim(None, {"destination": "queue://a"}) == "aaaa"
 
 
+def test_a_fresh_query_takes_over_a_log_whose_owner_never_had_a_batch_recorded(tmp_path: Path) -> None:
+    """The same query killed before Spark wrote its first offsets restarts with a new log id:
+    it takes the log over and its accepted segments are offered; once Spark recorded a batch
+    (``confirm``), nobody takes the log over."""
+    first = WriteAheadLog(str(tmp_path))
+    first.claim("aaaa", {"destination": "queue://a"}, fresh=True)
+    first.append([b"accepted before the crash"])
+    again = WriteAheadLog(str(tmp_path))
+    assert again.claim("bbbb", {"destination": "queue://a"}, fresh=True) == "bbbb"
+    assert again.segment_ids() == [1]
+    with pytest.raises(WalOwnershipError, match="taken over"):
+        first.confirm("aaaa")  # the old owner, were it still running, now stops
+    again.confirm("bbbb")
+    with pytest.raises(WalOwnershipError, match="log bbbb"):
+        WriteAheadLog(str(tmp_path)).claim("cccc", {"destination": "queue://a"}, fresh=True)
+
+
+def test_a_segment_id_collision_never_overwrites(tmp_path: Path) -> None:
+    one, two = WriteAheadLog(str(tmp_path)), WriteAheadLog(str(tmp_path))
+    assert one.append([b"first"]) == 1
+    with pytest.raises(WalOwnershipError, match="segment 1 already exists"):
+        two.append([b"second"])
+    assert read_segment(str(tmp_path), 1).to_pylist() == [b"first"]
+
+
 def test_default_wal_path_lies_under_the_checkpoint_root() -> None:
     opts = parse_options({"url": "amqp://h:1", "destination": "queue://orders"})
     assert opts.with_default_wal_path(None).wal_path is None

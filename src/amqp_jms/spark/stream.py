@@ -47,6 +47,7 @@ from .options import JmsOptions
 
 if TYPE_CHECKING:
     from .receiver import SegmentReceiver
+    from .wal import WriteAheadLog
 
 __all__ = ["JmsStreamReader", "RefusedStreamReader", "SegmentPartition", "decode_segment"]
 
@@ -114,10 +115,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._receiver: SegmentReceiver | None = None
         self._available_now = False
         self._log_id: str | None = None
+        self._wal: WriteAheadLog | None = None  # the driver's log, once claimed
+        self._confirmed = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_receiver"] = None  # threads and connections do not travel
+        state["_wal"] = None
         return state
 
     def initialOffset(self) -> dict[str, Any]:
@@ -148,7 +152,10 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         if self._receiver is None:
             wal = WriteAheadLog(self.options.require_wal_path())
             # the checkpoint's log id (or, on a new query, initialOffset's) must own the log
-            self._log_id = wal.claim(start.get("log") or self._log_id, describe_source(self.options))
+            self._log_id = wal.claim(
+                start.get("log") or self._log_id, describe_source(self.options), fresh=begin == 0
+            )
+            self._wal = wal
             wal.observe(begin)
             wal.delete_through(begin)
             pending = wal.ids_between(begin, wal.last_id())
@@ -173,6 +180,9 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         from .wal import segment_exists
 
         wal_path = self.options.require_wal_path()
+        if self._wal is not None and self._log_id and not self._confirmed:
+            self._wal.confirm(self._log_id)  # Spark wrote this batch's offsets: the log is ours
+            self._confirmed = True
         parts: list[InputPartition] = []
         for segment_id in range(_offset(start) + 1, _offset(end) + 1):
             if not segment_exists(wal_path, segment_id):

@@ -259,34 +259,49 @@ class WriteAheadLog:
             raise
         return dict(json.loads(data.decode("utf-8")))
 
-    def claim(self, log_id: str | None, describe: dict[str, Any]) -> str:
+    def claim(self, log_id: str | None, describe: dict[str, Any], fresh: bool = False) -> str:
         """Bind the log to one source (``log_id``, carried in its stream offsets); return the id.
 
-        The first claim writes ``_owner.json``. A later claim with the same id (the same query,
-        restarted from its checkpoint) passes; any other id is a second query or a second source
-        on this ``walPath``, and is refused with an error naming both, because two logs in one
-        directory count segment ids each on its own and hand each other's segments out (half the
-        messages lost, the rest duplicated). ``log_id=None`` (an offset from before owner
-        records) adopts the recorded owner, or claims a new id when there is none.
+        The first claim writes ``_owner.json`` (unconfirmed). A later claim with the same id (the
+        same query, restarted from its checkpoint) passes; any other id is a second query or a
+        second source on this ``walPath``, and is refused with an error naming both, because two
+        logs in one directory count segment ids each on its own and hand each other's segments
+        out (half the messages lost, the rest duplicated). One exception: a ``fresh`` query (its
+        checkpoint has no offsets) takes over a log whose owner never had a batch recorded by
+        Spark (never :meth:`confirm`-ed): that is the same query, killed before Spark wrote its
+        first batch's offsets, and the segments it accepted are offered first. ``log_id=None``
+        (an offset from before owner records) adopts the recorded owner, or claims a new id.
         """
         current = self.owner()
-        if current is None:
-            if log_id is None:
-                import uuid
+        if log_id is None:
+            if current is not None:
+                return str(current["log"])
+            import uuid
 
-                log_id = uuid.uuid4().hex
+            log_id = uuid.uuid4().hex
+        if current is None or (fresh and current.get("log") != log_id and not current.get("confirmed", True)):
+            if current is not None:
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "jms data source: walPath %s: taking over log %s, whose query never had a batch "
+                    "recorded (killed before its first offsets were written); its segments are offered first",
+                    self.wal_path,
+                    current.get("log"),
+                )
             record = {
                 **describe,
                 "log": log_id,
+                "confirmed": False,
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
-            self._write_owner(record)
+            self._write_owner(record, replace=current is not None)
             current = self.owner()  # read back: a concurrent claimer on a store without create-if-absent
             if current is None:
                 raise ValueError(f"jms data source: cannot read back the owner record of {self.wal_path!r}")
-        if log_id is None or current.get("log") == log_id:
-            return str(current["log"])
-        theirs = ", ".join(f"{k}={v}" for k, v in current.items() if k != "log")
+        if current.get("log") == log_id:
+            return log_id
+        theirs = ", ".join(f"{k}={v}" for k, v in current.items() if k not in ("log", "confirmed"))
         ours = ", ".join(f"{k}={v}" for k, v in describe.items())
         raise WalOwnershipError(
             f"jms data source: walPath {self.wal_path!r} belongs to another source "
@@ -296,19 +311,38 @@ class WriteAheadLog:
             "the segments left there were processed, then delete the walPath."
         )
 
-    def _write_owner(self, record: dict[str, Any]) -> None:
+    def confirm(self, log_id: str) -> None:
+        """Spark has recorded a batch of ``log_id`` in its checkpoint (``partitions`` runs only
+        after the offsets were written): from now on no fresh query may take the log over. Raises
+        ``WalOwnershipError`` when another source took it over meanwhile."""
+        current = self.owner()
+        if current is None or current.get("log") != log_id:
+            raise WalOwnershipError(
+                f"jms data source: walPath {self.wal_path!r} was taken over by another source "
+                f"({current}) while this one (log {log_id}) ran: give each query its own walPath"
+            )
+        if not current.get("confirmed", True):
+            self._write_owner({**current, "confirmed": True}, replace=True)
+
+    def _write_owner(self, record: dict[str, Any], replace: bool = False) -> None:
         data = json.dumps(record, sort_keys=True).encode("utf-8")
         path = _join(self.root, OWNER_FILE)
         if self.local:
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                return  # another claimer won: the caller reads theirs back
+            tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
             try:
                 os.write(fd, data)
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            if replace:
+                os.replace(tmp, path)
+            else:
+                try:
+                    os.link(tmp, path)  # create-if-absent: a concurrent claimer may have won
+                except FileExistsError:
+                    pass
+                os.unlink(tmp)
             _fsync_dir(self.root)
             return
         with self.fs.open_output_stream(path) as handle:
@@ -343,7 +377,15 @@ class WriteAheadLog:
                     writer.write_batch(batch)
                 handle.flush()
                 os.fsync(handle.fileno())
-            os.replace(tmp, final)
+            try:
+                os.link(tmp, final)  # never replaces: an id collision is a second writer, not data to lose
+            except FileExistsError:
+                os.unlink(tmp)
+                raise WalOwnershipError(
+                    f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
+                    "another source writes to this walPath"
+                ) from None
+            os.unlink(tmp)
             _fsync_dir(self.root)
         else:
             sink = pa.BufferOutputStream()  # encoded whole first: the upload is one write
