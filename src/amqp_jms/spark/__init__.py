@@ -30,7 +30,8 @@ def register(spark: Any) -> None:
     streaming reads without ``walPath`` keep their write-ahead log under it (docs/spark.md)."""
     from .mq_source import MQDumpDataSource
 
-    root = spark.conf.get("spark.sql.streaming.checkpointLocation", None)
+    conf = getattr(spark, "conf", None)  # (a registry-only stand-in has none)
+    root = conf.get("spark.sql.streaming.checkpointLocation", None) if conf is not None else None
     source: type[JmsDataSource] = JmsDataSource
     if root:
         source = type("JmsDataSource", (JmsDataSource,), {"checkpoint_root": str(root)})
