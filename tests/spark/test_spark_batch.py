@@ -1,4 +1,4 @@
-"""Batch reads (browse, consume) and batch writes against the embedded broker on local[2]."""
+"""Batch reads (browse; consuming reads refused) and batch writes against the embedded broker on local[2]."""
 
 from __future__ import annotations
 
@@ -83,44 +83,44 @@ def test_browse_with_selector_pushed_to_the_broker(spark: Any, broker_url: str) 
     _drain(broker_url, "sel")
 
 
-def test_consume_drains_in_one_transaction(spark: Any, broker_url: str) -> None:
-    bytes_msg = BytesMessage()
-    bytes_msg.write_bytes(b"\x00\x01raw")
-    map_msg = MapMessage()
-    map_msg.set_int("qty", 3)
-    map_msg.set_string("sku", "A-1")
-    _send(broker_url, "consume", [bytes_msg, map_msg, *_orders(3)])
+def test_consuming_batch_read_is_refused_and_takes_nothing(spark: Any, broker_url: str) -> None:
+    """Spark gives a batch read no commit hook: a consuming one would accept messages before
+    anything was written, and a filter Spark applies afterwards would throw the rest away."""
+    _send(broker_url, "consume", _orders(4))
     df = (
         spark.read.format("jms")
         .option("url", broker_url)
         .option("destination", "queue://consume")
         .option("mode", "consume")
-        .option("timeoutMs", 500)
         .load()
     )
-    rows = df.collect()
-    assert len(rows) == 5
-    by_type = {r.message_type: r for r in rows}
-    assert by_type["Bytes"].body == bytearray(b"\x00\x01raw")
-    assert json.loads(by_type["Map"].map_body) == {
-        "qty": {"type": "int", "value": 3},
-        "sku": {"type": "string", "value": "A-1"},
-    }
-    assert _drain(broker_url, "consume") == []  # consumed and committed
+    with pytest.raises(Exception, match=r"consuming batch read .* is refused.*readStream"):
+        df.filter("jms_type = 'order' AND text LIKE '%1'").collect()
+    assert len(_drain(broker_url, "consume")) == 4  # nothing was taken
 
 
-def test_consume_max_messages_leaves_the_rest(spark: Any, broker_url: str) -> None:
-    _send(broker_url, "partial", _orders(5))
-    df = (
-        spark.read.format("jms")
-        .option("url", broker_url)
-        .option("destination", "queue://partial")
-        .option("mode", "consume")
-        .option("maxMessages", 2)
-        .load()
-    )
-    assert [r.text for r in df.collect()] == ["order 0", "order 1"]
-    assert [m.get_text() for m in _drain(broker_url, "partial")] == ["order 2", "order 3", "order 4"]
+def test_header_filters_are_pushed_to_the_broker_as_a_selector(spark: Any, broker_url: str) -> None:
+    """With Spark's pushdown switch on, a header filter becomes the browser's selector: the
+    broker sends only matching messages, so maxMessages counts matches (without pushdown the
+    first two messages would be browsed and Spark would keep one of them)."""
+    messages = _orders(6)
+    for i, message in enumerate(messages):
+        message.set_jms_type("big" if i % 2 else "small")
+    _send(broker_url, "pushed", messages)
+    spark.conf.set("spark.sql.python.filterPushdown.enabled", "true")
+    try:
+        df = (
+            spark.read.format("jms")
+            .option("url", broker_url)
+            .option("destination", "queue://pushed")
+            .option("maxMessages", 2)
+            .load()
+            .filter("jms_type = 'big' AND priority >= 4 AND text <> 'x'")
+        )
+        assert sorted(r.text for r in df.collect()) == ["order 1", "order 3"]
+    finally:
+        spark.conf.set("spark.sql.python.filterPushdown.enabled", "false")
+    assert len(_drain(broker_url, "pushed")) == 6  # browsing consumed nothing
 
 
 def test_batch_write_every_body_kind_and_headers(spark: Any, broker_url: str) -> None:

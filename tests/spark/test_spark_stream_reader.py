@@ -175,7 +175,7 @@ def test_available_now_on_an_empty_queue_ends_at_once(broker_url: str, tmp_path:
     reader = _reader(broker_url, "r3b", tmp_path, pollMs="5000")
     reader.prepareForTriggerAvailableNow()
     began = time.monotonic()
-    assert reader.latestOffset(reader.initialOffset(), ReadAllAvailable()) == {"segment": 0}
+    assert reader.latestOffset(reader.initialOffset(), ReadAllAvailable())["segment"] == 0
     assert time.monotonic() - began < 3.0  # connect + one drain, not pollMs (5 s) of polling
     reader.stop()
 
@@ -229,3 +229,64 @@ def test_a_receiver_that_cannot_connect_fails_the_trigger_clearly(tmp_path: Path
     reader = _reader(url, "nowhere", tmp_path)
     with pytest.raises(IllegalStateException, match="background receiver failed"):
         reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
+
+
+def test_a_poison_message_is_skipped_with_a_warning_and_the_stream_goes_on(
+    broker_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A message the client cannot read as JMS (an unknown x-opt-jms-msg-type) never fails the
+    stream nor reaches a segment; the ones around it are all read."""
+    from proton import Message
+    from proton.utils import BlockingConnection
+
+    _send(broker_url, "poison", 3)
+    conn = BlockingConnection(broker_url, timeout=10)
+    conn.create_sender("poison").send(Message(body="bad", annotations={"x-opt-jms-msg-type": 9}))
+    conn.close()
+    _send(broker_url, "poison", 3, start=3)
+    reader = _reader(broker_url, "poison", tmp_path)
+    reader.prepareForTriggerAvailableNow()
+    with caplog.at_level("WARNING"):
+        batches, _ = _run_batches(reader, reader.initialOffset(), ReadAllAvailable(), 6)
+    reader.stop()
+    assert sorted(t for b in batches for t in b) == [f"m{i}" for i in range(6)]
+    assert len([r for r in caplog.records if "cannot read as JMS" in r.getMessage()]) == 1
+
+
+def test_min_offsets_per_trigger_waits_for_enough_messages_or_the_delay(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """Kafka's minOffsetsPerTrigger/maxTriggerDelay: fewer messages than the minimum make no
+    batch, until the delay since the last batch has passed."""
+    _send(broker_url, "minrows", 3)
+    reader = _reader(broker_url, "minrows", tmp_path, minOffsetsPerTrigger="5", maxTriggerDelay="2s")
+    start = reader.initialOffset()
+    began = time.monotonic()
+    end = reader.latestOffset(start, ReadAllAvailable())
+    while end == start and time.monotonic() - began < 10:
+        end = reader.latestOffset(start, ReadAllAvailable())
+    assert time.monotonic() - began >= 1.5  # held back until maxTriggerDelay
+    assert _texts(reader, start, end) == ["m0", "m1", "m2"]
+    reader.commit(end)
+    _send(broker_url, "minrows", 6, start=3)
+    time.sleep(0.5)
+    began = time.monotonic()
+    nxt = reader.latestOffset(end, ReadAllAvailable())
+    while nxt == end and time.monotonic() - began < 10:
+        nxt = reader.latestOffset(end, ReadAllAvailable())
+    assert time.monotonic() - began < 1.5  # enough messages: at once
+    assert sorted(_texts(reader, end, nxt), key=lambda t: int(t[1:])) == [f"m{i}" for i in range(3, 9)]
+    reader.stop()
+
+
+def test_the_first_available_now_batch_takes_what_is_buffered_up_to_the_limit(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """Not the few messages that arrived first: the first batch pays the Python workers'
+    start-up, so it should carry a full batch."""
+    _send(broker_url, "first", 3000)
+    reader = _reader(broker_url, "first", tmp_path, segmentMessages="2000")
+    reader.prepareForTriggerAvailableNow()
+    batches, _ = _run_batches(reader, reader.initialOffset(), ReadAllAvailable(), 3000)
+    reader.stop()
+    assert len(batches[0]) >= 2000 and sum(map(len, batches)) == 3000

@@ -158,7 +158,13 @@ def run_pipeline(
     checkpoint = Path(checkpoint) if checkpoint else output / "_checkpoint"
     wal = Path(wal) if wal else output / "_wal"
     data_dir = output / "data"
-    opts: dict[str, str] = {"url": url, "destination": destination, "walPath": str(wal), "bodyAs": "string"}
+    # absolute: the source refuses a relative walPath (each process would resolve it on its own)
+    opts: dict[str, str] = {
+        "url": url,
+        "destination": destination,
+        "walPath": str(wal.absolute()),
+        "bodyAs": "string",
+    }
     if selector:
         opts["selector"] = selector
     if subscription:

@@ -24,8 +24,16 @@ if not os.environ.get("PYSPARK_PYTHON"):
 
 
 def register(spark: Any) -> None:
-    """Register the ``jms`` and ``jms-mq-dump`` formats with ``spark`` (a ``SparkSession``)."""
+    """Register the ``jms`` and ``jms-mq-dump`` formats with ``spark`` (a ``SparkSession``).
+
+    When the session names a checkpoint root (``spark.sql.streaming.checkpointLocation``),
+    streaming reads without ``walPath`` keep their write-ahead log under it (docs/spark.md)."""
     from .mq_source import MQDumpDataSource
 
-    spark.dataSource.register(JmsDataSource)
+    conf = getattr(spark, "conf", None)  # (a registry-only stand-in has none)
+    root = conf.get("spark.sql.streaming.checkpointLocation", None) if conf is not None else None
+    source: type[JmsDataSource] = JmsDataSource
+    if root:
+        source = type("JmsDataSource", (JmsDataSource,), {"checkpoint_root": str(root)})
+    spark.dataSource.register(source)
     spark.dataSource.register(MQDumpDataSource)

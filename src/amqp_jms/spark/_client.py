@@ -7,15 +7,19 @@ writers), so the calls into :mod:`amqp_jms.client` and :mod:`amqp_jms.mapping` l
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from ..destination import Destination, Topic
 from .options import JmsOptions
 
+_log = logging.getLogger(__name__)
+
 __all__ = [
     "decode",
     "drain",
     "encode",
+    "is_connection_loss",
     "open_connection",
     "open_consumer",
     "raw_bytes",
@@ -77,8 +81,17 @@ def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
     The write-ahead log stores what the broker sent (header and delivery count included, no
     re-encoding cost): the client's ``MessageConsumer.receive_encoded``.
     """
-    got = consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
-    return None if got is None else (got.message, got.data)
+    from ..exceptions import MessageFormatException
+
+    while True:
+        try:
+            got = (
+                consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
+            )
+        except MessageFormatException as exc:  # a poison message: never fails the stream
+            _log.warning("jms data source: skipped a message the client cannot read as JMS: %s", exc)
+            continue
+        return None if got is None else (got.message, got.data)
 
 
 def drain(consumer: Any) -> bool:
@@ -90,3 +103,21 @@ def drain(consumer: Any) -> bool:
 def set_message_id_prefix(producer: Any, prefix: str) -> None:
     """Replay-stable ids ``<prefix>:1``, ``:2`` … (``MessageProducer.set_message_id_prefix``)."""
     producer.set_message_id_prefix(prefix)
+
+
+def is_connection_loss(exc: BaseException) -> bool:
+    """Whether ``exc`` may be a lost connection or an unreachable broker (worth reconnecting),
+    rather than something a retry cannot fix (bad credentials, selector, destination, client ID)."""
+    from ..exceptions import (
+        InvalidClientIDException,
+        InvalidDestinationException,
+        InvalidSelectorException,
+        JMSException,
+        JMSSecurityException,
+    )
+
+    if isinstance(exc, InvalidClientIDException | InvalidDestinationException | InvalidSelectorException):
+        return False
+    if isinstance(exc, JMSSecurityException):
+        return False
+    return isinstance(exc, JMSException | OSError)

@@ -15,13 +15,21 @@ option                     default     meaning
 ``selector``               none        JMS message selector, pushed to the broker as the consumer's
 ``subscription``           none        durable subscription name (topics; needs ``clientId``)
 ``clientId``               none        JMS client ID of the connection
-``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing) or
-                                       ``consume`` (drains, one transaction per read)
+``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing);
+                                       ``consume`` is refused when planned (no commit hook: stream it)
 ``maxMessages``            unlimited   batch reads: stop after this many messages
-``timeoutMs``              ``1000``    batch reads: stop when nothing arrived for this long
+``timeoutMs``              ``1000``    accepted for compatibility; only consuming batch reads used it
 ``maxMessagesPerTrigger``  unlimited   streaming reads: the default ``ReadMaxRows`` limit
+                                       (``maxOffsetsPerTrigger``, Kafka's name, is an alias)
 ``pollMs``                 ``200``     streaming reads: how long one trigger waits for a message
-``walPath``                (required)  streaming reads: directory of the write-ahead log
+``walPath``                see below   streaming reads: the write-ahead log, an absolute path or a
+                                       URI (``s3://``, ``gs://``, ``hdfs://``, ``abfs://``, ``file://``)
+``reconnectTimeoutMs``     ``300000``  streaming reads: how long the receiver keeps reconnecting to a
+                                       lost broker before the query fails
+``minOffsetsPerTrigger``   none        streaming reads: fewer messages make no batch until
+                                       ``maxTriggerDelay`` (default ``15m``) passed since the last one
+``failOnDataLoss``         ``true``    streaming reads: a planned segment that vanished fails the
+                                       query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
 ``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
@@ -36,6 +44,10 @@ option                     default     meaning
 ``maxBufferedMessages`` (default 100 000, or twice ``maxMessagesPerTrigger`` if that is more)
 bounds what the background receiver takes from the broker ahead of Spark: received messages not
 yet in a planned batch (on disk in the write-ahead log; at most one segment of them in memory).
+
+``walPath`` defaults to ``<root>/jms-wal/<digest of url, destination, selector, subscription>``
+when ``spark.sql.streaming.checkpointLocation`` names a checkpoint root in the session that
+called ``register(spark)``; otherwise a streaming read must name it.
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
 ``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored.
@@ -108,8 +120,13 @@ _KNOWN = (
     "maxMessages",
     "timeoutMs",
     "maxMessagesPerTrigger",
+    "maxOffsetsPerTrigger",
     "pollMs",
     "walPath",
+    "failOnDataLoss",
+    "minOffsetsPerTrigger",
+    "maxTriggerDelay",
+    "reconnectTimeoutMs",
     "segmentMessages",
     "maxBufferedMessages",
     "bodyAs",
@@ -139,6 +156,10 @@ class JmsOptions:
     max_messages_per_trigger: int | None = None
     poll_ms: int = 200
     wal_path: str | None = None
+    fail_on_data_loss: bool = True
+    min_messages_per_trigger: int | None = None
+    max_trigger_delay_ms: int = 900_000
+    reconnect_timeout_ms: int = 300_000
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
     body_as: str = "binary"
@@ -156,8 +177,32 @@ class JmsOptions:
 
     def require_wal_path(self) -> str:
         if not self.wal_path:
-            raise ValueError("jms data source: streaming reads need option 'walPath' (a directory)")
+            raise ValueError(
+                "jms data source: streaming reads need option 'walPath', the write-ahead log every "
+                "executor can read (an absolute path on a shared filesystem, or s3://…, gs://…, "
+                "hdfs://…, abfs://…); or set spark.sql.streaming.checkpointLocation before "
+                "register(spark) for a default under it"
+            )
         return self.wal_path
+
+    def with_default_wal_path(self, checkpoint_root: str | None) -> JmsOptions:
+        """These options with ``walPath`` defaulted under ``checkpoint_root`` (when given and no
+        ``walPath`` was): one directory per source, named by a digest of what it reads."""
+        if self.wal_path or not checkpoint_root:
+            return self
+        import hashlib
+
+        key = "\0".join(
+            str(part or "")
+            for part in (
+                urlsplit(self.url)._replace(query="").geturl(),
+                self.destination,
+                self.selector,
+                self.subscription,
+            )
+        )
+        digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:16]
+        return self.with_(wal_path=checkpoint_root.rstrip("/") + "/jms-wal/" + digest)
 
     def with_(self, **changes: object) -> JmsOptions:
         return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
@@ -213,6 +258,33 @@ def _destination(text: str) -> Destination:
     return dest
 
 
+_UNITS_MS = {"ms": 1, "s": 1000, "m": 60_000, "min": 60_000, "h": 3_600_000}
+
+
+def _duration_ms(name: str, text: str) -> int:
+    """Kafka's ``maxTriggerDelay`` spelling: ``15m``, ``30s``, ``500ms`` (a bare number is ms)."""
+    import re
+
+    match = re.fullmatch(r"\s*(\d+)\s*(ms|s|m|min|h)?\s*", text)
+    if not match:
+        raise ValueError(
+            f"jms data source: option {name!r} must be a duration like 30s, 15m, 500ms; got {text!r}"
+        )
+    return int(match.group(1)) * _UNITS_MS[match.group(2) or "ms"]
+
+
+def _selector(text: str) -> str:
+    """The selector, checked here (planning time) rather than at the broker inside a task."""
+    from ..exceptions import InvalidSelectorException
+    from ..selector import Selector
+
+    try:
+        Selector(text)
+    except InvalidSelectorException as exc:
+        raise ValueError(f"jms data source: option 'selector' is not a valid JMS selector: {exc}") from None
+    return text
+
+
 def parse_options(options: Mapping[str, str]) -> JmsOptions:
     """Parse Spark's option dict; raise ``ValueError`` naming any unknown or malformed option."""
     values: dict[str, str] = {}
@@ -246,7 +318,7 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     if dest_text:
         kwargs["destination"] = _destination(dest_text)
     if values.get("selector", "").strip():
-        kwargs["selector"] = values["selector"]
+        kwargs["selector"] = _selector(values["selector"])
     if values.get("subscription", "").strip():
         kwargs["subscription"] = values["subscription"].strip()
     if values.get("clientId", "").strip():
@@ -257,12 +329,28 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["max_messages"] = _int("maxMessages", values["maxMessages"], 1)
     if "timeoutMs" in values:
         kwargs["timeout_ms"] = _int("timeoutMs", values["timeoutMs"], 0)
-    if "maxMessagesPerTrigger" in values:
-        kwargs["max_messages_per_trigger"] = _int("maxMessagesPerTrigger", values["maxMessagesPerTrigger"], 1)
+    if "maxMessagesPerTrigger" in values and "maxOffsetsPerTrigger" in values:
+        raise ValueError(
+            "jms data source: options 'maxMessagesPerTrigger' and 'maxOffsetsPerTrigger' are "
+            "aliases; give one"
+        )
+    for name in ("maxMessagesPerTrigger", "maxOffsetsPerTrigger"):
+        if name in values:
+            kwargs["max_messages_per_trigger"] = _int(name, values[name], 1)
+    if "reconnectTimeoutMs" in values:
+        kwargs["reconnect_timeout_ms"] = _int("reconnectTimeoutMs", values["reconnectTimeoutMs"], 0)
+    if "minOffsetsPerTrigger" in values:
+        kwargs["min_messages_per_trigger"] = _int("minOffsetsPerTrigger", values["minOffsetsPerTrigger"], 1)
+    if "maxTriggerDelay" in values:
+        kwargs["max_trigger_delay_ms"] = _duration_ms("maxTriggerDelay", values["maxTriggerDelay"])
+    if "failOnDataLoss" in values:
+        kwargs["fail_on_data_loss"] = _bool("failOnDataLoss", values["failOnDataLoss"])
     if "pollMs" in values:
         kwargs["poll_ms"] = _int("pollMs", values["pollMs"], 0)
     if values.get("walPath", "").strip():
-        kwargs["wal_path"] = values["walPath"].strip()
+        from .wal import check_wal_path
+
+        kwargs["wal_path"] = check_wal_path(values["walPath"])
     if "segmentMessages" in values:
         kwargs["segment_messages"] = _int("segmentMessages", values["segmentMessages"], 1)
     if "maxBufferedMessages" in values:

@@ -2,9 +2,10 @@
 
 Spark runs a batch read again for every action (``count()``, then ``collect()`` …), so the
 default ``mode=browse`` uses a QueueBrowser and consumes nothing: every action sees the same
-messages. ``mode=consume`` drains the destination in one transaction per read, committed after
-the last row is handed to Spark (a task that fails rolls back); each action then drains again,
-so cache the DataFrame if it is used more than once.
+messages. Consuming batch reads (``mode=consume``, a topic's ``subscription``) are refused when
+planned (:meth:`JmsDataSource.reader`): Spark gives a batch read no commit hook, so one would
+accept messages before anything was written. The streaming form with ``availableNow`` consumes
+safely, through its write-ahead log.
 
 A batch read is one partition: a queue's order is one sequence.
 """
@@ -53,40 +54,70 @@ def messages_to_batches(
         yield rows_to_batch(rows, schema)
 
 
+class _OptionalPushFilters:
+    """``pushFilters`` that PySpark's planner sees as not overridden.
+
+    Why: PySpark 4.1+ fails every read of a source that overrides ``pushFilters`` while
+    ``spark.sql.python.filterPushdown.enabled`` is off ("do not silently ignore pushFilters").
+    Here pushdown is only an optimisation of a browse (Spark evaluates whatever is not pushed),
+    so reads must work with the switch off too: the bound method this descriptor returns carries
+    the base method as its ``__func__`` (what that check compares), and calls the reader's
+    ``_push_filters`` (what Spark's pushdown worker calls when the switch is on).
+    """
+
+    def __get__(self, reader: Any, owner: type | None = None) -> Any:
+        if reader is None:
+            return self
+        return _BoundPushFilters(reader)
+
+
+class _BoundPushFilters:
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+        self.__func__ = DataSourceReader.pushFilters  # an instance attribute: not bound
+
+    def __call__(self, filters: list[Any]) -> list[Any]:
+        return self._reader._push_filters(filters)
+
+
 class JmsBatchReader(DataSourceReader):
     def __init__(self, options: JmsOptions) -> None:
         self.options = options
+
+    pushFilters = _OptionalPushFilters()
+
+    def _push_filters(self, filters: list[Any]) -> list[Any]:
+        """Header filters become part of the browser's selector (:mod:`.pushdown`); the rest
+        is handed back for Spark to evaluate. Only with
+        ``spark.sql.python.filterPushdown.enabled=true`` (Spark's switch)."""
+        from .pushdown import to_selector
+
+        selector, rest = to_selector(self.options.selector, filters)
+        self.options = self.options.with_(selector=selector)
+        return rest
 
     def partitions(self) -> list[InputPartition]:
         return [ReadPartition(0)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from ._client import open_connection, open_consumer
+        from ._client import open_connection
         from .schema import arrow_schema
 
         opts = self.options
         schema = arrow_schema(opts.body_as, opts.include_amqp)
+        destination = opts.require_destination()
+        if destination.is_topic:
+            raise ValueError(
+                "jms data source: a topic cannot be browsed; read it with readStream (and a "
+                "subscription to keep what is published while no query runs)"
+            )
         connection = open_connection(opts)
         try:
-            if opts.mode == "browse" and not opts.subscription:
-                destination = opts.require_destination()
-                if destination.is_topic:
-                    raise ValueError(
-                        "jms data source: a topic cannot be browsed; use mode=consume with a "
-                        "subscription, or read it with readStream"
-                    )
-                session = connection.create_session(False)
-                browser = session.create_browser(destination, opts.selector)
-                yield from messages_to_batches(
-                    _limited(iter(browser), opts.max_messages), schema, opts.body_as, opts.include_amqp
-                )
-            else:
-                session = connection.create_session(True)
-                consumer = open_consumer(session, opts)
-                yield from messages_to_batches(
-                    _drain(consumer, opts), schema, opts.body_as, opts.include_amqp
-                )
-                session.commit()
+            session = connection.create_session(False)
+            browser = session.create_browser(destination, opts.selector)
+            yield from messages_to_batches(
+                _limited(iter(browser), opts.max_messages), schema, opts.body_as, opts.include_amqp
+            )
         finally:
             connection.close()
 
@@ -95,14 +126,4 @@ def _limited(messages: Iterator[Any], limit: int | None) -> Iterator[Any]:
     for n, message in enumerate(messages):
         if limit is not None and n >= limit:
             return
-        yield message
-
-
-def _drain(consumer: Any, opts: JmsOptions) -> Iterator[Any]:
-    count = 0
-    while opts.max_messages is None or count < opts.max_messages:
-        message = consumer.receive(opts.timeout_ms) if opts.timeout_ms else consumer.receive_no_wait()
-        if message is None:
-            return
-        count += 1
         yield message

@@ -56,6 +56,9 @@ DEFAULT_MAX_BUFFERED = 100_000
 QUIET_MS = 2000
 #: How often an idle receiver looks at requests and the stop flag.
 _TICK_MS = 50
+#: Reconnect back-off after a lost connection: first wait, doubling up to the last.
+_BACKOFF_FIRST_S = 0.2
+_BACKOFF_MAX_S = 5.0
 
 
 def _report(line: str) -> None:
@@ -78,13 +81,15 @@ class ReceiverStats:
     accept_s: float = 0.0  # committing the session (accepting at the broker)
     paused_s: float = 0.0  # stopped by backpressure (maxBufferedMessages)
     drains: int = 0
+    reconnects: int = 0
     started: float = field(default_factory=time.monotonic)
 
     def summary(self) -> str:
         return (
             f"{self.messages} messages in {self.segments} segments; receive {self.receive_s:.2f} s, "
             f"append {self.append_s:.2f} s, accept {self.accept_s:.2f} s, paused {self.paused_s:.2f} s, "
-            f"{self.drains} drains, {time.monotonic() - self.started:.2f} s since start"
+            f"{self.drains} drains, {self.reconnects} reconnects, "
+            f"{time.monotonic() - self.started:.2f} s since start"
         )
 
 
@@ -116,17 +121,28 @@ class SegmentReceiver:
         self._drained = False
         self._error: BaseException | None = None
         self._stopping = False
+        self._batch_at = time.monotonic()  # when the last non-empty batch was handed out
+        self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
 
     # -- the reader's side ------------------------------------------------------------------------
-    def latest(self, begin: int, max_rows: int | None, wait_s: float) -> int:
+    def latest(
+        self,
+        begin: int,
+        max_rows: int | None,
+        wait_s: float,
+        min_rows: int | None = None,
+        max_delay_s: float = 0.0,
+    ) -> int:
         """The end offset of the next batch after ``begin``: ``begin`` when there is nothing.
 
         Hands out segments already durable and accepted; when there are none, asks the thread to
         close its current chunk (or the next messages to arrive) and waits up to ``wait_s``
-        (availableNow: until the thread has flushed or found the destination empty).
+        (availableNow: until the thread has flushed or found the destination empty). With
+        ``min_rows`` (``minOffsetsPerTrigger``) fewer messages make no batch until ``max_delay_s``
+        (``maxTriggerDelay``) has passed since the last batch (availableNow ignores it).
         """
         with self._cond:
             self._raise_failure()
@@ -135,6 +151,14 @@ class SegmentReceiver:
             self._planned = max(self._planned, begin)
             while not self._attached and self._error is None and self._thread.is_alive():
                 self._cond.wait(1.0)  # connecting is not part of the poll
+            if self.available_now and not self._handed_out:
+                # the first availableNow batch: what is buffered up to the trigger limit (or one
+                # segment), not the few messages that arrived first; the rest overlaps its run
+                want = min(max_rows or self.options.segment_messages, self.options.segment_messages)
+                while self._unplanned() < want and not self._drained and self._error is None:
+                    if not self._thread.is_alive():
+                        break
+                    self._cond.wait(0.05)
             if not self._ready(begin):
                 self._requested += 1
                 generation = self._requested
@@ -158,6 +182,17 @@ class SegmentReceiver:
                     break
                 end = segment_id
                 taken += count
+            now = time.monotonic()
+            if (
+                min_rows
+                and not self.available_now
+                and taken < min_rows
+                and now - self._batch_at < max_delay_s
+            ):
+                end, taken = begin, 0  # too few yet: wait for more, or for the delay
+            if taken:
+                self._batch_at = now
+                self._handed_out = True
             self._planned = max(self._planned, end)
             self._cond.notify_all()  # un-planned data went down: a paused thread may go on
         _report(f"latest({begin}) -> {end}: {taken} messages; {self.stats.summary()}")
@@ -200,19 +235,66 @@ class SegmentReceiver:
         return size
 
     def _run(self) -> None:
-        from ._client import open_connection, open_consumer
+        """Receive until stopped (or, availableNow, drained); ride through a lost connection.
 
+        A broker restart or a dropped connection costs nothing but time: what the thread held
+        un-accepted (its chunk, the client's prefetch) is redelivered by the broker, a segment
+        already durable stays in the log (its accept may be lost: those messages come again,
+        duplicates with the same ``message_id``), and the thread reconnects with back-off for up
+        to ``reconnectTimeoutMs`` before it gives up and fails the query.
+        """
+        from ._client import is_connection_loss, open_connection, open_consumer
+
+        backoff = _BACKOFF_FIRST_S
+        lost_since: float | None = None
         try:
-            connection = open_connection(self.options)
-            try:
-                session = connection.create_session(True)
-                consumer = open_consumer(session, self.options)
-                with self._cond:
-                    self._attached = True
-                    self._cond.notify_all()
-                self._loop(session, consumer)
-            finally:
-                connection.close()  # un-accepted messages (prefetch, current chunk) are released
+            while True:
+                connection = None
+                try:
+                    connection = open_connection(self.options)
+                    session = connection.create_session(True)
+                    consumer = open_consumer(session, self.options)
+                    if lost_since is not None:
+                        _log.warning(
+                            "jms receiver: reconnected to %s after %.1f s",
+                            self.options.destination,
+                            time.monotonic() - lost_since,
+                        )
+                        _report(f"reconnected after {time.monotonic() - lost_since:.2f} s")
+                    lost_since, backoff = None, _BACKOFF_FIRST_S
+                    with self._cond:
+                        self._attached = True
+                        self._cond.notify_all()
+                    self._loop(session, consumer)
+                    return
+                except BaseException as exc:
+                    # never connected: the broker the query was planned against is gone, or
+                    # the options are wrong; fail the trigger clearly rather than wait
+                    if self._stopping or not self._attached or not is_connection_loss(exc):
+                        raise
+                    now = time.monotonic()
+                    if lost_since is None:
+                        lost_since = now
+                        self.stats.reconnects += 1
+                        _log.warning(
+                            "jms receiver: connection to the broker lost (%s); un-accepted messages "
+                            "will be redelivered; reconnecting",
+                            exc,
+                        )
+                    if now - lost_since > self.options.reconnect_timeout_ms / 1000.0:
+                        raise
+                    with self._cond:
+                        self._chunk_len = 0  # the chunk was dropped: the broker redelivers it
+                        self._cond.wait(backoff)  # ``stop`` wakes it
+                        if self._stopping:
+                            return
+                    backoff = min(backoff * 2, _BACKOFF_MAX_S)
+                finally:
+                    if connection is not None:
+                        try:
+                            connection.close()  # un-accepted messages (prefetch, chunk) are released
+                        except Exception:  # a connection already lost: nothing to release
+                            pass
         except BaseException as exc:  # reported to the reader by the next latestOffset
             with self._cond:
                 if not self._stopping:
@@ -288,16 +370,17 @@ class SegmentReceiver:
                 part = chunk[i : i + size]
                 written.append((self.wal.append(part), len(part)))
         stats.append_s += time.monotonic() - began
-        crash_point("after_append")
-        began = time.monotonic()
-        session.commit()  # accept only what is durable
-        stats.accept_s += time.monotonic() - began
-        crash_point("after_accept")
         stats.messages += len(chunk)
         stats.segments += len(written)
-        with self._cond:
+        with self._cond:  # durable: offered whatever happens to the accept
             self._counts.update(written)
             self._chunk_len = 0
+        crash_point("after_append")
+        began = time.monotonic()
+        session.commit()  # accept only what is durable (a lost accept: redelivered, duplicates)
+        stats.accept_s += time.monotonic() - began
+        crash_point("after_accept")
+        with self._cond:
             self._served = self._requested
             self._cond.notify_all()
 

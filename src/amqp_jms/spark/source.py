@@ -19,6 +19,10 @@ __all__ = ["JmsDataSource"]
 class JmsDataSource(DataSource):
     """``format("jms")``: batch and streaming reads and writes of JMS messages over AMQP 1.0."""
 
+    #: The checkpoint root (``spark.sql.streaming.checkpointLocation``) of the session that
+    #: registered the source, for the default ``walPath``; set on a subclass by ``register``.
+    checkpoint_root: str | None = None
+
     @classmethod
     def name(cls) -> str:
         return "jms"
@@ -37,14 +41,32 @@ class JmsDataSource(DataSource):
 
         opts = self._options()
         opts.require_destination()
+        if opts.mode == "consume" or opts.subscription:
+            raise ValueError(
+                "jms data source: a consuming batch read (mode=consume, or a subscription) is "
+                "refused: Spark gives a batch "
+                "read no commit hook, so it would accept messages before anything was written (and "
+                "every action would drain again). Consume with the streaming form, which accepts only "
+                "what its write-ahead log holds: spark.readStream.format('jms')...load()"
+                ".writeStream...trigger(availableNow=True).start() reads what is there and stops"
+            )
+        check_connection(opts)
         return JmsBatchReader(opts)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
-        from .stream import JmsStreamReader
+        from .stream import JmsStreamReader, RefusedStreamReader
+        from .wal import validate_wal_path
 
-        opts = self._options()
-        opts.require_destination()
-        opts.require_wal_path()
+        try:
+            opts = self._options().with_default_wal_path(type(self).checkpoint_root)
+            opts.require_destination()
+            validate_wal_path(opts.require_wal_path())
+            check_connection(opts)
+        except ValueError as exc:
+            # PySpark's stream runner calls ``reader.stop()`` in a ``finally`` even when
+            # ``streamReader`` raised, burying the error under an UnboundLocalError: a reader
+            # that fails its first call reports this error alone, as the query's first act.
+            return RefusedStreamReader(str(exc))
         return JmsStreamReader(opts)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:
@@ -58,6 +80,26 @@ class JmsDataSource(DataSource):
 
         _check_write_schema(schema)
         return JmsStreamWriter(self._options())
+
+
+def check_connection(opts: JmsOptions) -> None:
+    """Planning-time check that the broker is there and lets us in, so an unreachable broker or
+    bad credentials fail the query now, not in a task or at the first trigger. (The selector is
+    parsed when the options are.)"""
+    from ._client import open_connection
+
+    try:
+        connection = open_connection(opts)
+    except Exception as exc:
+        raise ValueError(f"jms data source: cannot connect to {_redacted(opts.url)}: {exc}") from None
+    connection.close()
+
+
+def _redacted(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.hostname}:{parts.port}"
 
 
 def _check_write_schema(schema: Any) -> None:

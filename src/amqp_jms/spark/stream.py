@@ -47,8 +47,10 @@ from .options import JmsOptions
 
 if TYPE_CHECKING:
     from .receiver import SegmentReceiver
+    from .wal import WriteAheadLog
 
-__all__ = ["JmsStreamReader", "SegmentPartition", "decode_segment"]
+__all__ = ["JmsStreamReader", "RefusedStreamReader", "SegmentPartition", "decode_segment"]
+
 
 @dataclass(frozen=True)
 class SegmentPartition(InputPartition):
@@ -87,19 +89,47 @@ def _offset(start: dict[str, Any]) -> int:
         raise IllegalStateException(f"jms data source: unexpected stream offset {start!r}") from None
 
 
+def describe_source(options: JmsOptions) -> dict[str, Any]:
+    """What the owner record of a log says about its source (no credentials: host and port only)."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(options.url)
+    out: dict[str, Any] = {
+        "broker": f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname),
+        "destination": str(options.destination),
+    }
+    if options.selector:
+        out["selector"] = options.selector
+    if options.subscription:
+        out["subscription"] = options.subscription
+    return out
+
+
 class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """Offsets are ``{"segment": <last segment id>, "log": <the log's owner id>}``: the log id,
+    made up by ``initialOffset`` of a new query and kept in Spark's checkpoint, binds the
+    ``walPath`` to this query and source (:meth:`WriteAheadLog.claim`)."""
+
     def __init__(self, options: JmsOptions) -> None:
         self.options = options
         self._receiver: SegmentReceiver | None = None
         self._available_now = False
+        self._log_id: str | None = None
+        self._wal: WriteAheadLog | None = None  # the driver's log, once claimed
+        self._confirmed = False
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_receiver"] = None  # threads and connections do not travel
+        state["_wal"] = None
         return state
 
     def initialOffset(self) -> dict[str, Any]:
-        return {"segment": 0}
+        import uuid
+
+        if self._log_id is None:
+            self._log_id = uuid.uuid4().hex
+        return {"segment": 0, "log": self._log_id}
 
     def getDefaultReadLimit(self) -> ReadLimit:
         if self.options.max_messages_per_trigger:
@@ -110,6 +140,9 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         """Read until the destination is first found empty, then report no more data."""
         self._available_now = True
 
+    def _at(self, segment: int) -> dict[str, Any]:
+        return {"segment": segment, "log": self._log_id} if self._log_id else {"segment": segment}
+
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         from .receiver import SegmentReceiver
         from .wal import WriteAheadLog
@@ -118,28 +151,53 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if self._receiver is None:
             wal = WriteAheadLog(self.options.require_wal_path())
+            # the checkpoint's log id (or, on a new query, initialOffset's) must own the log
+            self._log_id = wal.claim(
+                start.get("log") or self._log_id, describe_source(self.options), fresh=begin == 0
+            )
+            self._wal = wal
             wal.observe(begin)
             wal.delete_through(begin)
             pending = wal.ids_between(begin, wal.last_id())
             self._receiver = SegmentReceiver(self.options, wal, self._available_now, max_rows)
             if pending:  # accepted before a crash, never planned: offered first, whatever the limit
-                return {"segment": pending[-1]}
+                return self._at(pending[-1])
         receiver = self._receiver
         receiver.delete_through(begin)
-        return {"segment": receiver.latest(begin, max_rows, self.options.poll_ms / 1000.0)}
+        opts = self.options
+        end = receiver.latest(
+            begin,
+            max_rows,
+            opts.poll_ms / 1000.0,
+            opts.min_messages_per_trigger,
+            opts.max_trigger_delay_ms / 1000.0,
+        )
+        return self._at(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        import os
+        import logging
 
-        from .wal import segment_path
+        from .wal import segment_exists
 
         wal_path = self.options.require_wal_path()
+        if self._wal is not None and self._log_id and not self._confirmed:
+            self._wal.confirm(self._log_id)  # Spark wrote this batch's offsets: the log is ours
+            self._confirmed = True
         parts: list[InputPartition] = []
         for segment_id in range(_offset(start) + 1, _offset(end) + 1):
-            if not os.path.exists(segment_path(wal_path, segment_id)):
+            if not segment_exists(wal_path, segment_id):
+                if not self.options.fail_on_data_loss:
+                    logging.getLogger(__name__).warning(
+                        "jms data source: write-ahead segment %d is missing from %s; skipped "
+                        "(failOnDataLoss=false): its messages are lost",
+                        segment_id,
+                        wal_path,
+                    )
+                    continue
                 raise IllegalStateException(
                     f"jms data source: write-ahead segment {segment_id} is missing from {wal_path}: "
-                    "the checkpoint and the walPath do not belong together"
+                    "the checkpoint and the walPath do not belong together, or the segment was "
+                    "deleted (set failOnDataLoss=false to skip it and lose its messages)"
                 )
             parts.append(SegmentPartition(wal_path, segment_id))
         return parts
@@ -164,3 +222,38 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
                 self._receiver.stop()
             finally:
                 self._receiver = None
+
+
+class RefusedStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
+    """A stream reader whose options were refused when it was planned: every call raises the
+    reason (see ``JmsDataSource.streamReader``); ``stop`` does nothing."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def _refuse(self) -> Any:
+        raise ValueError(self.reason)
+
+    def initialOffset(self) -> dict[str, Any]:
+        return self._refuse()
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self._refuse()
+
+    def getDefaultReadLimit(self) -> ReadLimit:
+        return self._refuse()
+
+    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        return self._refuse()
+
+    def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
+        return self._refuse()
+
+    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
+        return self._refuse()
+
+    def commit(self, end: dict[str, Any]) -> None:
+        self._refuse()
+
+    def stop(self) -> None:
+        pass

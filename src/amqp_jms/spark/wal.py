@@ -1,17 +1,32 @@
 """The streaming reader's write-ahead log: Arrow IPC segments of raw encoded messages.
 
 Why it exists: a broker forgets a message once it is accepted, and Spark may replay a batch
-after a crash. So the driver appends what it received to a segment, makes it durable (fsync of
-the file and of the directory), and only then accepts the messages. Each segment holds the
-messages of one task; its id is the stream offset; executors read segments by id; a segment is
-deleted only once Spark has committed the batch that contains it. A crash at any point either
-leaves the messages un-accepted at the broker (redelivered) or durable in a segment (replayed):
-never lost, at worst duplicated.
+after a crash. So the driver appends what it received to a segment, makes it durable, and only
+then accepts the messages. Each segment holds the messages of one task; its id is the stream
+offset; executors read segments by id; a segment is deleted only once Spark has committed the
+batch that contains it. A crash at any point either leaves the messages un-accepted at the broker
+(redelivered) or durable in a segment (replayed): never lost, at worst duplicated.
+
+Where it lives: ``walPath`` is an absolute path or a URI, opened with ``pyarrow.fs`` on the
+driver *and on every executor*, so on a cluster it must be storage every host reaches: ``s3://``,
+``gs://``, ``hdfs://``, ``abfs://`` (what the installed pyarrow supports), or a shared mount.
+The scheme decides the filesystem; a relative path is refused (it would resolve against each
+process's own working directory).
+
+Publication is atomic on every filesystem:
+
+- one with an atomic rename (local, HDFS): written to ``.seg-N.arrow.tmp``, fsynced (local: the
+  file and the directory), renamed to ``seg-N.arrow``;
+- an object store (S3, GCS, Azure): no rename, so the segment object is written first and a small
+  manifest ``seg-N.manifest`` is published after it (as Spark's own checkpoint does). Only a
+  segment with its manifest exists; a data object without one was cut short and is removed when
+  the log is opened.
 
 Layout under ``walPath``::
 
+    _owner.json                        which source the log belongs to (see :meth:`WriteAheadLog.claim`)
     seg-00000000000000000007.arrow     one Arrow IPC file, schema {amqp: binary}
-    .seg-...arrow.tmp                  a segment being written (ignored, removed on open)
+    seg-00000000000000000007.manifest  (object stores only) published after the segment
 
 Segment ids increase by one and are never reused: the next id is one more than the largest of
 the ids on disk and the offset Spark hands back (so deleting committed segments cannot make an
@@ -20,46 +35,116 @@ id come back).
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import time
 from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import urlsplit
 
 import pyarrow as pa
+import pyarrow.fs as pafs
 
-__all__ = ["WAL_SCHEMA", "WriteAheadLog", "delete_segments_through", "read_segment", "segment_path"]
+__all__ = [
+    "WAL_SCHEMA",
+    "WalOwnershipError",
+    "WriteAheadLog",
+    "check_wal_path",
+    "delete_segments_through",
+    "open_filesystem",
+    "read_segment",
+    "segment_exists",
+    "validate_wal_path",
+]
 
 WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
-_NAME = re.compile(r"^seg-(\d{20})\.arrow$")
+OWNER_FILE = "_owner.json"
+_NAME = re.compile(r"^seg-(\d{20})\.(arrow|manifest)$")
+_SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
 
 
-def segment_path(directory: str, segment_id: int) -> str:
-    """Where segment ``segment_id`` lives under ``directory``."""
-    return os.path.join(directory, f"seg-{segment_id:020d}.arrow")
+class WalOwnershipError(ValueError):
+    """A second query or source tried to use a write-ahead log another one owns."""
 
 
-def read_segment(directory: str, segment_id: int) -> pa.Array:
-    """The raw encoded messages of one segment, in the order they were received."""
-    with pa.memory_map(segment_path(directory, segment_id), "r") as source:
-        table = pa.ipc.open_file(source).read_all()
-    column = table.column(0)
-    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+#: URI schemes ``pyarrow.fs.FileSystem.from_uri`` knows (whether the build supports each one is
+#: found out when the log is opened at planning time).
+KNOWN_SCHEMES = ("file", "s3", "gs", "gcs", "hdfs", "viewfs", "abfs", "abfss")
 
 
-def delete_segments_through(directory: str, end: int) -> int:
-    """Delete the segments ``<= end`` of the log in ``directory`` (without opening it: opening
-    sweeps half-written files, which must not happen while another thread appends)."""
-    removed = 0
-    if not os.path.isdir(directory):
-        return 0
-    for name in os.listdir(directory):
-        match = _NAME.match(name)
-        if match and int(match.group(1)) <= end:
-            try:
-                os.unlink(os.path.join(directory, name))
-                removed += 1
-            except FileNotFoundError:
-                pass
-    return removed
+def check_wal_path(wal_path: str) -> str:
+    """``walPath`` stripped, or ``ValueError``: a relative path or an unknown scheme (no I/O)."""
+    text = wal_path.strip()
+    scheme = urlsplit(text).scheme.lower() if "://" in text else ""
+    if not scheme and not os.path.isabs(text):
+        raise ValueError(
+            f"jms data source: option 'walPath' must be an absolute path or a URI ({_SCHEMES}), "
+            f"got the relative path {wal_path!r}: it would resolve against each process's own "
+            "working directory, which executors do not share with the driver"
+        )
+    if scheme and scheme not in KNOWN_SCHEMES:
+        raise ValueError(
+            f"jms data source: option 'walPath' {wal_path!r} has the scheme {scheme!r}; pyarrow.fs "
+            f"knows {', '.join(KNOWN_SCHEMES)}"
+        )
+    return text
+
+
+def open_filesystem(wal_path: str) -> tuple[pafs.FileSystem, str]:
+    """The filesystem and the path in it that ``walPath`` names; ``ValueError`` when unusable."""
+    text = check_wal_path(wal_path)
+    if "://" not in text:
+        return pafs.LocalFileSystem(), os.path.normpath(text)
+    try:
+        fs, path = pafs.FileSystem.from_uri(text)
+    except Exception as exc:  # pyarrow's own errors: unknown scheme, missing library …
+        raise ValueError(
+            f"jms data source: option 'walPath' {wal_path!r} cannot be opened with pyarrow.fs "
+            f"(supported here: {_SCHEMES} as built into pyarrow): {exc}"
+        ) from None
+    return fs, path.rstrip("/")
+
+
+def validate_wal_path(wal_path: str) -> None:
+    """Planning-time check: the log's filesystem opens and its directory exists or can be made.
+
+    Nothing else is touched (the driver's long-lived process may be appending to the log)."""
+    fs, root = open_filesystem(wal_path)
+    try:
+        fs.create_dir(root, recursive=True)
+        info = fs.get_file_info(root)
+    except Exception as exc:
+        raise ValueError(f"jms data source: walPath {wal_path!r} is not usable: {exc}") from None
+    if info.type == pafs.FileType.File:
+        raise ValueError(f"jms data source: walPath {wal_path!r} is a file, not a directory")
+
+
+_FILESYSTEMS: dict[str, tuple[pafs.FileSystem, str]] = {}
+
+
+def _cached(wal_path: str) -> tuple[pafs.FileSystem, str]:
+    """Executors read many segments of one log: open its filesystem once per process."""
+    got = _FILESYSTEMS.get(wal_path)
+    if got is None:
+        got = _FILESYSTEMS[wal_path] = open_filesystem(wal_path)
+    return got
+
+
+def _renames_atomically(fs: pafs.FileSystem) -> bool:
+    return isinstance(fs, pafs.LocalFileSystem) or type(fs).__name__ == "HadoopFileSystem"
+
+
+def _data_name(segment_id: int) -> str:
+    return f"seg-{segment_id:020d}.arrow"
+
+
+def _manifest_name(segment_id: int) -> str:
+    return f"seg-{segment_id:020d}.manifest"
+
+
+def _join(root: str, name: str) -> str:
+    return f"{root}/{name}" if root else name
 
 
 def _fsync_dir(directory: str) -> None:
@@ -70,27 +155,206 @@ def _fsync_dir(directory: str) -> None:
         os.close(fd)
 
 
-class WriteAheadLog:
-    """A directory of numbered segments. Not thread-safe: the stream reader's receiver guards it."""
+def read_segment(wal_path: str, segment_id: int) -> pa.Array:
+    """The raw encoded messages of one segment, in the order they were received."""
+    fs, root = _cached(wal_path)
+    path = _join(root, _data_name(segment_id))
+    try:
+        if isinstance(fs, pafs.LocalFileSystem):
+            with pa.memory_map(path, "r") as source:
+                table = pa.ipc.open_file(source).read_all()
+        else:
+            with fs.open_input_file(path) as source:
+                table = pa.ipc.open_file(source).read_all()
+    except FileNotFoundError:
+        raise FileNotFoundError(
+            f"jms data source: write-ahead segment {path} is not visible on this executor: walPath "
+            "must be storage every executor reaches (s3://, gs://, hdfs://, abfs://, or a shared mount)"
+        ) from None
+    column = table.column(0)
+    return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
-    def __init__(self, directory: str) -> None:
-        self.directory = directory
-        os.makedirs(directory, exist_ok=True)
-        for name in os.listdir(directory):
-            if name.startswith(".seg-") and name.endswith(".tmp"):
-                os.unlink(os.path.join(directory, name))  # a write cut short by a crash
-        ids = self.segment_ids()
+
+def segment_exists(wal_path: str, segment_id: int) -> bool:
+    """Whether segment ``segment_id`` is published (complete) in the log at ``wal_path``."""
+    fs, root = _cached(wal_path)
+    name = _data_name(segment_id) if _renames_atomically(fs) else _manifest_name(segment_id)
+    return fs.get_file_info(_join(root, name)).type == pafs.FileType.File
+
+
+def delete_segments_through(wal_path: str, end: int) -> int:
+    """Delete the segments ``<= end`` of the log at ``wal_path`` without opening it (opening
+    sweeps half-written files, which must not happen while another thread appends)."""
+    fs, root = _cached(wal_path)
+    return _delete(fs, root, [i for i in _published_ids(fs, root) if i <= end])
+
+
+def _listing(fs: pafs.FileSystem, root: str) -> list[pafs.FileInfo]:
+    return list(fs.get_file_info(pafs.FileSelector(root, allow_not_found=True)))
+
+
+def _published_ids(fs: pafs.FileSystem, root: str) -> list[int]:
+    wanted = "arrow" if _renames_atomically(fs) else "manifest"
+    ids = []
+    for info in _listing(fs, root):
+        match = _NAME.match(info.base_name)
+        if match and match.group(2) == wanted:
+            ids.append(int(match.group(1)))
+    ids.sort()
+    return ids
+
+
+def _delete(fs: pafs.FileSystem, root: str, ids: Iterable[int]) -> int:
+    removed = 0
+    for segment_id in ids:
+        # the manifest first: a crash in between leaves an unpublished object, swept on open
+        names = [_data_name(segment_id)]
+        if not _renames_atomically(fs):
+            names.insert(0, _manifest_name(segment_id))
+        for name in names:
+            try:
+                fs.delete_file(_join(root, name))
+            except FileNotFoundError:
+                pass
+        removed += 1
+    return removed
+
+
+class WriteAheadLog:
+    """The log at one ``walPath``. Not thread-safe: the stream reader's receiver guards it."""
+
+    def __init__(self, wal_path: str) -> None:
+        self.wal_path = wal_path
+        self.fs, self.root = open_filesystem(wal_path)
+        self.atomic_rename = _renames_atomically(self.fs)
+        self.local = isinstance(self.fs, pafs.LocalFileSystem)
+        try:
+            self.fs.create_dir(self.root, recursive=True)
+        except Exception as exc:
+            raise ValueError(f"jms data source: cannot create walPath {wal_path!r}: {exc}") from None
+        published = set(self._published())
+        for info in _listing(self.fs, self.root):  # writes cut short by a crash
+            name = info.base_name
+            match = _NAME.match(name)
+            stale = name.startswith(".seg-") and name.endswith(".tmp")
+            if match and match.group(2) == "arrow" and not self.atomic_rename:
+                stale = int(match.group(1)) not in published
+            if stale:
+                self.fs.delete_file(info.path)
+        ids = sorted(published)
         self._last = ids[-1] if ids else 0
 
+    # -- ownership ---------------------------------------------------------------------------------
+    def owner(self) -> dict[str, Any] | None:
+        """The owner record, or ``None`` when the log has none yet."""
+        path = _join(self.root, OWNER_FILE)
+        try:
+            with self.fs.open_input_stream(path) as handle:
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if "not found" in str(exc).lower() or "no such" in str(exc).lower():
+                return None
+            raise
+        return dict(json.loads(data.decode("utf-8")))
+
+    def claim(self, log_id: str | None, describe: dict[str, Any], fresh: bool = False) -> str:
+        """Bind the log to one source (``log_id``, carried in its stream offsets); return the id.
+
+        The first claim writes ``_owner.json`` (unconfirmed). A later claim with the same id (the
+        same query, restarted from its checkpoint) passes; any other id is a second query or a
+        second source on this ``walPath``, and is refused with an error naming both, because two
+        logs in one directory count segment ids each on its own and hand each other's segments
+        out (half the messages lost, the rest duplicated). One exception: a ``fresh`` query (its
+        checkpoint has no offsets) takes over a log whose owner never had a batch recorded by
+        Spark (never :meth:`confirm`-ed): that is the same query, killed before Spark wrote its
+        first batch's offsets, and the segments it accepted are offered first. ``log_id=None``
+        (an offset from before owner records) adopts the recorded owner, or claims a new id.
+        """
+        current = self.owner()
+        if log_id is None:
+            if current is not None:
+                return str(current["log"])
+            import uuid
+
+            log_id = uuid.uuid4().hex
+        if current is None or (fresh and current.get("log") != log_id and not current.get("confirmed", True)):
+            if current is not None:
+                import logging
+
+                logging.getLogger(__name__).warning(
+                    "jms data source: walPath %s: taking over log %s, whose query never had a batch "
+                    "recorded (killed before its first offsets were written); its segments are offered first",
+                    self.wal_path,
+                    current.get("log"),
+                )
+            record = {
+                **describe,
+                "log": log_id,
+                "confirmed": False,
+                "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            }
+            self._write_owner(record, replace=current is not None)
+            current = self.owner()  # read back: a concurrent claimer on a store without create-if-absent
+            if current is None:
+                raise ValueError(f"jms data source: cannot read back the owner record of {self.wal_path!r}")
+        if current.get("log") == log_id:
+            return log_id
+        theirs = ", ".join(f"{k}={v}" for k, v in current.items() if k not in ("log", "confirmed"))
+        ours = ", ".join(f"{k}={v}" for k, v in describe.items())
+        raise WalOwnershipError(
+            f"jms data source: walPath {self.wal_path!r} belongs to another source "
+            f"(log {current.get('log')}: "
+            f"{theirs}); this source (log {log_id}: {ours}) cannot share it. Each streaming source "
+            "needs its own walPath. If the owner is gone for good (its checkpoint deleted), make sure "
+            "the segments left there were processed, then delete the walPath."
+        )
+
+    def confirm(self, log_id: str) -> None:
+        """Spark has recorded a batch of ``log_id`` in its checkpoint (``partitions`` runs only
+        after the offsets were written): from now on no fresh query may take the log over. Raises
+        ``WalOwnershipError`` when another source took it over meanwhile."""
+        current = self.owner()
+        if current is None or current.get("log") != log_id:
+            raise WalOwnershipError(
+                f"jms data source: walPath {self.wal_path!r} was taken over by another source "
+                f"({current}) while this one (log {log_id}) ran: give each query its own walPath"
+            )
+        if not current.get("confirmed", True):
+            self._write_owner({**current, "confirmed": True}, replace=True)
+
+    def _write_owner(self, record: dict[str, Any], replace: bool = False) -> None:
+        data = json.dumps(record, sort_keys=True).encode("utf-8")
+        path = _join(self.root, OWNER_FILE)
+        if self.local:
+            tmp = f"{path}.{os.getpid()}.{time.monotonic_ns()}.tmp"
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            try:
+                os.write(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+            if replace:
+                os.replace(tmp, path)
+            else:
+                try:
+                    os.link(tmp, path)  # create-if-absent: a concurrent claimer may have won
+                except FileExistsError:
+                    pass
+                os.unlink(tmp)
+            _fsync_dir(self.root)
+            return
+        with self.fs.open_output_stream(path) as handle:
+            handle.write(data)
+
+    # -- segments ----------------------------------------------------------------------------------
+    def _published(self) -> list[int]:
+        return _published_ids(self.fs, self.root)
+
     def segment_ids(self) -> list[int]:
-        """The ids of the complete segments on disk, ascending."""
-        ids = []
-        for name in os.listdir(self.directory):
-            match = _NAME.match(name)
-            if match:
-                ids.append(int(match.group(1)))
-        ids.sort()
-        return ids
+        """The ids of the complete segments, ascending."""
+        return self._published()
 
     def last_id(self) -> int:
         """The largest id ever appended by this log (or found on disk when it was opened)."""
@@ -103,40 +367,60 @@ class WriteAheadLog:
     def append(self, messages: Sequence[bytes] | pa.Array) -> int:
         """Write one segment durably and return its id. The segment is complete or absent."""
         segment_id = self._last + 1
-        final = segment_path(self.directory, segment_id)
-        tmp = os.path.join(self.directory, "." + os.path.basename(final) + ".tmp")
         array = messages if isinstance(messages, pa.Array) else pa.array(messages, type=pa.binary())
         batch = pa.record_batch([array], schema=WAL_SCHEMA)
-        with open(tmp, "wb") as handle:
-            with pa.ipc.new_file(handle, WAL_SCHEMA) as writer:
+        final = _join(self.root, _data_name(segment_id))
+        if self.local:
+            tmp = _join(self.root, "." + _data_name(segment_id) + ".tmp")
+            with open(tmp, "wb") as handle:
+                with pa.ipc.new_file(handle, WAL_SCHEMA) as writer:
+                    writer.write_batch(batch)
+                handle.flush()
+                os.fsync(handle.fileno())
+            try:
+                os.link(tmp, final)  # never replaces: an id collision is a second writer, not data to lose
+            except FileExistsError:
+                os.unlink(tmp)
+                raise WalOwnershipError(
+                    f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
+                    "another source writes to this walPath"
+                ) from None
+            os.unlink(tmp)
+            _fsync_dir(self.root)
+        else:
+            sink = pa.BufferOutputStream()  # encoded whole first: the upload is one write
+            with pa.ipc.new_file(sink, WAL_SCHEMA) as writer:
                 writer.write_batch(batch)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
-        _fsync_dir(self.directory)
+            data = sink.getvalue()
+            if self.atomic_rename:
+                tmp = _join(self.root, "." + _data_name(segment_id) + ".tmp")
+                with self.fs.open_output_stream(tmp) as out:
+                    out.write(data)
+                self.fs.move(tmp, final)
+            else:
+                with self.fs.open_output_stream(final) as out:
+                    out.write(data)
+                manifest = json.dumps({"messages": len(array), "bytes": data.size}).encode("utf-8")
+                with self.fs.open_output_stream(_join(self.root, _manifest_name(segment_id))) as out:
+                    out.write(manifest)
         self._last = segment_id
         return segment_id
 
     def ids_between(self, start: int, end: int) -> list[int]:
-        """Ids on disk with ``start < id <= end``."""
-        return [i for i in self.segment_ids() if start < i <= end]
+        """Published ids with ``start < id <= end``."""
+        return [i for i in self._published() if start < i <= end]
 
     def delete_through(self, end: int) -> int:
         """Delete every segment with id ``<= end`` (Spark committed them); return how many."""
-        removed = 0
-        for segment_id in self.segment_ids():
-            if segment_id > end:
-                break
-            try:
-                os.unlink(segment_path(self.directory, segment_id))
-                removed += 1
-            except FileNotFoundError:
-                pass
-        return removed
+        return _delete(self.fs, self.root, [i for i in self._published() if i <= end])
 
     def delete(self, ids: Iterable[int]) -> None:
-        for segment_id in ids:
-            try:
-                os.unlink(segment_path(self.directory, segment_id))
-            except FileNotFoundError:
-                pass
+        _delete(self.fs, self.root, ids)
+
+    def bytes_on_disk(self) -> int:
+        """Bytes the published segments take (a progress metric)."""
+        return sum(
+            info.size or 0
+            for info in _listing(self.fs, self.root)
+            if (m := _NAME.match(info.base_name)) and m.group(2) == "arrow"
+        )
