@@ -279,3 +279,63 @@ def test_malformed_frames_get_decode_error_and_one_log_line_each() -> None:
         assert "Traceback" not in log and " ERROR " not in log
     finally:
         p.stop()
+
+
+def test_a_redelivered_100_mb_message_is_not_held_in_memory(proc: BrokerProcess) -> None:
+    """Its header is rewritten with the new delivery-count; the rest streams from the file."""
+    before = proc.rss_mb()
+    body = b"r" * (95 * 1000 * 1000)
+    conn = BlockingConnection(proc.url, timeout=120)
+    try:
+        conn.create_sender("large-redo").send(Message(body=body))
+        r = conn.create_receiver("large-redo", credit=1)
+        first = r.receive(timeout=120)
+        assert first.delivery_count == 0
+        del first
+        dlv = r.fetcher.unsettled.popleft()
+        dlv.local.failed = True  # modified, delivery-failed: it comes back with its count + 1
+        dlv.update(dlv.MODIFIED)
+        dlv.settle()
+        again = r.receive(timeout=120)
+        r.accept()
+        assert again.delivery_count == 1 and again.body == body
+    finally:
+        conn.close()
+    assert proc.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
+
+
+def test_a_100_mb_message_paged_out_of_a_full_queue_is_not_read_into_memory() -> None:
+    p = BrokerProcess("--queue-memory-limit", str(1 * MiB))
+    try:
+        conn = BlockingConnection(p.url, timeout=120)
+        snd = conn.create_sender("large-paged")
+        for i in range(20):  # 2 MB: the queue pages from here on
+            snd.send(Message(body=b"s" * 100_000, properties={"i": i}))
+        before = p.rss_mb()
+        body = b"p" * (95 * 1000 * 1000)
+        snd.send(Message(body=body, properties={"i": 20}))
+        r = conn.create_receiver("large-paged", credit=1)
+        for i in range(21):
+            got = r.receive(timeout=120)
+            r.accept()
+            assert got.properties["i"] == i
+        assert got.body == body
+        conn.close()
+        assert p.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {p.peak_mb():.0f} MB"
+    finally:
+        p.stop()
+
+
+def test_a_100_mb_message_through_the_anonymous_relay_is_not_held_in_memory(proc: BrokerProcess) -> None:
+    before = proc.rss_mb()
+    body = b"a" * (95 * 1000 * 1000)
+    conn = BlockingConnection(proc.url, timeout=120)
+    try:
+        r = conn.create_receiver("large-relay", credit=1)  # the queue exists: the relay routes to it
+        conn.create_sender(None).send(Message(address="large-relay", body=body))
+        got = r.receive(timeout=120)
+        r.accept()
+        assert got.body == body
+    finally:
+        conn.close()
+    assert proc.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
+from . import _codec
 from ._fast import ffi, lib, ptr_addr
 from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
 from .message import BrokerMessage
@@ -91,7 +92,9 @@ class OutgoingLink:
         tag = b"%d" % self._tag
         lnk = self._impl
         d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
-        data = msg.wire_bytes()
+        data = msg.data
+        if msg.delivery_count and (type(data) is bytes or len(data) <= STREAM_CHUNK):
+            data = msg.wire_bytes()  # a big mapped one gets its new header in _start_stream
         conn = self.conn
         if msg.stored and conn.persist_counts:
             conn.core.store.mark_delivered(self.queue.name, msg)
@@ -117,7 +120,14 @@ class OutgoingLink:
         """Send a big message a chunk at a time (``large.py``): this link takes no other message
         until it is through (its credit reads 0), and a release meanwhile returns it."""
         self.unacked[ptr_addr(d)] = msg  # so that a link or connection ending returns it
-        self.stream = OutgoingStream(d, memoryview(data), 0, msg)
+        at = 0
+        if msg.delivery_count and type(data) is not bytes:
+            # redelivered: the header with its new delivery-count goes first, then the rest
+            # streams unchanged from the mapped file (never the whole message on the heap)
+            head, at = _codec.header_rewrite(data, msg.delivery_count)
+            lib.pn_link_send(self._impl, ffi.from_buffer(head), len(head))
+            self.conn.out_bytes += len(head)
+        self.stream = OutgoingStream(d, memoryview(data)[at:], 0, msg, at)
         self.conn.streams.add(self)
         self.pump()
 
@@ -133,8 +143,11 @@ class OutgoingLink:
             piece = view[st.sent:st.sent + STREAM_CHUNK]
             lib.pn_link_send(lnk, ffi.from_buffer(piece), len(piece))
             if mapped is not None and st.view.obj is mapped:
-                # proton has its copy: drop the file's pages from this process (page cache keeps them)
-                mapped.madvise(mmap.MADV_DONTNEED, st.sent, len(piece))
+                # proton has its copy: drop the file's pages from this process (page cache keeps
+                # them); madvise wants a page-aligned start
+                start = st.base + st.sent
+                aligned = start - start % mmap.PAGESIZE
+                mapped.madvise(mmap.MADV_DONTNEED, aligned, start + len(piece) - aligned)
             st.sent += len(piece)
             conn.out_bytes += len(piece)
         conn.dirty()

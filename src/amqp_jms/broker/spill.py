@@ -5,6 +5,9 @@ to its spill file, and come back (highest priority first, then oldest) when the 
 runs low, or at once when a paged message outranks everything in memory (the queue asks
 ``top_priority``). Writes are buffered and flushed in batches; the file is unsynchronised scratch space
 (durability is the store's job, not this one's) and is deleted when the queue or broker goes.
+
+A large message (``large.py``) is already a file of its own, mapped: paging it keeps that mapping
+aside and writes only its row, so paging never copies it onto the heap nor into SQLite.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from typing import Any
 
 from .message import BrokerMessage
 
@@ -32,7 +36,8 @@ class Spill:
             "count INTEGER, origin INTEGER, stored INTEGER, PRIMARY KEY (prio, seq)) WITHOUT ROWID"
         )
         self._db = db
-        self._pending: list[tuple[int, int, bytes, int, float, int, int, int]] = []
+        self._pending: list[tuple[int, int, bytes | None, int, float, int, int, int]] = []
+        self._large: dict[int, Any] = {}  # seq -> a large message's mapped file (row data NULL)
         self.count = 0
         self.bytes = 0  # message bytes paged out (the store-size limit counts them)
         self._by_priority = [0] * 10
@@ -48,12 +53,16 @@ class Spill:
         return self.count
 
     def put(self, msg: BrokerMessage) -> None:
+        data = msg.data
+        self.bytes += len(data)
+        if type(data) is not bytes:
+            self._large[msg.seq] = data
+            data = None
         self._pending.append(
-            (-msg.priority, msg.seq, msg.data, int(msg.durable), msg.expiry, msg.delivery_count,
+            (-msg.priority, msg.seq, data, int(msg.durable), msg.expiry, msg.delivery_count,
              msg.origin, int(msg.stored))
         )
         self.count += 1
-        self.bytes += len(msg.data)
         self._by_priority[msg.priority] += 1
         if len(self._pending) >= _BATCH:
             self._flush()
@@ -79,20 +88,27 @@ class Spill:
         )
         self._db.execute("COMMIT")
         self.count -= len(rows)
-        self.bytes -= sum(len(row[2]) for row in rows)
+        out = []
+        large = self._large
         for row in rows:
             self._by_priority[-row[0]] -= 1
-        return [_message(row) for row in rows]
+            m = _message(row, large.pop(row[1]) if row[2] is None else row[2])
+            self.bytes -= len(m.data)
+            out.append(m)
+        return out
 
     def peek(self) -> list[BrokerMessage]:
         """Copies of every paged message in delivery order, left in the file (for browsers)."""
         self._flush()
-        return [_message(row) for row in self._db.execute("SELECT * FROM m ORDER BY prio, seq")]
+        large = self._large
+        return [_message(row, large[row[1]] if row[2] is None else row[2])
+                for row in self._db.execute("SELECT * FROM m ORDER BY prio, seq")]
 
     def drain(self) -> list[BrokerMessage]:
         return self.take(1 << 62)
 
     def close(self) -> None:
+        self._large.clear()
         try:
             self._db.close()
         finally:
@@ -102,9 +118,9 @@ class Spill:
                 pass
 
 
-def _message(row: tuple[int, int, bytes, int, float, int, int, int]) -> BrokerMessage:
-    prio, seq, data, durable, expiry, count, origin, stored = row
-    m = BrokerMessage(bytes(data), priority=-prio, durable=bool(durable), expiry=expiry,
+def _message(row: tuple[int, int, bytes | None, int, float, int, int, int], data: Any) -> BrokerMessage:
+    prio, seq, _, durable, expiry, count, origin, stored = row
+    m = BrokerMessage(data, priority=-prio, durable=bool(durable), expiry=expiry,
                       delivery_count=count, origin=origin, seq=seq)
     m.stored = bool(stored)
     return m
