@@ -5,7 +5,9 @@ A producer link's credit is topped up every half window; :meth:`FlowGate.admits`
 not per message, so the check costs nothing on the per-message path. A link refused credit waits
 in ``blocked`` and is given its credit back by a timer once consumers have made room. Under
 ``FAIL`` a send to a full queue is rejected instead (``amqp:resource-limit-exceeded``), which the
-JMS client reports as a ``ResourceAllocationException``.
+JMS client reports as a ``SendFailedException``. The anonymous relay is gated by the addresses
+it sent to lately, a transaction's producer like any other (its sends are refused under ``FAIL``
+when made, not at commit).
 """
 
 from __future__ import annotations
@@ -74,6 +76,17 @@ class FlowGate:
                 return f"broker store limit reached (max_store_size {lim.max_store_size})"
         return None
 
+    def refusal_for(self, st: Any) -> str | None:
+        """:meth:`refusal` for a producer link: its address, or for the anonymous relay each
+        address it sent to lately (``IncomingLink.targets``)."""
+        if st.address is not None or not st.targets:
+            return self.refusal(st.address)
+        for address in st.targets:
+            why = self.refusal(address)
+            if why is not None:
+                return why
+        return None
+
     def _totals(self) -> tuple[int, int]:
         """Bytes in memory and paged, all queues; summed at most once per ``_RETRY`` (with many
         queues and producers, every top-up would otherwise walk them all)."""
@@ -110,7 +123,7 @@ class FlowGate:
         for conn, st in self.blocked:
             if conn.closed or st.closed:
                 continue
-            if self.refusal(st.address) is None:
+            if self.refusal_for(st) is None:
                 st.top_up()
                 conn.dirty()
             else:

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["IncomingLink", "OutgoingLink"]
 
 TRANSACTIONAL_STATE = 0x34
+RELAY_TARGETS = 16  # addresses an anonymous relay link is flow-controlled by (the latest)
 
 
 class OutgoingLink:
@@ -279,6 +280,16 @@ class IncomingLink:
         self.closed = False
         self.blocked = False  # credit withheld by the flow gate (a full queue or broker)
         self.spool: IncomingSpool | None = None  # a multi-frame delivery still arriving
+        # the anonymous relay: the addresses it sent to lately, which the flow gate checks as
+        # it checks a named link's address (insertion order, the oldest dropped past a few)
+        self.targets: dict[str, None] = {}
+
+    def sent_to(self, address: str) -> None:
+        targets = self.targets
+        if address not in targets:
+            if len(targets) >= RELAY_TARGETS:
+                del targets[next(iter(targets))]
+            targets[address] = None
 
     def top_up(self) -> None:
         self.blocked = False
