@@ -13,6 +13,7 @@ from test_broker_robustness import cert  # noqa: F401 (fixture)
 
 from amqp_jms import (
     ConnectionFactory,
+    JMSException,
     ResourceAllocationException,
     SendFailedException,
 )
@@ -172,6 +173,41 @@ def test_a_full_queue_or_broker_withholds_producer_credit(
             got += 1
         t.join(10)
         assert len(sent) == total
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK),
+        BrokerLimits(max_memory=50_000),
+    ],
+    ids=["block-policy", "max-memory"],
+)
+def test_an_uncommitted_transaction_counts_against_the_limits(
+    broker_factory: Any, limits: BrokerLimits
+) -> None:
+    """Sends held for a commit are counted where they go: a transaction that never commits
+    cannot grow the broker's memory past the limits."""
+    b = broker_factory(limits=limits)
+    sent = []
+    with ConnectionFactory(b.url).create_connection() as conn:
+        p = Producer(conn, "txn-held", "transaction", commit_every=1 << 30)
+
+        def produce() -> None:
+            try:
+                for _ in range(3000):
+                    p.send(1000)
+                    sent.append(1)
+            except JMSException:
+                pass  # the connection closes under the blocked send at the end of the test
+
+        t = threading.Thread(target=produce, daemon=True)
+        t.start()
+        blocked_at, deadline = -1, time.monotonic() + 60
+        while len(sent) != blocked_at and len(sent) < 3000 and time.monotonic() < deadline:
+            blocked_at = len(sent)
+            time.sleep(1.0)
+        assert len(sent) == blocked_at < 3000, f"the producer was never blocked ({len(sent)} sent)"
 
 
 def test_large_messages_stream_through_a_file_and_survive_a_restart(

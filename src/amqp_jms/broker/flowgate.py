@@ -21,6 +21,7 @@ from .queue import MessageQueue
 
 if TYPE_CHECKING:
     from .nodes import Router
+    from .transactions import TransactionManager
 
 __all__ = ["FlowGate"]
 
@@ -28,8 +29,11 @@ _RETRY = 0.05  # seconds between checks while producers are blocked
 
 
 class FlowGate:
-    def __init__(self, router: Router, limits: BrokerLimits, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, router: Router, limits: BrokerLimits, loop: asyncio.AbstractEventLoop, txns: TransactionManager
+    ) -> None:
         self.router = router
+        self.txns = txns  # its bytes held for a commit count as queued where they will go
         self.limits = limits
         self.loop = loop
         self.policy = limits.address_full_policy
@@ -57,16 +61,18 @@ class FlowGate:
             for sub in topic.subscriptions:
                 yield sub.queue
 
-    def _queue_full(self, q: MessageQueue) -> bool:
+    def _queue_full(self, q: MessageQueue, held: int) -> bool:
+        """``held``: bytes of uncommitted sends to the queue's address."""
         limit = self.limits.queue_memory_limit
-        return bool(limit) and (q.byte_size >= limit or q.paged > 0)
+        return bool(limit) and (q.byte_size + held >= limit or q.paged > 0)
 
     def refusal(self, address: str | None) -> str | None:
         """Why a producer to ``address`` may not be given more credit now (None: it may)."""
         lim = self.limits
         if self.policy is AddressFullPolicy.BLOCK:
+            held = self.txns.pending.get(address, 0) if address is not None else 0
             for q in self._queues_of(address):
-                if self._queue_full(q):
+                if self._queue_full(q, held):
                     return f"queue {q.name!r} is full (queue_memory_limit {lim.queue_memory_limit})"
         if lim.max_memory or lim.max_store_size:
             memory, paged = self._totals()
@@ -88,11 +94,12 @@ class FlowGate:
         return None
 
     def _totals(self) -> tuple[int, int]:
-        """Bytes in memory and paged, all queues; summed at most once per ``_RETRY`` (with many
-        queues and producers, every top-up would otherwise walk them all)."""
+        """Bytes in memory (uncommitted sends included) and paged, all queues; summed at most
+        once per ``_RETRY`` (with many queues and producers, every top-up would otherwise walk
+        them all)."""
         now = self.loop.time()
         if now - self._totals_at >= _RETRY:
-            memory = paged = 0
+            memory, paged = self.txns.pending_total, 0
             for q in self._all_queues():
                 memory += q.byte_size
                 paged += q.paged_bytes
@@ -104,8 +111,9 @@ class FlowGate:
         """Under ``FAIL``: why a message to ``address`` is rejected (None: accept it)."""
         if self.policy is not AddressFullPolicy.FAIL:
             return None
+        held = self.txns.pending.get(address, 0) if address is not None else 0
         for q in self._queues_of(address):
-            if self._queue_full(q):
+            if self._queue_full(q, held):
                 return (f"queue {q.name!r} is full (queue_memory_limit {self.limits.queue_memory_limit}, "
                         "address-full-policy FAIL)")
         return None

@@ -254,7 +254,7 @@ class TransferHandling:
             if txn is None:
                 _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
-            txn.publishes.append((address, msg))
+            self.txns.publish(txn, address, msg)
             dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
             dlv.update(TRANSACTIONAL_STATE)
             dlv.settle()
