@@ -339,3 +339,24 @@ def test_a_100_mb_message_through_the_anonymous_relay_is_not_held_in_memory(proc
     finally:
         conn.close()
     assert proc.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
+
+
+def test_a_100_mb_message_sent_in_a_transaction_is_not_held_in_memory(proc: BrokerProcess) -> None:
+    from amqp_jms import ConnectionFactory
+
+    before = proc.rss_mb()
+    body = b"t" * (95 * 1000 * 1000)
+    with ConnectionFactory(proc.url).create_connection() as conn:
+        s = conn.create_session(True)
+        q = s.create_queue("large-txn")
+        m = s.create_bytes_message()
+        m.write_bytes(body)
+        s.create_producer(q).send(m)
+        del m
+        assert round_trip(proc.url) < 1.0
+        s.commit()
+        conn.start()
+        got = s.create_consumer(q).receive(120_000)
+        s.commit()
+        assert got is not None and got.get_body(bytes) == body
+    assert proc.peak_mb() - before < 100, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
