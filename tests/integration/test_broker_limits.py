@@ -214,7 +214,8 @@ def test_large_messages_stream_through_a_file_and_survive_a_restart(
     broker_factory: Any, tmp_path: Path
 ) -> None:
     """Over the threshold a message is spooled to a file as it arrives and sent out in chunks:
-    durable store, selectors, the anonymous relay, redelivery and a restart all still see it."""
+    durable store (a file each beside the database), selectors, the anonymous relay, redelivery
+    and a restart all still see it."""
     data = tmp_path / "data"
     limits = BrokerLimits(large_message_threshold=64 * 1024)
     b = broker_factory(data_dir=data, limits=limits)
@@ -233,7 +234,10 @@ def test_large_messages_stream_through_a_file_and_survive_a_restart(
         assert got.get_int_property("i") == 1 and got.get_body(bytes) == body
         c.close()
     b.stop()
+    assert len(list((data / "large").iterdir())) == 2  # a file each, the consumed one's deleted
+    (data / "large" / "12345").write_bytes(b"left by a crash before its row committed")
     b2 = broker_factory(data_dir=data, limits=limits)
+    assert len(list((data / "large").iterdir())) == 2  # the orphan is deleted at start
     with ConnectionFactory(b2.url).create_connection() as conn:
         conn.start()
         s = conn.create_session(False, 2)  # CLIENT_ACKNOWLEDGE: recover redelivers
