@@ -90,10 +90,12 @@ class SQLiteStore(Store):
             self._ops.put(("ops", items))
 
     def add(self, queue: str, msg: BrokerMessage) -> None:
-        self._target().adds.append(
-            (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
-             msg.delivery_count)
-        )
+        row = (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
+               msg.delivery_count)
+        if type(msg.data) is bytes:
+            self._target().adds.append(row)
+        else:  # a large message: its own file (in order with the rows around it)
+            self._target().op(("large", row))
 
     def remove(self, queue: str, msg: BrokerMessage) -> None:
         self._target().removes.append((queue, msg.seq))
@@ -254,15 +256,14 @@ class SQLiteStore(Store):
             for item in items:
                 kind = item[0]
                 if kind == "seg":
-                    adds = item[1]
-                    if adds:
-                        if any(type(row[2]) is not bytes for row in adds):
-                            adds = [row if type(row[2]) is bytes else self._write_large(row) for row in adds]
-                        _write_rows(db, _INSERT_ONE, _INSERT_MANY, adds)
+                    if item[1]:
+                        _write_rows(db, _INSERT_ONE, _INSERT_MANY, item[1])
                     if item[2]:
                         _write_rows(db, _DELETE_ONE, _DELETE_MANY, item[2])
                         if large:
                             gone.extend(seq for _, seq in item[2] if seq in large)
+                elif kind == "large":
+                    db.execute(_INSERT_ONE, self._write_large(item[1]))
                 elif kind == "marks":
                     db.executemany(_MARK, item[1])
                 elif kind == "count":
