@@ -379,3 +379,28 @@ def test_a_durable_100_mb_message_is_stored_and_recovered_outside_memory(tmp_pat
         assert not any((tmp_path / "data" / "large").iterdir())
     finally:
         p.stop()
+
+
+def test_a_browser_on_a_deep_paged_queue_does_not_read_the_paged_part_into_memory() -> None:
+    from proton.reactor import Copy
+
+    p = BrokerProcess("--queue-memory-limit", str(4 * MiB))
+    try:
+        start = p.rss_mb()
+        conn = BlockingConnection(p.url, timeout=30)
+        snd = conn.create_sender("browsed")
+        for i in range(1000):  # 100 MB: mostly paged (and no more than a page file's batch in memory)
+            snd.send(Message(body="x" * 100_000, properties={"i": i}))
+        browser = conn.create_receiver("browsed", credit=1, options=Copy())
+        assert browser.receive(timeout=10).properties["i"] == 0
+        browser.accept()
+        assert p.peak_mb() - start < 40, f"peak RSS {start:.0f} -> {p.peak_mb():.0f} MB"
+        browser.flow(1000)
+        seen = []
+        for _ in range(999):
+            seen.append(browser.receive(timeout=10).properties["i"])
+            browser.accept()
+        assert seen == list(range(1, 1000))  # all of it, in order, memory then disk
+        conn.close()
+    finally:
+        p.stop()

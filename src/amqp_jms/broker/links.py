@@ -9,7 +9,7 @@ snapshot instead of acquiring.
 from __future__ import annotations
 
 import mmap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
@@ -56,8 +56,7 @@ class OutgoingLink:
         self._impl = link._impl
         self.refused: set[int] = set()  # seqs this consumer declared undeliverable-here
         self._tag = 0
-        self._browse_items: list[BrokerMessage] | None = queue.snapshot() if browse else None
-        self._browse_pos = 0
+        self._browse: Iterator[BrokerMessage] | None = queue.browse() if browse else None
         self.temp_node: str | None = None  # dynamic source created by this link
         self.lookup = False  # a null-source attach that only looks a subscription up
         self.closed = False
@@ -112,7 +111,7 @@ class OutgoingLink:
             lib.pn_delivery_settle(d)
             if not self.browse:
                 self.conn.router.consumed(self.queue, msg)
-        else:
+        elif not self.browse:  # a browser's outcomes change nothing: it keeps no copies
             self.unacked[ptr_addr(d)] = msg
         self.conn.dirty()
 
@@ -184,14 +183,16 @@ class OutgoingLink:
             self.conn.dirty()
 
     def _browse_more(self) -> None:
-        items = self._browse_items or []
-        now = self.conn.router.clock()
-        while self._browse_pos < len(items) and self.credit() > 0:
-            msg = items[self._browse_pos]
-            self._browse_pos += 1
-            if msg.expired(now) or not self.accepts(msg):
-                continue
-            self.deliver(msg)
+        items = self._browse
+        if items is None:
+            return
+        while self.credit() > 0:
+            msg = next(items, None)
+            if msg is None:
+                self._browse = None  # seen it all
+                return
+            if self.accepts(msg):
+                self.deliver(msg)
 
     # -- dispositions --------------------------------------------------------------------------
     def on_disposition_raw(self, d: Any) -> None:

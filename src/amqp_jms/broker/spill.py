@@ -15,13 +15,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
 from typing import Any
 
 from .message import BrokerMessage
 
 __all__ = ["Spill"]
 
-_BATCH = 2000
+_BATCH = 2000  # rows written to the file at once, at most
+_BATCH_BYTES = 1 << 20  # ... or fewer once they hold this many bytes (paging bounds memory)
+_BROWSE_PAGE = 200  # paged messages a browser reads back at a time
 
 
 class Spill:
@@ -37,6 +40,7 @@ class Spill:
         )
         self._db = db
         self._pending: list[tuple[int, int, bytes | None, int, float, int, int, int]] = []
+        self._pending_bytes = 0
         self._large: dict[int, Any] = {}  # seq -> a large message's mapped file (row data NULL)
         self.count = 0
         self.bytes = 0  # message bytes paged out (the store-size limit counts them)
@@ -58,13 +62,15 @@ class Spill:
         if type(data) is not bytes:
             self._large[msg.seq] = data
             data = None
+        else:
+            self._pending_bytes += len(data)
         self._pending.append(
             (-msg.priority, msg.seq, data, int(msg.durable), msg.expiry, msg.delivery_count,
              msg.origin, int(msg.stored))
         )
         self.count += 1
         self._by_priority[msg.priority] += 1
-        if len(self._pending) >= _BATCH:
+        if len(self._pending) >= _BATCH or self._pending_bytes >= _BATCH_BYTES:
             self._flush()
 
     def _flush(self) -> None:
@@ -74,6 +80,7 @@ class Spill:
             db.executemany("INSERT INTO m VALUES (?,?,?,?,?,?,?,?)", self._pending)
             db.execute("COMMIT")
             self._pending.clear()
+            self._pending_bytes = 0
 
     def take(self, n: int) -> list[BrokerMessage]:
         """Up to ``n`` messages, highest priority first then oldest, removed from the file."""
@@ -97,12 +104,25 @@ class Spill:
             out.append(m)
         return out
 
-    def peek(self) -> list[BrokerMessage]:
-        """Copies of every paged message in delivery order, left in the file (for browsers)."""
-        self._flush()
+    def browse(self, priority: int, upto: int) -> Iterator[BrokerMessage]:
+        """Copies of the paged messages of one priority with ``seq <= upto``, oldest first, left
+        in the file and read ``_BROWSE_PAGE`` at a time (a browser of a deep queue holds a page,
+        not the queue); one taken meanwhile is not seen."""
+        last = -1
         large = self._large
-        return [_message(row, large[row[1]] if row[2] is None else row[2])
-                for row in self._db.execute("SELECT * FROM m ORDER BY prio, seq")]
+        while True:
+            self._flush()
+            rows = self._db.execute(
+                "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                (-priority, last, upto, _BROWSE_PAGE),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                data = row[2] if row[2] is not None else large.get(row[1])
+                if data is not None:
+                    yield _message(row, data)
+            last = rows[-1][1]
 
     def drain(self) -> list[BrokerMessage]:
         return self.take(1 << 62)
