@@ -179,7 +179,7 @@ class MessageQueue:
             return
         budget = max(1, (self.memory_limit // 2 - self._bytes))
         n = max(100, min(5000, budget // max(1, 300)))
-        for msg in spill.take(n):
+        for msg in spill.take(n, budget):
             self._buckets[msg.priority].append(msg)
             self._count += 1
             self._bytes += msg.mem

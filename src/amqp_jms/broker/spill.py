@@ -82,10 +82,20 @@ class Spill:
             self._pending.clear()
             self._pending_bytes = 0
 
-    def take(self, n: int) -> list[BrokerMessage]:
-        """Up to ``n`` messages, highest priority first then oldest, removed from the file."""
+    def take(self, n: int, max_bytes: int = 1 << 62) -> list[BrokerMessage]:
+        """Up to ``n`` messages, highest priority first then oldest, removed from the file; no
+        more (past the first) than ``max_bytes`` of heap (a page-in of big messages is bounded
+        by bytes, not by a count)."""
         self._flush()
-        rows = self._db.execute("SELECT * FROM m ORDER BY prio, seq LIMIT ?", (n,)).fetchall()
+        rows = []
+        size = 0
+        cur = self._db.execute("SELECT * FROM m ORDER BY prio, seq LIMIT ?", (n,))
+        for row in cur:
+            rows.append(row)
+            size += 256 if row[2] is None else len(row[2])
+            if size >= max_bytes:
+                break
+        cur.close()
         if not rows:
             return []
         last = rows[-1]
