@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 from test_broker_robustness import cert  # noqa: F401 (fixture)
 
-from amqp_jms import ConnectionFactory, ResourceAllocationException, SendFailedException
+from amqp_jms import (
+    ConnectionFactory,
+    JMSException,
+    ResourceAllocationException,
+    SendFailedException,
+)
 from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
 
 
@@ -79,73 +84,138 @@ def bytes_msg(session: Any, n: int) -> Any:
     return m
 
 
-def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_factory: Any) -> None:
+class Producer:
+    """A JMS producer to one queue: on a named link, through the anonymous relay, or in a
+    transaction (committed every ``commit_every`` sends) -- the address-full policy holds for each."""
+
+    def __init__(self, conn: Any, queue: str, via: str, commit_every: int = 1) -> None:
+        self.commit_every = commit_every
+        self.sent = 0
+        self.session = conn.create_session(via == "transaction")
+        self.queue = self.session.create_queue(queue)
+        self.via = via
+        self.p = self.session.create_producer(None if via == "relay" else self.queue)
+
+    def send(self, n: int) -> None:
+        m = bytes_msg(self.session, n)
+        if self.via == "relay":
+            self.p.send(self.queue, m)
+        else:
+            self.p.send(m)
+        self.sent += 1
+        if self.via == "transaction" and self.sent % self.commit_every == 0:
+            self.session.commit()
+
+
+VIAS = ["named", "relay", "transaction"]
+
+
+@pytest.mark.parametrize("via", VIAS)
+def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_factory: Any, via: str) -> None:
     b = broker_factory(
         limits=BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.FAIL)
     )
     with ConnectionFactory(b.url).create_connection() as conn:
-        s = conn.create_session()
-        q = s.create_queue("full-fail")
-        p = s.create_producer(q)
+        p = Producer(conn, "full-fail", via)
         sent = 0
         with pytest.raises(SendFailedException, match="address-full-policy FAIL") as exc:
             for _ in range(100):
-                p.send(bytes_msg(s, 1000))
+                p.send(1000)
                 sent += 1
         assert exc.value.error_code == "amqp:resource-limit-exceeded"
         assert 30 <= sent <= 50  # 50 kB of 1 kB bodies plus their headers
         conn.start()
-        c = s.create_consumer(q)
+        s = conn.create_session()
+        c = s.create_consumer(s.create_queue("full-fail"))
         for _ in range(sent):
             assert c.receive(5000) is not None
-        p.send(bytes_msg(s, 1000))  # room again
+        assert c.receive(200) is None  # the refused message is not there
+        p.send(1000)  # room again
 
 
 @pytest.mark.parametrize(
-    "limits",
+    ("limits", "via"),
     [
-        BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK),
-        BrokerLimits(max_memory=50_000),  # PAGE, but the broker-wide memory limit is reached
+        *((BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK), via)
+          for via in VIAS),
+        (BrokerLimits(max_memory=50_000), "named"),  # PAGE, but the broker-wide memory limit is reached
     ],
-    ids=["block-policy", "max-memory"],
+    ids=[*(f"block-policy-{via}" for via in VIAS), "max-memory"],
 )
-def test_a_full_queue_or_broker_withholds_producer_credit(broker_factory: Any, limits: BrokerLimits) -> None:
+def test_a_full_queue_or_broker_withholds_producer_credit(
+    broker_factory: Any, limits: BrokerLimits, via: str
+) -> None:
     b = broker_factory(limits=limits)
     sent = []
+    total = 3000
     with ConnectionFactory(b.url).create_connection() as conn:
-        s = conn.create_session()
-        q = s.create_queue("full-block")
-        p = s.create_producer(q)
+        p = Producer(conn, "full-block", via, commit_every=10)
 
         def produce() -> None:
-            for _ in range(3000):
-                p.send(bytes_msg(s, 1000))
+            for _ in range(total):
+                p.send(1000)
                 sent.append(1)
 
         t = threading.Thread(target=produce, daemon=True)
         t.start()
         # the credit granted before the queue filled is used up first (up to a window, 2,000)
         blocked_at, deadline = -1, time.monotonic() + 60
-        while len(sent) != blocked_at and len(sent) < 3000 and time.monotonic() < deadline:
+        while len(sent) != blocked_at and len(sent) < total and time.monotonic() < deadline:
             blocked_at = len(sent)
             time.sleep(1.0)
-        assert blocked_at < 3000, "the producer was never blocked"
+        assert len(sent) == blocked_at < total, f"the producer was never blocked ({len(sent)} sent)"
         reader = conn.create_session()
         conn.start()
         c = reader.create_consumer(reader.create_queue("full-block"))
         got = 0
-        while got < 3000:
+        while got < total:
             assert c.receive(10_000) is not None, f"stuck after {got} (sent {len(sent)})"
             got += 1
         t.join(10)
-        assert len(sent) == 3000
+        assert len(sent) == total
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [
+        BrokerLimits(queue_memory_limit=50_000, address_full_policy=AddressFullPolicy.BLOCK),
+        BrokerLimits(max_memory=50_000),
+    ],
+    ids=["block-policy", "max-memory"],
+)
+def test_an_uncommitted_transaction_counts_against_the_limits(
+    broker_factory: Any, limits: BrokerLimits
+) -> None:
+    """Sends held for a commit are counted where they go: a transaction that never commits
+    cannot grow the broker's memory past the limits."""
+    b = broker_factory(limits=limits)
+    sent = []
+    with ConnectionFactory(b.url).create_connection() as conn:
+        p = Producer(conn, "txn-held", "transaction", commit_every=1 << 30)
+
+        def produce() -> None:
+            try:
+                for _ in range(3000):
+                    p.send(1000)
+                    sent.append(1)
+            except JMSException:
+                pass  # the connection closes under the blocked send at the end of the test
+
+        t = threading.Thread(target=produce, daemon=True)
+        t.start()
+        blocked_at, deadline = -1, time.monotonic() + 60
+        while len(sent) != blocked_at and len(sent) < 3000 and time.monotonic() < deadline:
+            blocked_at = len(sent)
+            time.sleep(1.0)
+        assert len(sent) == blocked_at < 3000, f"the producer was never blocked ({len(sent)} sent)"
 
 
 def test_large_messages_stream_through_a_file_and_survive_a_restart(
     broker_factory: Any, tmp_path: Path
 ) -> None:
     """Over the threshold a message is spooled to a file as it arrives and sent out in chunks:
-    durable store, selectors, the anonymous relay, redelivery and a restart all still see it."""
+    durable store (a file each beside the database), selectors, the anonymous relay, redelivery
+    and a restart all still see it."""
     data = tmp_path / "data"
     limits = BrokerLimits(large_message_threshold=64 * 1024)
     b = broker_factory(data_dir=data, limits=limits)
@@ -164,7 +234,10 @@ def test_large_messages_stream_through_a_file_and_survive_a_restart(
         assert got.get_int_property("i") == 1 and got.get_body(bytes) == body
         c.close()
     b.stop()
+    assert len(list((data / "large").iterdir())) == 2  # a file each, the consumed one's deleted
+    (data / "large" / "12345").write_bytes(b"left by a crash before its row committed")
     b2 = broker_factory(data_dir=data, limits=limits)
+    assert len(list((data / "large").iterdir())) == 2  # the orphan is deleted at start
     with ConnectionFactory(b2.url).create_connection() as conn:
         conn.start()
         s = conn.create_session(False, 2)  # CLIENT_ACKNOWLEDGE: recover redelivers

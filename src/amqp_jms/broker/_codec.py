@@ -12,7 +12,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..exceptions import MessageFormatException
-from ..mapping.codec import HEADER, MESSAGE_ANNOTATIONS, PROPERTIES, decode_sections, decode_value
+from ..mapping.codec import (
+    DATA,
+    HEADER,
+    MESSAGE_ANNOTATIONS,
+    PROPERTIES,
+    decode_sections,
+    decode_value,
+    skip_value,
+)
 from ..mapping.destinations import JMS_DEST
 from ..mapping.ids import from_amqp_correlation_id, from_amqp_message_id
 from ..mapping.outbound import APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_JMS_TYPE
@@ -21,11 +29,16 @@ from ..types import Described
 __all__ = [
     "MessageInfo",
     "coordinator_request",
+    "head",
+    "header_rewrite",
     "inspect",
     "relay_address",
     "selector_view",
     "with_delivery_count",
 ]
+
+_HEADER_START = bytes((0, 0x53, HEADER))
+
 
 @dataclass(slots=True)
 class MessageInfo:
@@ -80,10 +93,38 @@ def inspect(data: bytes) -> MessageInfo:
     return info
 
 
-def relay_address(data: bytes) -> tuple[str | None, int | None]:
+def head(data: Any) -> bytes:
+    """The sections before the body, as ``bytes``: all a routing or selector decode reads.
+
+    A large message is a mapped file (``large.py``); decoding it whole would copy it onto the
+    heap, so only the header through the application properties are copied. A section with a
+    descriptor that is not a small ulong stops the walk: then the whole message is copied (no
+    client sends one, and the result stays right).
+    """
+    if type(data) is bytes:
+        return data
+    p, n = 0, len(data)
+    try:
+        while p + 3 <= n and data[p] == 0 and data[p + 1] == 0x53 and data[p + 2] < DATA:
+            p = skip_value(data, p + 3, "message section")
+    except MessageFormatException as exc:
+        raise ValueError(f"malformed AMQP message: {exc}") from exc
+    if p + 3 <= n and not (data[p] == 0 and data[p + 1] == 0x53):
+        return bytes(data)
+    return bytes(data[:p])
+
+
+def header_rewrite(data: Any, count: int) -> tuple[bytes, int]:
+    """A large message redelivered: its header with ``delivery-count`` set to ``count``, and
+    the offset where the rest of its bytes start (sent on unchanged from the mapped file)."""
+    end = skip_value(data, 3, "message header") if data[:3] == _HEADER_START else 0
+    return decode_sections(bytes(data[:end]), body=False).with_delivery_count(count), end
+
+
+def relay_address(data: Any) -> tuple[str | None, int | None]:
     """The ``to`` address and the ``x-opt-jms-dest`` type annotation (anonymous relay)."""
     try:
-        s = decode_sections(data, body=False)
+        s = decode_sections(head(data), body=False)
     except MessageFormatException as exc:
         raise ValueError(str(exc)) from exc
     to = s.properties.to if s.properties is not None else None
@@ -91,16 +132,16 @@ def relay_address(data: bytes) -> tuple[str | None, int | None]:
     return (str(to) if to else None, int(kind) if isinstance(kind, int) else None)
 
 
-def with_delivery_count(data: bytes, count: int) -> bytes:
+def with_delivery_count(data: Any, count: int) -> bytes:
     """The same message with its header's ``delivery-count`` set to ``count``."""
     return decode_sections(data, body=False).with_delivery_count(count)
 
 
-def selector_view(data: bytes) -> dict[str, Any]:
+def selector_view(data: Any) -> dict[str, Any]:
     """Selector identifiers of a message: application properties plus JMS header fields."""
     try:
-        s = decode_sections(data, body=False)
-    except MessageFormatException:
+        s = decode_sections(head(data), body=False)
+    except (MessageFormatException, ValueError):
         return {}
     view: dict[str, Any] = dict(s.application_properties or {})
     ann = s.message_annotations or {}

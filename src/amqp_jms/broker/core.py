@@ -59,7 +59,7 @@ class BrokerCore:
             spill_dir=spill_dir,
         )
         self.txns = TransactionManager(self.router)
-        self.gate = FlowGate(self.router, self.limits, loop)
+        self.gate = FlowGate(self.router, self.limits, loop, self.txns)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}
         self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)

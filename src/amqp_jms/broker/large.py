@@ -76,6 +76,7 @@ class OutgoingStream:
     """A large message part-way out on one link: its delivery, its bytes, how far it got."""
 
     delivery: Any
-    view: memoryview
+    view: memoryview  # what is left to send after the header (if one was rewritten)
     sent: int
     msg: Any
+    base: int = 0  # where ``view`` starts in the message's mapped file

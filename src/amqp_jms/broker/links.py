@@ -9,11 +9,12 @@ snapshot instead of acquiring.
 from __future__ import annotations
 
 import mmap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
+from . import _codec
 from ._fast import ffi, lib, ptr_addr
 from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
 from .message import BrokerMessage
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = ["IncomingLink", "OutgoingLink"]
 
 TRANSACTIONAL_STATE = 0x34
+RELAY_TARGETS = 16  # addresses an anonymous relay link is flow-controlled by (the latest)
 
 
 class OutgoingLink:
@@ -54,8 +56,7 @@ class OutgoingLink:
         self._impl = link._impl
         self.refused: set[int] = set()  # seqs this consumer declared undeliverable-here
         self._tag = 0
-        self._browse_items: list[BrokerMessage] | None = queue.snapshot() if browse else None
-        self._browse_pos = 0
+        self._browse: Iterator[BrokerMessage] | None = queue.browse() if browse else None
         self.temp_node: str | None = None  # dynamic source created by this link
         self.lookup = False  # a null-source attach that only looks a subscription up
         self.closed = False
@@ -91,7 +92,9 @@ class OutgoingLink:
         tag = b"%d" % self._tag
         lnk = self._impl
         d = lib.pn_delivery(lnk, (len(tag), ffi.from_buffer(tag)))
-        data = msg.wire_bytes()
+        data = msg.data
+        if msg.delivery_count and (type(data) is bytes or len(data) <= STREAM_CHUNK):
+            data = msg.wire_bytes()  # a big mapped one gets its new header in _start_stream
         conn = self.conn
         if msg.stored and conn.persist_counts:
             conn.core.store.mark_delivered(self.queue.name, msg)
@@ -108,7 +111,7 @@ class OutgoingLink:
             lib.pn_delivery_settle(d)
             if not self.browse:
                 self.conn.router.consumed(self.queue, msg)
-        else:
+        elif not self.browse:  # a browser's outcomes change nothing: it keeps no copies
             self.unacked[ptr_addr(d)] = msg
         self.conn.dirty()
 
@@ -117,7 +120,14 @@ class OutgoingLink:
         """Send a big message a chunk at a time (``large.py``): this link takes no other message
         until it is through (its credit reads 0), and a release meanwhile returns it."""
         self.unacked[ptr_addr(d)] = msg  # so that a link or connection ending returns it
-        self.stream = OutgoingStream(d, memoryview(data), 0, msg)
+        at = 0
+        if msg.delivery_count and type(data) is not bytes:
+            # redelivered: the header with its new delivery-count goes first, then the rest
+            # streams unchanged from the mapped file (never the whole message on the heap)
+            head, at = _codec.header_rewrite(data, msg.delivery_count)
+            lib.pn_link_send(self._impl, ffi.from_buffer(head), len(head))
+            self.conn.out_bytes += len(head)
+        self.stream = OutgoingStream(d, memoryview(data)[at:], 0, msg, at)
         self.conn.streams.add(self)
         self.pump()
 
@@ -133,8 +143,11 @@ class OutgoingLink:
             piece = view[st.sent:st.sent + STREAM_CHUNK]
             lib.pn_link_send(lnk, ffi.from_buffer(piece), len(piece))
             if mapped is not None and st.view.obj is mapped:
-                # proton has its copy: drop the file's pages from this process (page cache keeps them)
-                mapped.madvise(mmap.MADV_DONTNEED, st.sent, len(piece))
+                # proton has its copy: drop the file's pages from this process (page cache keeps
+                # them); madvise wants a page-aligned start
+                start = st.base + st.sent
+                aligned = start - start % mmap.PAGESIZE
+                mapped.madvise(mmap.MADV_DONTNEED, aligned, start + len(piece) - aligned)
             st.sent += len(piece)
             conn.out_bytes += len(piece)
         conn.dirty()
@@ -170,14 +183,16 @@ class OutgoingLink:
             self.conn.dirty()
 
     def _browse_more(self) -> None:
-        items = self._browse_items or []
-        now = self.conn.router.clock()
-        while self._browse_pos < len(items) and self.credit() > 0:
-            msg = items[self._browse_pos]
-            self._browse_pos += 1
-            if msg.expired(now) or not self.accepts(msg):
-                continue
-            self.deliver(msg)
+        items = self._browse
+        if items is None:
+            return
+        while self.credit() > 0:
+            msg = next(items, None)
+            if msg is None:
+                self._browse = None  # seen it all
+                return
+            if self.accepts(msg):
+                self.deliver(msg)
 
     # -- dispositions --------------------------------------------------------------------------
     def on_disposition_raw(self, d: Any) -> None:
@@ -266,6 +281,16 @@ class IncomingLink:
         self.closed = False
         self.blocked = False  # credit withheld by the flow gate (a full queue or broker)
         self.spool: IncomingSpool | None = None  # a multi-frame delivery still arriving
+        # the anonymous relay: the addresses it sent to lately, which the flow gate checks as
+        # it checks a named link's address (insertion order, the oldest dropped past a few)
+        self.targets: dict[str, None] = {}
+
+    def sent_to(self, address: str) -> None:
+        targets = self.targets
+        if address not in targets:
+            if len(targets) >= RELAY_TARGETS:
+                del targets[next(iter(targets))]
+            targets[address] = None
 
     def top_up(self) -> None:
         self.blocked = False

@@ -25,7 +25,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from .message import BrokerMessage
+from .message import BrokerMessage, next_seq
 from .spill import Spill
 
 __all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
@@ -183,7 +183,7 @@ class MessageQueue:
             return
         budget = max(1, (self.memory_limit // 2 - self._bytes))
         n = max(100, min(5000, budget // max(1, 300)))
-        for msg in spill.take(n):
+        for msg in spill.take(n, budget):
             self._buckets[msg.priority].append(msg)
             self._count += 1
             self._bytes += msg.mem
@@ -428,22 +428,27 @@ class MessageQueue:
         return -1
 
     # -- inspection ----------------------------------------------------------------------------
-    def snapshot(self) -> list[BrokerMessage]:
-        """The available messages in delivery order (for browsers), unexpired only.
+    def browse(self) -> Iterator[BrokerMessage]:
+        """The messages available now, in delivery order, unexpired, for a browser.
 
-        Paged messages are included (read back as copies): within one priority every paged
-        message is newer than the in-memory ones, so each priority is memory, then disk.
+        Each priority is memory, then disk (within one priority every paged message is newer
+        than the in-memory ones). The in-memory part is taken as references when the browser
+        starts; the paged part is read back as copies a page at a time as the browser's credit
+        asks for more, up to the newest message at the start (a deep queue is never read whole).
         """
-        now = self._clock()
-        paged: list[list[BrokerMessage]] = [[] for _ in range(10)]
-        if self._spill is not None and self._spill.count:
-            for m in self._spill.peek():
-                paged[m.priority].append(m)
-        out: list[BrokerMessage] = []
+        return self._browse(next_seq(), [list(self._buckets[p]) for p in range(10)])
+
+    def _browse(self, upto: int, memory: list[list[BrokerMessage]]) -> Iterator[BrokerMessage]:
         for p in range(9, -1, -1):
-            out.extend(m for m in self._buckets[p] if not m.expired(now))
-            out.extend(m for m in paged[p] if not m.expired(now))
-        return out
+            for m in memory[p]:
+                if not m.expired(self._clock()):
+                    yield m
+            memory[p] = []
+            spill = self._spill
+            if spill is not None and spill.count:
+                for m in spill.browse(p, upto):
+                    if not m.expired(self._clock()):
+                        yield m
 
     def __iter__(self) -> Iterator[BrokerMessage]:
         for p in range(9, -1, -1):

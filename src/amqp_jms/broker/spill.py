@@ -5,6 +5,9 @@ to its spill file, and come back (highest priority first, then oldest) when the 
 runs low, or at once when a paged message outranks everything in memory (the queue asks
 ``top_priority``). Writes are buffered and flushed in batches; the file is unsynchronised scratch space
 (durability is the store's job, not this one's) and is deleted when the queue or broker goes.
+
+A large message (``large.py``) is already a file of its own, mapped: paging it keeps that mapping
+aside and writes only its row, so paging never copies it onto the heap nor into SQLite.
 """
 
 from __future__ import annotations
@@ -12,12 +15,16 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Iterator
+from typing import Any
 
 from .message import BrokerMessage
 
 __all__ = ["Spill"]
 
-_BATCH = 2000
+_BATCH = 2000  # rows written to the file at once, at most
+_BATCH_BYTES = 1 << 20  # ... or fewer once they hold this many bytes (paging bounds memory)
+_BROWSE_PAGE = 200  # paged messages a browser reads back at a time
 
 
 class Spill:
@@ -32,7 +39,9 @@ class Spill:
             "count INTEGER, origin INTEGER, stored INTEGER, PRIMARY KEY (prio, seq)) WITHOUT ROWID"
         )
         self._db = db
-        self._pending: list[tuple[int, int, bytes, int, float, int, int, int]] = []
+        self._pending: list[tuple[int, int, bytes | None, int, float, int, int, int]] = []
+        self._pending_bytes = 0
+        self._large: dict[int, Any] = {}  # seq -> a large message's mapped file (row data NULL)
         self.count = 0
         self.bytes = 0  # message bytes paged out (the store-size limit counts them)
         self._by_priority = [0] * 10
@@ -48,14 +57,20 @@ class Spill:
         return self.count
 
     def put(self, msg: BrokerMessage) -> None:
+        data = msg.data
+        self.bytes += len(data)
+        if type(data) is not bytes:
+            self._large[msg.seq] = data
+            data = None
+        else:
+            self._pending_bytes += len(data)
         self._pending.append(
-            (-msg.priority, msg.seq, msg.data, int(msg.durable), msg.expiry, msg.delivery_count,
+            (-msg.priority, msg.seq, data, int(msg.durable), msg.expiry, msg.delivery_count,
              msg.origin, int(msg.stored))
         )
         self.count += 1
-        self.bytes += len(msg.data)
         self._by_priority[msg.priority] += 1
-        if len(self._pending) >= _BATCH:
+        if len(self._pending) >= _BATCH or self._pending_bytes >= _BATCH_BYTES:
             self._flush()
 
     def _flush(self) -> None:
@@ -65,11 +80,22 @@ class Spill:
             db.executemany("INSERT INTO m VALUES (?,?,?,?,?,?,?,?)", self._pending)
             db.execute("COMMIT")
             self._pending.clear()
+            self._pending_bytes = 0
 
-    def take(self, n: int) -> list[BrokerMessage]:
-        """Up to ``n`` messages, highest priority first then oldest, removed from the file."""
+    def take(self, n: int, max_bytes: int = 1 << 62) -> list[BrokerMessage]:
+        """Up to ``n`` messages, highest priority first then oldest, removed from the file; no
+        more (past the first) than ``max_bytes`` of heap (a page-in of big messages is bounded
+        by bytes, not by a count)."""
         self._flush()
-        rows = self._db.execute("SELECT * FROM m ORDER BY prio, seq LIMIT ?", (n,)).fetchall()
+        rows = []
+        size = 0
+        cur = self._db.execute("SELECT * FROM m ORDER BY prio, seq LIMIT ?", (n,))
+        for row in cur:
+            rows.append(row)
+            size += 256 if row[2] is None else len(row[2])
+            if size >= max_bytes:
+                break
+        cur.close()
         if not rows:
             return []
         last = rows[-1]
@@ -79,20 +105,40 @@ class Spill:
         )
         self._db.execute("COMMIT")
         self.count -= len(rows)
-        self.bytes -= sum(len(row[2]) for row in rows)
+        out = []
+        large = self._large
         for row in rows:
             self._by_priority[-row[0]] -= 1
-        return [_message(row) for row in rows]
+            m = _message(row, large.pop(row[1]) if row[2] is None else row[2])
+            self.bytes -= len(m.data)
+            out.append(m)
+        return out
 
-    def peek(self) -> list[BrokerMessage]:
-        """Copies of every paged message in delivery order, left in the file (for browsers)."""
-        self._flush()
-        return [_message(row) for row in self._db.execute("SELECT * FROM m ORDER BY prio, seq")]
+    def browse(self, priority: int, upto: int) -> Iterator[BrokerMessage]:
+        """Copies of the paged messages of one priority with ``seq <= upto``, oldest first, left
+        in the file and read ``_BROWSE_PAGE`` at a time (a browser of a deep queue holds a page,
+        not the queue); one taken meanwhile is not seen."""
+        last = -1
+        large = self._large
+        while True:
+            self._flush()
+            rows = self._db.execute(
+                "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+                (-priority, last, upto, _BROWSE_PAGE),
+            ).fetchall()
+            if not rows:
+                return
+            for row in rows:
+                data = row[2] if row[2] is not None else large.get(row[1])
+                if data is not None:
+                    yield _message(row, data)
+            last = rows[-1][1]
 
     def drain(self) -> list[BrokerMessage]:
         return self.take(1 << 62)
 
     def close(self) -> None:
+        self._large.clear()
         try:
             self._db.close()
         finally:
@@ -102,9 +148,9 @@ class Spill:
                 pass
 
 
-def _message(row: tuple[int, int, bytes, int, float, int, int, int]) -> BrokerMessage:
-    prio, seq, data, durable, expiry, count, origin, stored = row
-    m = BrokerMessage(bytes(data), priority=-prio, durable=bool(durable), expiry=expiry,
+def _message(row: tuple[int, int, bytes | None, int, float, int, int, int], data: Any) -> BrokerMessage:
+    prio, seq, _, durable, expiry, count, origin, stored = row
+    m = BrokerMessage(data, priority=-prio, durable=bool(durable), expiry=expiry,
                       delivery_count=count, origin=origin, seq=seq)
     m.stored = bool(stored)
     return m

@@ -8,12 +8,21 @@ commit), then resolves the ``barrier()`` futures queued with it on the loop.
 
 Durability: ``synchronous=NORMAL`` in WAL mode survives a process crash (the broker's promise);
 ``synchronous=FULL`` (``fsync=True``) also survives power loss, at a cost per group.
+
+A large message (``large.py``: a mapped file, not ``bytes``) is not put in a row: the writer
+copies it in 1 MiB pieces to ``large/<seq>`` beside the database (synced first under ``fsync``),
+renamed into place before its row commits, and the row's data is left empty (no stored message
+is empty: a durable one has a header). Recovery maps the file back, so a 100 MB message passes
+through neither SQLite nor the heap; the file goes once its row is deleted, and files without a
+row (a crash between the two) are deleted at load.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import mmap
+import os
 import queue
 import sqlite3
 import threading
@@ -43,6 +52,9 @@ class SQLiteStore(Store):
     def __init__(self, path: str | Path, loop: asyncio.AbstractEventLoop, *, fsync: bool = False) -> None:
         self.path = Path(path)
         self.loop = loop
+        self._fsync = fsync
+        self._large_dir = self.path.parent / "large"
+        self._large: set[int] = set()  # seqs whose message is a file in _large_dir (writer thread)
         self._ops: queue.SimpleQueue[Op | None] = queue.SimpleQueue()
         self._batch: _Buffer | None = None
         self._pending_barrier: asyncio.Future[None] | None = None
@@ -78,10 +90,12 @@ class SQLiteStore(Store):
             self._ops.put(("ops", items))
 
     def add(self, queue: str, msg: BrokerMessage) -> None:
-        self._target().adds.append(
-            (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
-             msg.delivery_count)
-        )
+        row = (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
+               msg.delivery_count)
+        if type(msg.data) is bytes:
+            self._target().adds.append(row)
+        else:  # a large message: its own file (in order with the rows around it)
+            self._target().op(("large", row))
 
     def remove(self, queue: str, msg: BrokerMessage) -> None:
         self._target().removes.append((queue, msg.seq))
@@ -140,12 +154,66 @@ class SQLiteStore(Store):
             "FROM messages ORDER BY seq"
         )
         for q, seq, data, prio, durable, expiry, deliver_at, count in rows:
-            msgs.append((str(q), BrokerMessage(bytes(data), priority=int(prio), durable=bool(durable),
+            if not data:  # a large message: its file
+                data = self._map_large(int(seq))
+                if data is None:
+                    continue
+            msgs.append((str(q), BrokerMessage(bytes(data) if type(data) is not mmap.mmap else data,
+                                               priority=int(prio), durable=bool(durable),
                                                expiry=float(expiry), deliver_at=float(deliver_at),
                                                delivery_count=int(count), seq=int(seq))))
             top = max(top, int(seq))
         advance_seq(top)
+        self._drop_orphans()
         return defs, msgs
+
+    # -- large messages: a file each -----------------------------------------------------------
+    def _map_large(self, seq: int) -> mmap.mmap | None:
+        try:
+            with open(self._large_dir / str(seq), "rb") as f:
+                data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except (OSError, ValueError):  # missing or empty: the row cannot be served
+            return None
+        self._large.add(seq)
+        return data
+
+    def _drop_orphans(self) -> None:
+        if not self._large_dir.is_dir():
+            return
+        for entry in os.scandir(self._large_dir):
+            name = entry.name
+            if not (name.isdigit() and int(name) in self._large):
+                try:
+                    os.unlink(entry.path)
+                except OSError:
+                    pass
+
+    def _write_large(self, row: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Writer thread: a large message's bytes to its file; the row to insert (data empty)."""
+        seq, data = row[1], row[2]
+        self._large_dir.mkdir(exist_ok=True)
+        final = self._large_dir / str(seq)
+        tmp = final.with_suffix(".tmp")
+        with open(tmp, "wb") as f:
+            view = memoryview(data)
+            for i in range(0, len(view), _PIECE):
+                f.write(view[i : i + _PIECE])
+                data.madvise(mmap.MADV_DONTNEED, i, min(_PIECE, len(view) - i))  # out of our RSS
+            if self._fsync:
+                f.flush()
+                os.fsync(f.fileno())
+        os.replace(tmp, final)
+        self._large.add(seq)
+        return (row[0], seq, b"", *row[3:])
+
+    def _unlink_large(self, seqs: list[int]) -> None:
+        """Writer thread, after the commit: the files of deleted rows."""
+        for seq in seqs:
+            self._large.discard(seq)
+            try:
+                os.unlink(self._large_dir / str(seq))
+            except OSError:
+                pass
 
     # -- writer thread -------------------------------------------------------------------------
     def _run(self) -> None:
@@ -181,6 +249,8 @@ class SQLiteStore(Store):
                 items.extend(op[1])
                 futures.append(op[2])
         db = self._db
+        gone: list[int] = []  # large messages whose rows this group deletes
+        large = self._large
         try:
             db.execute("BEGIN")
             for item in items:
@@ -190,6 +260,10 @@ class SQLiteStore(Store):
                         _write_rows(db, _INSERT_ONE, _INSERT_MANY, item[1])
                     if item[2]:
                         _write_rows(db, _DELETE_ONE, _DELETE_MANY, item[2])
+                        if large:
+                            gone.extend(seq for _, seq in item[2] if seq in large)
+                elif kind == "large":
+                    db.execute(_INSERT_ONE, self._write_large(item[1]))
                 elif kind == "marks":
                     db.executemany(_MARK, item[1])
                 elif kind == "count":
@@ -197,9 +271,13 @@ class SQLiteStore(Store):
                 elif kind == "saveq":
                     db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", item[1:])
                 elif kind == "delq":
+                    gone.extend(seq for (seq,) in db.execute(
+                        "SELECT seq FROM messages WHERE queue=? AND length(data)=0", (item[1],)))
                     db.execute("DELETE FROM queues WHERE name=?", (item[1],))
                     db.execute("DELETE FROM messages WHERE queue=?", (item[1],))
             db.execute("COMMIT")
+            if gone:
+                self._unlink_large(gone)
         except BaseException as exc:  # keep serving; report through the futures
             self.error = exc
             try:
@@ -225,6 +303,7 @@ class SQLiteStore(Store):
 # re-takes the GIL once per statement instead of once per row (each re-take can stall the event
 # loop thread for a switch interval on a busy machine).
 _CHUNK = 200
+_PIECE = 1 << 20  # bytes of a large message written to its file per write
 _INSERT_ONE = "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)"
 _INSERT_MANY = "INSERT OR REPLACE INTO messages VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * _CHUNK)
 _DELETE_ONE = "DELETE FROM messages WHERE queue=? AND seq=?"

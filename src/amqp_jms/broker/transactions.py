@@ -47,6 +47,16 @@ class TransactionManager:
         self.router = router
         self.open: dict[bytes, Transaction] = {}
         self._ids = itertools.count(1)
+        # heap bytes of sends held for a commit, by address: the flow gate counts them where
+        # they will go, so a transaction that never commits is bounded like any producer
+        self.pending: dict[str, int] = {}
+        self.pending_total = 0
+
+    def publish(self, txn: Transaction, address: str, msg: BrokerMessage) -> None:
+        """A send under ``txn``: held until the commit."""
+        txn.publishes.append((address, msg))
+        self.pending[address] = self.pending.get(address, 0) + msg.mem
+        self.pending_total += msg.mem
 
     def declare(self, owner: int, controller: int | None = None) -> Transaction:
         """A new transaction of connection ``owner``, declared on coordinator link ``controller``."""
@@ -64,6 +74,14 @@ class TransactionManager:
     def discharge(self, txn: Transaction, *, fail: bool) -> None:
         """Commit (``fail=False``) or roll back, and forget the transaction."""
         self.open.pop(txn.txn_id, None)
+        pending = self.pending
+        for address, msg in txn.publishes:
+            left = pending[address] - msg.mem
+            if left:
+                pending[address] = left
+            else:
+                del pending[address]
+            self.pending_total -= msg.mem
         if fail:
             self._rollback(txn)
         else:

@@ -133,7 +133,7 @@ class TransferHandling:
             # queue (address-full policy BLOCK) withholds it until consumers make room
             if st.blocked:
                 pass  # the gate's timer gives the credit back
-            elif not st.coordinator and self.core.gate.refusal(st.address) is not None:
+            elif not st.coordinator and self.core.gate.refusal_for(st) is not None:
                 self.core.gate.block(self, st)
             else:
                 lib.pn_link_flow(lnk, st.window - credit)
@@ -248,20 +248,21 @@ class TransferHandling:
             if (denied := self.refusal(address, Permission.SEND)) is not None:
                 _reject(dlv, "amqp:unauthorized-access", denied)
                 return
+            st.sent_to(address)  # the flow gate withholds the relay's credit while one is full
+        full = self.core.gate.rejects(address)
+        if full is not None:  # address-full policy FAIL, in a transaction or not
+            _reject(dlv, "amqp:resource-limit-exceeded", full)
+            return
         if dlv.remote_state == TRANSACTIONAL_STATE:
             txn_data = dlv.remote.data or []
             txn = self.txns.get(txn_data[0] if txn_data else None)
             if txn is None:
                 _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
-            txn.publishes.append((address, msg))
+            self.txns.publish(txn, address, msg)
             dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
             dlv.update(TRANSACTIONAL_STATE)
             dlv.settle()
-            return
-        full = self.core.gate.rejects(address)
-        if full is not None:
-            _reject(dlv, "amqp:resource-limit-exceeded", full)
             return
         if not router.publish(address, msg):
             _reject(dlv, "amqp:not-found", f"node {address!r} no longer exists")

@@ -79,19 +79,13 @@ def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
     """Receive one message and the exact bytes it arrived as (``None`` at the timeout; ``0``: no wait).
 
     The write-ahead log stores what the broker sent (header and delivery count included, no
-    re-encoding cost): the client's ``MessageConsumer.receive_encoded``.
+    re-encoding cost): the client's ``MessageConsumer.receive_encoded``. A message the client
+    cannot read as JMS (a poison message) never comes out of it: the client settles it
+    ``modified(delivery-failed, undeliverable-here)`` with one WARNING and goes on, so it never
+    fails the stream nor reaches a segment.
     """
-    from ..exceptions import MessageFormatException
-
-    while True:
-        try:
-            got = (
-                consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
-            )
-        except MessageFormatException as exc:  # a poison message: never fails the stream
-            _log.warning("jms data source: skipped a message the client cannot read as JMS: %s", exc)
-            continue
-        return None if got is None else (got.message, got.data)
+    got = consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
+    return None if got is None else (got.message, got.data)
 
 
 def drain(consumer: Any) -> bool:
