@@ -16,6 +16,7 @@ from amqp_jms import (
     JMSException,
     ResourceAllocationException,
     SendFailedException,
+    TransactionRolledBackException,
 )
 from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
 
@@ -118,7 +119,9 @@ def test_address_full_policy_fail_rejects_sends_to_a_full_queue_typed(broker_fac
     with ConnectionFactory(b.url).create_connection() as conn:
         p = Producer(conn, "full-fail", via)
         sent = 0
-        with pytest.raises(SendFailedException, match="address-full-policy FAIL") as exc:
+        # a transacted send does not wait (issue 16, as Qpid JMS): the refusal fails its commit
+        refused = TransactionRolledBackException if via == "transaction" else SendFailedException
+        with pytest.raises(refused, match="address-full-policy FAIL") as exc:
             for _ in range(100):
                 p.send(1000)
                 sent += 1
@@ -192,10 +195,13 @@ def test_an_uncommitted_transaction_counts_against_the_limits(
     sent = []
     with ConnectionFactory(b.url).create_connection() as conn:
         p = Producer(conn, "txn-held", "transaction", commit_every=1 << 30)
+        # more than the credit granted before the limit (2,000) plus the client's send window
+        # (1,024 messages waiting for credit: transacted sends do not wait for their outcome)
+        total = 5000
 
         def produce() -> None:
             try:
-                for _ in range(3000):
+                for _ in range(total):
                     p.send(1000)
                     sent.append(1)
             except JMSException:
@@ -204,10 +210,10 @@ def test_an_uncommitted_transaction_counts_against_the_limits(
         t = threading.Thread(target=produce, daemon=True)
         t.start()
         blocked_at, deadline = -1, time.monotonic() + 60
-        while len(sent) != blocked_at and len(sent) < 3000 and time.monotonic() < deadline:
+        while len(sent) != blocked_at and len(sent) < total and time.monotonic() < deadline:
             blocked_at = len(sent)
             time.sleep(1.0)
-        assert len(sent) == blocked_at < 3000, f"the producer was never blocked ({len(sent)} sent)"
+        assert len(sent) == blocked_at < total, f"the producer was never blocked ({len(sent)} sent)"
 
 
 def test_large_messages_stream_through_a_file_and_survive_a_restart(
@@ -298,3 +304,32 @@ def test_a_drain_held_back_by_write_back_pressure_is_not_reported_empty(broker_f
         assert len(rcv.fetcher.incoming) == 30  # not drained early with messages still queued
     finally:
         conn.close()
+
+
+def test_a_refused_send_rolls_its_transaction_back_and_only_that_one(broker_factory: Any) -> None:
+    # transacted sends do not wait for their outcome (issue 16), so the refusal of one may arrive
+    # after the client wrote the discharge: the broker must then fail that commit (the client
+    # heard "committed" for a transaction that had lost a message), and the refusal must not be
+    # charged to the next transaction
+    b = broker_factory(
+        limits=BrokerLimits(queue_memory_limit=5_000, address_full_policy=AddressFullPolicy.FAIL)
+    )
+    with ConnectionFactory(b.url).create_connection() as conn:
+        s = conn.create_session(True)
+        p = s.create_producer(s.create_queue("txn-fail"))
+        other = s.create_producer(s.create_queue("txn-other"))
+        for _ in range(3):
+            p.send(bytes_msg(s, 1000))
+        s.commit()
+        other.send(bytes_msg(s, 10))
+        for _ in range(10):  # the queue fills: one of these is refused
+            p.send(bytes_msg(s, 1000))
+        with pytest.raises(TransactionRolledBackException, match="address-full-policy FAIL"):
+            s.commit()
+        other.send(bytes_msg(s, 10))  # the next transaction is not charged with the refusal
+        s.commit()
+        conn.start()
+        reader = conn.create_session()
+        c = reader.create_consumer(reader.create_queue("txn-other"))
+        assert c.receive(5000) is not None  # the second transaction's message only:
+        assert c.receive(300) is None  # the first one's was rolled back with the refused send

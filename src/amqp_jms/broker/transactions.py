@@ -38,6 +38,10 @@ class Transaction:
     controller: int | None = None  # the coordinator link it was declared on (its address)
     publishes: list[tuple[str, BrokerMessage]] = field(default_factory=list)
     acks: list[tuple[MessageQueue, BrokerMessage, Outcome]] = field(default_factory=list)
+    #: why a send of this transaction was refused: its commit must then roll back, or the client
+    #: (whose transacted sends do not wait for their outcome) would hear "committed" for a
+    #: transaction that lost a message
+    refused: str | None = None
 
 
 class TransactionManager:

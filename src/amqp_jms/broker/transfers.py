@@ -230,6 +230,15 @@ class TransferHandling:
         st.top_up()
         self.dirty()
 
+    def _refuse_message(self, dlv: Any, condition: str, description: str) -> None:
+        """Reject a message; one sent in a transaction also dooms that transaction's commit."""
+        if dlv.remote_state == TRANSACTIONAL_STATE:
+            txn_data = dlv.remote.data or []
+            txn = self.txns.get(txn_data[0] if txn_data else None)
+            if txn is not None and txn.refused is None:
+                txn.refused = f"{condition}: {description}"
+        _reject(dlv, condition, description)
+
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
         try:
@@ -237,27 +246,27 @@ class TransferHandling:
                 check_depth(data, self.max_value_depth)
             msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
         except ValueError as exc:
-            _reject(dlv, "amqp:decode-error", str(exc))
+            self._refuse_message(dlv, "amqp:decode-error", str(exc))
             return
         address = st.address
         if address is None:
             address = self._relay_target(data)
             if address is None:
-                _reject(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
+                self._refuse_message(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
                 return
             if (denied := self.refusal(address, Permission.SEND)) is not None:
-                _reject(dlv, "amqp:unauthorized-access", denied)
+                self._refuse_message(dlv, "amqp:unauthorized-access", denied)
                 return
             st.sent_to(address)  # the flow gate withholds the relay's credit while one is full
         full = self.core.gate.rejects(address)
         if full is not None:  # address-full policy FAIL, in a transaction or not
-            _reject(dlv, "amqp:resource-limit-exceeded", full)
+            self._refuse_message(dlv, "amqp:resource-limit-exceeded", full)
             return
         if dlv.remote_state == TRANSACTIONAL_STATE:
             txn_data = dlv.remote.data or []
             txn = self.txns.get(txn_data[0] if txn_data else None)
             if txn is None:
-                _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
+                self._refuse_message(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
             self.txns.publish(txn, address, msg)
             dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
@@ -265,7 +274,7 @@ class TransferHandling:
             dlv.settle()
             return
         if not router.publish(address, msg):
-            _reject(dlv, "amqp:not-found", f"node {address!r} no longer exists")
+            self._refuse_message(dlv, "amqp:not-found", f"node {address!r} no longer exists")
             return
         if dlv.settled:
             dlv.settle()
@@ -326,6 +335,11 @@ class TransferHandling:
                 _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
             fail = bool(fields[1]) if len(fields) > 1 else False
+            if not fail and found.refused is not None:  # a send of it was refused: roll back
+                self.txns.discharge(found, fail=True)
+                _reject(dlv, "amqp:transaction:rollback",
+                        f"the transaction was rolled back: one of its sends was refused ({found.refused})")
+                return
             self.core.store_begin_batch()
             try:
                 self.txns.discharge(found, fail=fail)

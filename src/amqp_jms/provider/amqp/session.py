@@ -130,6 +130,10 @@ class AmqpSession(ProviderSession):
         refused, self.txn_send_failure = self.txn_send_failure, None
         try:
             state, d = await self.coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+            # the peer answers in order: a refusal that arrived before the discharge's answer is
+            # of this transaction, not of the next one
+            late, self.txn_send_failure = self.txn_send_failure, None
+            refused = refused or late
             if refused is not None and not fail:
                 raise TransactionRolledBackException(
                     f"the commit failed and the transaction was rolled back: {refused.reason}",
