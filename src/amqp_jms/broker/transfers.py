@@ -252,7 +252,8 @@ class TransferHandling:
         if address is None:
             address = self._relay_target(data)
             if address is None:
-                self._refuse_message(dlv, "amqp:not-found", "anonymous relay: no 'to' address, or no such node")
+                self._refuse_message(dlv, "amqp:not-found",
+                                     "anonymous relay: no 'to' address, or no such node")
                 return
             if (denied := self.refusal(address, Permission.SEND)) is not None:
                 self._refuse_message(dlv, "amqp:unauthorized-access", denied)
