@@ -134,15 +134,11 @@ class BrokerConnection(TransferHandling):
         clash = self.container is not None and self.core.container_clash(self.container, wants_sole)
         conn.offered_capabilities = [symbol(c) for c in offered]
         if clash:
-            props[symbol("amqp:connection-establishment-failed")] = True
-            conn.properties = props
-            conn.open()
-            conn.condition = Condition(
+            _refuse_open(conn, props, Condition(
                 "amqp:invalid-field",
                 f"container-id {self.container!r} is already in use by another connection",
                 {symbol("invalid-field"): symbol("container-id")},
-            )
-            conn.close()
+            ))
             log.info("connection %s from %s refused: container-id in use", self.id, self.peer)
             return
         if self.core.prefixes is not None:
@@ -150,15 +146,11 @@ class BrokerConnection(TransferHandling):
         limit = self.core.limits.max_connections_per_user
         key = self.user or ""
         if limit and self.core.user_connections.get(key, 0) >= limit:
-            props[symbol("amqp:connection-establishment-failed")] = True
-            conn.properties = props
-            conn.open()
-            conn.condition = Condition(
+            _refuse_open(conn, props, Condition(
                 "amqp:resource-limit-exceeded",
                 f"user {self.user or 'anonymous'!r} already has {limit} connections "
                 "(limit max_connections_per_user)",
-            )
-            conn.close()
+            ))
             log.warning("connection %s from %s refused: max_connections_per_user (%d) for %r",
                         self.id, self.peer, limit, key)
             return
@@ -596,3 +588,13 @@ class AttributeRefused(AttachRefused):
 def _symbol_set(value: Any) -> set[str]:
     """Connection capabilities as proton hands them over (a list of symbols, or None)."""
     return symbol_set(value)
+
+
+def _refuse_open(conn: Any, props: dict[Any, Any], condition: Condition) -> None:
+    """Answer an Open with a refusal (mapping 2.1): an Open that says the connection failed to
+    establish, then Close with ``condition``."""
+    props[symbol("amqp:connection-establishment-failed")] = True
+    conn.properties = props
+    conn.open()
+    conn.condition = condition
+    conn.close()
