@@ -30,6 +30,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from ..selector.ast import quote
+
 __all__ = ["PUSHABLE", "to_selector"]
 
 #: column -> (selector identifier, Python type of its literals)
@@ -58,16 +60,16 @@ def _literal(column: str, value: Any) -> str | None:
     if isinstance(value, bool) or not isinstance(value, expected):
         return None
     if isinstance(value, str):
-        return "'" + value.replace("'", "''") + "'"
+        return quote(value)
     number = int(value)  # type: ignore[call-overload]  # an int: checked above
     return _MODES.get(number) if column == "delivery_mode" else str(number)
 
 
 def _like(value: Any) -> str | None:
+    """``value`` with LIKE's wildcards escaped (``ESCAPE '!'``), not yet quoted."""
     if not isinstance(value, str):
         return None
-    escaped = value.replace("'", "''").replace("!", "!!").replace("%", "!%").replace("_", "!_")
-    return escaped
+    return value.replace("!", "!!").replace("%", "!%").replace("_", "!_")
 
 
 def _column(filter_: Any) -> str | None:
@@ -112,7 +114,7 @@ def translate(filter_: Any) -> str | None:
             "StringEndsWith": f"%{text}",
             "StringContains": f"%{text}%",
         }
-        return f"{ident} LIKE '{pattern[kind]}' ESCAPE '!'"
+        return f"{ident} LIKE {quote(pattern[kind])} ESCAPE '!'"
     return None
 
 
