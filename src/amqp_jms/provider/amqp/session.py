@@ -112,7 +112,10 @@ class AmqpSession(ProviderSession):
             raise to_jms(str(c.name) if c is not None else None, c.description if c is not None else None,
                          "the peer refused to declare a transaction")
         data: Any = d.remote.data or [None]
-        self.coordinator.txn_id = data[0]
+        txn_id = data[0]
+        # proton hands binary as a memoryview into the delivery's memory, which is reused once
+        # the delivery goes: copy it, or a later discharge names another transaction's id
+        self.coordinator.txn_id = bytes(txn_id) if isinstance(txn_id, memoryview) else txn_id
 
     async def _discharge(self, fail: bool) -> None:
         assert self.coordinator is not None
