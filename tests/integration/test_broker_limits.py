@@ -333,3 +333,17 @@ def test_a_refused_send_rolls_its_transaction_back_and_only_that_one(broker_fact
         c = reader.create_consumer(reader.create_queue("txn-other"))
         assert c.receive(5000) is not None  # the second transaction's message only:
         assert c.receive(300) is None  # the first one's was rolled back with the refused send
+
+
+def test_open_transactions_per_connection_are_limited_typed(broker_factory: Any) -> None:
+    # a peer could declare transactions without end (each one held until discharged)
+    b = broker_factory(limits=BrokerLimits(max_transactions_per_connection=2))
+    with ConnectionFactory(b.url).create_connection() as conn:
+        first, second = conn.create_session(True), conn.create_session(True)
+        with pytest.raises(ResourceAllocationException, match="max_transactions_per_connection"):
+            conn.create_session(True)
+        second.close()  # its transaction is discharged (rolled back): room again
+        third = conn.create_session(True)
+        third.create_producer(third.create_queue("txn-limit")).send(bytes_msg(third, 10))
+        third.commit()
+        first.commit()

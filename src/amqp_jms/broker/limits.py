@@ -69,6 +69,10 @@ class BrokerLimits:
     """Queues, topics and named (durable or shared) subscriptions the broker holds; attaching to a
     new address beyond it is refused (0 = no limit)."""
 
+    max_transactions_per_connection: int = 1024
+    """Transactions a connection may have declared and not yet discharged; a declare beyond it is
+    rejected (0 = no limit). A JMS client holds one per transacted session."""
+
     # -- messages -------------------------------------------------------------------------------
     max_message_size: int = 100 * MiB
     """Largest message (all its transfer frames together), checked as the frames arrive."""

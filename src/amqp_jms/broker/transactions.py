@@ -50,6 +50,7 @@ class TransactionManager:
     def __init__(self, router: Router) -> None:
         self.router = router
         self.open: dict[bytes, Transaction] = {}
+        self._per_owner: dict[int, int] = {}  # open transactions by connection (for its limit)
         self._ids = itertools.count(1)
         # heap bytes of sends held for a commit, by address: the flow gate counts them where
         # they will go, so a transaction that never commits is bounded like any producer
@@ -66,7 +67,12 @@ class TransactionManager:
         """A new transaction of connection ``owner``, declared on coordinator link ``controller``."""
         txn = Transaction(f"txn:{next(self._ids)}".encode(), owner, controller=controller)
         self.open[txn.txn_id] = txn
+        self._per_owner[owner] = self._per_owner.get(owner, 0) + 1
         return txn
+
+    def open_count(self, owner: int) -> int:
+        """Transactions connection ``owner`` has declared and not discharged."""
+        return self._per_owner.get(owner, 0)
 
     def get(self, txn_id: object) -> Transaction | None:
         if isinstance(txn_id, memoryview):
@@ -77,7 +83,12 @@ class TransactionManager:
 
     def discharge(self, txn: Transaction, *, fail: bool) -> None:
         """Commit (``fail=False``) or roll back, and forget the transaction."""
-        self.open.pop(txn.txn_id, None)
+        if self.open.pop(txn.txn_id, None) is not None:
+            left = self._per_owner[txn.owner] - 1
+            if left:
+                self._per_owner[txn.owner] = left
+            else:
+                del self._per_owner[txn.owner]
         pending = self.pending
         for address, msg in txn.publishes:
             left = pending[address] - msg.mem

@@ -325,6 +325,11 @@ class TransferHandling:
             return
         code = body.descriptor
         if code in (0x31, "amqp:declare:list"):
+            limit = self.core.limits.max_transactions_per_connection
+            if limit and self.txns.open_count(self.id) >= limit:
+                _reject(dlv, "amqp:resource-limit-exceeded", f"the connection has {limit} open "
+                        "transactions (limit max_transactions_per_connection)")
+                return
             txn = self.txns.declare(self.id, addr(dlv.link))
             dlv.local.data = [txn.txn_id]
             dlv.update(DECLARED)
