@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
+from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
 from .completion import refuse_in_callback
 from .session import Session
@@ -80,10 +81,12 @@ ExceptionListenerLike = ExceptionListener | Callable[[JMSException], None]
 class Connection:
     """An active connection to an AMQP peer. Use it as a context manager to close it."""
 
-    def __init__(self, config: ConnectionConfig, provider_factory: Callable[[ConnectionConfig], Any]) -> None:
+    def __init__(
+        self, config: ConnectionConfig, provider_factory: Callable[[ConnectionConfig], Provider]
+    ) -> None:
         self._config = config
         self._provider_factory = provider_factory
-        self._provider: Any = None
+        self._provider: Provider | None = None
         self._lock = threading.RLock()
         self._client_id: str | None = config.client_id
         self._client_id_locked = config.client_id is not None
@@ -147,8 +150,7 @@ class Connection:
             )
         if mode not in Session.MODES:
             raise JMSException(f"invalid session mode {mode!r}: expected one of {Session.MODES}")
-        self._connect()
-        prov = self._provider
+        prov = self._connect()
         psession = self._provider_wait(
             prov.create_session(mode == Session.SESSION_TRANSACTED), self._request_timeout(), "create_session"
         )
@@ -220,7 +222,20 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- provider callbacks (I/O thread) -------------------------------------------------------
+    # -- provider callbacks (ProviderListener; I/O thread) ---------------------------------------
+    def on_connection_established(self, uri: str) -> None:
+        pass
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
+        to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``)."""
+        for s in list(self._sessions):
+            for c in list(s._consumers):
+                c._queue.clear()
+
+    def on_connection_restored(self, uri: str) -> None:
+        pass
+
     def on_connection_failure(self, exc: JMSException) -> None:
         self._failure = exc
         for s in list(self._sessions):
@@ -244,10 +259,10 @@ class Connection:
         threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()
 
     # -- internals -----------------------------------------------------------------------------
-    def _connect(self) -> None:
+    def _connect(self) -> Provider:
         with self._lock:
             if self._provider is not None:
-                return
+                return self._provider
             self._client_id_locked = True
             prov = self._provider_factory(self._config)
             try:
@@ -258,6 +273,7 @@ class Connection:
             self._provider = prov
             if self._client_id is None and self._config.client_id is None:
                 self._client_id = None
+            return prov
 
     def _check_open(self) -> None:
         if self._closed:
@@ -279,8 +295,15 @@ class Connection:
             if not self._started:
                 self._started_cond.wait(timeout)
 
+    def _prov(self) -> Provider:
+        """The provider of an opened connection (every caller opened it first)."""
+        p = self._provider
+        if p is None:
+            raise IllegalStateException("the connection is not open")
+        return p
+
     def _provider_wait(self, fut: Any, timeout: float | None, what: str) -> Any:
-        return self._provider.wait(fut, timeout, what)
+        return self._prov().wait(fut, timeout, what)
 
     def _provider_alive(self) -> bool:
         p = self._provider
@@ -298,11 +321,12 @@ class Connection:
         so a message cannot claim to come from another user)."""
         return self._config.username if self._config.populate_jmsx_user_id else None
 
-    def _remote_caps(self) -> frozenset[str]:
-        return self._provider.remote_capabilities if self._provider is not None else frozenset()
+    def _capabilities(self) -> Capabilities:
+        """What the peer connected now supports (asked each time: a failover may change it)."""
+        return self._prov().capabilities
 
     def _connection_id(self) -> str:
-        return str(self._provider.connection_id)
+        return self._prov().connection_id
 
     def _forget_session(self, s: Session) -> None:
         with self._lock:

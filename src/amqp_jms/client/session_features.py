@@ -13,7 +13,8 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
-from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
+from ..exceptions import IllegalStateException, InvalidDestinationException
+from ..provider.base import DURABLE_SUBSCRIPTIONS, SHARED_SUBSCRIPTIONS, UNSUBSCRIBE
 from .subscriptions import SubscriptionTracker, validate_subscription_name
 
 if TYPE_CHECKING:
@@ -45,17 +46,6 @@ def connection_state(conn: Any) -> ConnectionState:
                 st = ConnectionState()
                 conn._features_state = st
     return st
-
-
-def peer_product(conn: Any) -> str:
-    """The peer's ``product`` connection property ("RabbitMQ", ...), for the few measured quirks."""
-    props = getattr(conn._provider, "remote_properties", None) or {}
-    return str(props.get("product") or "")
-
-
-def refuse_on_rabbitmq(conn: Any, what: str, why: str) -> None:
-    if peer_product(conn) == "RabbitMQ":
-        raise JMSException(f"RabbitMQ's AMQP 1.0 plugin does not support {what}: {why}")
 
 
 class SessionFeatures:
@@ -112,9 +102,9 @@ class SessionFeatures:
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
-        refuse_on_rabbitmq(conn, "unsubscribe", "a null-source attach makes it drop the connection")
+        conn._capabilities().check(UNSUBSCRIBE)
         link = name if conn._client_id is not None else f"{name}|global"
-        conn._provider_wait(conn._provider.unsubscribe(link), conn._request_timeout(), "unsubscribe")
+        conn._provider_wait(conn._prov().unsubscribe(link), conn._request_timeout(), "unsubscribe")
 
     def _subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool
@@ -129,11 +119,11 @@ class SessionFeatures:
             raise IllegalStateException(
                 "a durable subscription needs a client ID: set jms.clientID or call set_client_id first"
             )
-        if shared and "SHARED-SUBS" not in conn._remote_caps():
-            raise JMSException("the peer does not offer SHARED-SUBS: shared subscriptions are not supported")
+        caps = conn._capabilities()
+        if shared:
+            caps.check(SHARED_SUBSCRIPTIONS)
         if durable:
-            refuse_on_rabbitmq(conn, "durable subscriptions",
-                               "it echoes the durable source but drops the subscription on detach")
+            caps.check(DURABLE_SUBSCRIPTIONS)
         if selector is not None and not selector.strip():
             selector = None
         tracker = connection_state(conn).subscriptions
@@ -162,7 +152,7 @@ class SessionFeatures:
         self._check_open()
         conn = self._connection
         what = "create_temporary_topic" if topic else "create_temporary_queue"
-        address = conn._provider_wait(conn._provider.create_temporary(topic), conn._request_timeout(), what)
+        address = conn._provider_wait(conn._prov().create_temporary(topic), conn._request_timeout(), what)
         dest: TemporaryQueue | TemporaryTopic = TemporaryTopic(address) if topic else TemporaryQueue(address)
         dest._bind(lambda d: _delete_temporary(conn, d))
         st = connection_state(conn)
@@ -209,7 +199,7 @@ def _delete_temporary(conn: Connection, dest: Destination) -> None:
                 raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
     st = connection_state(conn)
     if conn._provider_alive():
-        conn._provider_wait(conn._provider.delete_temporary(dest.name), conn._request_timeout(),
+        conn._provider_wait(conn._prov().delete_temporary(dest.name), conn._request_timeout(),
                             "delete temporary destination")
     with st.lock:
         st.temporaries.discard(dest)
