@@ -16,6 +16,7 @@ from ..exceptions import IllegalStateException, InvalidClientIDException, JMSExc
 from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
 from .completion import refuse_in_callback
+from .connection_events import ConnectionEvents
 from .session import Session
 
 __all__ = ["Connection", "ConnectionMetaData", "ExceptionListener"]
@@ -97,6 +98,7 @@ class Connection:
         self._sessions: list[Session] = []
         self._session_index = 0
         self._exception_listener: ExceptionListenerLike | None = None
+        self._events = ConnectionEvents()
         if config.client_id is not None:
             self._connect()
 
@@ -132,8 +134,22 @@ class Connection:
         return self._exception_listener
 
     def set_exception_listener(self, listener: ExceptionListenerLike | None) -> None:
+        """Called (on a thread of its own) when the connection is lost for good: with failover,
+        only once reconnecting gave up (Qpid JMS)."""
         self._check_open()
         self._exception_listener = listener
+
+    def add_connection_listener(self, listener: Any) -> None:
+        """Tell ``listener`` what happens to the connection: ``on_connection_established(uri)``,
+        ``on_connection_interrupted(uri)``, ``on_connection_restored(uri)``,
+        ``on_connection_failure(exc)`` (see ``amqp_jms.client.connection_events``; subclass
+        ``ConnectionListener`` or give an object with some of them). Called in order on a
+        thread of the connection's, never the I/O thread. Add it before the connection is first
+        used to hear ``on_connection_established``."""
+        self._events.add(listener)
+
+    def remove_connection_listener(self, listener: Any) -> None:
+        self._events.remove(listener)
 
     # -- sessions ------------------------------------------------------------------------------
     def create_session(self, transacted: bool | int = False, acknowledge_mode: int | None = None) -> Session:
@@ -224,7 +240,7 @@ class Connection:
 
     # -- provider callbacks (ProviderListener; I/O thread) ---------------------------------------
     def on_connection_established(self, uri: str) -> None:
-        pass
+        self._events.post("on_connection_established", uri)
 
     def on_connection_interrupted(self, uri: str) -> None:
         """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
@@ -232,14 +248,16 @@ class Connection:
         for s in list(self._sessions):
             for c in list(s._consumers):
                 c._queue.clear()
+        self._events.post("on_connection_interrupted", uri)
 
     def on_connection_restored(self, uri: str) -> None:
-        pass
+        self._events.post("on_connection_restored", uri)
 
     def on_connection_failure(self, exc: JMSException) -> None:
         self._failure = exc
         for s in list(self._sessions):
             s._connection_failed(exc)
+        self._events.post("on_connection_failure", exc)
         listener = self._exception_listener
         if listener is not None:
             call: Any = getattr(listener, "on_exception", listener)
