@@ -12,12 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..destination import Destination, TemporaryQueue, TemporaryTopic
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
 from .completion import refuse_in_callback
 from .connection_events import ConnectionEvents
 from .session import Session
+from .subscriptions import SubscriptionTracker
 
 __all__ = ["Connection", "ConnectionMetaData", "ExceptionListener"]
 
@@ -99,6 +101,11 @@ class Connection:
         self._session_index = 0
         self._exception_listener: ExceptionListenerLike | None = None
         self._events = ConnectionEvents()
+        #: which subscriptions this connection has consumers on (JMS 6.3: one consumer on an
+        #: unshared durable subscription per client ID)
+        self._subscriptions = SubscriptionTracker()
+        self._temporaries: set[Destination] = set()  # created here, not yet deleted
+        self._temporaries_lock = threading.Lock()
         if config.client_id is not None:
             self._connect()
 
@@ -345,6 +352,29 @@ class Connection:
 
     def _connection_id(self) -> str:
         return self._prov().connection_id
+
+    # -- temporary destinations (the connection owns them: JMS 6.2.2) --------------------------
+    def _own_temporary(self, dest: TemporaryQueue | TemporaryTopic) -> None:
+        dest._bind(self._delete_temporary)
+        with self._temporaries_lock:
+            self._temporaries.add(dest)
+
+    def _owns_temporary(self, dest: Destination) -> bool:
+        with self._temporaries_lock:
+            return dest in self._temporaries
+
+    def _delete_temporary(self, dest: Destination) -> None:
+        """``TemporaryQueue.delete()``: refused while one of this connection's consumers uses it."""
+        self._check_open()
+        for s in list(self._sessions):
+            for c in list(s._consumers):
+                if not c._closed and c.destination == dest:
+                    raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
+        if self._provider_alive():
+            self._provider_wait(self._prov().delete_temporary(dest.name), self._request_timeout(),
+                                "delete temporary destination")
+        with self._temporaries_lock:
+            self._temporaries.discard(dest)
 
     def _forget_session(self, s: Session) -> None:
         with self._lock:
