@@ -11,9 +11,12 @@ application properties ``statusCode`` (an HTTP-like int) and ``statusDescription
 ``GET-TYPES``, ``GET-OPERATIONS``, ``GET-ATTRIBUTES``, ``GET-MGMT-NODES`` the node's discovery;
 ``READ``     one entity's attributes (a map);
 ``DELETE``   a queue (its consumers are detached) or a subscription not in use (204);
-``PURGE``    a queue's or subscription's messages (custom; body ``{"count": n}``);
+``PURGE``    a queue's or subscription's messages (custom; optional property ``limit``);
 ``MOVE``     a queue's messages to another queue (custom; properties ``destination``, optional
-             ``selector`` and ``limit``; body ``{"count": n}``).
+             ``selector`` and ``limit``).
+
+PURGE and MOVE answer ``{"count": n, "more": bool}``: ``more`` when the request stopped at its
+limit (``limit``, at most ``management_move_limit``) and another request may find more.
 
 Authorization (the broker's roles, ``authorization.py``): reading an entity needs ``browse`` (a
 queue) or ``consume`` (a topic or subscription, on the topic) or ``manage``, on the entity's
@@ -38,6 +41,7 @@ from ..exceptions import InvalidSelectorException
 from .authorization import Permission
 from .extract import Extraction
 from .management_entities import (
+    CONNECTION,
     ENTITY_TYPES,
     MANAGEMENT_ADDRESS,
     QUEUE,
@@ -260,6 +264,8 @@ class ManagementNode:
             if found is None:
                 raise Refused(404, f"unknown entity type {wanted!r} (known: {', '.join(ENTITY_TYPES)})")
             types = [found]
+            if found.name == CONNECTION:  # the broker's, not an address's: refused, not filtered
+                self._check(conn, ADDRESS, *found.read_permissions)
         names = _attribute_names(body)
         if not names:
             names = list(dict.fromkeys(a for t in types for a in t.attributes))
@@ -362,7 +368,7 @@ class ManagementNode:
         ext = Extraction(q, limit=limit, delayed=True, seconds=self.core.limits.selector_budget)
         n = await self._drain(q, ext, self._forget(q), lambda: None)
         log.info("management: %s purged %d messages from %r", _who(conn), n, q.name)
-        return Reply(200, "OK", {"count": n})
+        return Reply(200, "OK", {"count": n, "more": 0 < limit <= n})
 
     async def _move(self, conn: BrokerConnection, q: MessageQueue, destination: str,
                     pred: Callable[[BrokerMessage], bool] | None, limit: int) -> Reply:
@@ -382,7 +388,7 @@ class ManagementNode:
         ext = Extraction(q, pred=pred, limit=limit, seconds=self.core.limits.selector_budget)
         n = await self._drain(q, ext, each, gone)
         log.info("management: %s moved %d messages from %r to %r", _who(conn), n, q.name, destination)
-        return Reply(200, "OK", {"count": n})
+        return Reply(200, "OK", {"count": n, "more": 0 < limit <= n})
 
     async def _delete_queue(self, conn: BrokerConnection, q: MessageQueue) -> Reply:
         name = q.name
@@ -427,7 +433,7 @@ class ManagementNode:
         n = await self._drain(sub.queue, ext, self._forget(sub.queue), in_use)
         if not delete:
             log.info("management: %s purged %d messages from subscription %r", _who(conn), n, identity)
-            return Reply(200, "OK", {"count": n})
+            return Reply(200, "OK", {"count": n, "more": 0 < limit <= n})
         if sub.key is not None and self.router.subscriptions.get(sub.key) is sub:
             self.router.unsubscribe(sub)
         log.info("management: %s removed subscription %r (%d messages)", _who(conn), identity, n)

@@ -8,6 +8,7 @@ read directly and locally: a QUERY answers from the same objects the broker runs
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -130,6 +131,12 @@ def _connections(core: BrokerCore) -> Iterator[tuple[str, Row]]:
 
 
 def _address(peer: Any) -> str:
+    """``host:port`` from the listener's peer (a socket address, or its ``str()`` as kept)."""
+    if isinstance(peer, str) and peer.startswith("("):
+        try:
+            peer = ast.literal_eval(peer)
+        except (ValueError, SyntaxError):
+            return peer
     if isinstance(peer, tuple) and len(peer) >= 2:
         host = str(peer[0])
         return f"[{host}]:{peer[1]}" if ":" in host else f"{host}:{peer[1]}"

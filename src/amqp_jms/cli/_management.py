@@ -24,19 +24,7 @@ ADDRESS = "$management"
 
 
 class StatusError(JMSException):
-    """The node answered with an error status; ``status`` is its code, the message its reason."""
-
-    def __init__(self, status: int, reason: str) -> None:
-        super().__init__(reason, f"status {status}")
-        self.status = status
-
-
-class _SecurityStatus(StatusError, JMSSecurityException):
-    pass
-
-
-class _NotFoundStatus(StatusError, InvalidDestinationException):
-    pass
+    """The node answered with an error status other than 401/403/404; the message is its reason."""
 
 
 @dataclass(frozen=True)
@@ -66,9 +54,9 @@ class ManagementClient:
     def request(self, operation: str, type_name: str, name: str | None = None, *,
                 properties: dict[str, Any] | None = None, body: dict[str, Any] | None = None,
                 check: bool = True) -> Response:
-        """Send one request and wait for its answer; an error status raises :class:`StatusError`
-        (``JMSSecurityException`` for 401/403, ``InvalidDestinationException`` for 404) unless
-        ``check`` is false."""
+        """Send one request and wait for its answer; an error status raises (unless ``check`` is
+        false) ``JMSSecurityException`` for 401/403, ``InvalidDestinationException`` for 404, else
+        :class:`StatusError`, with the node's description and ``status <code>`` as error code."""
         session = self._session
         # a body is an AMQP map (amqp-value), as the draft has it: an ObjectMessage of a dict
         msg = session.create_message() if body is None else session.create_object_message(body)
@@ -102,12 +90,12 @@ class ManagementClient:
             raise JMSException(f"the answer from {ADDRESS} has no statusCode: not an AMQP Management node?")
         resp = Response(int(status), description, message_body(reply), props)
         if check and not 200 <= resp.status < 300:
-            cls: type[StatusError] = StatusError
+            cls: type[JMSException] = StatusError
             if resp.status in (401, 403):
-                cls = _SecurityStatus
+                cls = JMSSecurityException
             elif resp.status == 404:
-                cls = _NotFoundStatus
-            raise cls(resp.status, description or f"status {resp.status}")
+                cls = InvalidDestinationException
+            raise cls(description or f"status {resp.status}", f"status {resp.status}")
         return resp
 
     def query(self, entity_type: str, attributes: list[str] | None = None, *, page: int = 1000) -> list[
