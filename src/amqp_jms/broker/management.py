@@ -455,7 +455,7 @@ class _Answer:
                       body=reply.body)
         router = self.node.router
         # a requester gone meanwhile (its temporary reply queue deleted) is simply not answered
-        router.publish(self.reply_to, BrokerMessage.parse(msg.encode(), now=router.clock()))
+        router.publish(self.reply_to, BrokerMessage.parse(bytes(msg.encode()), now=router.clock()))
 
 
 def _attribute_names(body: Any) -> list[str]:
