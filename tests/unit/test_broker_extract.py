@@ -67,7 +67,7 @@ def test_consumers_taking_from_the_head_between_steps_do_not_make_it_skip(
     def consumer_takes_head() -> None:  # the head is a kept (non-matching) message or new
         bucket = q.bucket(4)
         if bucket:
-            gone.append(q.remove_at(4, 0).origin)
+            gone.append(q.remove_picked(4, [0])[0].origin)
 
     taken = _run(Extraction(q, pred=lambda m: m.origin % 2 == 1), consumer_takes_head)
     remaining = [m.origin for m in q]

@@ -61,7 +61,9 @@ class Extraction:
         self.taken = 0
         self._p = 9
         self._phase = _Phase.MEMORY
-        self._kept = 0  # messages at the head of bucket ``_p`` looked at and left there
+        self._kept = 0  # the bucket's index to look at next (those before it: looked at)
+        self._picks: list[int] = []  # indices picked this step, removed together at its end
+        self._expired: set[int] = set()  # ids of picked messages that had expired
         self._last_kept: BrokerMessage | None = None
         self._paged_after = -1
         self._paused = False
@@ -83,6 +85,7 @@ class Extraction:
         self._find_place()
         while self._phase is not _Phase.DONE:
             if self.limit and self.taken >= self.limit:
+                out.extend(self._flush())  # before paging resumes and the bucket moves
                 self._finish()
                 break
             if looked >= STEP_MESSAGES or (looked & 63 == 63 and time.perf_counter() > deadline):
@@ -101,6 +104,7 @@ class Extraction:
                 self.taken += len(batch)
                 if len(batch) < want:
                     self._finish()
+        out.extend(self._flush())
         return out
 
     def close(self) -> None:
@@ -133,23 +137,40 @@ class Extraction:
             return False
 
     def _memory_one(self, now: float, out: list[BrokerMessage]) -> None:
-        q = self.queue
-        bucket = q.bucket(self._p)
+        """Look at the next message of the bucket: picked (removed at the step's end) or kept."""
+        bucket = self.queue.bucket(self._p)
         i = self._kept
         if i >= len(bucket):
+            out.extend(self._flush())
             self._phase = _Phase.PAGED
             self._paged_after = -1
             return
         msg = bucket[i]
+        self._kept = i + 1
         if msg.expiry and msg.expiry <= now:
-            q.remove_at(self._p, i)
-            q.drop_expired(msg)
+            self._picks.append(i)
+            self._expired.add(id(msg))
         elif self._qualifies(msg):
-            out.append(q.remove_at(self._p, i))
+            self._picks.append(i)
             self.taken += 1
         else:
-            self._kept = i + 1
             self._last_kept = msg
+
+    def _flush(self) -> list[BrokerMessage]:
+        """Remove this step's picks from the bucket at once; the taken ones (not the expired)."""
+        picks, self._picks = self._picks, []
+        if not picks:
+            return []
+        q = self.queue
+        removed = q.remove_picked(self._p, picks)
+        self._kept -= len(picks)
+        expired, self._expired = self._expired, set()
+        if not expired:
+            return removed
+        for m in removed:
+            if id(m) in expired:
+                q.drop_expired(m)
+        return [m for m in removed if id(m) not in expired]
 
     def _paged_batch(self, now: float, out: list[BrokerMessage]) -> None:
         spill = self.queue.spill

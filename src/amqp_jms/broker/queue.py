@@ -437,20 +437,26 @@ class MessageQueue:
     def spill(self) -> Spill | None:
         return self._spill
 
-    def remove_at(self, priority: int, index: int) -> BrokerMessage:
-        """Take the message at ``index`` of a priority out of the queue (a purge or a move)."""
+    def remove_picked(self, priority: int, picks: list[int]) -> list[BrokerMessage]:
+        """Take the messages at the ascending indices ``picks`` of a priority out of the queue, in
+        one pass over that stretch of the bucket (a purge or a move; deleting them one by one
+        from the middle of a deep bucket would cost its length each)."""
+        if not picks:
+            return []
         bucket = self._buckets[priority]
-        if index == 0:
-            msg = bucket.popleft()
-        else:
-            msg = bucket[index]
-            del bucket[index]
-        self._count -= 1
-        self._bytes -= msg.mem
+        start, end = picks[0], picks[-1] + 1
+        bucket.rotate(-start)
+        window = [bucket.popleft() for _ in range(end - start)]
+        chosen = {i - start for i in picks}
+        taken = [m for j, m in enumerate(window) if j in chosen]
+        bucket.extendleft(reversed([m for j, m in enumerate(window) if j not in chosen]))
+        bucket.rotate(start)
+        self._count -= len(taken)
+        self._bytes -= sum(m.mem for m in taken)
         cursor = self._cursor
-        if cursor is not None and cursor[0] == priority and index < cursor[1]:
-            self._cursor = (priority, cursor[1] - 1)  # a sliced scan keeps its place
-        return msg
+        if cursor is not None and cursor[0] == priority:  # a sliced scan keeps its place
+            self._cursor = (priority, cursor[1] - sum(1 for i in picks if i < cursor[1]))
+        return taken
 
     def drop_expired(self, msg: BrokerMessage) -> None:
         """An expired message met by a management walk, already removed: counted as expired."""
