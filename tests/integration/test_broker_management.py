@@ -288,3 +288,21 @@ def test_reading_needs_a_permission_on_the_address(broker_factory: Any) -> None:
     finally:
         clerk.close()
         admin.close()
+
+
+def test_prefix_mode_names_queues_either_way(broker_factory: Any) -> None:
+    b = broker_factory(address_prefixes=("queue://", "topic://"))
+    conn = ConnectionFactory(b.url).create_connection()
+    conn.start()
+    try:
+        s = conn.create_session()
+        p = s.create_producer(Queue("orders"))
+        for _ in range(3):
+            p.send(s.create_text_message("x"))
+        s.create_producer(Queue("back"))
+        with ManagementClient(conn, timeout=5) as mc:  # the client prefixes $management too
+            moved = mc.request("MOVE", "queue", "orders", properties={"destination": "back"})
+            assert moved.body["count"] == 3
+            assert mc.request("READ", "queue", "queue://back").body["messageCount"] == 3
+    finally:
+        conn.close()

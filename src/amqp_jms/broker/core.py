@@ -125,6 +125,7 @@ class BrokerCore:
 
     def cancel_timers(self) -> None:
         self.gate.close()
+        self.management.close()
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()

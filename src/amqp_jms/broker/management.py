@@ -115,6 +115,12 @@ class ManagementNode:
         self._running: dict[int, int] = {}  # connection id -> sliced operations under way
         self._tasks: set[asyncio.Task[None]] = set()
 
+    def close(self) -> None:
+        """The broker is stopping: operations under way end after the step they are in (each
+        step has already disposed of what it took, so nothing is lost)."""
+        for task in list(self._tasks):
+            task.cancel()
+
     # -- a request arrives ---------------------------------------------------------------------
     def receive(self, conn: BrokerConnection, data: bytes) -> tuple[str, str] | None:
         """A request on ``conn``'s link to ``$management``. ``None``: taken (accept it; the answer
@@ -294,6 +300,9 @@ class ManagementNode:
     # -- queue operations ----------------------------------------------------------------------
     def _queue(self, name: str) -> MessageQueue:
         q = self.router.queues.get(name)
+        prefixes = self.core.prefixes
+        if q is None and prefixes is not None:  # prefix mode: 'orders' is 'queue://orders'
+            q = self.router.queues.get(prefixes.queue_address(name))
         if q is None:
             raise Refused(404, f"no queue {name!r}")
         return q
@@ -301,6 +310,7 @@ class ManagementNode:
     def _queue_operation(self, conn: BrokerConnection, operation: str, name: str,
                          props: dict[Any, Any]) -> Awaitable[Reply]:
         q = self._queue(name)
+        name = q.name
         self._check(conn, name, Permission.MANAGE)
         limit = self._request_limit(props)
         if operation == "PURGE":
@@ -312,6 +322,7 @@ class ManagementNode:
         destination = _text(props, "destination", required=True)
         assert destination is not None
         target = self._queue(destination)
+        destination = target.name
         if target is q:
             raise Refused(400, "MOVE: destination is the queue itself")
         self._check(conn, destination, Permission.MANAGE)
