@@ -306,3 +306,18 @@ def test_prefix_mode_names_queues_either_way(broker_factory: Any) -> None:
             assert mc.request("READ", "queue", "queue://back").body["messageCount"] == 3
     finally:
         conn.close()
+
+
+def test_a_full_broker_still_takes_management_requests(broker_factory: Any) -> None:
+    # producers get no credit once max_memory is reached; the operator must still be able to purge
+    b = broker_factory(limits=BrokerLimits(max_memory=64 * 1024, queue_memory_limit=0))
+    _fill(b, "full", 3000, distinct=False)  # ~117 kB in memory
+    conn = ConnectionFactory(b.url + "?jms.sendTimeout=5000").create_connection()  # no credit: fail
+    conn.start()
+    try:
+        with ManagementClient(conn, timeout=5) as mc:
+            for _ in range(120):  # past the management link's first credit window (100)
+                assert mc.request("READ", "queue", "full").body["messageCount"] == 3000
+            assert mc.request("PURGE", "queue", "full").body["count"] == 3000
+    finally:
+        conn.close()

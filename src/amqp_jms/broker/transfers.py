@@ -136,7 +136,7 @@ class TransferHandling:
             # queue (address-full policy BLOCK) withholds it until consumers make room
             if st.blocked:
                 pass  # the gate's timer gives the credit back
-            elif not st.coordinator and self.core.gate.refusal_for(st) is not None:
+            elif not (st.coordinator or st.management) and self.core.gate.refusal_for(st) is not None:
                 self.core.gate.block(self, st)
             else:
                 lib.pn_link_flow(lnk, st.window - credit)
