@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ._client import connect
 from ._common import Output, UsageError, add_common, add_url
@@ -60,9 +61,19 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 
 def _client(conn: Any, args: argparse.Namespace) -> ManagementClient:
+    return ManagementClient(conn, timeout=args.timeout)
+
+
+def _url(args: argparse.Namespace) -> str:
+    """``--url`` with ``jms.sendTimeout`` = ``--timeout`` unless it sets one: a peer that gives
+    the request no credit fails the verb in time instead of leaving it waiting."""
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    return ManagementClient(conn, timeout=args.timeout)
+    parts = urlsplit(args.url)
+    if "jms.sendTimeout" in parse_qs(parts.query):
+        return str(args.url)
+    query = "&".join(q for q in (parts.query, f"jms.sendTimeout={int(args.timeout * 1000)}") if q)
+    return urlunsplit(parts._replace(query=query))
 
 
 _QUEUE_COLUMNS = [("name", "queue"), ("messageCount", "messages"), ("consumerCount", "consumers"),
@@ -71,7 +82,7 @@ _QUEUE_COLUMNS = [("name", "queue"), ("messageCount", "messages"), ("consumerCou
 
 
 def run_queues(args: argparse.Namespace, out: Output) -> int:
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         rows = mc.query("queue", [k for k, _ in _QUEUE_COLUMNS] + ["kind"])
     rows = [r for r in rows if args.all or r.get("kind") == "queue"]
     _show(out, "queues", rows, _QUEUE_COLUMNS)
@@ -81,7 +92,7 @@ def run_queues(args: argparse.Namespace, out: Output) -> int:
 def run_connections(args: argparse.Namespace, out: Output) -> int:
     cols = [("identity", "id"), ("remoteAddress", "from"), ("user", "user"), ("containerId", "container"),
             ("sessionCount", "sessions"), ("linkCount", "links")]
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         rows = mc.query("connection", [k for k, _ in cols])
     _show(out, "connections", rows, cols)
     return 0
@@ -91,7 +102,7 @@ def run_subscriptions(args: argparse.Namespace, out: Output) -> int:
     cols = [("identity", "subscription"), ("topic", "topic"), ("selector", "selector"),
             ("messageCount", "messages"), ("consumerCount", "consumers"), ("durable", "durable"),
             ("shared", "shared")]
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         if args.remove:
             resp = mc.request("DELETE", "subscription", args.remove)
             dropped = resp.properties.get("count")
@@ -105,7 +116,7 @@ def run_subscriptions(args: argparse.Namespace, out: Output) -> int:
 
 
 def run_purge(args: argparse.Namespace, out: Output) -> int:
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         total = _repeat(lambda limit: mc.request("PURGE", "queue", args.queue, properties=limit), None)
     out.info(f"purged {total} messages from {args.queue}")
     out.emit({"queue": args.queue, "purged": total})
@@ -120,7 +131,7 @@ def run_move(args: argparse.Namespace, out: Output) -> int:
     props: dict[str, Any] = {"destination": args.destination}
     if args.selector:
         props["selector"] = args.selector
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         total = _repeat(lambda limit: mc.request("MOVE", "queue", args.source, properties={**props, **limit}),
                         args.limit)
     out.info(f"moved {total} messages from {args.source} to {args.destination}")
@@ -140,7 +151,7 @@ def _repeat(send: Any, limit: int | None) -> int:
 
 
 def run_delete(args: argparse.Namespace, out: Output) -> int:
-    with connect(args.url) as conn, _client(conn, args) as mc:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
         resp = mc.request("DELETE", "queue", args.queue)
     dropped = resp.properties.get("count")
     out.info(f"deleted queue {args.queue} ({dropped} messages dropped)")
