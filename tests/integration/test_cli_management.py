@@ -204,3 +204,9 @@ def test_refused_without_the_permission(broker_factory: Any, capsys: pytest.Capt
     capsys.readouterr()
     assert _queues(ops, capsys)["orders.eu"]["messages"] == 0
     assert main(["connections", "--url", ops]) == 0
+
+
+def test_rabbitmq_3_10_has_no_management_node(rabbitmq: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    """What docs/operations.md says of RabbitMQ: the verbs fail there, with the peer's reason."""
+    assert main(["queues", "--url", rabbitmq.url, "--timeout", "5"]) == 1
+    assert "Dynamic targets not supported" in capsys.readouterr().err
