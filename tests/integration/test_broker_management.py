@@ -321,3 +321,29 @@ def test_a_full_broker_still_takes_management_requests(broker_factory: Any) -> N
             assert mc.request("PURGE", "queue", "full").body["count"] == 3000
     finally:
         conn.close()
+
+
+class _Requester:
+    """What the node needs of a connection (as ``BrokerConnection``): an id, a user, refusals."""
+
+    id = 10**6
+    user = None
+
+    def refusal(self, address: str, permission: Any) -> None:
+        return None
+
+
+def test_a_request_nested_too_deep_is_rejected_before_it_is_decoded(broker: Any) -> None:
+    deep: Any = "x"
+    for _ in range(150):
+        deep = [deep]
+    data = bytes(ProtonMessage(id="r1", reply_to="replies", body=deep,
+                               properties={"operation": "QUERY", "type": NODE_TYPE}).encode())
+
+    def send() -> Any:
+        broker.core.router.queue("replies")
+        return broker.core.management.receive(_Requester(), data)
+
+    condition, description = broker.run_soon(send)
+    assert condition == "amqp:decode-error" and "100" in description
+    assert _depth(broker, "replies") == 0  # rejected, not answered

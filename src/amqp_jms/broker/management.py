@@ -39,6 +39,7 @@ from proton import Message, int32
 
 from ..exceptions import InvalidSelectorException
 from .authorization import Permission
+from .depth import check_depth
 from .extract import Extraction
 from .management_entities import (
     CONNECTION,
@@ -132,6 +133,8 @@ class ManagementNode:
                     f"the limit of {limits.management_request_size} (management_request_size)")
         request = Message()
         try:
+            if limits.max_value_depth:
+                check_depth(data, limits.max_value_depth)  # before proton recurses into it
             request.decode(data)
         except Exception as exc:
             return "amqp:decode-error", f"management request could not be decoded: {exc}"
