@@ -347,3 +347,21 @@ def test_a_request_nested_too_deep_is_rejected_before_it_is_decoded(broker: Any)
     condition, description = broker.run_soon(send)
     assert condition == "amqp:decode-error" and "100" in description
     assert _depth(broker, "replies") == 0  # rejected, not answered
+
+
+def test_a_subscription_is_found_when_its_client_id_has_colons(broker: Any) -> None:
+    from amqp_jms import Topic
+
+    conn = ConnectionFactory(broker.url).create_connection()
+    conn.set_client_id("svc:eu:1")
+    conn.start()
+    try:
+        s = conn.create_session()
+        s.create_durable_subscriber(Topic("audit"), "all").close()
+        with ManagementClient(conn, timeout=5) as mc:
+            row = mc.request("READ", "subscription", "svc:eu:1:all").body
+            assert (row["clientId"], row["name"], row["consumerCount"]) == ("svc:eu:1", "all", 0)
+            assert mc.request("DELETE", "subscription", "svc:eu:1:all").status == 204
+            assert mc.request("READ", "subscription", "svc:eu:1:all", check=False).status == 404
+    finally:
+        conn.close()

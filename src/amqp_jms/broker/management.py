@@ -417,13 +417,15 @@ class ManagementNode:
 
     # -- subscription operations ---------------------------------------------------------------
     def _subscription(self, identity: str) -> Subscription:
-        client_id, sep, name = identity.rpartition(":")
-        if not sep:
-            client_id, name = "", identity
+        """``<client-id>:<name>``; either may hold a ':' itself (generated client ids do), so
+        every split is tried, durable subscriptions first."""
+        splits = [i for i, ch in enumerate(identity) if ch == ":"]
         for kind in ("durable", "volatile"):
-            sub = self.router.subscriptions.get((kind, client_id or None, name))
-            if sub is not None:
-                return sub
+            for i in splits or [-1]:
+                client_id, name = identity[:max(i, 0)], identity[i + 1:]
+                sub = self.router.subscriptions.get((kind, client_id or None, name))
+                if sub is not None:
+                    return sub
         raise Refused(404, f"no subscription {identity!r} (identity is <client-id>:<name>)")
 
     def _subscription_operation(self, conn: BrokerConnection, operation: str, identity: str,
