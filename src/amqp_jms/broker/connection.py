@@ -22,6 +22,7 @@ from .authorization import Permission
 from .errors import MalformedFrame
 from .limits import AddressFullPolicy
 from .links import IncomingLink, OutgoingLink
+from .management import ADDRESS as MANAGEMENT_ADDRESS
 from .message import BrokerMessage
 from .nodes import NodeKind, Subscription
 from .temporary import lifetime_policy, set_lifetime_policy
@@ -272,6 +273,9 @@ class BrokerConnection(TransferHandling):
         elif not target.address:
             link.target.copy(target)
             st = IncomingLink(link, None)
+        elif self._is_management(str(target.address)):  # authorized per request (management.py)
+            link.target.copy(target)
+            st = IncomingLink(link, str(target.address), management=True, window=100)
         else:
             address = str(target.address)
             caps = symbols(target.capabilities)
@@ -283,6 +287,10 @@ class BrokerConnection(TransferHandling):
         link.max_message_size = self.core.limits.max_message_size
         link.open()
         link.flow(st.window)
+
+    def _is_management(self, address: str) -> bool:
+        prefixes = self.core.prefixes
+        return (address if prefixes is None else prefixes.name_of(address)) == MANAGEMENT_ADDRESS
 
     def _resolve(self, address: str, caps: set[str]) -> NodeKind:
         """The node at ``address`` of the type the capabilities ask for (created if absent); in

@@ -14,6 +14,7 @@ from ..exceptions import InvalidSelectorException
 from .authorization import Authorization
 from .flowgate import FlowGate
 from .limits import BrokerLimits
+from .management import ManagementNode
 from .message import BrokerMessage
 from .nodes import Router
 from .prefixes import AddressPrefixes
@@ -66,6 +67,7 @@ class BrokerCore:
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
         self.authorization: Authorization | None = None  # None: every logged-in user may do anything
+        self.management = ManagementNode(self)  # the ``$management`` node
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:
@@ -123,6 +125,7 @@ class BrokerCore:
 
     def cancel_timers(self) -> None:
         self.gate.close()
+        self.management.close()
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()

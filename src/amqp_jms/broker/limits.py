@@ -107,6 +107,18 @@ class BrokerLimits:
     selector_budget: float = 0.02
     """Seconds of selector matching a queue may spend per event-loop turn before it yields."""
 
+    # -- the management node ($management, ``management.py``) -------------------------------------
+    management_request_size: int = 65536
+    """Largest management request (encoded message bytes); a bigger one is rejected unread."""
+    management_rows: int = 1000
+    """Rows a QUERY answers at most (ask for the rest with ``offset``)."""
+    management_selector_length: int = 4096
+    """Longest selector a MOVE may carry."""
+    management_move_limit: int = 100000
+    """Messages one MOVE or PURGE request takes at most (the CLI repeats the request for more)."""
+    management_requests_per_connection: int = 8
+    """Management requests of one connection under way at once; more are answered 503."""
+
     # -- delivery counts ---------------------------------------------------------------------------
     persist_delivery_count: bool = True
     """Store a durable message's delivery count before it is sent, so a message delivered before a

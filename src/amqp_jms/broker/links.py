@@ -271,11 +271,13 @@ class IncomingLink:
         address: str | None,
         *,
         coordinator: bool = False,
+        management: bool = False,
         window: int = 2000,
     ) -> None:
         self.link = link
         self.address = address  # None = anonymous relay (route by ``to``)
         self.coordinator = coordinator
+        self.management = management  # requests to the ``$management`` node (``management.py``)
         self.window = window
         self.temp_node: str | None = None  # dynamic target created by this link
         self.closed = False

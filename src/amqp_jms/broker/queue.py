@@ -85,6 +85,7 @@ class MessageQueue:
         self._cursor: tuple[int, int] | None = None  # where a sliced scan resumes
         self._resume: asyncio.Handle | None = None
         self._after_scan: list[Callable[[], None]] = []  # run when the sliced scan under way ends
+        self._extracting = 0  # management operations under way (``extract.py``): no paging in
 
     # -- sizes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -179,7 +180,7 @@ class MessageQueue:
 
     def _page_in(self) -> None:
         spill = self._spill
-        if spill is None or not spill.count:
+        if spill is None or not spill.count or self._extracting:
             return
         budget = max(1, (self.memory_limit // 2 - self._bytes))
         n = max(100, min(5000, budget // max(1, 300)))
@@ -350,7 +351,7 @@ class MessageQueue:
                 p -= 1
                 i = 0
             spill = self._spill
-            if self._count or spill is None or not spill.count or not self._any_credit():
+            if self._count or spill is None or not spill.count or not self._any_credit() or self._extracting:
                 break
             self._page_in()  # memory is empty and credit is left: go on with the paged part
             p, i = 9, 0
@@ -426,6 +427,54 @@ class MessageQueue:
             if self._buckets[p]:
                 return p
         return -1
+
+    # -- management (``extract.py`` walks the queue with these) ----------------------------------
+    def bucket(self, priority: int) -> deque[BrokerMessage]:
+        """The in-memory messages of one priority, in delivery order (read it, never change it)."""
+        return self._buckets[priority]
+
+    @property
+    def spill(self) -> Spill | None:
+        return self._spill
+
+    def remove_picked(self, priority: int, picks: list[int]) -> list[BrokerMessage]:
+        """Take the messages at the ascending indices ``picks`` of a priority out of the queue, in
+        one pass over that stretch of the bucket (a purge or a move; deleting them one by one
+        from the middle of a deep bucket would cost its length each)."""
+        if not picks:
+            return []
+        bucket = self._buckets[priority]
+        start, end = picks[0], picks[-1] + 1
+        bucket.rotate(-start)
+        window = [bucket.popleft() for _ in range(end - start)]
+        chosen = {i - start for i in picks}
+        taken = [m for j, m in enumerate(window) if j in chosen]
+        bucket.extendleft(reversed([m for j, m in enumerate(window) if j not in chosen]))
+        bucket.rotate(start)
+        self._count -= len(taken)
+        self._bytes -= sum(m.mem for m in taken)
+        cursor = self._cursor
+        if cursor is not None and cursor[0] == priority:  # a sliced scan keeps its place
+            self._cursor = (priority, cursor[1] - sum(1 for i in picks if i < cursor[1]))
+        return taken
+
+    def drop_expired(self, msg: BrokerMessage) -> None:
+        """An expired message met by a management walk, already removed: counted as expired."""
+        self._drop(msg)
+
+    def take_delayed(self, n: int) -> list[BrokerMessage]:
+        """Up to ``n`` messages waiting for their delivery time, taken out (a purge)."""
+        out: list[BrokerMessage] = []
+        while self._delayed and len(out) < n:
+            out.append(heapq.heappop(self._delayed)[2])
+        return out
+
+    def paging_paused(self, paused: bool) -> None:
+        """While a management walk runs, paged messages stay on disk (the walk reads them there,
+        and one paged in behind it would be missed); afterwards consumers get them again."""
+        self._extracting += 1 if paused else -1
+        if not self._extracting and self.consumers:
+            self.dispatch()
 
     # -- inspection ----------------------------------------------------------------------------
     def browse(self) -> Iterator[BrokerMessage]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from .message import BrokerMessage
@@ -133,6 +133,40 @@ class Spill:
                 if data is not None:
                     yield _message(row, data)
             last = rows[-1][1]
+
+    def take_matching(
+        self, priority: int, after: int, upto: int, n: int, pred: Callable[[BrokerMessage], bool] | None
+    ) -> tuple[list[BrokerMessage], int | None]:
+        """A management walk's step through the paged messages of one priority: of the next ``n``
+        (oldest first, ``after < seq <= upto``) remove and return those ``pred`` accepts (all when
+        it is None); also the last seq looked at (None: nothing left to look at)."""
+        self._flush()
+        rows = self._db.execute(
+            "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (-priority, after, upto, n),
+        ).fetchall()
+        if not rows:
+            return [], None
+        large = self._large
+        taken: list[BrokerMessage] = []
+        for row in rows:
+            data = row[2] if row[2] is not None else large.get(row[1])
+            if data is None:
+                continue
+            m = _message(row, data)
+            if pred is None or pred(m):
+                taken.append(m)
+        if taken:
+            self._db.execute("BEGIN")
+            self._db.executemany("DELETE FROM m WHERE prio = ? AND seq = ?",
+                                 [(-priority, m.seq) for m in taken])
+            self._db.execute("COMMIT")
+            for m in taken:
+                large.pop(m.seq, None)
+                self.count -= 1
+                self.bytes -= len(m.data)
+                self._by_priority[priority] -= 1
+        return taken, rows[-1][1]
 
     def drain(self) -> list[BrokerMessage]:
         return self.take(1 << 62)

@@ -118,10 +118,13 @@ class TransferHandling:
             data = bytes(buf)
         if lib.pn_delivery_aborted(d):
             lib.pn_delivery_settle(d)
-        elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None:
+        elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None \
+                or st.management:
             dlv = Delivery.wrap(d)
             if st.coordinator:
                 self._on_coordinator(dlv, data)
+            elif st.management:
+                self._on_management(dlv, data)
             else:
                 self._on_message(st, dlv, data)
         else:
@@ -133,7 +136,7 @@ class TransferHandling:
             # queue (address-full policy BLOCK) withholds it until consumers make room
             if st.blocked:
                 pass  # the gate's timer gives the credit back
-            elif not st.coordinator and self.core.gate.refusal_for(st) is not None:
+            elif not (st.coordinator or st.management) and self.core.gate.refusal_for(st) is not None:
                 self.core.gate.block(self, st)
             else:
                 lib.pn_link_flow(lnk, st.window - credit)
@@ -225,6 +228,8 @@ class TransferHandling:
             dlv.settle()
         elif st.coordinator:
             self._on_coordinator(dlv, data)
+        elif st.management:
+            self._on_management(dlv, data)
         else:
             self._on_message(st, dlv, data)
         st.top_up()
@@ -317,6 +322,20 @@ class TransferHandling:
             else:
                 return None
         return to
+
+    def _on_management(self, dlv: Any, data: bytes) -> None:
+        """A request to ``$management``: taken (answered on its reply-to) or rejected."""
+        if dlv.remote_state == TRANSACTIONAL_STATE:
+            _reject(dlv, "amqp:not-implemented", "management requests cannot be transacted")
+            return
+        refused = self.core.management.receive(self, data)  # type: ignore[arg-type]
+        if refused is not None:
+            _reject(dlv, *refused)
+        elif not dlv.settled:
+            dlv.update(ACCEPTED)
+            dlv.settle()
+        else:
+            dlv.settle()
 
     def _on_coordinator(self, dlv: Any, data: bytes) -> None:
         body = coordinator_request(data)

@@ -30,6 +30,12 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "mq": ("mq", "IBM MQ dump files <-> an AMQP destination (import/export)"),
     "pipeline": ("pipeline", "the Spark streaming ingest: a JMS destination into Parquet"),
     "demo": ("demo", "the end-to-end job: broker, MQ bridge, producers, Spark pipeline, report"),
+    "queues": ("manage", "list a running broker's queues with depth and consumers"),
+    "purge": ("manage", "remove every message waiting on a queue"),
+    "move": ("manage", "move messages between queues (e.g. from the DLQ back), with a selector"),
+    "delete": ("manage", "delete a queue"),
+    "connections": ("manage", "list the connections open to a running broker"),
+    "subscriptions": ("manage", "list durable subscriptions, or remove one"),
 }
 """Subcommand name -> (module in ``amqp_jms.cli``, one-line help)."""
 
