@@ -20,9 +20,9 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from .._logs import CLIENT
 from ..exceptions import JMSException
 from ..provider.base import ACCEPTED, MODIFIED_FAILED, MODIFIED_FAILED_UNDELIVERABLE, REJECTED, RELEASED
 
@@ -53,7 +53,7 @@ POISON = MODIFIED_FAILED_UNDELIVERABLE
 #: the outcome of a message prefetched but never handed to the application
 UNSEEN = RELEASED
 
-_log = logging.getLogger("amqp_jms.client.consumer")
+_log = CLIENT
 
 
 def outcome_for_ack_type(value: Any) -> int:

@@ -236,9 +236,10 @@ class Connection:
         (Qpid JMS), on a thread of its own; the connection stays usable."""
         listener = self._exception_listener
         if listener is None:
-            import logging
+            from .._logs import CLIENT, with_ids
 
-            logging.getLogger(__name__).warning("a send nobody waited for failed: %s", exc)
+            log = with_ids(CLIENT, connection=self._connection_id())
+            log.warning("a send nobody waited for failed: %s", exc)
             return
         call: Any = getattr(listener, "on_exception", listener)
         threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()

@@ -19,12 +19,14 @@ from typing import Any
 
 from proton import Condition, Event, symbol
 
+from ..._logs import PROVIDER, with_ids
 from ...engine import Engine, SaslConfig
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
+from ..frames import frame_logger
 from ..loop import LoopThread
 from .addressing import prefixes_in_force
 from .outgoing import OutgoingFrames
@@ -111,6 +113,7 @@ class AmqpProvider(Provider):
         self.config = config
         self.connection_id = connection_id or generate_connection_id()
         self._container_id = config.client_id or self.connection_id
+        self.log = with_ids(PROVIDER, connection=self.connection_id)
         self.lt = LoopThread("amqp-jms-io")
         self.lt.set_after_ops(self.flush)
         self.loop = self.lt.loop
@@ -261,6 +264,8 @@ class AmqpProvider(Provider):
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
+        if cfg.trace_frames:
+            self.engine.trace_frames(frame_logger(self.connection_id))
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
@@ -528,6 +533,8 @@ class AmqpProvider(Provider):
             self._opened.exception()  # retrieved here; _connect re-raises it
             self._abort()
             return
+        if not self.closing:  # the one line an operator sees: which connection, and why
+            self.log.warning("connection to %s:%s failed: %s", self.config.host, self.config.port, exc)
         for s in list(self.sessions):
             s.fail(exc)
         if self._closed_fut is not None and not self._closed_fut.done():
