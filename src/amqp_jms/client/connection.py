@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.config import ConnectionConfig
+from ..provider.metrics import ConnectionMetrics, metrics_of
 from .completion import refuse_in_callback
 from .session import Session
 
@@ -123,6 +124,11 @@ class Connection:
     def get_meta_data(self) -> ConnectionMetaData:
         self._check_open()
         return ConnectionMetaData.current()
+
+    def metrics(self) -> ConnectionMetrics:
+        """A frozen snapshot of this connection's counters: messages and bytes sent and received,
+        outcomes, redeliveries, failures (``amqp_jms.provider.metrics``); readable after close."""
+        return metrics_of(self._provider)
 
     def get_exception_listener(self) -> ExceptionListenerLike | None:
         self._check_open()

@@ -28,6 +28,7 @@ from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
 from ..frames import frame_logger
 from ..loop import LoopThread
+from ..metrics import Counters
 from .addressing import prefixes_in_force
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
@@ -114,6 +115,7 @@ class AmqpProvider(Provider):
         self.connection_id = connection_id or generate_connection_id()
         self._container_id = config.client_id or self.connection_id
         self.log = with_ids(PROVIDER, connection=self.connection_id)
+        self.counters = Counters(self.connection_id)
         self.lt = LoopThread("amqp-jms-io")
         self.lt.set_after_ops(self.flush)
         self.loop = self.lt.loop
@@ -528,6 +530,7 @@ class AmqpProvider(Provider):
         if self.failure is not None:
             return
         self.failure = exc
+        self.counters.failures += 1
         if self._opened is not None and not self._opened.done():
             self._opened.set_exception(exc)
             self._opened.exception()  # retrieved here; _connect re-raises it

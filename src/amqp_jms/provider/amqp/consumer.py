@@ -89,6 +89,8 @@ class AmqpInbound:
             p = self.consumer.provider
             self._msg = codec.decode(self.data, self.consumer.spec.destination,
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
+            if self._msg._redelivered:
+                p.counters.count_redelivery()
         return self._msg
 
 
@@ -106,6 +108,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self.copy_honoured = True  # browser: the peer answered distribution-mode copy
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
+        self._counters = session.p.counters
 
     async def open(self) -> None:
         spec = self.spec
@@ -160,6 +163,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             data = b""
         _advance(link)
         self.credit = _credit(link)
+        counters = self._counters
+        counters.messages_received += 1
+        counters.bytes_received += len(data)
         if self.spec.presettle or _settled(delivery):
             _settle(delivery)
             inbound = AmqpInbound(data, None, self)
@@ -184,6 +190,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         data = bytes(rcv.recv(delivery.pending) or b"")
         rcv.advance()
         self.credit = rcv.credit
+        counters = self._counters
+        counters.messages_received += 1
+        counters.bytes_received += len(data)
         if self.spec.presettle or delivery.settled:
             delivery.settle()
             inbound = AmqpInbound(data, None, self)
@@ -329,6 +338,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound.delivery = None
             _update(raw, _PN_ACCEPTED)
             _settle(raw)
+            self._counters.acks_accepted += 1
         else:
             d = inbound.delivery
             assert d is not None
@@ -347,6 +357,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
                 d.local.undeliverable = outcome == MODIFIED_FAILED_UNDELIVERABLE
                 d.update(Delivery.MODIFIED)
             d.settle()
+            self._counters.count_outcome("acks_", _OUTCOME_CODES[outcome])
         self.refill()
 
     def refill(self) -> None:

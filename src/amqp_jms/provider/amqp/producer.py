@@ -81,6 +81,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._all_written: asyncio.Future[None] | None = None
         cfg = session.p.config
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
+        self._counters = session.p.counters
 
     async def open(self) -> None:
         snd = self.session.pn.sender(self.name)
@@ -142,6 +143,9 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 _settle(d)
         self._unwritten += 1
         self.provider.unwritten.add(self)
+        counters = self._counters
+        counters.messages_sent += 1
+        counters.bytes_sent += len(data)
         if self.spec.presettle:
             if fut is not None:
                 fut.set_result(None)
@@ -158,6 +162,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         if fut is not None:
             self.provider.completed.append(fut)  # resolved at the end of the flush
         _settle(delivery)
+        self._counters.sends_accepted += 1
         return True
 
     def on_delivery(self, delivery: Delivery) -> None:
@@ -165,6 +170,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         if not state and not delivery.settled:
             return
         fut = self._waiting.pop(delivery.tag, None)
+        self._counters.count_outcome("sends_", state)
         if fut is not None and not fut.done():
             err = outcome_error(state, delivery, "the message")
             if err is None:
