@@ -66,7 +66,7 @@ class Counters:
     """The live counters of one connection; written on its I/O thread only (but see
     ``count_redelivery``)."""
 
-    __slots__ = ("_lock", "connection_id", *COUNTER_NAMES)
+    __slots__ = ("__weakref__", "_lock", "connection_id", *COUNTER_NAMES)
     messages_sent: int
     bytes_sent: int
     messages_received: int

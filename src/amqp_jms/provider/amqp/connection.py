@@ -29,6 +29,7 @@ from ..errors import tls_error, to_jms
 from ..frames import frame_logger
 from ..loop import LoopThread
 from ..metrics import Counters
+from ..tracing import tracing_for
 from .addressing import prefixes_in_force
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
@@ -116,6 +117,11 @@ class AmqpProvider(Provider):
         self._container_id = config.client_id or self.connection_id
         self.log = with_ids(PROVIDER, connection=self.connection_id)
         self.counters = Counters(self.connection_id)
+        self.tracing = tracing_for(config)  # None unless jms.tracing asks for it
+        if config.metrics:
+            from ..otel_metrics import export
+
+            export(self.counters)
         self.lt = LoopThread("amqp-jms-io")
         self.lt.set_after_ops(self.flush)
         self.loop = self.lt.loop

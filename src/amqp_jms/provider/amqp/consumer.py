@@ -91,6 +91,8 @@ class AmqpInbound:
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
             if self._msg._redelivered:
                 p.counters.count_redelivery()
+            if p.tracing is not None:
+                p.tracing.received(self._msg, self.consumer.spec.destination)
         return self._msg
 
 

@@ -99,16 +99,19 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         p = self.provider
+        tracing = p.tracing
+        span = tracing.sending(message, self.spec.destination) if tracing is not None else None
         data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
                             topic_prefix=p.topic_prefix)
         self._window.acquire(self._send_timeout)
         lt = self.provider.lt
+        fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
-            fut: concurrent.futures.Future[None] = concurrent.futures.Future()
-            lt.post(lambda: self._transfer(data, fut))
-            return fut
-        lt.post(lambda: self._transfer(data, None))
-        return None
+            fut = concurrent.futures.Future()
+        lt.post(lambda: self._transfer(data, fut))
+        if tracing is not None:
+            tracing.sent(span, fut)
+        return fut
 
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
