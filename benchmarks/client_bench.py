@@ -12,7 +12,9 @@ Same embedded broker (in its own process), same run, same work, three figures (m
 The ratio is amqp-jms' rate over raw proton's, the smallest of the figures with a goal (the
 three above and issue 7's async and asyncio figures; its durable fan-out is printed, not
 ranked). Phases of the two clients alternate and each is repeated (``--rounds``) keeping the best,
-since the machine is shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a
+since the machine is shared. ``--observability`` measures instead what issue 21's hooks cost
+(``client_obs.py``: tracing off against the ``--release`` client, and tracing on).
+``--memory`` adds the drain test of issue 6 (RSS growth of a
 consumer draining a queue).
 
 Issue 16 adds default-settings figures (what an application gets without tuning: a
@@ -571,6 +573,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--memory", type=int, default=0,
                     help="also drain this many messages and report RSS growth")
+    ap.add_argument("--observability", action="store_true",
+                    help="issue 21: tracing off vs the --release client, and tracing on (client_obs.py)")
+    ap.add_argument("--release", default="main", help="git ref of the release --observability compares with")
     ap.add_argument("--only", default=None,
                     help="run only the figures whose name contains this text (e.g. 'default')")
     args = ap.parse_args(argv)
@@ -579,6 +584,11 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (2 if args.quick else 3)
 
     results: dict[str, dict[str, float]] = {}
+    if args.observability:
+        from client_obs import run as observability
+
+        with broker_process() as url:
+            return observability(url, n, n_sync, rounds, args.release, raw_send_presettled, _drain)
     with broker_process() as url:
         phases: list[tuple[str, int, Callable[..., float], Callable[..., float]]] = [
             ("presettled send", n, jms_send_presettled, raw_send_presettled),
