@@ -24,7 +24,7 @@ from opentelemetry.trace import SpanKind
 
 from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue
 from amqp_jms.provider.config import parse_url
-from amqp_jms.provider.tracing import from_jaeger
+from amqp_jms.provider.tracing import context_of, from_jaeger
 from amqp_jms.testing.peer import TestPeer, Transfer
 
 TRACING = "jms.tracing=opentelemetry"
@@ -139,6 +139,10 @@ def test_a_java_jaeger_context_is_continued(spans: InMemorySpanExporter, uber: s
             got = consumer.receive(2000)
             assert got is not None and got.get_body(str) == "from java"
             peer.wait()
+    # the application's own span continues the same trace
+    app = trace.get_tracer("the-application")
+    with app.start_as_current_span("process", context=context_of(got)) as mine:
+        assert mine.get_span_context().trace_id == 0x463AC35C9F6413AD48485A3953BB6124
     (receive,) = _ours(spans, SpanKind.CONSUMER)
     assert receive.context.trace_id == 0x463AC35C9F6413AD48485A3953BB6124
     assert receive.parent is not None and receive.parent.span_id == 0xA2FB4A1D1A96D312

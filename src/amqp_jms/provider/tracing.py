@@ -35,7 +35,7 @@ from ..mapping.tracestate import carrier_of, set_carrier
 if TYPE_CHECKING:
     from .config import ConnectionConfig
 
-__all__ = ["UBER_TRACE_ID", "Tracing", "from_jaeger", "to_jaeger", "tracing_for"]
+__all__ = ["UBER_TRACE_ID", "Tracing", "context_of", "from_jaeger", "to_jaeger", "tracing_for"]
 
 #: Jaeger's TEXT_MAP key, what Qpid JMS carries with a Jaeger OpenTracing tracer
 UBER_TRACE_ID = "uber-trace-id"
@@ -67,6 +67,13 @@ def tracing_for(config: ConnectionConfig) -> Tracing | None:
     if not config.tracing:
         return None
     return Tracing()
+
+
+def context_of(message: Any) -> Any:
+    """The OpenTelemetry context a received ``message`` carries, or None: the parent for the
+    application's own processing span, e.g. in a listener
+    ``tracer.start_as_current_span("process", context=context_of(message))``."""
+    return Tracing().extract(carrier_of(message))
 
 
 class Tracing:

@@ -111,12 +111,15 @@ def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
 class AmqpProvider(Provider):
     """The provider for one JMS connection."""
 
-    def __init__(self, config: ConnectionConfig, connection_id: str | None = None) -> None:
+    def __init__(
+        self, config: ConnectionConfig, connection_id: str | None = None, counters: Counters | None = None
+    ) -> None:
         self.config = config
         self.connection_id = connection_id or generate_connection_id()
         self._container_id = config.client_id or self.connection_id
         self.log = with_ids(PROVIDER, connection=self.connection_id)
-        self.counters = Counters(self.connection_id)
+        # (a failover provider passes the one set of counters its successive connections share)
+        self.counters = counters if counters is not None else Counters(self.connection_id)
         self.tracing = tracing_for(config)  # None unless jms.tracing asks for it
         if config.metrics:
             from ..otel_metrics import export
