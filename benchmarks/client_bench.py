@@ -137,10 +137,11 @@ def raw_send_sync(url: str, address: str, n: int) -> float:
 
 
 # -- amqp-jms -----------------------------------------------------------------------------------
-def jms_send_presettled(url: str, address: str, n: int) -> float:
+def jms_send_presettled(url: str, address: str, n: int, extra: str = "") -> float:
+    """(``extra``: more URL options, ``&``-joined, as ``client_obs.py`` adds them)"""
     from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
 
-    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true")
+    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true" + extra)
     with f.create_connection() as conn:
         s = conn.create_session()
         p = s.create_producer(Queue(address))
@@ -169,10 +170,10 @@ def jms_receive(url: str, address: str, n: int, options: str = "?jms.prefetchPol
         return n / (time.perf_counter() - t0)
 
 
-def jms_send_sync(url: str, address: str, n: int) -> float:
+def jms_send_sync(url: str, address: str, n: int, extra: str = "") -> float:
     from amqp_jms import BytesMessage, ConnectionFactory, Queue
 
-    with ConnectionFactory(url).create_connection() as conn:
+    with ConnectionFactory(url + ("?" + extra.lstrip("&") if extra else "")).create_connection() as conn:
         s = conn.create_session()
         p = s.create_producer(Queue(address))
         t0 = time.perf_counter()

@@ -22,21 +22,14 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 GOAL = 0.95
-BODY = b"x" * 256
 VARIANTS = ("release", "off", "tracing")
 FIGURES = ("presettled send", "receive (ack)", "sync persistent send")
 _OPTIONS = {"release": "", "off": "", "tracing": "jms.tracing=opentelemetry&jms.metrics=opentelemetry"}
 _HERE = Path(__file__).resolve().parent
 _REPO = _HERE.parent
-
-
-def _url(url: str, base: str, variant: str) -> str:
-    opts = "&".join(o for o in (base, _OPTIONS[variant]) if o)
-    return f"{url}?{opts}" if opts else url
 
 
 def _setup_otel() -> None:
@@ -54,35 +47,18 @@ def _setup_otel() -> None:
 
 
 def worker(figure: str, url: str, address: str, n: int, variant: str) -> float:
-    """One figure in this process (its amqp_jms is whatever PYTHONPATH gave it)."""
-    from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
+    """One figure in this process (its amqp_jms is whatever PYTHONPATH gave it), with client_bench's
+    own functions."""
+    from client_bench import jms_receive, jms_send_presettled, jms_send_sync
 
     if variant == "tracing":
         _setup_otel()
+    extra = "&" + _OPTIONS[variant] if _OPTIONS[variant] else ""
     if figure == "receive (ack)":
-        with ConnectionFactory(_url(url, "jms.prefetchPolicy.all=1000", variant)).create_connection() as conn:
-            s = conn.create_session()
-            t0 = time.perf_counter()
-            c = s.create_consumer(Queue(address))
-            conn.start()
-            for i in range(n):
-                if c.receive(10000) is None:
-                    raise RuntimeError(f"receive: only {i} of {n} messages arrived")
-            c.close()
-            return n / (time.perf_counter() - t0)
-    presettled = figure == "presettled send"
-    base = "jms.presettlePolicy.presettleProducers=true" if presettled else ""
-    with ConnectionFactory(_url(url, base, variant)).create_connection() as conn:
-        s = conn.create_session()
-        p = s.create_producer(Queue(address))
-        p.set_delivery_mode(DeliveryMode.NON_PERSISTENT if presettled else DeliveryMode.PERSISTENT)
-        t0 = time.perf_counter()
-        for _ in range(n):
-            m = BytesMessage()
-            m.write_bytes(BODY)
-            p.send(m)
-        p.close()
-        return n / (time.perf_counter() - t0)
+        return jms_receive(url, address, n, "?jms.prefetchPolicy.all=1000" + extra)
+    if figure == "presettled send":
+        return jms_send_presettled(url, address, n, extra)
+    return jms_send_sync(url, address, n, extra)
 
 
 def _export_release(ref: str, into: str) -> str:

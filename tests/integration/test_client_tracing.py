@@ -93,21 +93,28 @@ def test_a_trace_crosses_the_broker_from_producer_to_consumer(
     assert [e.name for e in send.events] == ["delivery settled"]  # ended at the peer's outcome
 
 
-def test_the_context_travels_as_qpid_jms_carries_it(spans: InMemorySpanExporter) -> None:
-    """A map of *string* keys and values under the symbol x-opt-qpid-tracestate, with Jaeger's
-    uber-trace-id (what Qpid JMS's OpenTracing tracer reads with Jaeger) and W3C traceparent."""
+def _send_to_peer(options: str) -> Transfer:
+    """One persistent send to the scripted peer; the transfer as the peer read it."""
     seen: list[Transfer] = []
     with TestPeer() as peer:
         peer.expect_open()
         peer.expect_begin()
         peer.expect_attach(offer=10)
         peer.expect_transfer(seen.append)
-        with ConnectionFactory(peer.url + FAST + TRACING).create_connection() as conn:
+        with ConnectionFactory(peer.url + FAST + options).create_connection() as conn:
             session = conn.create_session()
             producer = session.create_producer(Queue("q"))
             producer.set_delivery_mode(DeliveryMode.PERSISTENT)
             producer.send(session.create_text_message("x"))
+            assert (conn._provider.tracing is None) == (not options)
             peer.wait()
+    return seen[0]
+
+
+def test_the_context_travels_as_qpid_jms_carries_it(spans: InMemorySpanExporter) -> None:
+    """A map of *string* keys and values under the symbol x-opt-qpid-tracestate, with Jaeger's
+    uber-trace-id (what Qpid JMS's OpenTracing tracer reads with Jaeger) and W3C traceparent."""
+    seen = [_send_to_peer(TRACING)]
     (send,) = _ours(spans, SpanKind.PRODUCER)
     state = seen[0].message.annotations[TRACESTATE]
     assert isinstance(state, dict) and all(type(k) is str and type(v) is str for k, v in state.items())
@@ -150,19 +157,7 @@ def test_a_java_jaeger_context_is_continued(spans: InMemorySpanExporter, uber: s
 
 
 def test_off_by_default_nothing_traced_nothing_carried(spans: InMemorySpanExporter) -> None:
-    seen: list[Transfer] = []
-    with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(offer=10)
-        peer.expect_transfer(seen.append)
-        with ConnectionFactory(peer.url + FAST.rstrip("&")).create_connection() as conn:
-            session = conn.create_session()
-            producer = session.create_producer(Queue("q"))
-            producer.set_delivery_mode(DeliveryMode.PERSISTENT)
-            producer.send(session.create_text_message("x"))
-            assert conn._provider.tracing is None
-            peer.wait()
+    seen = [_send_to_peer("")]
     assert TRACESTATE not in (seen[0].message.annotations or {})
     assert not _ours(spans, SpanKind.PRODUCER)
 
