@@ -8,8 +8,10 @@ import logging
 import time
 
 import pytest
+from proton import Message as PMessage
+from proton import byte, symbol
 
-from amqp_jms import ConnectionFactory
+from amqp_jms import ConnectionFactory, Queue
 from amqp_jms._logs import LAYERS
 from amqp_jms.testing.peer import TestPeer
 
@@ -68,3 +70,31 @@ def test_a_clean_close_logs_nothing_at_info_or_above(caplog: pytest.LogCaptureFi
             conn.create_session()
         peer.wait()
     assert not [r for r in caplog.records if r.name.startswith("amqp_jms")]
+
+
+def test_a_skipped_unreadable_message_is_one_warning_naming_connection_session_and_link(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, logger="amqp_jms")
+    poison = PMessage(body="?", annotations={symbol("x-opt-jms-msg-type"): byte(9)})
+    ok = PMessage(body="ok", annotations={symbol("x-opt-jms-msg-type"): byte(5)})
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        peer.expect_flow(send=[poison, ok])
+        peer.expect_disposition()
+        peer.expect_disposition()
+        with ConnectionFactory(peer.url + FAST).create_connection() as conn:
+            consumer = conn.create_session().create_consumer(Queue("q"))
+            conn.start()
+            m = consumer.receive(2000)
+            assert m is not None and m.get_body(str) == "ok"
+            cid = conn._connection_id()
+            peer.wait()
+    (w,) = [r for r in caplog.records if r.name.startswith("amqp_jms") and r.levelno >= logging.INFO]
+    assert w.name == "amqp_jms.client" and w.levelno == logging.WARNING
+    assert w.connection_id == cid  # type: ignore[attr-defined]
+    assert w.session_id.startswith(cid + ":")  # type: ignore[attr-defined]
+    assert w.link.startswith("qpid-jms:receiver:" + w.session_id)  # type: ignore[attr-defined]
+    assert f"[connection={cid} session={w.session_id} link={w.link}]" in w.getMessage()  # type: ignore[attr-defined]

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .._logs import CLIENT
+from .._logs import CLIENT, with_ids
 from ..exceptions import JMSException
 from ..provider.base import ACCEPTED, MODIFIED_FAILED, MODIFIED_FAILED_UNDELIVERABLE, REJECTED, RELEASED
 
@@ -93,11 +93,14 @@ def decode_or_poison(inbound: Any, where: str) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log.
+    logged here, once per message, at WARNING. ``where`` names the consumer for the log, the
+    provider's ``log_ids`` (if it gives them) its connection, session and link.
     """
     try:
         return inbound.decode()
     except Exception as e:  # whatever the bytes did, the message is unreadable
-        _log.warning("%s: a message that cannot be read as a JMS message was settled "
-                     "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
+        ids = getattr(inbound, "log_ids", None)
+        log = with_ids(_log, **ids) if ids else _log
+        log.warning("%s: a message that cannot be read as a JMS message was settled "
+                    "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
         return None

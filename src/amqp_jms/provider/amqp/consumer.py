@@ -84,6 +84,12 @@ class AmqpInbound:
         self.raw = None
         self._wrapped = None
 
+    @property
+    def log_ids(self) -> dict[str, str]:
+        """What names this delivery in a log line: its connection, session and link."""
+        c = self.consumer
+        return {"connection": c.provider.connection_id, "session": c.session.id, "link": c.name}
+
     def decode(self) -> Any:
         if self._msg is None:
             p = self.consumer.provider
