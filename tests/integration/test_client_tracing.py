@@ -5,6 +5,7 @@ ours readable by Qpid JMS's Jaeger tracer)."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -194,3 +195,15 @@ def test_counters_are_exported_as_opentelemetry_metrics(broker: Any) -> None:
                 ("messaging.operation.type", "send"))
     assert points[("amqp_jms.client.outcomes", accepted)] == 3
     assert points[("amqp_jms.client.sent.bytes", (("amqp_jms.connection.id", cid),))] > 0
+
+
+@pytest.mark.parametrize("option", ["jms.tracing=opentelemetry", "jms.metrics=opentelemetry"])
+def test_without_the_extra_the_option_is_refused_naming_it(
+    monkeypatch: pytest.MonkeyPatch, option: str
+) -> None:
+    import amqp_jms.provider.otel_metrics as otel_metrics
+
+    monkeypatch.setitem(sys.modules, "opentelemetry", None)  # as if not installed
+    monkeypatch.setattr(otel_metrics, "_registered", False)
+    with pytest.raises(JMSException, match=r"amqp-jms\[otel\]"):
+        ConnectionFactory(f"amqp://127.0.0.1:1?{option}").create_connection().create_session()
