@@ -12,7 +12,9 @@ Same embedded broker (in its own process), same run, same work, three figures (m
 The ratio is amqp-jms' rate over raw proton's, the smallest of the figures with a goal (the
 three above and issue 7's async and asyncio figures; its durable fan-out is printed, not
 ranked). Phases of the two clients alternate and each is repeated (``--rounds``) keeping the best,
-since the machine is shared. ``--memory`` adds the drain test of issue 6 (RSS growth of a
+since the machine is shared. ``--observability`` measures instead what issue 21's hooks cost
+(``client_obs.py``: tracing off against the ``--release`` client, and tracing on).
+``--memory`` adds the drain test of issue 6 (RSS growth of a
 consumer draining a queue).
 
 Issue 16 adds default-settings figures (what an application gets without tuning: a
@@ -135,10 +137,11 @@ def raw_send_sync(url: str, address: str, n: int) -> float:
 
 
 # -- amqp-jms -----------------------------------------------------------------------------------
-def jms_send_presettled(url: str, address: str, n: int) -> float:
+def jms_send_presettled(url: str, address: str, n: int, extra: str = "") -> float:
+    """(``extra``: more URL options, ``&``-joined, as ``client_obs.py`` adds them)"""
     from amqp_jms import BytesMessage, ConnectionFactory, DeliveryMode, Queue
 
-    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true")
+    f = ConnectionFactory(url + "?jms.presettlePolicy.presettleProducers=true" + extra)
     with f.create_connection() as conn:
         s = conn.create_session()
         p = s.create_producer(Queue(address))
@@ -167,10 +170,10 @@ def jms_receive(url: str, address: str, n: int, options: str = "?jms.prefetchPol
         return n / (time.perf_counter() - t0)
 
 
-def jms_send_sync(url: str, address: str, n: int) -> float:
+def jms_send_sync(url: str, address: str, n: int, extra: str = "") -> float:
     from amqp_jms import BytesMessage, ConnectionFactory, Queue
 
-    with ConnectionFactory(url).create_connection() as conn:
+    with ConnectionFactory(url + ("?" + extra.lstrip("&") if extra else "")).create_connection() as conn:
         s = conn.create_session()
         p = s.create_producer(Queue(address))
         t0 = time.perf_counter()
@@ -571,6 +574,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--rounds", type=int, default=None)
     ap.add_argument("--memory", type=int, default=0,
                     help="also drain this many messages and report RSS growth")
+    ap.add_argument("--observability", action="store_true",
+                    help="issue 21: tracing off vs the --release client, and tracing on (client_obs.py)")
+    ap.add_argument("--release", default="main", help="git ref of the release --observability compares with")
     ap.add_argument("--only", default=None,
                     help="run only the figures whose name contains this text (e.g. 'default')")
     args = ap.parse_args(argv)
@@ -579,6 +585,11 @@ def main(argv: list[str] | None = None) -> int:
     rounds = args.rounds or (2 if args.quick else 3)
 
     results: dict[str, dict[str, float]] = {}
+    if args.observability:
+        from client_obs import run as observability
+
+        with broker_process() as url:
+            return observability(url, n, n_sync, rounds, args.release, raw_send_presettled, _drain)
     with broker_process() as url:
         phases: list[tuple[str, int, Callable[..., float], Callable[..., float]]] = [
             ("presettled send", n, jms_send_presettled, raw_send_presettled),

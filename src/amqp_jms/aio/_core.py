@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from ..client.producer import MessageProducer
     from ..client.session import Session
     from ..message import Message
+    from ..provider.metrics import ConnectionMetrics
 
 __all__ = ["AsyncConnection", "AsyncConnectionFactory", "AsyncConsumer", "AsyncProducer", "AsyncSession"]
 
@@ -96,6 +97,10 @@ class AsyncConnection:
 
     def get_client_id(self) -> str | None:
         return self.sync.get_client_id()
+
+    def metrics(self) -> ConnectionMetrics:
+        """The connection's counters (``Connection.metrics``): a snapshot, no I/O, no await."""
+        return self.sync.metrics()
 
     async def set_client_id(self, client_id: str) -> None:
         await _thread(self.sync.set_client_id, client_id)

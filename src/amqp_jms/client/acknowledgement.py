@@ -20,9 +20,9 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
+from .._logs import CLIENT, with_ids
 from ..exceptions import JMSException
 from ..provider.base import (
     ACCEPTED,
@@ -60,7 +60,7 @@ POISON = MODIFIED_FAILED_UNDELIVERABLE
 #: the outcome of a message prefetched but never handed to the application
 UNSEEN = RELEASED
 
-_log = logging.getLogger("amqp_jms.client.consumer")
+_log = CLIENT
 
 
 def outcome_for_ack_type(value: Any) -> int:
@@ -100,11 +100,14 @@ def decode_or_poison(inbound: Any, where: str) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log.
+    logged here, once per message, at WARNING. ``where`` names the consumer for the log, the
+    inbound's ``log_ids`` its connection, session and link.
     """
     try:
         return inbound.decode()
     except Exception as e:  # whatever the bytes did, the message is unreadable
-        _log.warning("%s: a message that cannot be read as a JMS message was settled "
-                     "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
+        ids = inbound.log_ids
+        log = with_ids(_log, **ids) if ids else _log
+        log.warning("%s: a message that cannot be read as a JMS message was settled "
+                    "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
         return None

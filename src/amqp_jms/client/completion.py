@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import concurrent.futures
 import itertools
-import logging
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
+from .._logs import CLIENT
 from ..exceptions import IllegalStateException, JMSException
 
 __all__ = [
@@ -41,7 +41,7 @@ __all__ = [
     "wait_for_completions",
 ]
 
-_log = logging.getLogger(__name__)
+_log = CLIENT
 
 #: passed as the listener to ``MessageProducer._send`` by the asyncio API: "give me the
 #: provider's future" (awaited with ``asyncio.wrap_future``) instead of blocking or a callback

@@ -16,6 +16,7 @@ from ..destination import Destination, TemporaryQueue, TemporaryTopic
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
+from ..provider.metrics import ConnectionMetrics, metrics_of
 from .completion import refuse_in_callback
 from .connection_events import ConnectionEvents
 from .session import Session
@@ -135,6 +136,11 @@ class Connection:
     def get_meta_data(self) -> ConnectionMetaData:
         self._check_open()
         return ConnectionMetaData.current()
+
+    def metrics(self) -> ConnectionMetrics:
+        """A frozen snapshot of this connection's counters: messages and bytes sent and received,
+        outcomes, redeliveries, failures (``amqp_jms.provider.metrics``); readable after close."""
+        return metrics_of(self._provider)
 
     def get_exception_listener(self) -> ExceptionListenerLike | None:
         self._check_open()
@@ -276,9 +282,10 @@ class Connection:
         (Qpid JMS), on a thread of its own; the connection stays usable."""
         listener = self._exception_listener
         if listener is None:
-            import logging
+            from .._logs import CLIENT, with_ids
 
-            logging.getLogger(__name__).warning("a send nobody waited for failed: %s", exc)
+            log = with_ids(CLIENT, connection=self._connection_id())
+            log.warning("a send nobody waited for failed: %s", exc)
             return
         call: Any = getattr(listener, "on_exception", listener)
         threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()

@@ -66,6 +66,6 @@ class Dispatcher:
                 try:
                     self._session._dispatch_one(item)
                 except Exception:  # keep dispatching; the error is the listener's or logged
-                    import logging
+                    from .._logs import CLIENT
 
-                    logging.getLogger(__name__).exception("message dispatch failed")
+                    CLIENT.exception("message dispatch failed")

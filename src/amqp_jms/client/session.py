@@ -325,7 +325,7 @@ class Session(SessionFeatures):
                 return
             import logging
 
-            logging.getLogger(__name__).exception("message listener raised")
+            logging.getLogger("amqp_jms.client").exception("message listener raised")
         self._current = None
         if self._recovered_current:
             return  # recover() inside the listener already queued it again

@@ -14,7 +14,7 @@ done, and ``error`` holds the condition that ended it, if any.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -93,6 +93,13 @@ class Engine:
         self._head_closed = False
         self._tail_closed = False
         self._eof = False
+
+    def trace_frames(self, sink: Callable[[str], None]) -> None:
+        """Hand ``sink`` every frame proton reads or writes, decoded as its frame trace
+        (``PN_TRACE_FRM``) prints it: ``0 -> @open(16) [container-id="c", ...]``. proton formats
+        a line only when tracing is on, so an engine without it pays nothing per frame."""
+        self.transport.trace(Transport.TRACE_FRM)
+        self.transport.tracer = lambda _transport, line: sink(line)
 
     # -- input ---------------------------------------------------------------------------------
     @property

@@ -103,6 +103,11 @@ class Inbound(Protocol):
         read-only copy for a message ``recover`` redelivers)."""
         ...
 
+    @property
+    def log_ids(self) -> dict[str, str]:
+        """The connection, session and link ids a log line about this message names."""
+        ...
+
 
 class InboundSink(Protocol):
     def deliver(self, inbound: Any) -> None:

@@ -135,6 +135,13 @@ class ConnectionConfig:
     #: ``topic-prefix`` Open property, ``""`` means no prefix whatever the peer offers
     queue_prefix: str | None = None
     topic_prefix: str | None = None
+    #: log every AMQP frame in and out at DEBUG on ``amqp_jms.frames`` (Qpid JMS's option)
+    trace_frames: bool = False
+    #: ``"opentelemetry"`` (spans per send and delivery, context in ``x-opt-qpid-tracestate``)
+    #: or ``""`` for none; see ``_tracing``
+    tracing: str = ""
+    #: ``"opentelemetry"`` to export the connection's counters as OpenTelemetry metrics
+    metrics: str = ""
 
     @property
     def secure(self) -> bool:
@@ -196,6 +203,26 @@ def _mechs(name: str, v: str) -> tuple[str, ...]:
     return mechs
 
 
+#: ``jms.tracing`` values: Qpid JMS's ``opentracing`` (OpenTracing is archived; OpenTelemetry
+#: is its successor and the annotation is the same) and ``noop`` are accepted as written
+_TRACING = {"": "", "none": "", "noop": "", "opentelemetry": "opentelemetry", "opentracing": "opentelemetry"}
+
+
+def _tracing(name: str, v: str) -> str:
+    kind = _TRACING.get(v.strip().lower())
+    if kind is None:
+        raise JMSException(f"option {name}={v!r}: expected opentelemetry (or opentracing, the same), "
+                           "noop or none")
+    return kind
+
+
+def _metrics(name: str, v: str) -> str:
+    low = v.strip().lower()
+    if low not in ("", "none", "opentelemetry"):
+        raise JMSException(f"option {name}={v!r}: expected opentelemetry or none")
+    return "" if low == "none" else low
+
+
 def _outcome(name: str, v: str) -> str:
     up = v.strip().upper()
     if up not in REDELIVERY_OUTCOMES:
@@ -223,6 +250,9 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "jms.populateJMSXUserID": (None, "populate_jmsx_user_id", _bool),
     "jms.queuePrefix": (None, "queue_prefix", _str),
     "jms.topicPrefix": (None, "topic_prefix", _str),
+    "jms.tracing": (None, "tracing", _tracing),
+    "jms.metrics": (None, "metrics", _metrics),
+    "amqp.traceFrames": (None, "trace_frames", _bool),
     "jms.prefetchPolicy.queuePrefetch": ("prefetch", "queue_prefetch", _nonneg),
     "jms.prefetchPolicy.topicPrefetch": ("prefetch", "topic_prefetch", _nonneg),
     "jms.prefetchPolicy.queueBrowserPrefetch": ("prefetch", "queue_browser_prefetch", _nonneg),

@@ -149,9 +149,9 @@ class LoopThread:
             try:
                 r = ops.popleft()()
             except Exception:  # one bad op must not stop the loop
-                import logging
+                from .._logs import PROVIDER
 
-                logging.getLogger(__name__).exception("error in posted operation")
+                PROVIDER.exception("error in posted operation")
                 continue
             if r is _YIELD and ops:
                 # a task was started: its first step is queued on the loop; continue after it

@@ -7,13 +7,10 @@ writers), so the calls into :mod:`amqp_jms.client` and :mod:`amqp_jms.mapping` l
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 from ..destination import Destination, Topic
 from .options import JmsOptions
-
-_log = logging.getLogger(__name__)
 
 __all__ = [
     "decode",

@@ -29,7 +29,6 @@ closes its connection.
 
 from __future__ import annotations
 
-import logging
 import math
 import os
 import threading
@@ -37,6 +36,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._logs import SPARK
 from ..exceptions import IllegalStateException
 from ._faults import crash_point
 from .options import JmsOptions
@@ -44,7 +44,7 @@ from .wal import WriteAheadLog
 
 __all__ = ["DEFAULT_MAX_BUFFERED", "QUIET_MS", "ReceiverStats", "SegmentReceiver"]
 
-_log = logging.getLogger(__name__)
+_log = SPARK
 
 #: A chunk of at least this many messages is written as two segments (two parallel tasks).
 SPLIT_AT = 1000

@@ -175,8 +175,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._at(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        import logging
-
+        from .._logs import SPARK
         from .wal import segment_exists
 
         wal_path = self.options.require_wal_path()
@@ -187,7 +186,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         for segment_id in range(_offset(start) + 1, _offset(end) + 1):
             if not segment_exists(wal_path, segment_id):
                 if not self.options.fail_on_data_loss:
-                    logging.getLogger(__name__).warning(
+                    SPARK.warning(
                         "jms data source: write-ahead segment %d is missing from %s; skipped "
                         "(failOnDataLoss=false): its messages are lost",
                         segment_id,

@@ -281,9 +281,9 @@ class WriteAheadLog:
             log_id = uuid.uuid4().hex
         if current is None or (fresh and current.get("log") != log_id and not current.get("confirmed", True)):
             if current is not None:
-                import logging
+                from .._logs import SPARK
 
-                logging.getLogger(__name__).warning(
+                SPARK.warning(
                     "jms data source: walPath %s: taking over log %s, whose query never had a batch "
                     "recorded (killed before its first offsets were written); its segments are offered first",
                     self.wal_path,

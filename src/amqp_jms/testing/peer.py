@@ -93,6 +93,7 @@ class TestPeer:
         sasl_mechanisms: str | None = "ANONYMOUS PLAIN",
         sasl: bool = True,
         idle_timeout_s: float | None = None,
+        trace_frames: bool = False,
     ) -> None:
         self._lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -107,6 +108,10 @@ class TestPeer:
         self.errors: list[str] = []
         self.flows: list[Flow] = []
         self.log: list[Any] = []
+        #: with ``trace_frames=True``: every frame the peer read or wrote, as proton traces it
+        #: (``FRAME: 0 <- @open(16) [...]``), to check a client's own frame trace against
+        self.frames: list[str] = []
+        self._trace_frames = trace_frames
         self._conns: list[_Conn] = []
         self._stop = False
         self._wake_r, self._wake_w = socket.socketpair()
@@ -388,6 +393,8 @@ class TestPeer:
                         continue
                     s.setblocking(False)
                     c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
+                    if self._trace_frames:
+                        c.engine.trace_frames(self.frames.append)
                     self._conns.append(c)
                     sel.register(s, selectors.EVENT_READ, c)
                 elif key.data == "wake":

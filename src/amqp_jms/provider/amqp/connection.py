@@ -19,13 +19,17 @@ from typing import Any
 
 from proton import Condition, Event, symbol
 
+from ..._logs import PROVIDER, with_ids
 from ...engine import Engine, SaslConfig
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
+from ..frames import frame_logger
 from ..loop import LoopThread
+from ..metrics import Counters
+from ..tracing import tracing_for
 from .addressing import prefixes_in_force
 from .capabilities import capabilities_of, quirks_of
 from .outgoing import OutgoingFrames
@@ -97,10 +101,20 @@ def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
 class AmqpProvider(Provider):
     """The provider for one JMS connection."""
 
-    def __init__(self, config: ConnectionConfig, connection_id: str | None = None) -> None:
+    def __init__(
+        self, config: ConnectionConfig, connection_id: str | None = None, counters: Counters | None = None
+    ) -> None:
         self.config = config
         self.connection_id = connection_id or generate_connection_id()
         self._container_id = config.client_id or self.connection_id
+        self.log = with_ids(PROVIDER, connection=self.connection_id)
+        # (a failover provider passes the one set of counters its successive connections share)
+        self.counters = counters if counters is not None else Counters(self.connection_id)
+        self.tracing = tracing_for(config)  # None unless jms.tracing asks for it
+        if config.metrics:
+            from ..otel_metrics import export
+
+            export(self.counters)
         self.lt = LoopThread("amqp-jms-io")
         self.lt.set_after_ops(self.flush)
         self.loop = self.lt.loop
@@ -265,6 +279,8 @@ class AmqpProvider(Provider):
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
+        if cfg.trace_frames:
+            self.engine.trace_frames(frame_logger(self.connection_id))
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
@@ -523,11 +539,14 @@ class AmqpProvider(Provider):
         if self._failure is not None:
             return
         self._failure = exc
+        self.counters.failures += 1
         if self._opened is not None and not self._opened.done():
             self._opened.set_exception(exc)
             self._opened.exception()  # retrieved here; _connect re-raises it
             self._abort()
             return
+        if not self.closing:  # the one line an operator sees: which connection, and why
+            self.log.warning("connection to %s:%s failed: %s", self.config.host, self.config.port, exc)
         for s in list(self.sessions):
             s.fail(exc)
         if self._closed_fut is not None and not self._closed_fut.done():

@@ -84,11 +84,21 @@ class AmqpInbound:
         self.raw = None
         self._wrapped = None
 
+    @property
+    def log_ids(self) -> dict[str, str]:
+        """What names this delivery in a log line: its connection, session and link."""
+        c = self.consumer
+        return {"connection": c.provider.connection_id, "session": c.session.id, "link": c.name}
+
     def decode(self) -> Any:
         if self._msg is None:
             p = self.consumer.provider
             self._msg = codec.decode(self.data, self.consumer.spec.destination,
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
+            if self._msg._redelivered:
+                p.counters.count_redelivery()
+            if p.tracing is not None:
+                p.tracing.received(self._msg, self.consumer.spec.destination)
         return self._msg
 
     def reset(self) -> None:
@@ -109,6 +119,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self.copy_honoured = True  # browser: the peer answered distribution-mode copy
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
+        self._counters = session.p.counters
 
     async def open(self) -> None:
         spec = self.spec
@@ -163,6 +174,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             data = b""
         _advance(link)
         self.credit = _credit(link)
+        counters = self._counters
+        counters.messages_received += 1
+        counters.bytes_received += len(data)
         if self.spec.presettle or _settled(delivery):
             _settle(delivery)
             inbound = AmqpInbound(data, None, self)
@@ -187,6 +201,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         data = bytes(rcv.recv(delivery.pending) or b"")
         rcv.advance()
         self.credit = rcv.credit
+        counters = self._counters
+        counters.messages_received += 1
+        counters.bytes_received += len(data)
         if self.spec.presettle or delivery.settled:
             delivery.settle()
             inbound = AmqpInbound(data, None, self)
@@ -332,6 +349,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound.delivery = None
             _update(raw, _PN_ACCEPTED)
             _settle(raw)
+            self._counters.acks_accepted += 1
         else:
             d = inbound.delivery
             assert d is not None
@@ -350,6 +368,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
                 d.local.undeliverable = outcome == MODIFIED_FAILED_UNDELIVERABLE
                 d.update(Delivery.MODIFIED)
             d.settle()
+            self._counters.count_outcome("acks_", _OUTCOME_CODES[outcome])
         self.refill()
 
     def refill(self) -> None:

@@ -81,6 +81,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._all_written: asyncio.Future[None] | None = None
         cfg = session.p.config
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
+        self._counters = session.p.counters
 
     async def open(self) -> None:
         snd = self.session.pn.sender(self.name)
@@ -98,16 +99,19 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         p = self.provider
+        tracing = p.tracing
+        span = tracing.sending(message, self.spec.destination) if tracing is not None else None
         data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
                             topic_prefix=p.topic_prefix)
         self._window.acquire(self._send_timeout)
         lt = self.provider.lt
+        fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
-            fut: concurrent.futures.Future[None] = concurrent.futures.Future()
-            lt.post(lambda: self._transfer(data, fut))
-            return fut
-        lt.post(lambda: self._transfer(data, None))
-        return None
+            fut = concurrent.futures.Future()
+        lt.post(lambda: self._transfer(data, fut))
+        if tracing is not None:
+            tracing.sent(span, fut)
+        return fut
 
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.lt.submit(self.detach())
@@ -142,6 +146,9 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 _settle(d)
         self._unwritten += 1
         self.provider.unwritten.add(self)
+        counters = self._counters
+        counters.messages_sent += 1
+        counters.bytes_sent += len(data)
         if self.spec.presettle:
             if fut is not None:
                 fut.set_result(None)
@@ -158,6 +165,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         if fut is not None:
             self.provider.completed.append(fut)  # resolved at the end of the flush
         _settle(delivery)
+        self._counters.sends_accepted += 1
         return True
 
     def on_delivery(self, delivery: Delivery) -> None:
@@ -165,6 +173,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         if not state and not delivery.settled:
             return
         fut = self._waiting.pop(delivery.tag, None)
+        self._counters.count_outcome("sends_", state)
         if fut is not None and not fut.done():
             err = outcome_error(state, delivery, "the message")
             if err is None:
