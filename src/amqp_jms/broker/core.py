@@ -15,6 +15,7 @@ from .authorization import Authorization
 from .flowgate import FlowGate
 from .limits import BrokerLimits
 from .message import BrokerMessage
+from .metrics import BrokerCounters
 from .nodes import Router
 from .prefixes import AddressPrefixes
 from .queue import MessageQueue
@@ -66,6 +67,7 @@ class BrokerCore:
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
         self.authorization: Authorization | None = None  # None: every logged-in user may do anything
+        self.counters = BrokerCounters()  # connections, failed logins (metrics.py)
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:

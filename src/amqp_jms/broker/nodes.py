@@ -89,6 +89,7 @@ class Topic:
     name: str
     kind: NodeKind
     subscriptions: list[Subscription] = field(default_factory=list)
+    published: int = 0  # messages sent to it (metrics.py)
 
 
 class Router:
@@ -227,7 +228,9 @@ class Router:
         if kind is None:
             return False
         if kind.is_topic:
-            for sub in self.topics[address].subscriptions:
+            topic = self.topics[address]
+            topic.published += 1
+            for sub in topic.subscriptions:
                 sub.offer(msg, self)
             return True
         q = self.queues[address]
@@ -240,6 +243,7 @@ class Router:
     # -- outcomes ------------------------------------------------------------------------------
     def consumed(self, q: MessageQueue, msg: BrokerMessage) -> None:
         """Accepted (or settled by a presettled consumer): the message is gone."""
+        q.counters.dequeued += 1
         if msg.stored:
             self.store.remove(q.name, msg)
         if self.on_consumed is not None:
@@ -276,8 +280,10 @@ class Router:
             self.store.remove(q.name, msg)
             msg.stored = False
         self.dead_lettered += 1
-        if q is not None and self.on_consumed is not None:
-            self.on_consumed(q)
+        if q is not None:
+            q.counters.dead_lettered += 1
+            if self.on_consumed is not None:
+                self.on_consumed(q)
         if q is not None and q.name == self.dlq_name:
             return  # rejected from the DLQ itself: drop
         dlq = self.queue(self.dlq_name)
@@ -291,6 +297,7 @@ class Router:
 
     def _expire(self, q: MessageQueue, msg: BrokerMessage) -> None:
         self.expired += 1
+        q.counters.expired += 1
         if self.on_consumed is not None:
             self.on_consumed(q)
         if msg.stored:

@@ -1,0 +1,325 @@
+"""The broker's metrics: live counters, snapshots of them, and the Prometheus text they become.
+
+Counting is an attribute increment where the thing happens, nothing more: each
+:class:`~amqp_jms.broker.queue.MessageQueue` carries a :class:`QueueCounters` (enqueued when a
+message enters the queue, dequeued when it is consumed, expired, dead-lettered), each topic
+counts what was published to it, and the core's :class:`BrokerCounters` counts connections and
+failed logins. Gauges (depth, consumers, paged bytes, open connections, sessions, links) are not
+kept at all: a snapshot reads them off the queues and connections when asked.
+
+A snapshot is read on the broker's event loop, where those objects live, and is then plain data
+any thread may use: :func:`snapshot` in one go (what ``Broker.metrics()``, the demo and the
+management node read), :func:`snapshot_sliced` in slices of :data:`SLICE` queues with a yield to
+the loop between them (what the HTTP endpoint uses, so that a scrape of a broker with many
+queues never holds the loop for long; each queue's figures come from one instant, and with up to
+``SLICE`` queues the whole snapshot does). Process figures (resident memory, the store's size on
+disk) are file-system reads done by :func:`with_process_figures` in the caller's thread.
+:func:`render` writes the text exposition format 0.0.4.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .._version import __version__
+
+if TYPE_CHECKING:
+    from .core import BrokerCore
+    from .queue import MessageQueue
+    from .store import Store
+
+__all__ = [
+    "CONTENT_TYPE",
+    "SLICE",
+    "BrokerCounters",
+    "MetricsSnapshot",
+    "QueueCounters",
+    "QueueStats",
+    "TopicStats",
+    "render",
+    "snapshot",
+    "snapshot_sliced",
+    "with_process_figures",
+]
+
+#: queues read per loop turn by :func:`snapshot_sliced`
+SLICE = 2000
+#: the Content-Type of :func:`render`'s text
+CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+
+
+class QueueCounters:
+    """What went through one queue since the broker started (recovered messages count as
+    enqueued), so ``depth == enqueued - dequeued - expired - dead_lettered`` minus what is being
+    delivered or was removed with the queue's purge."""
+
+    __slots__ = ("dead_lettered", "dequeued", "enqueued", "expired")
+
+    def __init__(self) -> None:
+        self.enqueued = 0  # entered the queue (sent, routed from a topic, dead-lettered to it)
+        self.dequeued = 0  # consumed: accepted, or sent to a consumer that settles on receipt
+        self.expired = 0  # dropped on reaching its expiry time
+        self.dead_lettered = 0  # moved to the dead-letter queue (rejected, too many attempts)
+
+
+class BrokerCounters:
+    """Broker-wide counts kept by the listener (one per broker, in ``BrokerCore.counters``)."""
+
+    __slots__ = ("auth_failures", "connections")
+
+    def __init__(self) -> None:
+        self.connections = 0  # sockets accepted (not refused by max_connections)
+        self.auth_failures = 0  # SASL exchanges that ended in failure (bad password, no such user)
+
+
+@dataclass(frozen=True)
+class QueueStats:
+    """One queue (or topic subscription) at one instant."""
+
+    address: str  # the queue's address, or the topic a subscription is of
+    queue: str  # the queue's own name (= address for a queue; ``sub:...`` for a subscription)
+    kind: str  # "queue", "temporary-queue" or "subscription"
+    depth: int  # waiting to be delivered: available now (in memory or paged) + scheduled
+    delivering: int  # sent to a consumer, not yet settled
+    consumers: int  # consumer links attached (browsers not counted)
+    memory_bytes: int  # message bytes held in memory
+    paged_bytes: int  # message bytes paged out to disk
+    enqueued: int
+    dequeued: int
+    expired: int
+    dead_lettered: int
+
+
+@dataclass(frozen=True)
+class TopicStats:
+    address: str
+    published: int  # messages sent to the topic (each is copied to every matching subscription)
+    subscriptions: int
+
+
+@dataclass(frozen=True)
+class MetricsSnapshot:
+    """Everything :func:`render` exports, as taken at ``taken_at`` (``time.time()``)."""
+
+    taken_at: float
+    connections: int  # open now
+    connections_total: int
+    sessions: int
+    links: int
+    auth_failures_total: int
+    queues: tuple[QueueStats, ...]
+    topics: tuple[TopicStats, ...]
+    store_size_bytes: int | None = None  # None: no store on disk (memory only)
+    resident_memory_bytes: int | None = None  # None: not known on this platform
+
+    def queue(self, name: str) -> QueueStats | None:
+        """The queue named ``name`` (a subscription's queue by its ``sub:...`` name)."""
+        for q in self.queues:
+            if q.queue == name:
+                return q
+        return None
+
+    def topic(self, address: str) -> TopicStats | None:
+        for t in self.topics:
+            if t.address == address:
+                return t
+        return None
+
+
+# -- taking a snapshot (on the broker's event loop) ----------------------------------------------
+def _queue_refs(core: BrokerCore) -> list[tuple[str, str, MessageQueue]]:
+    router = core.router
+    kinds = router.kinds
+    refs = [(address, str(kinds.get(address, "queue")), q) for address, q in router.queues.items()]
+    for address, topic in router.topics.items():
+        refs.extend((address, "subscription", sub.queue) for sub in topic.subscriptions)
+    return refs
+
+
+def _queue_stats(address: str, kind: str, q: MessageQueue) -> QueueStats:
+    c = q.counters
+    consumers = q.consumers
+    return QueueStats(
+        address, q.name, kind, len(q) + q.delayed,
+        sum(len(getattr(x, "unacked", ())) for x in consumers), len(consumers),
+        q.byte_size, q.paged_bytes, c.enqueued, c.dequeued, c.expired, c.dead_lettered,
+    )
+
+
+def _head(core: BrokerCore) -> tuple[int, int, int, int, int, tuple[TopicStats, ...]]:
+    conns = list(core.connections.values())
+    topics = tuple(TopicStats(a, t.published, len(t.subscriptions)) for a, t in core.router.topics.items())
+    counters = core.counters
+    return (len(conns), counters.connections, sum(c.sessions for c in conns),
+            sum(len(c.links) for c in conns), counters.auth_failures, topics)
+
+
+def snapshot(core: BrokerCore) -> MetricsSnapshot:
+    """Every figure at this instant; call on the broker's loop (``Broker.metrics()`` does)."""
+    head = _head(core)
+    queues = tuple(_queue_stats(*ref) for ref in _queue_refs(core))
+    return MetricsSnapshot(time.time(), *head[:5], queues, head[5])
+
+
+async def snapshot_sliced(core: BrokerCore, slice_: int | None = None) -> MetricsSnapshot:
+    """:func:`snapshot` read ``slice_`` (default :data:`SLICE`) queues per loop turn (runs on
+    the broker's loop)."""
+    slice_ = slice_ or SLICE
+    head = _head(core)
+    taken = time.time()
+    refs = _queue_refs(core)
+    out: list[QueueStats] = []
+    for i in range(0, len(refs), slice_):
+        if i:
+            await asyncio.sleep(0)  # let the connections run between slices
+        out.extend(_queue_stats(*ref) for ref in refs[i:i + slice_])
+    return MetricsSnapshot(taken, *head[:5], tuple(out), head[5])
+
+
+# -- process figures (any thread) ----------------------------------------------------------------
+def resident_memory_bytes() -> int | None:
+    """This process's resident set size (Linux ``/proc/self/statm``); None elsewhere."""
+    try:
+        with open("/proc/self/statm", "rb") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def store_size_bytes(store: Store | None) -> int | None:
+    """Bytes the durable store takes on disk (database, its write-ahead log, large-message
+    files); None for the in-memory store."""
+    path = getattr(store, "path", None)
+    if store is None or not store.persistent or not isinstance(path, Path):
+        return None
+    total = 0
+    for p in (path, Path(f"{path}-wal"), Path(f"{path}-shm")):
+        try:
+            total += p.stat().st_size
+        except OSError:
+            pass
+    try:
+        with os.scandir(path.parent / "large") as entries:
+            for e in entries:
+                try:
+                    total += e.stat().st_size
+                except OSError:
+                    pass
+    except OSError:
+        pass
+    return total
+
+
+def with_process_figures(snap: MetricsSnapshot, store: Store | None) -> MetricsSnapshot:
+    """``snap`` with the process's resident memory and the store's size filled in."""
+    return dataclasses.replace(
+        snap, store_size_bytes=store_size_bytes(store), resident_memory_bytes=resident_memory_bytes()
+    )
+
+
+# -- the Prometheus text exposition format 0.0.4 ---------------------------------------------------
+PREFIX = "amqp_jms_broker_"
+
+#: (name without prefix, type, help, QueueStats field)
+_QUEUE_METRICS = (
+    ("queue_depth", "gauge", "Messages waiting to be delivered (available, paged or scheduled).", "depth"),
+    ("queue_delivering", "gauge", "Messages sent to consumers and not yet settled.", "delivering"),
+    ("queue_consumers", "gauge", "Consumer links attached to the queue (browsers not counted).", "consumers"),
+    ("queue_memory_bytes", "gauge", "Bytes of the queue's messages held in memory.", "memory_bytes"),
+    ("queue_paged_bytes", "gauge", "Bytes of the queue's messages paged out to disk.", "paged_bytes"),
+    ("queue_enqueued_total", "counter", "Messages that entered the queue.", "enqueued"),
+    ("queue_dequeued_total", "counter", "Messages consumed from the queue (accepted or presettled).",
+     "dequeued"),
+    ("queue_expired_total", "counter", "Messages dropped from the queue on expiry.", "expired"),
+    ("queue_dead_lettered_total", "counter",
+     "Messages moved from the queue to the dead-letter queue (rejected or too many delivery attempts).",
+     "dead_lettered"),
+)
+
+
+def escape_label(value: str) -> str:
+    """A label value as the text format wants it: backslash, double quote and newline escaped."""
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def _help(name: str, kind: str, text: str) -> Iterator[str]:
+    yield f"# HELP {PREFIX}{name} {text}\n"
+    yield f"# TYPE {PREFIX}{name} {kind}\n"
+
+
+def _lines(snap: MetricsSnapshot) -> Iterator[str]:
+    yield from _help("info", "gauge", "The broker's version (the value is always 1).")
+    yield f'{PREFIX}info{{version="{escape_label(__version__)}"}} 1\n'
+    scalars: list[tuple[str, str, str, int | None]] = [
+        ("connections", "gauge", "AMQP connections open now.", snap.connections),
+        ("connections_total", "counter", "Connections accepted since the broker started.",
+         snap.connections_total),
+        ("sessions", "gauge", "Sessions open now, all connections.", snap.sessions),
+        ("links", "gauge", "Links attached now, all connections.", snap.links),
+        ("auth_failures_total", "counter", "Failed logins (SASL authentication failures).",
+         snap.auth_failures_total),
+        ("store_size_bytes", "gauge", "Bytes the durable store takes on disk.", snap.store_size_bytes),
+        ("process_resident_memory_bytes", "gauge", "Resident memory of the broker's process.",
+         snap.resident_memory_bytes),
+    ]
+    for name, kind, text, value in scalars:
+        if value is not None:
+            yield from _help(name, kind, text)
+            yield f"{PREFIX}{name} {value}\n"
+    labels = [f'address="{escape_label(q.address)}",queue="{escape_label(q.queue)}"' for q in snap.queues]
+    for name, kind, text, field in _QUEUE_METRICS:
+        yield from _help(name, kind, text)
+        for lab, q in zip(labels, snap.queues):
+            yield f"{PREFIX}{name}{{{lab}}} {getattr(q, field)}\n"
+    topic_labels = [f'address="{escape_label(t.address)}"' for t in snap.topics]
+    yield from _help("topic_published_total", "counter", "Messages sent to the topic.")
+    for lab, t in zip(topic_labels, snap.topics):
+        yield f"{PREFIX}topic_published_total{{{lab}}} {t.published}\n"
+    yield from _help("topic_subscriptions", "gauge", "Subscriptions of the topic.")
+    for lab, t in zip(topic_labels, snap.topics):
+        yield f"{PREFIX}topic_subscriptions{{{lab}}} {t.subscriptions}\n"
+
+
+def render(snap: MetricsSnapshot) -> str:
+    """The snapshot in the Prometheus text exposition format 0.0.4 (``CONTENT_TYPE``)."""
+    return "".join(_lines(snap))
+
+
+def parse(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Samples of a text exposition by (name, sorted labels): for tests and the demo's report.
+
+    Reads what :func:`render` writes (label values with ``\\\\``, ``\\"`` and ``\\n`` escapes),
+    not every corner of the format (no timestamps)."""
+    out: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        brace = line.find("{")
+        if brace < 0:
+            name, value = line.split(" ", 1)
+            out[(name, ())] = float(value)
+            continue
+        name, labels, i = line[:brace], [], brace + 1
+        while line[i] != "}":
+            eq = line.index("=", i)
+            key, i, chars = line[i:eq], eq + 2, []
+            while line[i] != '"':
+                if line[i] == "\\":
+                    i += 1
+                    chars.append("\n" if line[i] == "n" else line[i])
+                else:
+                    chars.append(line[i])
+                i += 1
+            labels.append((key, "".join(chars)))
+            i += 1
+            if line[i] == ",":
+                i += 1
+        out[(name, tuple(sorted(labels)))] = float(line[i + 1:].strip())
+    return out
