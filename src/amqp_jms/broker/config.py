@@ -2,9 +2,10 @@
 
 Every key is validated when the file is loaded, and a mistake is a :class:`ConfigError` naming
 the file, the line and the key (``broker.toml:14: [users.alice] password: ...``), so a broker
-never starts half-configured. The file holds listener (and the metrics endpoint), TLS, store, dead-letter policy, login
-policy, users (with hashed passwords) and their roles, per address-pattern permissions, limits
-and the address prefixes; command-line flags override single values (:func:`with_overrides`).
+never starts half-configured. The file holds listener (and the metrics endpoint), TLS, store,
+dead-letter policy, login policy, users (with hashed passwords) and their roles, per
+address-pattern permissions, limits and the address prefixes; command-line flags override single
+values (:func:`with_overrides`).
 ``docs/broker.md`` has a commented example (also ``examples/broker.toml``).
 
 Plain-text passwords are refused unless ``[login] allow_plain_passwords = true`` (then each one
