@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import socket
 import time
 import urllib.error
@@ -263,3 +264,43 @@ def test_broker_process_with_a_store_scraped(tmp_path: Path) -> None:
         c.close()
     finally:
         p.stop()
+
+
+def test_scrapes_are_rate_limited_but_never_stale(
+    broker_factory: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At most one snapshot per MIN_INTERVAL however often it is scraped, and an answer always
+    shows what happened before its request (a scrape too soon waits for the next snapshot)."""
+    import threading
+
+    from amqp_jms.broker import broker as broker_module
+
+    monkeypatch.setattr(metrics_http, "MIN_INTERVAL", 0.5)
+    taken: list[float] = []
+    real = broker_module.snapshot_sliced
+
+    def counting(core: Any, slice_: int | None = None) -> Any:
+        taken.append(time.monotonic())
+        return real(core, slice_)
+
+    monkeypatch.setattr(broker_module, "snapshot_sliced", counting)
+    b = broker_factory(metrics="127.0.0.1:0")
+    url = b.metrics_url
+    c = BlockingConnection(b.url, timeout=10)
+    s = c.create_sender("fresh")
+    for i in range(3):
+        s.send(Message(body=i))
+        assert q(scrape(url), "queue_enqueued_total", "fresh") == i + 1  # at once, not stale
+    results: list[Samples] = []
+    threads = [threading.Thread(target=lambda: results.append(scrape(url))) for _ in range(6)]
+    t0 = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 6 and all(q(r, "queue_enqueued_total", "fresh") == 3 for r in results)
+    during = [t for t in taken if t >= t0]
+    assert 1 <= len(during) <= 2  # six scrapes at once share one (or two) snapshots
+    gaps = [b2 - a for a, b2 in itertools.pairwise(taken)]
+    assert min(gaps) >= 0.45
+    c.close()

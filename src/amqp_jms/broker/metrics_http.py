@@ -6,7 +6,9 @@ server's own thread and event loop, so a slow or hostile scraper never holds the
 What a scraper controls is bounded: the request head (:data:`MAX_REQUEST` bytes, else 431), the
 time to send it and to read the answer (:data:`TIMEOUT` seconds, then the socket is cut),
 connections at once (:data:`MAX_CLIENTS`, beyond that 503 at once), and how often the broker
-snapshots (scrapes within :data:`MIN_INTERVAL` of the last snapshot get that one again).
+snapshots: at most once per :data:`MIN_INTERVAL`. A scrape sooner than that waits for the next
+snapshot (shared by every scrape waiting for it) rather than getting an older one: an answer
+always shows the broker as it was after the request arrived.
 
 The answer is HTTP/1.1 with ``Connection: close``: one request per connection, as Prometheus's
 scrapes need no more.
@@ -31,7 +33,7 @@ log = logging.getLogger("amqp_jms.broker")
 MAX_REQUEST = 8192  # bytes of request line + headers
 TIMEOUT = 10.0  # seconds a client has to send its request, and to read the answer
 MAX_CLIENTS = 8  # connections served at once
-MIN_INTERVAL = 1.0  # seconds a snapshot is reused for
+MIN_INTERVAL = 1.0  # seconds between snapshots, at least
 SNAPSHOT_TIMEOUT = 30.0  # seconds the broker's loop has to answer
 
 
@@ -69,8 +71,8 @@ class MetricsServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._clients = 0
-        self._last: tuple[float, str] | None = None  # (monotonic time, text) of the last snapshot
-        self._pending: asyncio.Future[str] | None = None  # a snapshot under way, shared
+        self._last_at = float("-inf")  # monotonic time the last snapshot was begun
+        self._next: asyncio.Future[str] | None = None  # the next snapshot, not yet begun: shared
 
     @property
     def url(self) -> str:
@@ -152,26 +154,20 @@ class MetricsServer:
             self._clients -= 1
 
     async def _text(self) -> str:
-        """The rendered snapshot: the last one if taken within ``MIN_INTERVAL``, the one under way
-        if another scrape is waiting for it, else a new one."""
-        last = self._last
-        if last is not None and time.monotonic() - last[0] < MIN_INTERVAL:
-            return last[1]
-        if self._pending is None:
-            self._pending = asyncio.ensure_future(self._snapshot())
-        pending = self._pending
-        try:
-            return await asyncio.shield(pending)
-        finally:
-            if pending.done() and self._pending is pending:
-                self._pending = None
+        """The next snapshot begun after this call, rendered (see the module's docstring)."""
+        if self._next is None:
+            self._next = asyncio.ensure_future(self._snapshot_when_due())
+        return await asyncio.shield(self._next)
 
-    async def _snapshot(self) -> str:
+    async def _snapshot_when_due(self) -> str:
+        wait = self._last_at + MIN_INTERVAL - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self._next = None  # scrapes from now on wait for a later one
+        self._last_at = time.monotonic()
         fut = asyncio.run_coroutine_threadsafe(self._take(), self._broker_loop)
         snap = await asyncio.wait_for(asyncio.wrap_future(fut), SNAPSHOT_TIMEOUT)
-        text = render(self._finish(snap))
-        self._last = (time.monotonic(), text)
-        return text
+        return render(self._finish(snap))
 
     async def _answer(
         self, writer: asyncio.StreamWriter, status: int, body: str, *,
