@@ -26,6 +26,8 @@ and prints its rates relative to this tree's: an A/B in one run, under the same 
 The cost of the broker's metrics (docs/operations.md): ``--ab-src`` the tree before them for the
 counting, and ``--ab-src src --ab-broker-arg=--metrics --ab-broker-arg=127.0.0.1:0 --scrape 1``
 for the endpoint scraped every second while the runs go on (``--no-rabbitmq`` for A/B runs only).
+``--metrics-scale N`` scrapes an in-process broker holding N queues and reports the scrape's time
+and the longest the broker's event loop went without a turn meanwhile.
 Last line: ``broker_bench: ratio <x> (goal 1.0)``: the worst per-mode ratio of the C-driven runs
 (of the Python-driven ones if the C clients cannot be built).
 """
@@ -381,6 +383,72 @@ def bench_memory(count: int) -> tuple[float, float, int]:
     return before, after, paged
 
 
+def bench_metrics_scale(queues: int, scrapes: int = 5) -> tuple[float, float, float, int]:
+    """A broker with ``queues`` queues (a message each) scraped ``scrapes`` times; (median scrape
+    seconds, the loop's longest gap without a turn while idle and while scraped, bytes)."""
+    import asyncio
+    import concurrent.futures
+    import urllib.request
+
+    from amqp_jms.broker import Broker
+    from amqp_jms.broker.message import BrokerMessage
+
+    encoded = bytes(Message(body=PAYLOAD, durable=False).encode())
+    with Broker(metrics="127.0.0.1:0") as b:
+        core = b.core
+        assert core is not None and b.metrics_url is not None
+
+        def fill() -> None:
+            now = core.router.clock()
+            for i in range(queues):
+                core.router.queue(f"scale.{i}")
+                core.router.publish(f"scale.{i}", BrokerMessage.parse(encoded, now=now))
+
+        b.run_soon(fill)
+        gaps: list[float] = []
+
+        async def ticker(seconds: float) -> float:
+            loop = asyncio.get_running_loop()
+            last, worst = loop.time(), 0.0
+            end = last + seconds
+            while (now := loop.time()) < end:
+                worst = max(worst, now - last)
+                last = now
+                await asyncio.sleep(0.001)
+            return worst
+
+        import gc
+
+        pauses: list[tuple[float, int]] = []  # garbage collections: (seconds, generation)
+        started: list[float] = []
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started.append(time.perf_counter())
+            elif started:
+                pauses.append((time.perf_counter() - started.pop(), info["generation"]))
+
+        gc.callbacks.append(on_gc)
+        idle = b.call(ticker(1.0))
+        times: list[float] = []
+        size = 0
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        for _ in range(scrapes):
+            fut = pool.submit(b.call, ticker(1.5), 30)
+            time.sleep(0.2)
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(b.metrics_url, timeout=60) as resp:
+                size = len(resp.read())
+            times.append(time.perf_counter() - t0)
+            gaps.append(fut.result(30))
+            time.sleep(1.0)  # the next scrape gets a new snapshot (MIN_INTERVAL)
+        pool.shutdown()
+        gc.callbacks.remove(on_gc)
+        long_gc = [f"{p * 1000:.0f} ms (gen {g})" for p, g in pauses if p > 0.005]
+        print(f"garbage collections over 5 ms meanwhile: {', '.join(long_gc) or 'none'}")
+    return statistics.median(times), idle, max(gaps), size
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small run (< 60 s)")
@@ -399,10 +467,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default=None,
                     help="comma-separated subset of unsettled,presettled,durable,examples")
     ap.add_argument("--memory", action="store_true", help="also measure RSS with 10^6 queued messages")
+    ap.add_argument("--metrics-scale", type=int, default=0, metavar="N",
+                    help="only: scrape a broker holding N queues; scrape time and event-loop stall")
     ap.add_argument("--no-rabbitmq", action="store_true", help="the embedded broker(s) only (A/B runs)")
     ap.add_argument("--scrape", type=float, default=0.0, metavar="SECONDS",
                     help="scrape every embedded broker started with --metrics this often during the runs")
     args = ap.parse_args(argv)
+    if args.metrics_scale:
+        with open("/proc/loadavg") as f:
+            print(f"load average before: {' '.join(f.read().split()[:3])}")
+        took, idle, worst, size = bench_metrics_scale(args.metrics_scale)
+        print(f"metrics: {args.metrics_scale} queues, scrape {took * 1000:.0f} ms ({size // 1024} KiB); "
+              f"longest event-loop gap idle {idle * 1000:.1f} ms, during scrapes {worst * 1000:.1f} ms")
+        # the figure: the loop's longest gap during a scrape against a 50 ms budget (lower is better)
+        print(f"broker_bench metrics-scale: ratio {worst / 0.05:.2f} (goal <= 1.0)")
+        return 0
     n_c = args.n or (10_000 if args.quick else 200_000)
     n_py = 0 if args.no_python else (args.n_python or (2000 if args.quick else 20000))
     k = args.clients or (2 if args.quick else 4)

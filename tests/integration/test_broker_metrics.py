@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from proton import Message, Timeout
 from proton.utils import BlockingConnection
+from test_broker_features import fail_deliveries
 
 from amqp_jms import ConnectionFactory, JMSSecurityException, Queue, Session
 from amqp_jms.broker import metrics_http
@@ -93,13 +94,9 @@ def test_counts_match_the_traffic(broker_factory: Any) -> None:
     # dead-lettered after max_delivery_attempts (2) failed deliveries
     c = BlockingConnection(b.url, timeout=10, user="alice", password="pw")
     c.create_sender("fragile").send(Message(body="boom"))
-    r = c.create_receiver("fragile")
-    for _ in range(2):
-        r.receive(timeout=5)
-        r.fetcher.unsettled[0].local.failed = True  # type: ignore[union-attr]
-        r.release(delivered=True)
+    fail_deliveries(c.create_receiver("fragile"), 2)
     with pytest.raises(Timeout):  # drives the connection: the last release goes out
-        r.receive(timeout=0.3)
+        c.create_receiver("nothing-here").receive(timeout=0.3)
     s = until(url, lambda s: q(s, "queue_dead_lettered_total", "fragile") == 1)
     assert q(s, "queue_dead_lettered_total", "fragile") == 1 and q(s, "queue_depth", "fragile") == 0
     assert q(s, "queue_enqueued_total", "DLQ") == 1 and q(s, "queue_depth", "DLQ") == 1
@@ -304,3 +301,16 @@ def test_scrapes_are_rate_limited_but_never_stale(
     gaps = [b2 - a for a, b2 in itertools.pairwise(taken)]
     assert min(gaps) >= 0.45
     c.close()
+
+
+def test_the_broker_stops_at_once_with_a_scraper_hanging_on(broker_factory: Any) -> None:
+    b = broker_factory(metrics="127.0.0.1:0")
+    host, port = b.metrics_url.split("//")[1].split("/")[0].split(":")
+    hanging = socket.create_connection((host, int(port)), timeout=5)
+    hanging.sendall(b"GET /metrics HTTP/1.1\r\n")  # and never the rest
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    b.stop()
+    assert time.monotonic() - t0 < 3  # not the endpoint's 10 s request timeout
+    assert _read_all(hanging) == b""  # cut
+    hanging.close()

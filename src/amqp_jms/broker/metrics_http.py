@@ -100,8 +100,12 @@ class MetricsServer:
             try:
                 loop.run_forever()
             finally:
+                # stopping: no waiting for clients (a slow one would hold the broker's stop)
                 self._server.close()
-                loop.run_until_complete(self._server.wait_closed())
+                tasks = asyncio.all_tasks(loop)
+                for task in tasks:
+                    task.cancel()
+                loop.run_until_complete(asyncio.gather(*tasks, return_exceptions=True))
                 loop.close()
 
         self._loop = loop
@@ -152,6 +156,8 @@ class MetricsServer:
             await self._answer(writer, 200, text, content_type=CONTENT_TYPE, head_only=method == b"HEAD")
         finally:
             self._clients -= 1
+            if not writer.is_closing():
+                writer.transport.abort()  # left early (cancelled at stop): no half-open socket
 
     async def _text(self) -> str:
         """The next snapshot begun after this call, rendered (see the module's docstring)."""
