@@ -35,6 +35,11 @@ def q(samples: Samples, name: str, address: str, queue: str | None = None) -> fl
     return samples[(P + name, (("address", address), ("queue", queue or address)))]
 
 
+def dead(samples: Samples, address: str, reason: str) -> float:
+    return samples[(P + "queue_dead_lettered_total", (("address", address), ("queue", address),
+                                                      ("reason", reason)))]
+
+
 def until(url: str, check: Callable[[Samples], bool], timeout: float = 10.0) -> Samples:
     """Scrape until ``check`` holds (outcomes travel asynchronously); the last scrape."""
     deadline = time.monotonic() + timeout
@@ -91,15 +96,21 @@ def test_counts_match_the_traffic(broker_factory: Any) -> None:
         s = until(url, lambda s: q(s, "queue_expired_total", "ttl") == 3)
         assert q(s, "queue_expired_total", "ttl") == 3 and q(s, "queue_depth", "ttl") == 0
 
-    # dead-lettered after max_delivery_attempts (2) failed deliveries
+    # dead-lettered after max_delivery_attempts (2) failed deliveries, and one rejected
     c = BlockingConnection(b.url, timeout=10, user="alice", password="pw")
-    c.create_sender("fragile").send(Message(body="boom"))
-    fail_deliveries(c.create_receiver("fragile"), 2)
-    with pytest.raises(Timeout):  # drives the connection: the last release goes out
+    sender = c.create_sender("fragile")
+    sender.send(Message(body="boom"))
+    r = c.create_receiver("fragile")
+    fail_deliveries(r, 2)
+    sender.send(Message(body="poison"))
+    r.receive(timeout=5)
+    r.reject()
+    with pytest.raises(Timeout):  # drives the connection: the last outcome goes out
         c.create_receiver("nothing-here").receive(timeout=0.3)
-    s = until(url, lambda s: q(s, "queue_dead_lettered_total", "fragile") == 1)
-    assert q(s, "queue_dead_lettered_total", "fragile") == 1 and q(s, "queue_depth", "fragile") == 0
-    assert q(s, "queue_enqueued_total", "DLQ") == 1 and q(s, "queue_depth", "DLQ") == 1
+    s = until(url, lambda s: dead(s, "fragile", "rejected") == 1)
+    assert dead(s, "fragile", "max_delivery_attempts") == 1 and dead(s, "fragile", "rejected") == 1
+    assert q(s, "queue_depth", "fragile") == 0 and q(s, "queue_enqueued_total", "fragile") == 2
+    assert q(s, "queue_enqueued_total", "DLQ") == 2 and q(s, "queue_depth", "DLQ") == 2
     c.close()
 
     # failed logins
@@ -113,8 +124,9 @@ def test_counts_match_the_traffic(broker_factory: Any) -> None:
 
     # the Python API reads the same numbers
     snap = b.metrics()
-    orders = snap.queue("orders")
+    orders, fragile = snap.queue("orders"), snap.queue("fragile")
     assert orders is not None and (orders.enqueued, orders.dequeued) == (10, 4)
+    assert fragile is not None and (fragile.dead_lettered, fragile.dead_lettered_attempts) == (2, 1)
     assert snap.auth_failures_total == 2 and snap.resident_memory_bytes
 
 

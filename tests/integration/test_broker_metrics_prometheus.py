@@ -53,11 +53,13 @@ def test_prometheus_scrapes_the_broker_and_answers_the_documented_queries(tmp_pa
         s = c.create_sender("orders")
         for i in range(7):
             s.send(Message(body=i))
-        r = c.create_receiver("orders", credit=3)
+        r = c.create_receiver("orders", credit=4)
         for _ in range(3):
             r.receive(timeout=5)
             r.accept()
-        r.close()  # nobody consumes orders now: 4 left
+        r.receive(timeout=5)
+        r.reject()  # to the dead-letter queue
+        r.close()  # nobody consumes orders now: 3 left
 
         with urllib.request.urlopen(broker.metrics_url, timeout=10) as resp:
             text = resp.read()
@@ -91,11 +93,13 @@ def test_prometheus_scrapes_the_broker_and_answers_the_documented_queries(tmp_pa
                 break
         log.seek(0)
         assert depth, f"Prometheus never scraped the broker: {log.read()[-2000:]!r}"
-        assert depth[0]["metric"]["queue"] == "orders" and depth[0]["value"][1] == "4"
+        assert depth[0]["metric"]["queue"] == "orders" and depth[0]["value"][1] == "3"
         up = _query(base, 'up{job="amqp-jms-broker"}')
         assert up and up[0]["value"][1] == "1"
         idle = _query(base, "amqp_jms_broker_queue_depth > 0 and amqp_jms_broker_queue_consumers == 0")
-        assert [x["metric"]["address"] for x in idle] == ["orders"]
+        assert sorted(x["metric"]["address"] for x in idle) == ["DLQ", "orders"]
+        why = _query(base, "sum by (address, reason) (amqp_jms_broker_queue_dead_lettered_total) > 0")
+        assert [(x["metric"]["address"], x["metric"]["reason"]) for x in why] == [("orders", "rejected")]
         consumed = _query(base, 'amqp_jms_broker_queue_dequeued_total{address="orders"}')
         assert consumed[0]["value"][1] == "3"
         c.close()

@@ -28,7 +28,7 @@ _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 def _snap() -> MetricsSnapshot:
     queues = tuple(
-        QueueStats(a, a, "queue", 3, 1, 2, 300, 0, 10, 6, 0, 0) for a in ("orders", 'odd "q"\\\n')
+        QueueStats(a, a, "queue", 3, 1, 2, 300, 0, 10, 6, 0, 1, 0) for a in ("orders", 'odd "q"\\\n')
     )
     return MetricsSnapshot(0.0, 2, 5, 3, 4, 1, queues, (TopicStats("news", 7, 2),), 4096, 1 << 20)
 
@@ -63,6 +63,9 @@ def test_parse_reads_back_every_sample_with_escaped_labels() -> None:
     assert samples[("amqp_jms_broker_queue_depth", (("address", "orders"), ("queue", "orders")))] == 3
     assert samples[("amqp_jms_broker_topic_published_total", (("address", "news"),))] == 7
     assert samples[("amqp_jms_broker_connections", ())] == 2
+    dead, orders = "amqp_jms_broker_queue_dead_lettered_total", (("address", "orders"), ("queue", "orders"))
+    assert samples[(dead, (*orders, ("reason", "rejected")))] == 1
+    assert samples[(dead, (*orders, ("reason", "max_delivery_attempts")))] == 0
 
 
 def test_unknown_figures_are_left_out() -> None:

@@ -60,13 +60,14 @@ class QueueCounters:
     enqueued), so ``depth == enqueued - dequeued - expired - dead_lettered`` minus what is being
     delivered or was removed with the queue's purge."""
 
-    __slots__ = ("dead_lettered", "dequeued", "enqueued", "expired")
+    __slots__ = ("dead_lettered", "dead_lettered_attempts", "dequeued", "enqueued", "expired")
 
     def __init__(self) -> None:
         self.enqueued = 0  # entered the queue (sent, routed from a topic, dead-lettered to it)
         self.dequeued = 0  # consumed: accepted, or sent to a consumer that settles on receipt
         self.expired = 0  # dropped on reaching its expiry time
         self.dead_lettered = 0  # moved to the dead-letter queue (rejected, too many attempts)
+        self.dead_lettered_attempts = 0  # of those, for max_delivery_attempts (the rest rejected)
 
 
 class BrokerCounters:
@@ -94,7 +95,8 @@ class QueueStats(NamedTuple):
     enqueued: int
     dequeued: int
     expired: int
-    dead_lettered: int
+    dead_lettered: int  # rejected + dead_lettered_attempts
+    dead_lettered_attempts: int  # delivered max_delivery_attempts times without success
 
 
 class TopicStats(NamedTuple):
@@ -176,6 +178,7 @@ def _queue_stats(address: str, kind: str, q: MessageQueue) -> tuple[Any, ...]:
     return (
         address, q.name, kind, len(q) + q.delayed, delivering, len(consumers),
         q.byte_size, q.paged_bytes, c.enqueued, c.dequeued, c.expired, c.dead_lettered,
+        c.dead_lettered_attempts,
     )
 
 
@@ -265,10 +268,13 @@ _QUEUE_METRICS = (
     ("queue_dequeued_total", "counter", "Messages consumed from the queue (accepted or presettled).",
      "dequeued"),
     ("queue_expired_total", "counter", "Messages dropped from the queue on expiry.", "expired"),
-    ("queue_dead_lettered_total", "counter",
-     "Messages moved from the queue to the dead-letter queue (rejected or too many delivery attempts).",
-     "dead_lettered"),
 )
+_DEAD = ("queue_dead_lettered_total", "counter",
+         "Messages moved from the queue to the dead-letter queue, by reason: rejected by a consumer, "
+         "or max_delivery_attempts failed deliveries.")
+
+
+_FIELD = {name: i for i, name in enumerate(QueueStats._fields)}
 
 
 def escape_label(value: str) -> str:
@@ -304,8 +310,13 @@ def _lines(snap: MetricsSnapshot) -> Iterator[str]:
     labels = [f'address="{escape_label(r[0])}",queue="{escape_label(r[1])}"' for r in rows]
     for name, kind, text, field in _QUEUE_METRICS:
         yield from _help(name, kind, text)
-        i, head = QueueStats._fields.index(field), f"{PREFIX}{name}{{"
+        i, head = _FIELD[field], f"{PREFIX}{name}{{"
         yield "".join([f"{head}{lab}}} {r[i]}\n" for lab, r in zip(labels, rows)])
+    yield from _help(*_DEAD)
+    dead, attempts, head = _FIELD["dead_lettered"], _FIELD["dead_lettered_attempts"], f"{PREFIX}{_DEAD[0]}{{"
+    yield "".join([f'{head}{lab},reason="rejected"}} {r[dead] - r[attempts]}\n'
+                   f'{head}{lab},reason="max_delivery_attempts"}} {r[attempts]}\n'
+                   for lab, r in zip(labels, rows)])
     topic_labels = [f'address="{escape_label(t.address)}"' for t in snap.topics]
     yield from _help("topic_published_total", "counter", "Messages sent to the topic.")
     for lab, t in zip(topic_labels, snap.topics):

@@ -254,7 +254,7 @@ class Router:
         if failed:
             msg.delivery_count += 1
             if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                self.dead_letter(q, msg)
+                self.dead_letter(q, msg, attempts=True)
                 return
             if msg.stored:
                 self.store.update_count(q.name, msg)
@@ -266,7 +266,7 @@ class Router:
             if failed:
                 msg.delivery_count += 1
                 if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                    self.dead_letter(q, msg)
+                    self.dead_letter(q, msg, attempts=True)
                     continue
                 if msg.stored:
                     self.store.update_count(q.name, msg)
@@ -274,14 +274,16 @@ class Router:
         if keep:
             q.release_all(keep)
 
-    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage) -> None:
-        """Move a message to the dead-letter queue (rejected, or too many attempts)."""
+    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage, *, attempts: bool = False) -> None:
+        """Move a message to the dead-letter queue: rejected, or (``attempts``) delivered
+        ``max_delivery_attempts`` times without success."""
         if q is not None and msg.stored:
             self.store.remove(q.name, msg)
             msg.stored = False
         self.dead_lettered += 1
         if q is not None:
             q.counters.dead_lettered += 1
+            q.counters.dead_lettered_attempts += attempts
             if self.on_consumed is not None:
                 self.on_consumed(q)
         if q is not None and q.name == self.dlq_name:

@@ -161,10 +161,13 @@ def _queue_counts(metrics_url: str | None) -> dict[str, int] | None:
         samples = parse(resp.read().decode())
     name = conn_dest(QUEUE).get_queue_name()
     labels = (("address", name), ("queue", name))
-    figures = ("enqueued_total", "dequeued_total", "expired_total", "dead_lettered_total", "depth",
-               "delivering")
-    return {f.removesuffix("_total"): int(samples.get((f"amqp_jms_broker_queue_{f}", labels), 0))
-            for f in figures}
+    figures = ("enqueued_total", "dequeued_total", "expired_total", "depth", "delivering")
+    counts = {f.removesuffix("_total"): int(samples.get((f"amqp_jms_broker_queue_{f}", labels), 0))
+              for f in figures}
+    counts["dead_lettered"] = sum(
+        int(samples.get(("amqp_jms_broker_queue_dead_lettered_total", (*labels, ("reason", why))), 0))
+        for why in ("max_delivery_attempts", "rejected"))
+    return counts
 
 
 def _entered(before: dict[str, int] | None, metrics_url: str | None, own_count: int) -> int:
