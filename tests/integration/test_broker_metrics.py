@@ -175,6 +175,26 @@ def _topic() -> Any:
     return Caps("topic")
 
 
+def test_one_queue_and_the_async_broker_from_python() -> None:
+    import asyncio
+
+    from amqp_jms.broker import AsyncBroker
+    from amqp_jms.broker.metrics import queue_stats
+
+    async def main() -> None:
+        async with AsyncBroker(port=0) as b:
+            assert b.metrics_url is None  # no endpoint unless asked for
+            assert b.core is not None
+            b.core.router.queue("one")
+            snap = b.metrics()
+            assert [x.queue for x in snap.queues] == ["one"] and snap.connections == 0
+            stats = queue_stats(b.core, "one")
+            assert stats is not None and stats.kind == "queue" and stats.depth == 0
+            assert queue_stats(b.core, "none") is None
+
+    asyncio.run(main())
+
+
 def test_label_values_are_escaped(broker_factory: Any) -> None:
     b = broker_factory(metrics="127.0.0.1:0")
     name = 'we"ird\\queue\nname'

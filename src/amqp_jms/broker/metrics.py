@@ -43,6 +43,9 @@ __all__ = [
     "QueueCounters",
     "QueueStats",
     "TopicStats",
+    "escape_label",
+    "parse",
+    "queue_stats",
     "render",
     "snapshot",
     "snapshot_sliced",
@@ -196,6 +199,20 @@ def snapshot(core: BrokerCore) -> MetricsSnapshot:
     refs = _Refs(core)
     queues = tuple(refs.rows(0, len(refs)))
     return MetricsSnapshot(time.time(), *head[:5], queues, head[5])
+
+
+def queue_stats(core: BrokerCore, name: str) -> QueueStats | None:
+    """One queue's figures now, by its name (a subscription's by its ``sub:...`` name), without
+    a snapshot of all of them; None if there is no such queue. Call on the broker's loop."""
+    router = core.router
+    q = router.queues.get(name)
+    if q is not None:
+        return QueueStats._make(_queue_stats(name, router.kinds.get(name, "queue"), q))
+    for address, topic in router.topics.items():
+        for sub in topic.subscriptions:
+            if sub.queue.name == name:
+                return QueueStats._make(_queue_stats(address, "subscription", sub.queue))
+    return None
 
 
 async def snapshot_sliced(core: BrokerCore, slice_: int | None = None) -> MetricsSnapshot:
