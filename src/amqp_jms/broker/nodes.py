@@ -120,8 +120,6 @@ class Router:
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[tuple[str, str | None, str], Subscription] = {}
         self._temp_ids = itertools.count(1)
-        self.expired = 0
-        self.dead_lettered = 0
         self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q`` (any way)
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -280,7 +278,6 @@ class Router:
         if q is not None and msg.stored:
             self.store.remove(q.name, msg)
             msg.stored = False
-        self.dead_lettered += 1
         if q is not None:
             q.counters.dead_lettered += 1
             q.counters.dead_lettered_attempts += attempts
@@ -298,7 +295,6 @@ class Router:
         dlq.enqueue(copy)
 
     def _expire(self, q: MessageQueue, msg: BrokerMessage) -> None:
-        self.expired += 1
         q.counters.expired += 1
         if self.on_consumed is not None:
             self.on_consumed(q)
