@@ -23,6 +23,11 @@ kept per broker and mode, as the machine is shared).
 ``--ab-src DIR`` also runs the embedded broker from another source tree (a branch), interleaved,
 and prints its rates relative to this tree's: an A/B in one run, under the same load.
 ``--memory`` also queues 10^6 messages of 256 B in the embedded broker and reports its RSS.
+The cost of the broker's metrics (docs/operations.md): ``--ab-src`` the tree before them for the
+counting, and ``--ab-src src --ab-broker-arg=--metrics --ab-broker-arg=127.0.0.1:0 --scrape 1``
+for the endpoint scraped every second while the runs go on (``--no-rabbitmq`` for A/B runs only).
+``--metrics-scale N`` scrapes an in-process broker holding N queues and reports the scrape's time
+and the longest the broker's event loop went without a turn meanwhile.
 Last line: ``broker_bench: ratio <x> (goal 1.0)``: the worst per-mode ratio of the C-driven runs
 (of the Python-driven ones if the C clients cannot be built).
 """
@@ -111,6 +116,8 @@ class EmbeddedProcess:
             self.stop()
             raise RuntimeError(f"broker did not start: {line!r}")
         self.url = m.group(1)
+        metrics = re.search(r"metrics on (http://\S+?)\)", line)
+        self.metrics_url = metrics.group(1) if metrics else None
 
     def rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as f:
@@ -241,25 +248,55 @@ class Peer:
         self._record(f"c:{mode}", n, c0, rate)
 
 
+class Scraper:
+    """GETs each metrics URL every ``interval`` seconds on a thread, as Prometheus would."""
+
+    def __init__(self, urls: list[str], interval: float) -> None:
+        import threading
+
+        self.urls, self.interval, self.scrapes, self.bytes = urls, interval, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        import urllib.request
+
+        while not self._stop.wait(self.interval):
+            for url in self.urls:
+                with urllib.request.urlopen(url, timeout=30) as resp:
+                    self.bytes += len(resp.read())
+                self.scrapes += 1
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+        print(f"scraped the metrics {self.scrapes} times ({self.bytes // max(1, self.scrapes)} bytes each)")
+
+
 def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path], extra: list[str] | None = None,
           ab_src: str | None = None, ab_extra: list[str] | None = None,
-          modes: list[str] | None = None) -> tuple[Peer, Peer | None, Peer | None]:
+          modes: list[str] | None = None, rabbitmq: bool = True,
+          scrape: float = 0.0) -> tuple[Peer, Peer | None, Peer | None]:
     """Both brokers up at once; rounds interleave them (the machine is shared: load drifts)."""
     from amqp_jms.testing.rabbitmq import RabbitMQ, unavailable_reason
 
     with contextlib.ExitStack() as stack:
+        embedded: list[EmbeddedProcess] = []
         tmp = stack.enter_context(tempfile.TemporaryDirectory())
         emb = EmbeddedProcess(tmp, extra)
         stack.callback(emb.stop)
+        embedded.append(emb)
         ours = Peer("embedded", emb.url, emb.proc.pid, "")
         other: Peer | None = None
         if ab_src is not None:
             emb_b = EmbeddedProcess(stack.enter_context(tempfile.TemporaryDirectory()),
                                     [*(extra or []), *(ab_extra or [])], ab_src)
             stack.callback(emb_b.stop)
+            embedded.append(emb_b)
             other = Peer("embedded-B", emb_b.url, emb_b.proc.pid, "")
         theirs: Peer | None = None
-        reason = unavailable_reason()
+        reason = unavailable_reason() if rabbitmq else "--no-rabbitmq"
         if reason is None:
             rmq = stack.enter_context(RabbitMQ())
             assert rmq.pid is not None
@@ -267,6 +304,9 @@ def bench(n_py: int, n_c: int, k: int, rounds: int, tools: dict[str, Path], extr
         else:
             print(f"RabbitMQ unavailable: {reason}", file=sys.stderr)
         peers = [p for p in (ours, other, theirs) if p is not None]
+        urls = [e.metrics_url for e in embedded if e.metrics_url]
+        if scrape and urls:
+            stack.callback(Scraper(urls, scrape).stop)
         for p in peers:
             measure(p.url, p.prefix + "warmup", min(n_py or 2000, 2000), presettled=False, durable=False)
         c_modes = [m for m in C_MODES if m != "examples" or "send" in tools] if tools else []
@@ -343,6 +383,72 @@ def bench_memory(count: int) -> tuple[float, float, int]:
     return before, after, paged
 
 
+def bench_metrics_scale(queues: int, scrapes: int = 5) -> tuple[float, float, float, int]:
+    """A broker with ``queues`` queues (a message each) scraped ``scrapes`` times; (median scrape
+    seconds, the loop's longest gap without a turn while idle and while scraped, bytes)."""
+    import asyncio
+    import concurrent.futures
+    import urllib.request
+
+    from amqp_jms.broker import Broker
+    from amqp_jms.broker.message import BrokerMessage
+
+    encoded = bytes(Message(body=PAYLOAD, durable=False).encode())
+    with Broker(metrics="127.0.0.1:0") as b:
+        core = b.core
+        assert core is not None and b.metrics_url is not None
+
+        def fill() -> None:
+            now = core.router.clock()
+            for i in range(queues):
+                core.router.queue(f"scale.{i}")
+                core.router.publish(f"scale.{i}", BrokerMessage.parse(encoded, now=now))
+
+        b.run_soon(fill)
+        gaps: list[float] = []
+
+        async def ticker(seconds: float) -> float:
+            loop = asyncio.get_running_loop()
+            last, worst = loop.time(), 0.0
+            end = last + seconds
+            while (now := loop.time()) < end:
+                worst = max(worst, now - last)
+                last = now
+                await asyncio.sleep(0.001)
+            return worst
+
+        import gc
+
+        pauses: list[tuple[float, int]] = []  # garbage collections: (seconds, generation)
+        started: list[float] = []
+
+        def on_gc(phase: str, info: dict[str, int]) -> None:
+            if phase == "start":
+                started.append(time.perf_counter())
+            elif started:
+                pauses.append((time.perf_counter() - started.pop(), info["generation"]))
+
+        gc.callbacks.append(on_gc)
+        idle = b.call(ticker(1.0))
+        times: list[float] = []
+        size = 0
+        pool = concurrent.futures.ThreadPoolExecutor(1)
+        for _ in range(scrapes):
+            fut = pool.submit(b.call, ticker(1.5), 30)
+            time.sleep(0.2)
+            t0 = time.perf_counter()
+            with urllib.request.urlopen(b.metrics_url, timeout=60) as resp:
+                size = len(resp.read())
+            times.append(time.perf_counter() - t0)
+            gaps.append(fut.result(30))
+            time.sleep(1.0)  # the next scrape gets a new snapshot (MIN_INTERVAL)
+        pool.shutdown()
+        gc.callbacks.remove(on_gc)
+        long_gc = [f"{p * 1000:.0f} ms (gen {g})" for p, g in pauses if p > 0.005]
+        print(f"garbage collections over 5 ms meanwhile: {', '.join(long_gc) or 'none'}")
+    return statistics.median(times), idle, max(gaps), size
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small run (< 60 s)")
@@ -361,7 +467,21 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--modes", default=None,
                     help="comma-separated subset of unsettled,presettled,durable,examples")
     ap.add_argument("--memory", action="store_true", help="also measure RSS with 10^6 queued messages")
+    ap.add_argument("--metrics-scale", type=int, default=0, metavar="N",
+                    help="only: scrape a broker holding N queues; scrape time and event-loop stall")
+    ap.add_argument("--no-rabbitmq", action="store_true", help="the embedded broker(s) only (A/B runs)")
+    ap.add_argument("--scrape", type=float, default=0.0, metavar="SECONDS",
+                    help="scrape every embedded broker started with --metrics this often during the runs")
     args = ap.parse_args(argv)
+    if args.metrics_scale:
+        with open("/proc/loadavg") as f:
+            print(f"load average before: {' '.join(f.read().split()[:3])}")
+        took, idle, worst, size = bench_metrics_scale(args.metrics_scale)
+        print(f"metrics: {args.metrics_scale} queues, scrape {took * 1000:.0f} ms ({size // 1024} KiB); "
+              f"longest event-loop gap idle {idle * 1000:.1f} ms, during scrapes {worst * 1000:.1f} ms")
+        # the figure: the loop's longest gap during a scrape against a 50 ms budget (lower is better)
+        print(f"broker_bench metrics-scale: ratio {worst / 0.05:.2f} (goal <= 1.0)")
+        return 0
     n_c = args.n or (10_000 if args.quick else 200_000)
     n_py = 0 if args.no_python else (args.n_python or (2000 if args.quick else 20000))
     k = args.clients or (2 if args.quick else 4)
@@ -374,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"load average before: {' '.join(f.read().split()[:3])}")
     modes = args.modes.split(",") if args.modes else None
     ours, theirs, other = bench(n_py, n_c, k, rounds, tools, args.broker_arg, args.ab_src, args.ab_broker_arg,
-                                modes)
+                                modes, rabbitmq=not args.no_rabbitmq, scrape=args.scrape)
     ratios: list[float] = []
     if tools:
         print(f"C clients ({k} senders + {k} receivers at once, {n_c} messages per run, best of {rounds}):")
@@ -391,6 +511,8 @@ def main(argv: list[str] | None = None) -> int:
                 b_cpu, a_cpu = statistics.mean(other.cpu[key]), statistics.mean(ours.cpu[key])
                 print(f"{key:>14}: B {other.best[key]:7.0f} msg/s ({b_cpu:4.0f} us CPU/msg)   "
                       f"B/A rate {other.best[key] / ours.best[key]:.2f}, CPU {b_cpu / a_cpu:.2f}")
+                if theirs is None:
+                    ratios.append(other.best[key] / ours.best[key])  # no RabbitMQ: the A/B is the figure
     if args.memory:
         before, after, paged = bench_memory(1_000_000)
         print(f"memory: 10^6 x 256 B queued: process RSS {after:.0f} MB (before {before:.0f} MB, "

@@ -100,13 +100,14 @@ def test_the_shipped_example_starts_the_broker(tmp_path: Path) -> None:
     example = Path(__file__).resolve().parents[2] / "examples" / "broker.toml"
     shutil.copy(example, tmp_path / "broker.toml")  # its data_dir is relative to the file
     proc = subprocess.Popen([*CMD, "--config", str(tmp_path / "broker.toml"), "--port", "0",
-                             "--host", "127.0.0.1", "-q"],
+                             "--host", "127.0.0.1", "--metrics", "127.0.0.1:0", "-q"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
         why = proc.stderr.read() if proc.poll() is not None and proc.stderr else ""
         assert "listening on amqp://127.0.0.1:" in line, why
+        assert "(metrics on http://127.0.0.1:" in line  # the file's metrics, its port overridden
         url = line.split("listening on ", 1)[1].split()[0]
         with ConnectionFactory(url, username="ops", password="ops-secret").create_connection() as conn:
             conn.start()

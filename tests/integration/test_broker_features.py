@@ -200,15 +200,21 @@ def test_durable_messages_and_subscriptions_survive_restart(broker_factory: Any,
     c.close()
 
 
+def fail_deliveries(r: Any, times: int) -> None:
+    """Receive on ``r`` and give the message back as a failed delivery attempt, ``times`` times
+    (modified with delivery-failed)."""
+    for _ in range(times):
+        r.receive(timeout=5)
+        r.fetcher.unsettled[0].local.failed = True
+        r.release(delivered=True)
+
+
 def test_max_delivery_attempts_moves_to_dlq(broker_factory: Any) -> None:
     b = broker_factory(max_delivery_attempts=2)
     c = BlockingConnection(b.url, timeout=10)
     c.create_sender("fragile").send(Message(body="boom"))
     r = c.create_receiver("fragile")
-    for _ in range(2):
-        r.receive(timeout=5)
-        r.fetcher.unsettled[0].local.failed = True  # type: ignore[union-attr]
-        r.release(delivered=True)
+    fail_deliveries(r, 2)
     assert bodies(r) == []
     assert bodies(c.create_receiver("DLQ")) == ["boom"]
     c.close()

@@ -29,7 +29,10 @@ def test_demo_accounts_for_every_message_and_leaves_parquet_and_chart(
     assert report["selector_hits"] + report["remaining"] == 400
     stages = {s["name"]: s for s in report["stages"]}
     assert stages["MQ dump → AMQP bridge"]["messages_out"] == 40
-    assert stages["JMS producers"]["messages_out"] == 360
+    assert stages["JMS producers"]["messages_out"] == 360  # the broker's count (its metrics)
+    broker = report["broker"]  # the orders queue at the end, from the broker's metrics endpoint
+    assert broker["enqueued"] == 400 and broker["depth"] == 0 and broker["delivering"] == 0
+    assert broker["dequeued"] == 400 and broker["expired"] == 0 and broker["dead_lettered"] == 0
     regions = {r["region"] for r in report["by_region"]}
     assert regions <= {"EU", "US"} and regions
     assert sum(r["messages"] for r in report["by_region"]) == report["selector_hits"]

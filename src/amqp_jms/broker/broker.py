@@ -29,6 +29,8 @@ from .authorization import Authorization
 from .core import BrokerCore
 from .limits import BrokerLimits
 from .login_throttle import LoginThrottle
+from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
+from .metrics_http import MetricsServer, parse_listen
 from .prefixes import AddressPrefixes
 from .recovery import recover
 from .sasl import Users, load_users
@@ -65,6 +67,7 @@ class AsyncBroker:
         authorization: Authorization | None = None,
         max_failed_logins: int = 10,
         failed_login_window_s: float = 60.0,
+        metrics: str | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -93,6 +96,9 @@ class AsyncBroker:
         self.address_prefixes = address_prefixes
         AddressPrefixes.of(address_prefixes)  # a bad value fails here, not at start()
         self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
+        #: ``(host, port)`` of the Prometheus endpoint (``metrics="127.0.0.1:9464"``), None = off
+        self.metrics_address = parse_listen(metrics) if metrics is not None else None
+        self._metrics_server: MetricsServer | None = None
         # the dead-letter queue the rules protect is this broker's
         self.authorization = (
             dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
@@ -111,6 +117,18 @@ class AsyncBroker:
     def url(self) -> str:
         scheme = "amqps" if self.tls_cert else "amqp"
         return f"{scheme}://{self.host}:{self._port}"
+
+    @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` once started with ``metrics=...``, else None."""
+        return self._metrics_server.url if self._metrics_server is not None else None
+
+    def metrics(self) -> MetricsSnapshot:
+        """The broker's metrics now (per queue and broker-wide; see :mod:`.metrics`). Call it on
+        the broker's loop; ``Broker.metrics()`` from any other thread."""
+        if self.core is None:
+            raise IllegalStateException("broker not started")
+        return with_process_figures(snapshot(self.core), self.core.store)
 
     async def start(self) -> None:
         if self._server is not None:
@@ -146,7 +164,21 @@ class AsyncBroker:
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])
+        if self.metrics_address is not None:
+            await self._start_metrics(loop, core, store)
         log.info("broker listening on %s (data_dir=%s)", self.url, self.data_dir)
+
+    async def _start_metrics(self, loop: asyncio.AbstractEventLoop, core: BrokerCore, store: Store) -> None:
+        assert self.metrics_address is not None
+        server = MetricsServer(*self.metrics_address, loop, lambda: snapshot_sliced(core),
+                               lambda snap: with_process_figures(snap, store))
+        try:
+            await loop.run_in_executor(None, server.start)  # binding waits for another thread
+        except BaseException:
+            await self.stop()
+            raise
+        self._metrics_server = server
+        log.info("broker metrics on %s", server.url)
 
     def _open_store(self, loop: asyncio.AbstractEventLoop) -> Store:
         if self.data_dir is None:
@@ -184,6 +216,9 @@ class AsyncBroker:
             return
         self._server = None
         server.close()
+        if self._metrics_server is not None:
+            await asyncio.get_running_loop().run_in_executor(None, self._metrics_server.stop)
+            self._metrics_server = None
         if state is not None:
             for p in list(state.protocols):
                 p.shutdown()
@@ -240,6 +275,20 @@ class Broker:
     @property
     def core(self) -> BrokerCore | None:
         return self._async.core
+
+    @property
+    def metrics_url(self) -> str | None:
+        """``http://host:port/metrics`` when started with ``metrics="host:port"``, else None."""
+        return self._async.metrics_url
+
+    def metrics(self) -> MetricsSnapshot:
+        """The broker's metrics now: per queue depth, counts and consumers, connections, sessions,
+        links, failed logins, memory and store size (:class:`~.metrics.MetricsSnapshot`)."""
+        core = self._async.core
+        if core is None:
+            raise IllegalStateException("broker not started")
+        snap: MetricsSnapshot = self.run_soon(snapshot, core)
+        return with_process_figures(snap, core.store)
 
     def start(self, timeout: float = 30.0) -> Broker:
         if self._thread is not None:

@@ -32,6 +32,16 @@ def _prefixes(text: str) -> tuple[str, str]:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _listen(text: str) -> str:
+    from .metrics_http import parse_listen
+
+    try:
+        parse_listen(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
 def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     # defaults are None so that a flag not given leaves the configuration file's value alone
     p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
@@ -54,6 +64,9 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                    help="prefix mode, as ActiveMQ/Artemis: advertise these address prefixes "
                         "(e.g. queue://,topic://) and decide node types by them (default: off)")
     p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
+    p.add_argument("--metrics", default=None, type=_listen, metavar="HOST:PORT",
+                   help="serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
+                   "port 0 = any free port; default: off)")
     p.add_argument("--hash-password", action="store_true",
                    help="read a password (prompt, or one line of stdin) and print its hash for the "
                    "configuration file's [users.<name>] password, then exit")
@@ -109,6 +122,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca, dlq=args.dlq,
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
+        metrics=args.metrics,
     )
 
 
@@ -117,7 +131,9 @@ async def _serve(options: dict[str, Any]) -> None:
 
     broker = AsyncBroker(**options)
     await broker.start()
-    print(f"amqp-jms broker listening on {broker.url}", flush=True)
+    # one line (tools read the URL from it): the metrics endpoint, if any, at its end
+    metrics = f" (metrics on {broker.metrics_url})" if broker.metrics_url else ""
+    print(f"amqp-jms broker listening on {broker.url}{metrics}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -2,9 +2,10 @@
 
 Every key is validated when the file is loaded, and a mistake is a :class:`ConfigError` naming
 the file, the line and the key (``broker.toml:14: [users.alice] password: ...``), so a broker
-never starts half-configured. The file holds listener, TLS, store, dead-letter policy, login
-policy, users (with hashed passwords) and their roles, per address-pattern permissions, limits
-and the address prefixes; command-line flags override single values (:func:`with_overrides`).
+never starts half-configured. The file holds listener (and the metrics endpoint), TLS, store,
+dead-letter policy, login policy, users (with hashed passwords) and their roles, per
+address-pattern permissions, limits and the address prefixes; command-line flags override single
+values (:func:`with_overrides`).
 ``docs/broker.md`` has a commented example (also ``examples/broker.toml``).
 
 Plain-text passwords are refused unless ``[login] allow_plain_passwords = true`` (then each one
@@ -23,6 +24,7 @@ from typing import Any
 
 from .authorization import AccessRule, Authorization, Permission
 from .limits import BrokerLimits, LimitError
+from .metrics_http import parse_listen
 from .sasl import Users
 from .scram import is_password_hash, parse_password_hash
 
@@ -55,6 +57,7 @@ class BrokerConfig:
     failed_login_window_s: float = 60.0
     limits: BrokerLimits | None = None  # None: the defaults
     address_prefixes: tuple[str, str] | None = None
+    metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
 
     def broker_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~amqp_jms.broker.AsyncBroker` / ``Broker``."""
@@ -70,6 +73,8 @@ class BrokerConfig:
             opts["limits"] = self.limits
         if self.address_prefixes is not None:
             opts["address_prefixes"] = self.address_prefixes
+        if self.metrics is not None:
+            opts["metrics"] = self.metrics
         return opts
 
 
@@ -200,11 +205,17 @@ def load_config(path: str | Path) -> BrokerConfig:
         if key not in _TOP:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
-    listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id"})
+    listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
     idle = r.get(listener, "listener", "idle_timeout", float, None)
+    metrics = r.get(listener, "listener", "metrics", str, None)
+    if metrics is not None:
+        try:
+            parse_listen(metrics)
+        except ValueError as e:
+            raise r.error("listener", "metrics", str(e)) from None
     if idle is not None and idle < 0:
         raise r.error("listener", "idle_timeout", "expected seconds >= 0")
 
@@ -259,7 +270,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         dlq=dlq, max_delivery_attempts=attempts,
         users=users, authorization=authorization,
         max_failed_logins=max_failed, failed_login_window_s=window,
-        limits=limits, address_prefixes=prefixes,
+        limits=limits, address_prefixes=prefixes, metrics=metrics,
     )
 
 

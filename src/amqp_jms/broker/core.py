@@ -16,6 +16,7 @@ from .flowgate import FlowGate
 from .limits import BrokerLimits
 from .management import ManagementNode
 from .message import BrokerMessage
+from .metrics import BrokerCounters
 from .nodes import Router
 from .prefixes import AddressPrefixes
 from .queue import MessageQueue
@@ -68,6 +69,7 @@ class BrokerCore:
         self.temps = TemporaryNodes(self)
         self.authorization: Authorization | None = None  # None: every logged-in user may do anything
         self.management = ManagementNode(self)  # the ``$management`` node
+        self.counters = BrokerCounters()  # connections, failed logins (metrics.py)
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:

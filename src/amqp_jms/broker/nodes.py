@@ -89,6 +89,7 @@ class Topic:
     name: str
     kind: NodeKind
     subscriptions: list[Subscription] = field(default_factory=list)
+    published: int = 0  # messages sent to it (metrics.py)
 
 
 class Router:
@@ -119,8 +120,6 @@ class Router:
         self.topics: dict[str, Topic] = {}
         self.subscriptions: dict[tuple[str, str | None, str], Subscription] = {}
         self._temp_ids = itertools.count(1)
-        self.expired = 0
-        self.dead_lettered = 0
         self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q`` (any way)
 
     # -- nodes ---------------------------------------------------------------------------------
@@ -227,7 +226,9 @@ class Router:
         if kind is None:
             return False
         if kind.is_topic:
-            for sub in self.topics[address].subscriptions:
+            topic = self.topics[address]
+            topic.published += 1
+            for sub in topic.subscriptions:
                 sub.offer(msg, self)
             return True
         q = self.queues[address]
@@ -240,6 +241,7 @@ class Router:
     # -- outcomes ------------------------------------------------------------------------------
     def consumed(self, q: MessageQueue, msg: BrokerMessage) -> None:
         """Accepted (or settled by a presettled consumer): the message is gone."""
+        q.counters.dequeued += 1
         if msg.stored:
             self.store.remove(q.name, msg)
         if self.on_consumed is not None:
@@ -250,7 +252,7 @@ class Router:
         if failed:
             msg.delivery_count += 1
             if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                self.dead_letter(q, msg)
+                self.dead_letter(q, msg, attempts=True)
                 return
             if msg.stored:
                 self.store.update_count(q.name, msg)
@@ -262,7 +264,7 @@ class Router:
             if failed:
                 msg.delivery_count += 1
                 if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                    self.dead_letter(q, msg)
+                    self.dead_letter(q, msg, attempts=True)
                     continue
                 if msg.stored:
                     self.store.update_count(q.name, msg)
@@ -270,14 +272,17 @@ class Router:
         if keep:
             q.release_all(keep)
 
-    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage) -> None:
-        """Move a message to the dead-letter queue (rejected, or too many attempts)."""
+    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage, *, attempts: bool = False) -> None:
+        """Move a message to the dead-letter queue: rejected, or (``attempts``) delivered
+        ``max_delivery_attempts`` times without success."""
         if q is not None and msg.stored:
             self.store.remove(q.name, msg)
             msg.stored = False
-        self.dead_lettered += 1
-        if q is not None and self.on_consumed is not None:
-            self.on_consumed(q)
+        if q is not None:
+            q.counters.dead_lettered += 1
+            q.counters.dead_lettered_attempts += attempts
+            if self.on_consumed is not None:
+                self.on_consumed(q)
         if q is not None and q.name == self.dlq_name:
             return  # rejected from the DLQ itself: drop
         dlq = self.queue(self.dlq_name)
@@ -290,7 +295,7 @@ class Router:
         dlq.enqueue(copy)
 
     def _expire(self, q: MessageQueue, msg: BrokerMessage) -> None:
-        self.expired += 1
+        q.counters.expired += 1
         if self.on_consumed is not None:
             self.on_consumed(q)
         if msg.stored:

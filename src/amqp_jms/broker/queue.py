@@ -26,6 +26,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from .message import BrokerMessage, next_seq
+from .metrics import QueueCounters
 from .spill import Spill
 
 __all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
@@ -86,6 +87,7 @@ class MessageQueue:
         self._resume: asyncio.Handle | None = None
         self._after_scan: list[Callable[[], None]] = []  # run when the sliced scan under way ends
         self._extracting = 0  # management operations under way (``extract.py``): no paging in
+        self.counters = QueueCounters()  # what went through it (metrics.py)
 
     # -- sizes ---------------------------------------------------------------------------------
     def __len__(self) -> int:
@@ -113,6 +115,7 @@ class MessageQueue:
     # -- adding --------------------------------------------------------------------------------
     def enqueue(self, msg: BrokerMessage) -> None:
         """Add a message (at the back of its priority), or to the delay heap if not yet due."""
+        self.counters.enqueued += 1
         if msg.deliver_at and msg.deliver_at > self._clock():
             heapq.heappush(self._delayed, (msg.deliver_at, msg.seq, msg))
             if self._on_schedule is not None and self._delayed[0][2] is msg:

@@ -101,6 +101,7 @@ class AmqpProtocol(asyncio.Protocol):
             transport.abort()
             return
         conn_id = next(_ids)
+        self.state.core.counters.connections += 1
         self.engine = Engine(
             server=True,
             sasl=None,
@@ -140,6 +141,7 @@ class AmqpProtocol(asyncio.Protocol):
             if sasl.result is SaslResult.FAILED:
                 log.info("connection %s: SASL authentication failed", self.conn.id if self.conn else "?")
                 self.state.logins.failed(self.source)
+                self.state.core.counters.auth_failures += 1
                 self._close_transport()
                 return
             if sasl.result is SaslResult.PENDING:

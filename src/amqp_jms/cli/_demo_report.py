@@ -44,6 +44,9 @@ class DemoReport:
     unexpected: int = 0
     stages: list[Stage] = field(default_factory=list)
     by_region: list[dict[str, Any]] = field(default_factory=list)
+    #: the queue's figures from the broker's metrics at the end (enqueued, dequeued, expired,
+    #: dead_lettered, depth, delivering); empty for a broker without the endpoint
+    broker: dict[str, int] = field(default_factory=dict)
     output: str = ""
     chart: str = ""
     seconds: float = 0.0
@@ -80,6 +83,12 @@ class DemoReport:
                 ["lost (found nowhere, or selected but not in Parquet)", lost_style],
             ],
         )
+        if self.broker:
+            out.table(
+                "the broker's metrics for the orders queue (Prometheus endpoint)",
+                ["figure", "count"],
+                [[name.replace("_", " "), value] for name, value in self.broker.items()],
+            )
         if self.by_region:
             cols = list(self.by_region[0])
             out.table("per-region aggregate (Spark)", cols, [[r[c] for c in cols] for r in self.by_region])

@@ -11,6 +11,11 @@
 5. drains what the selector left, accounts for every order by its ``order_id`` (hits, duplicates,
    losses — which must be 0), prints it and writes ``DATA/report.png``.
 
+The embedded broker serves its Prometheus metrics (``--metrics``, on a free port): the messages
+each sending stage delivered are the broker's count of what entered the queue, and the report
+shows the queue's counts at the end as the broker saw them (enqueued, consumed, expired,
+dead-lettered, depth). With ``--url`` there is no such endpoint and the demo counts on its own.
+
 Exit code 0 only when nothing was lost.
 """
 
@@ -76,19 +81,21 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 
 @contextlib.contextmanager
-def _broker(url: str | None, data_dir: Path) -> Iterator[str]:
-    """``url`` as is, or the embedded broker started as ``amqp-jms broker`` in a child process.
+def _broker(url: str | None, data_dir: Path) -> Iterator[tuple[str, str | None]]:
+    """(``url``, None) as is, or the embedded broker started as ``amqp-jms broker`` in a child
+    process: (its URL, its metrics URL).
 
     A child process, not a thread: on 2 cores the broker, the producers and the Spark driver would
     otherwise share one GIL, and the broker is stopped with SIGTERM like in production.
     """
     if url:
-        yield url
+        yield url, None
         return
     data_dir.mkdir(parents=True, exist_ok=True)
     log = open(data_dir / "broker.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "amqp_jms.cli.main", "broker", "--port", "0", "--data-dir", str(data_dir)],
+        [sys.executable, "-m", "amqp_jms.cli.main", "broker", "--port", "0", "--data-dir", str(data_dir),
+         "--metrics", "127.0.0.1:0"],
         stdout=subprocess.PIPE,
         stderr=log,
         text=True,
@@ -101,7 +108,8 @@ def _broker(url: str | None, data_dir: Path) -> Iterator[str]:
             raise JMSException(
                 f"the embedded broker did not start: {(data_dir / 'broker.log').read_text()[-500:]}"
             )
-        yield line.split("listening on ", 1)[1].split()[0]
+        metrics = line.split("(metrics on ", 1)[1].split(")")[0] if "(metrics on " in line else None
+        yield line.split("listening on ", 1)[1].split()[0], metrics
     finally:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
@@ -139,6 +147,35 @@ def _send_orders(url: str, batch: list[Order], out: Output, label: str) -> tuple
                     bar.advance(100)
             bar.update(completed=len(batch))
     return time.monotonic() - started, last_due
+
+
+def _queue_counts(metrics_url: str | None) -> dict[str, int] | None:
+    """The orders queue's figures from the broker's metrics endpoint (None without one)."""
+    if metrics_url is None:
+        return None
+    import urllib.request
+
+    from ..broker.metrics import parse
+
+    with urllib.request.urlopen(metrics_url, timeout=30) as resp:
+        samples = parse(resp.read().decode())
+    name = conn_dest(QUEUE).get_queue_name()
+    labels = (("address", name), ("queue", name))
+    figures = ("enqueued_total", "dequeued_total", "expired_total", "depth", "delivering")
+    counts = {f.removesuffix("_total"): int(samples.get((f"amqp_jms_broker_queue_{f}", labels), 0))
+              for f in figures}
+    counts["dead_lettered"] = sum(
+        int(samples.get(("amqp_jms_broker_queue_dead_lettered_total", (*labels, ("reason", why))), 0))
+        for why in ("max_delivery_attempts", "rejected"))
+    return counts
+
+
+def _entered(before: dict[str, int] | None, metrics_url: str | None, own_count: int) -> int:
+    """Messages that entered the queue since ``before``, by the broker's count; else ``own_count``."""
+    after = _queue_counts(metrics_url)
+    if before is None or after is None:
+        return own_count
+    return after["enqueued"] - before["enqueued"]
 
 
 def _with_option(url: str, option: str) -> str:
@@ -205,7 +242,7 @@ def run_demo(
     report = DemoReport(
         url=url or "embedded", selector=SELECTOR, produced=len(all_ids), selector_expected=len(expected_hits)
     )
-    with _broker(url, data_dir / "broker") as broker_url:
+    with _broker(url, data_dir / "broker") as (broker_url, metrics_url):
         report.url = broker_url
         out.info(f"broker: {broker_url}" + ("" if url else f" (embedded, store in {data_dir / 'broker'})"))
 
@@ -213,29 +250,33 @@ def run_demo(
         dump = data_dir / "mq" / "orders.dmp"
         write_mq_dump(dump, mq_orders)
         t0 = time.monotonic()
+        counts = _queue_counts(metrics_url)
         bridged = (
             import_dump(_with_option(broker_url, "jms.forceAsyncSend=true"), dump, QUEUE, out)
             if mq_orders
             else 0
         )
+        seconds = time.monotonic() - t0
+        bridged = _entered(counts, metrics_url, bridged)
         report.stages.append(
             Stage(
                 "MQ dump → AMQP bridge",
                 len(mq_orders),
                 bridged,
-                time.monotonic() - t0,
+                seconds,
                 f"{dump.name}: text/map/bytes/stream RFH2",
             )
         )
 
         # 3. the JMS order stream
+        counts = _queue_counts(metrics_url)
         seconds, last_due = _send_orders(broker_url, jms_orders, out, "JMS producers → queue://orders")
         delayed = sum(1 for o in jms_orders if o.delivery_delay_ms)
         report.stages.append(
             Stage(
                 "JMS producers",
                 len(jms_orders),
-                len(jms_orders),
+                _entered(counts, metrics_url, len(jms_orders)),
                 seconds,
                 f"{delayed} delayed, {sum(1 for o in jms_orders if o.ttl_ms)} with TTL",
             )
@@ -290,6 +331,7 @@ def run_demo(
         # lost: an order found nowhere, or one the selector should have delivered to Parquet that
         # is not there (even if it is still on the queue: the job's output lacks it)
         report.lost = len((all_ids - found - set(rest)) | (expected_hits - found))
+        report.broker = _queue_counts(metrics_url) or {}
     report.output = str(data_dir / "out")
     report.seconds = time.monotonic() - t_start
     report.chart = str(write_chart(report, data_dir / "report.png"))

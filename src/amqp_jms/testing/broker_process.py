@@ -1,7 +1,7 @@
 """The embedded broker as a subprocess (``python -m amqp_jms.broker``) with its memory readings:
 for tests that kill it or measure it, and for ``benchmarks/broker_fuzz.py``.
 
-    p = BrokerProcess("--data-dir", "d")     # started; p.url, p.pid, p.addr
+    p = BrokerProcess("--data-dir", "d")     # started; p.url, p.pid, p.addr (p.metrics_url)
     p.peak_mb(); p.rss_mb()                   # VmHWM / VmRSS from /proc/<pid>/status
     log = p.stop()                            # SIGTERM (then SIGKILL); what it logged
 """
@@ -34,6 +34,8 @@ class BrokerProcess:
         if not m:
             raise AssertionError(f"broker did not start: {line!r} {self.stop()}")
         self.url = m.group(1)
+        metrics = re.search(r"metrics on (http://\S+?)\)", line)
+        self.metrics_url = metrics.group(1) if metrics else None  # with --metrics HOST:PORT
         self.pid = self.proc.pid
         host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
         self.addr = (host, int(port))
