@@ -28,7 +28,7 @@ _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 
 def _snap() -> MetricsSnapshot:
     queues = tuple(
-        QueueStats(a, a, "queue", 3, 1, 2, 300, 0, 10, 6, 0, 1, 0) for a in ("orders", 'odd "q"\\\n')
+        QueueStats(a, a, "queue", 3, 1, 2, 300, 0, 10, 6, 0, 1, 0, 0) for a in ("orders", 'odd "q"\\\n')
     )
     return MetricsSnapshot(0.0, 2, 5, 3, 4, 1, queues, (TopicStats("news", 7, 2),), 4096, 1 << 20)
 

@@ -60,10 +60,11 @@ CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 
 class QueueCounters:
     """What went through one queue since the broker started (recovered messages count as
-    enqueued), so ``depth == enqueued - dequeued - expired - dead_lettered`` minus what is being
-    delivered or was removed with the queue's purge."""
+    enqueued), so ``depth == enqueued - dequeued - expired - dead_lettered - removed`` minus what
+    is being delivered."""
 
-    __slots__ = ("dead_lettered", "dead_lettered_attempts", "dequeued", "enqueued", "expired")
+    __slots__ = ("dead_lettered", "dead_lettered_attempts", "dequeued", "enqueued", "expired",
+                 "removed")
 
     def __init__(self) -> None:
         self.enqueued = 0  # entered the queue (sent, routed from a topic, dead-lettered to it)
@@ -71,6 +72,7 @@ class QueueCounters:
         self.expired = 0  # dropped on reaching its expiry time
         self.dead_lettered = 0  # moved to the dead-letter queue (rejected, too many attempts)
         self.dead_lettered_attempts = 0  # of those, for max_delivery_attempts (the rest rejected)
+        self.removed = 0  # taken out by an operator: purged or moved away ($management)
 
 
 class BrokerCounters:
@@ -100,6 +102,7 @@ class QueueStats(NamedTuple):
     expired: int
     dead_lettered: int  # rejected + dead_lettered_attempts
     dead_lettered_attempts: int  # delivered max_delivery_attempts times without success
+    removed: int  # purged or moved away by an operator ($management)
 
 
 class TopicStats(NamedTuple):
@@ -181,7 +184,7 @@ def _queue_stats(address: str, kind: str, q: MessageQueue) -> tuple[Any, ...]:
     return (
         address, q.name, kind, len(q) + q.delayed, delivering, len(consumers),
         q.byte_size, q.paged_bytes, c.enqueued, c.dequeued, c.expired, c.dead_lettered,
-        c.dead_lettered_attempts,
+        c.dead_lettered_attempts, c.removed,
     )
 
 
@@ -285,6 +288,8 @@ _QUEUE_METRICS = (
     ("queue_dequeued_total", "counter", "Messages consumed from the queue (accepted or presettled).",
      "dequeued"),
     ("queue_expired_total", "counter", "Messages dropped from the queue on expiry.", "expired"),
+    ("queue_removed_total", "counter",
+     "Messages an operator purged from the queue or moved away from it ($management).", "removed"),
 )
 _DEAD = ("queue_dead_lettered_total", "counter",
          "Messages moved from the queue to the dead-letter queue, by reason: rejected by a consumer, "
