@@ -3,7 +3,8 @@
 Every way a message reaches the dead-letter queue (:meth:`Router.dead_letter
 <amqp_jms.broker.nodes.Router.dead_letter>`) comes with a :class:`Cause`, made here and nowhere
 else. :func:`dead_letter_bytes` writes it into the DLQ copy's encoded message, in the forms the
-brokers our users migrate from write, so the tools they already have read it:
+brokers our users migrate from write, so the tools they already have read it (the names:
+``mapping/dead_letter.py``):
 
 * message annotations as ActiveMQ Artemis puts them on a dead-lettered AMQP message:
   ``x-opt-ORIG-ADDRESS`` and ``x-opt-ORIG-QUEUE`` (its internal ``_AMQ_ORIG_ADDRESS`` /
@@ -42,6 +43,16 @@ from ..mapping.codec import (
     encode_annotations,
     encode_application_properties,
 )
+from ..mapping.dead_letter import (
+    CAUSE_PROPERTY,
+    DEATHS,
+    ORIG_ADDRESS,
+    ORIG_ADDRESS_PROPERTY,
+    ORIG_QUEUE,
+    ORIG_QUEUE_PROPERTY,
+    REASON_PROPERTY,
+    TIME_PROPERTY,
+)
 from ..types import Symbol, Timestamp, ULong
 from . import _codec
 from .large import IncomingSpool
@@ -62,17 +73,6 @@ MAX_CONDITION = 256  # chars of a consumer's error condition kept (a symbol; AMQ
 MAX_DESCRIPTION = 1024  # chars of a consumer's error description kept
 MAX_DEATHS = 16  # entries of x-opt-deaths kept (a message moved back and dead-lettered again)
 _COPY_PIECE = 1 << 20
-
-# the annotations (Artemis, RabbitMQ) and application properties (ActiveMQ 5, Artemis, ours)
-ORIG_ADDRESS = Symbol("x-opt-ORIG-ADDRESS")
-ORIG_QUEUE = Symbol("x-opt-ORIG-QUEUE")
-DEATHS = Symbol("x-opt-deaths")
-CAUSE_PROPERTY = "dlqDeliveryFailureCause"
-REASON_PROPERTY = "dlqDeliveryFailureReason"
-TIME_PROPERTY = "dlqDeliveryFailureTime"
-ORIG_ADDRESS_PROPERTY = "_AMQ_ORIG_ADDRESS"
-ORIG_QUEUE_PROPERTY = "_AMQ_ORIG_QUEUE"
-
 
 class Reason(StrEnum):
     """RabbitMQ's dead-letter reasons (its ``x-death``/``x-opt-deaths`` ``reason``) we produce."""
