@@ -121,17 +121,25 @@ def test_an_oversize_error_description_is_cut_to_the_bound(broker: Any) -> None:
     assert len(cause) <= len("rejected by a consumer: app:x: ") + MAX_DESCRIPTION
 
 
+def _give_back(url: str, name: str, times: int, *, transacted: bool) -> None:
+    """Receive the message and give it back ``times`` times: rollback or recover."""
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        mode = Session.SESSION_TRANSACTED if transacted else Session.CLIENT_ACKNOWLEDGE
+        s = conn.create_session(transacted, mode)
+        c = s.create_consumer(Queue(name))
+        for _ in range(times):
+            assert c.receive(5000) is not None
+            if transacted:
+                s.rollback()
+            else:
+                s.recover()
+
+
 def test_delivery_limit_by_rollbacks(broker_factory: Any) -> None:
     b = broker_factory(data_dir=None, max_delivery_attempts=3)
     _send(b.url, Queue("dl-tx"), "again")
-    with ConnectionFactory(b.url).create_connection() as conn:
-        conn.start()
-        s = conn.create_session(True, Session.SESSION_TRANSACTED)
-        c = s.create_consumer(Queue("dl-tx"))
-        for _ in range(3):
-            assert c.receive(5000) is not None
-            s.rollback()
-        assert c.receive(300) is None
+    _give_back(b.url, "dl-tx", 3, transacted=True)
     got = _dlq_jms(b.url)
     assert got.get_string_property("dlqDeliveryFailureReason") == "delivery_limit"
     cause = got.get_string_property("dlqDeliveryFailureCause")
@@ -144,13 +152,7 @@ def test_delivery_limit_by_recover(broker_factory: Any) -> None:
     # consumer gives the message back unsettled
     b = broker_factory(data_dir=None, max_delivery_attempts=1)
     _send(b.url, Queue("dl-recover"))
-    with ConnectionFactory(b.url).create_connection() as conn:
-        conn.start()
-        s = conn.create_session(False, Session.CLIENT_ACKNOWLEDGE)
-        c = s.create_consumer(Queue("dl-recover"))
-        for _ in range(2):
-            assert c.receive(5000) is not None
-            s.recover()
+    _give_back(b.url, "dl-recover", 2, transacted=False)
     cause = _dlq_jms(b.url).get_string_property("dlqDeliveryFailureCause")
     assert cause.startswith("delivery limit reached: 1 attempt (max_delivery_attempts 1)")
     assert "modified delivery-failed" in cause
