@@ -16,6 +16,7 @@ from proton import Delivery, Described, Link
 
 from . import _codec
 from ._fast import ffi, lib, ptr_addr
+from .dead_letter import Cause, Failure
 from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
 from .message import BrokerMessage
 from .nodes import Subscription
@@ -218,11 +219,13 @@ class OutgoingLink:
             router.released(self.queue, msg, failed=False)
         elif state == MODIFIED:
             remote = lib.pn_delivery_remote(d)
+            how = Failure.MODIFIED
             if lib.pn_disposition_is_undeliverable(remote):
                 self.refused.add(msg.seq)
-            router.released(self.queue, msg, failed=bool(lib.pn_disposition_is_failed(remote)))
+                how = Failure.UNDELIVERABLE
+            router.released(self.queue, msg, failed=bool(lib.pn_disposition_is_failed(remote)), how=how)
         elif state == REJECTED:
-            router.dead_letter(self.queue, msg)
+            router.dead_letter(self.queue, msg, _rejected(Delivery.wrap(d).remote.condition))
         else:  # received or unknown: keep waiting for a terminal outcome
             self.unacked[key] = msg
             return
@@ -247,7 +250,15 @@ class OutgoingLink:
         if self.unacked and not self.browse:
             msgs = list(self.unacked.values())
             self.unacked.clear()
-            self.conn.router.released_many(self.queue, msgs, failed=True)
+            self.conn.router.released_many(self.queue, msgs, failed=True, how=Failure.LINK_CLOSED)
+
+
+def _rejected(condition: Any) -> Cause:
+    """The cause of a ``rejected`` outcome from the error the consumer sent (proton's
+    ``Condition``, or ``None``)."""
+    if condition is None:
+        return Cause.rejected()
+    return Cause.rejected(condition.name, condition.description)
 
 
 def _outcome_of(obj: Any) -> Outcome:
@@ -258,6 +269,11 @@ def _outcome_of(obj: Any) -> Outcome:
             failed = bool(fields[0]) if len(fields) > 0 else False
             undeliverable = bool(fields[1]) if len(fields) > 1 else False
             return Outcome(code, failed, undeliverable)
+        if code == REJECTED:  # rejected(error: described error(condition, description, info))
+            err = fields[0] if fields else None
+            efields = err.value if isinstance(err, Described) and isinstance(err.value, list) else []
+            condition = efields[0] if efields else None
+            return Outcome(code, error=(condition, efields[1] if len(efields) > 1 else None))
         return Outcome(code)
     return Outcome(ACCEPTED)
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from .dead_letter import Cause, Failure, Reason, dead_letter_bytes
 from .message import BrokerMessage
 from .queue import MessageQueue
 
@@ -121,6 +122,7 @@ class Router:
         self.subscriptions: dict[tuple[str, str | None, str], Subscription] = {}
         self._temp_ids = itertools.count(1)
         self.on_consumed: Callable[[MessageQueue], None] | None = None  # a message left ``q`` (any way)
+        self._topic_of: dict[str, str] = {}  # a subscription's queue -> its topic (dead letters' origin)
 
     # -- nodes ---------------------------------------------------------------------------------
     def new_queue(self, name: str, *, durable: bool) -> MessageQueue:
@@ -187,6 +189,7 @@ class Router:
     # -- subscriptions -------------------------------------------------------------------------
     def subscribe(self, topic: str, sub: Subscription) -> None:
         self.topics[topic].subscriptions.append(sub)
+        self._topic_of[sub.queue.name] = topic
         if sub.key is not None:
             self.subscriptions[sub.key] = sub
         if sub.durable:
@@ -213,6 +216,7 @@ class Router:
     def _drop_subscription(self, sub: Subscription) -> None:
         if sub.key is not None and self.subscriptions.get(sub.key) is sub:
             del self.subscriptions[sub.key]
+        self._topic_of.pop(sub.queue.name, None)
         for m in sub.queue.purge():
             if m.stored:
                 self.store.remove(sub.queue.name, m)
@@ -247,24 +251,28 @@ class Router:
         if self.on_consumed is not None:
             self.on_consumed(q)
 
-    def released(self, q: MessageQueue, msg: BrokerMessage, *, failed: bool) -> None:
-        """Back to the queue; ``failed`` counts it as a delivery attempt."""
+    def released(
+        self, q: MessageQueue, msg: BrokerMessage, *, failed: bool, how: Failure = Failure.MODIFIED
+    ) -> None:
+        """Back to the queue; ``failed`` counts it as a delivery attempt (``how`` it failed)."""
         if failed:
             msg.delivery_count += 1
             if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                self.dead_letter(q, msg, attempts=True)
+                self.dead_letter(q, msg, self._limit(msg, how))
                 return
             if msg.stored:
                 self.store.update_count(q.name, msg)
         q.release(msg)
 
-    def released_many(self, q: MessageQueue, msgs: list[BrokerMessage], *, failed: bool) -> None:
+    def released_many(
+        self, q: MessageQueue, msgs: list[BrokerMessage], *, failed: bool, how: Failure = Failure.MODIFIED
+    ) -> None:
         keep: list[BrokerMessage] = []
         for msg in msgs:
             if failed:
                 msg.delivery_count += 1
                 if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                    self.dead_letter(q, msg, attempts=True)
+                    self.dead_letter(q, msg, self._limit(msg, how))
                     continue
                 if msg.stored:
                     self.store.update_count(q.name, msg)
@@ -272,23 +280,28 @@ class Router:
         if keep:
             q.release_all(keep)
 
-    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage, *, attempts: bool = False) -> None:
-        """Move a message to the dead-letter queue: rejected, or (``attempts``) delivered
-        ``max_delivery_attempts`` times without success."""
+    def _limit(self, msg: BrokerMessage, how: Failure) -> Cause:
+        return Cause.delivery_limit(msg.delivery_count, self.max_delivery_attempts, how)
+
+    def dead_letter(self, q: MessageQueue | None, msg: BrokerMessage, cause: Cause) -> None:
+        """Move a message to the dead-letter queue (rejected, or too many attempts); the copy
+        says why, from where and when (``dead_letter.py``)."""
         if q is not None and msg.stored:
             self.store.remove(q.name, msg)
             msg.stored = False
         if q is not None:
             q.counters.dead_lettered += 1
-            q.counters.dead_lettered_attempts += attempts
+            q.counters.dead_lettered_attempts += cause.reason is Reason.DELIVERY_LIMIT
             if self.on_consumed is not None:
                 self.on_consumed(q)
         if q is not None and q.name == self.dlq_name:
             return  # rejected from the DLQ itself: drop
         dlq = self.queue(self.dlq_name)
-        copy = msg.copy()
-        copy.delivery_count = msg.delivery_count
-        copy.expiry = 0.0
+        origin = q.name if q is not None else ""
+        data = dead_letter_bytes(msg.data, cause, address=self._topic_of.get(origin, origin),
+                                 queue=origin, now=self.clock(), spill_dir=self.spill_dir)
+        copy = BrokerMessage(data, priority=msg.priority, durable=msg.durable,
+                             delivery_count=msg.delivery_count, origin=msg.origin)
         if copy.durable:
             self.store.add(dlq.name, copy)
             copy.stored = True

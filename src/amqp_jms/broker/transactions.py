@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass, field
+from typing import Any
 
+from .dead_letter import Cause, Failure
 from .message import BrokerMessage
 from .nodes import Router
 from .queue import MessageQueue
@@ -29,6 +31,7 @@ class Outcome:
     code: int
     failed: bool = False
     undeliverable: bool = False
+    error: tuple[Any, Any] | None = None  # a rejected outcome's (condition, description)
 
 
 @dataclass(eq=False)
@@ -125,15 +128,16 @@ class TransactionManager:
             if out.code == ACCEPTED:
                 r.consumed(q, msg)
             elif out.code == REJECTED:
-                r.dead_letter(q, msg)
+                r.dead_letter(q, msg, Cause.rejected(*(out.error or (None, None)), transactional=True))
             elif out.code == MODIFIED and out.undeliverable and not out.failed:
                 r.released(q, msg, failed=False)
             else:
-                r.released(q, msg, failed=out.code == MODIFIED and out.failed)
+                how = Failure.UNDELIVERABLE if out.undeliverable else Failure.MODIFIED
+                r.released(q, msg, failed=out.code == MODIFIED and out.failed, how=how)
 
     def _rollback(self, txn: Transaction) -> None:
         by_queue: dict[int, tuple[MessageQueue, list[BrokerMessage]]] = {}
         for q, msg, _ in txn.acks:
             by_queue.setdefault(id(q), (q, []))[1].append(msg)
         for q, msgs in by_queue.values():
-            self.router.released_many(q, msgs, failed=True)
+            self.router.released_many(q, msgs, failed=True, how=Failure.ROLLBACK)

@@ -7,10 +7,14 @@ import json
 import sys
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from ..destination import Topic
+from ..mapping.dead_letter import CAUSE_PROPERTY, DEAD_LETTER_PROPERTIES, ORIG_QUEUE_PROPERTY, TIME_PROPERTY
 from ._client import BODY_TYPES, build_message, connect, describe_message
 from ._common import (
     Output,
@@ -271,11 +275,30 @@ def _browse(browser: Any) -> Iterator[Any]:
     yield from enum
 
 
+def _dead_letter_cause(props: dict[str, Any]) -> str:
+    """Why a dead letter is one (the broker's ``dlqDeliveryFailureCause``), from which queue and
+    when, as one cell; ``""`` for a message that was never dead-lettered."""
+    cause = props.get(CAUSE_PROPERTY)
+    if cause is None:
+        return ""
+    text = str(cause)
+    origin = props.get(ORIG_QUEUE_PROPERTY)
+    if origin is not None:
+        text += f" (from {origin}"
+        when = props.get(TIME_PROPERTY)
+        if isinstance(when, int):
+            stamp = datetime.fromtimestamp(when / 1000, tz=UTC).isoformat(timespec="seconds")
+            text += f" at {stamp}"
+        text += ")"
+    return text
+
+
 def run_browse(args: argparse.Namespace, out: Output) -> int:
     dest = parse_destination_arg(args.queue)
     if isinstance(dest, Topic):
         raise UsageError("browse works on queues, not topics")
     rows: list[list[Any]] = []
+    causes: list[str] = []
     with connect(args.url) as conn:
         session = conn.create_session()
         browser = session.create_browser(dest, args.selector)
@@ -283,13 +306,17 @@ def run_browse(args: argparse.Namespace, out: Output) -> int:
             for msg in _browse(browser):
                 record = describe_message(msg)
                 out.emit(record)
+                props = record["properties"]
+                causes.append(_dead_letter_cause(props))
                 row = [
                     len(rows) + 1,
                     record["message_id"],
                     record["type"],
                     record["priority"],
                     record["jms_type"] or "",
-                    ", ".join(f"{k}={to_jsonable(v)}" for k, v in record["properties"].items()),
+                    ", ".join(
+                        f"{k}={to_jsonable(v)}" for k, v in props.items() if k not in DEAD_LETTER_PROPERTIES
+                    ),
                 ]
                 if args.bodies:
                     row.append(str(record["body"])[:60])
@@ -301,6 +328,10 @@ def run_browse(args: argparse.Namespace, out: Output) -> int:
     cols = ["#", "JMSMessageID", "type", "priority", "JMSType", "properties"] + (
         ["body"] if args.bodies else []
     )
+    if any(causes):  # dead letters: why each one is here (the DLQ, or a queue they were moved to)
+        cols.append("dead-lettered")
+        for row, cause in zip(rows, causes):
+            row.append(escape(cause))  # the consumer's words: "[...]" is text, not table markup
     if not out.json:
         out.table(f"{dest}: {len(rows)} message{'s' if len(rows) != 1 else ''}", cols, rows)
     return 0
