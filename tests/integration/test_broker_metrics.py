@@ -108,7 +108,7 @@ def test_counts_match_the_traffic(broker_factory: Any) -> None:
     with pytest.raises(Timeout):  # drives the connection: the last outcome goes out
         c.create_receiver("nothing-here").receive(timeout=0.3)
     s = until(url, lambda s: dead(s, "fragile", "rejected") == 1)
-    assert dead(s, "fragile", "max_delivery_attempts") == 1 and dead(s, "fragile", "rejected") == 1
+    assert dead(s, "fragile", "delivery_limit") == 1 and dead(s, "fragile", "rejected") == 1
     assert q(s, "queue_depth", "fragile") == 0 and q(s, "queue_enqueued_total", "fragile") == 2
     assert q(s, "queue_enqueued_total", "DLQ") == 2 and q(s, "queue_depth", "DLQ") == 2
     c.close()

@@ -65,7 +65,7 @@ def test_parse_reads_back_every_sample_with_escaped_labels() -> None:
     assert samples[("amqp_jms_broker_connections", ())] == 2
     dead, orders = "amqp_jms_broker_queue_dead_lettered_total", (("address", "orders"), ("queue", "orders"))
     assert samples[(dead, (*orders, ("reason", "rejected")))] == 1
-    assert samples[(dead, (*orders, ("reason", "max_delivery_attempts")))] == 0
+    assert samples[(dead, (*orders, ("reason", "delivery_limit")))] == 0
 
 
 def test_unknown_figures_are_left_out() -> None:

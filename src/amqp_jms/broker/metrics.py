@@ -293,7 +293,7 @@ _QUEUE_METRICS = (
 )
 _DEAD = ("queue_dead_lettered_total", "counter",
          "Messages moved from the queue to the dead-letter queue, by reason: rejected by a consumer, "
-         "or max_delivery_attempts failed deliveries.")
+         "or delivery_limit (max_delivery_attempts failed deliveries).")
 
 
 _FIELD = {name: i for i, name in enumerate(QueueStats._fields)}
@@ -337,7 +337,7 @@ def _lines(snap: MetricsSnapshot) -> Iterator[str]:
     yield from _help(*_DEAD)
     dead, attempts, head = _FIELD["dead_lettered"], _FIELD["dead_lettered_attempts"], f"{PREFIX}{_DEAD[0]}{{"
     yield "".join([f'{head}{lab},reason="rejected"}} {r[dead] - r[attempts]}\n'
-                   f'{head}{lab},reason="max_delivery_attempts"}} {r[attempts]}\n'
+                   f'{head}{lab},reason="delivery_limit"}} {r[attempts]}\n'
                    for lab, r in zip(labels, rows)])
     topic_labels = [f'address="{escape_label(t.address)}"' for t in snap.topics]
     yield from _help("topic_published_total", "counter", "Messages sent to the topic.")

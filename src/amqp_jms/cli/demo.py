@@ -166,7 +166,7 @@ def _queue_counts(metrics_url: str | None) -> dict[str, int] | None:
               for f in figures}
     counts["dead_lettered"] = sum(
         int(samples.get(("amqp_jms_broker_queue_dead_lettered_total", (*labels, ("reason", why))), 0))
-        for why in ("max_delivery_attempts", "rejected"))
+        for why in ("delivery_limit", "rejected"))
     return counts
 
 
