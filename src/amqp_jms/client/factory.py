@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..provider.config import ConnectionConfig, parse_url
+from ..provider.failover.uri import is_failover_url, parse_failover_url
 from .connection import Connection
 
 __all__ = ["ConnectionFactory"]
@@ -16,8 +17,24 @@ def _amqp_provider(config: ConnectionConfig) -> Any:
     return AmqpProvider(config)
 
 
+class _FailoverProviders:
+    """Makes the provider of a ``failover:`` URL's connection (issue 17); the client's config
+    (client id, credentials) is that of the first server, with what the application set."""
+
+    def __init__(self, failover: Any) -> None:
+        self.failover = failover
+
+    def __call__(self, config: ConnectionConfig) -> Any:
+        from ..provider.failover.provider import FailoverProvider
+
+        return FailoverProvider(self.failover, config)
+
+
 class ConnectionFactory:
     """``ConnectionFactory("amqp://host:5672?jms.prefetchPolicy.all=100", **options)``.
+
+    A ``failover:(amqp://a:5672,amqp://b:5672)?failover.maxReconnectAttempts=…`` URL gives a
+    connection that reconnects (docs/client.md, Failover).
 
     ``options`` use the URL option names (``**{"jms.clientID": "a"}``) or the short keywords
     ``client_id``, ``username``, ``password``. Unknown options raise ``JMSException`` here, at
@@ -26,7 +43,13 @@ class ConnectionFactory:
 
     def __init__(self, url: str = "amqp://localhost:5672", **options: Any) -> None:
         self._url = url
-        self.config = parse_url(url, **options)
+        self._provider_factory: Any = _amqp_provider
+        if is_failover_url(url):
+            failover = parse_failover_url(url, **options)
+            self.config = failover.servers[0]
+            self._provider_factory = _FailoverProviders(failover)
+        else:
+            self.config = parse_url(url, **options)
 
     @property
     def url(self) -> str:
@@ -36,7 +59,7 @@ class ConnectionFactory:
         cfg = self.config
         if username is not None:
             cfg = cfg.replace(username=username, password=password)
-        return Connection(cfg, _amqp_provider)
+        return Connection(cfg, self._provider_factory)
 
     def create_context(self, *args: Any, **kwargs: Any) -> Any:
         """JMS 2.0 ``JMSContext``: ``()``, ``(session_mode)``, ``(user, password[, session_mode])``."""

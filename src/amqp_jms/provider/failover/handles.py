@@ -1,0 +1,440 @@
+"""The handles a failover connection gives the JMS layer: stable across reconnects.
+
+The client keeps a ``FailoverSession`` / ``FailoverProducer`` / ``FailoverConsumer`` for life;
+each forwards to the wrapped provider's handle of the current connection (``inner``) and is
+re-bound by :class:`~amqp_jms.provider.failover.provider.FailoverProvider` after every
+reconnect. Each handle is also the record of what to re-create: its spec, its sink, its
+transaction state (Qpid JMS keeps these in its JMS objects; ours stay AMQP- and failover-free).
+
+Every handle is created *recorded first, bound later*: the record exists before the wrapped
+create is issued, so a reconnect that happens while it is in flight re-creates it like any
+other, and the client's future resolves once it is bound on a live connection.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ...destination import Destination, TemporaryQueue, TemporaryTopic
+from ...exceptions import IllegalStateException, JMSException, TransactionRolledBackException
+from ..base import (
+    ACCEPTED,
+    ConsumerSpec,
+    InboundSink,
+    ProducerSpec,
+    ProviderConsumer,
+    ProviderProducer,
+    ProviderSession,
+)
+
+if TYPE_CHECKING:
+    from .provider import FailoverProvider
+
+__all__ = ["FailoverConsumer", "FailoverProducer", "FailoverSession", "PendingSend"]
+
+Future = concurrent.futures.Future
+
+
+def done_future(value: Any = None) -> Future[Any]:
+    f: Future[Any] = Future()
+    f.set_result(value)
+    return f
+
+
+class _Bound:
+    """A record with a client-facing future: resolved with the handle once first bound."""
+
+    def __init__(self, fp: FailoverProvider) -> None:
+        self.fp = fp
+        self.inner: Any = None
+        self.gen = -1
+        self.closed = False
+        self.ready: Future[Any] = Future()
+        self.ready.add_done_callback(self._ready_done)
+
+    @property
+    def bound(self) -> bool:
+        return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
+
+    def bind(self, inner: Any, gen: int) -> None:
+        self.inner, self.gen = inner, gen
+        if not self.ready.done():
+            self.ready.set_result(self)
+
+    def refuse(self, exc: BaseException) -> None:
+        """The first create was refused (not an I/O failure): the client hears it."""
+        self.forget()
+        if not self.ready.done():
+            self.ready.set_exception(exc)
+
+    def _ready_done(self, f: Future[Any]) -> None:
+        if f.cancelled():  # the client's wait timed out: the handle is not wanted any more
+            self.closed = True
+            self.forget()
+            inner = self.inner
+            if inner is not None:
+                try:
+                    inner.close()
+                except JMSException:
+                    pass
+
+    def current(self) -> Any:
+        """The wrapped handle if it belongs to the live connection, else None (offline)."""
+        inner = self.inner
+        if inner is not None and self.gen == self.fp.gen and self.fp.online:
+            return inner
+        return None
+
+    def forget(self) -> None:
+        """Remove the record (closed, or refused): nothing to re-create."""
+
+    def close_inner(self, close: Callable[[Any], Future[None]]) -> Future[None]:
+        """Close: on the live connection forward it; offline it succeeds at once (Qpid JMS)."""
+        self.closed = True
+        self.forget()
+        inner = self.current()
+        if inner is None:
+            return done_future()
+        out: Future[None] = Future()
+
+        def done(f: Future[None]) -> None:
+            exc = f.exception()
+            if exc is not None and not self.fp.io_failed(self.gen):
+                out.set_exception(exc)
+            else:
+                out.set_result(None)
+
+        close(inner).add_done_callback(done)
+        return out
+
+
+class FailoverSession(_Bound, ProviderSession):
+    def __init__(self, fp: FailoverProvider, transacted: bool) -> None:
+        super().__init__(fp)
+        self.transacted = transacted
+        self.producers: list[FailoverProducer] = []
+        self.consumers: list[FailoverConsumer] = []
+        #: the transaction did work (a send, an ack) since its start: lost with a connection
+        self.txn_work = False
+        #: a reconnect happened while the transaction had work: its commit must fail
+        self.in_doubt = False
+
+    def forget(self) -> None:
+        self.fp.forget_session(self)
+
+    def create_producer(self, spec: ProducerSpec) -> Future[Any]:
+        p = FailoverProducer(self, spec)
+        with self.fp.lock:
+            self.producers.append(p)
+        self.fp.create_link(p)
+        return p.ready
+
+    def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[Any]:
+        c = FailoverConsumer(self, spec, sink)
+        with self.fp.lock:
+            self.consumers.append(c)
+        self.fp.create_link(c)
+        return c.ready
+
+    def interrupted(self) -> None:
+        if self.transacted and self.txn_work:
+            self.in_doubt = True
+
+    def commit(self) -> Future[None]:
+        out: Future[None] = Future()
+        inner = self.current()
+        if inner is None:  # Qpid JMS: a commit while offline fails, the transaction is gone
+            self.txn_work = self.in_doubt = False
+            out.set_exception(TransactionRolledBackException(
+                "the commit failed and the transaction was rolled back: the connection was lost"))
+            return out
+        gen = self.gen
+        if self.in_doubt:
+            # the transaction spanned a reconnect: what it did before is gone, so what it did
+            # since cannot commit alone; roll the new one back and say so
+            self.in_doubt = self.txn_work = False
+
+            def rolled_back(f: Future[None]) -> None:
+                out.set_exception(TransactionRolledBackException(
+                    "the transaction was in doubt after a reconnect (failover) and was rolled back"))
+
+            inner.rollback(list).add_done_callback(rolled_back)
+            return out
+        self.txn_work = False
+
+        def committed(f: Future[None]) -> None:
+            exc = f.exception()
+            if exc is None:
+                out.set_result(None)
+            elif self.fp.io_failed(gen) and not isinstance(exc, TransactionRolledBackException):
+                # no answer to the discharge: Qpid JMS reports it rolled back
+                out.set_exception(TransactionRolledBackException(
+                    f"the commit failed and the transaction was rolled back: {exc}", None, exc))
+            else:
+                out.set_exception(exc)
+
+        inner.commit().add_done_callback(committed)
+        return out
+
+    def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
+        self.in_doubt = self.txn_work = False
+        inner = self.current()
+        if inner is None:  # offline: the transaction went with the connection
+            before()
+            return done_future()
+        gen = self.gen
+        out: Future[None] = Future()
+
+        def done(f: Future[None]) -> None:
+            exc = f.exception()
+            if exc is not None and not self.fp.io_failed(gen):
+                out.set_exception(exc)
+            else:
+                out.set_result(None)
+
+        inner.rollback(before).add_done_callback(done)
+        return out
+
+    def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:
+        for link in [*self.producers, *self.consumers]:
+            link.closed = True
+        return self.close_inner(lambda inner: inner.close(before))
+
+
+class FailoverProducer(_Bound, ProviderProducer):
+    def __init__(self, session: FailoverSession, spec: ProducerSpec) -> None:
+        super().__init__(session.fp)
+        self.session = session
+        self.spec = spec
+
+    def forget(self) -> None:
+        with self.fp.lock:
+            if self in self.session.producers:
+                self.session.producers.remove(self)
+
+    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+        if self.closed:
+            raise IllegalStateException("the producer is closed")
+        if self.session.transacted:
+            self.session.txn_work = True
+        inner = self.current()
+        if inner is not None:
+            gen = self.gen
+            try:
+                f = inner.send(message, sync, time_to_live)
+            except JMSException:
+                if not self.fp.io_failed(gen):
+                    raise
+            else:
+                if f is None:
+                    return None
+                out: Future[None] = Future()
+                f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen))
+                return out
+        # offline (or the connection went during the hand-over): queued for after the reconnect
+        pending = PendingSend(self, message, time_to_live, Future() if sync else None)
+        self.fp.queue_send(pending)
+        return pending.future
+
+    def sent(self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int) -> None:
+        """A wrapped send's outcome (on the I/O thread). Lost with the connection: re-sent after
+        the reconnect, same message (same id): at-least-once."""
+        if out.done():
+            return
+        exc = f.exception()
+        if exc is None:
+            out.set_result(None)
+        elif self.fp.io_failed(gen) and not self.closed:
+            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
+        else:
+            out.set_exception(exc)
+
+    def close(self) -> Future[None]:
+        return self.close_inner(lambda inner: inner.close())
+
+
+class PendingSend:
+    """A send made while offline, or one whose outcome the lost connection never gave."""
+
+    __slots__ = ("future", "message", "producer", "ttl")
+
+    def __init__(
+        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None
+    ) -> None:
+        self.producer = producer
+        self.message = message
+        self.ttl = ttl
+        self.future = future
+
+    def run(self) -> bool:
+        """Send on the producer's live link; False when the connection went again meanwhile."""
+        fut = self.future
+        if fut is not None and fut.done():  # the client stopped waiting (send timeout)
+            return True
+        p = self.producer
+        # (not ``current()``: the queue is sent before the connection is declared online)
+        inner = p.inner if p.gen == p.fp.gen and not p.fp.io_failed_inner(p.fp._inner) else None
+        if p.closed:
+            if fut is not None:
+                fut.set_exception(IllegalStateException("the producer was closed before the send"))
+            return True
+        if inner is None:
+            return False
+        gen = p.gen
+        try:
+            f = inner.send(self.message, fut is not None, self.ttl)
+        except JMSException as e:
+            if p.fp.io_failed(gen):
+                return False
+            if fut is not None:
+                fut.set_exception(e)
+            return True
+        if f is not None and fut is not None:
+            f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen))
+        return True
+
+    def fail(self, exc: JMSException) -> None:
+        if self.future is not None and not self.future.done():
+            self.future.set_exception(exc)
+
+
+class _Sink:
+    """The sink a wrapped consumer of one connection delivers to: forwards to the client's,
+    except that a link ending with its connection is not the consumer's end (failover re-creates
+    it); a link the peer closed on a live connection is."""
+
+    def __init__(self, consumer: FailoverConsumer, gen: int) -> None:
+        self.c = consumer
+        self.gen = gen
+
+    def deliver(self, inbound: Any) -> None:
+        self.c.pulled = False
+        self.c.sink.deliver(inbound)
+
+    def __len__(self) -> int:
+        return len(self.c.sink)
+
+    def take_all(self) -> list[Any]:
+        return self.c.sink.take_all()
+
+    def give_back(self) -> list[tuple[Any, int]]:
+        return self.c.sink.give_back()
+
+    def on_closed(self, exc: JMSException) -> None:
+        if self.c.fp.io_failed(self.gen) or self.c.closed:
+            return
+        self.c.closed = True
+        self.c.forget()
+        closer = getattr(self.c.sink, "on_closed", None)
+        if closer is not None:
+            closer(exc)
+
+
+class FailoverConsumer(_Bound, ProviderConsumer):
+    def __init__(self, session: FailoverSession, spec: ConsumerSpec, sink: InboundSink) -> None:
+        super().__init__(session.fp)
+        self.session = session
+        self.spec = spec
+        self.sink = sink
+        #: a prefetch-0 pull is outstanding (a receive waits): re-issued after a reconnect
+        self.pulled = False
+        self.stopped = False
+
+    def forget(self) -> None:
+        with self.fp.lock:
+            if self in self.session.consumers:
+                self.session.consumers.remove(self)
+
+    def wrapped_sink(self, gen: int) -> _Sink:
+        return _Sink(self, gen)
+
+    def interrupted(self) -> None:
+        """The connection went: what the local queue holds was never acknowledged and comes
+        back from the broker (redelivered): drop it (Qpid JMS clears the message queue)."""
+        clear = getattr(self.sink, "clear", None)
+        if clear is not None:
+            clear()
+        else:
+            self.sink.take_all()
+
+    # -- what the client reads -----------------------------------------------------------------
+    @property
+    def prefetch(self) -> int:
+        inner = self.inner
+        return int(getattr(inner, "prefetch", self.spec.prefetch))
+
+    @property
+    def selector_applied_remotely(self) -> bool:
+        return bool(getattr(self.inner, "selector_applied_remotely", True))
+
+    @property
+    def copy_honoured(self) -> bool:
+        return bool(getattr(self.inner, "copy_honoured", True))
+
+    @property
+    def drain_on_empty(self) -> bool:
+        inner = self.inner
+        return True if inner is None else bool(inner.drain_on_empty)
+
+    # -- operations ----------------------------------------------------------------------------
+    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+        inner = self.current()
+        if inner is None:
+            return  # offline: dropped; the broker redelivers the message
+        owner = getattr(inbound, "consumer", inner)
+        if owner is not inner:
+            return  # delivered on a connection since lost: its ack is void (redelivered)
+        if self.session.transacted:
+            self.session.txn_work = True
+        inner.acknowledge(inbound, outcome)
+
+    def taken(self) -> None:
+        inner = self.current()
+        if inner is not None:
+            inner.taken()
+
+    def pull(self, drain: bool) -> Future[None]:
+        if not drain:
+            self.pulled = True
+        return self._forward(lambda inner: inner.pull(drain))
+
+    def drain(self) -> Future[None]:
+        return self._forward(lambda inner: inner.drain())
+
+    def stop(self) -> Future[None]:
+        self.stopped = True
+        return self._forward(lambda inner: inner.stop())
+
+    def _forward(self, op: Callable[[Any], Future[None]]) -> Future[None]:
+        """Credit operations: offline they succeed at once (the reconnect restores credit, and
+        a waiting receive keeps waiting); one lost with the connection succeeds likewise."""
+        inner = self.current()
+        if inner is None:
+            return done_future()
+        gen = self.gen
+        out: Future[None] = Future()
+
+        def done(f: Future[None]) -> None:
+            exc = f.exception()
+            if exc is not None and not self.fp.io_failed(gen):
+                out.set_exception(exc)
+            else:
+                out.set_result(None)
+
+        op(inner).add_done_callback(done)
+        return out
+
+    def close(self) -> Future[None]:
+        return self.close_inner(lambda inner: inner.close())
+
+
+def renamed(dest: Destination, aliases: dict[str, str]) -> Destination:
+    """``dest`` with a temporary destination's address replaced by the one the current
+    connection gave it (temporary destinations are re-created with new names)."""
+    new = aliases.get(dest.name) if dest.is_temporary else None
+    if new is None:
+        return dest
+    return TemporaryTopic(new) if dest.is_topic else TemporaryQueue(new)
+
