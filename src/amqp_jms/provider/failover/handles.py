@@ -116,9 +116,9 @@ class FailoverSession(_Bound, ProviderSession):
         self.transacted = transacted
         self.producers: list[FailoverProducer] = []
         self.consumers: list[FailoverConsumer] = []
-        #: the transaction did work (a send, an ack) since its start: lost with a connection
-        self.txn_work = False
-        #: a reconnect happened while the transaction had work: its commit must fail
+        #: the connection (generation) the current transaction did work on (a send, an ack)
+        self.work_gen: int | None = None
+        #: the transaction did work on a connection since lost: its commit must fail
         self.in_doubt = False
 
     def forget(self) -> None:
@@ -138,23 +138,38 @@ class FailoverSession(_Bound, ProviderSession):
         self.fp.create_link(c)
         return c.ready
 
-    def interrupted(self) -> None:
-        if self.transacted and self.txn_work:
+    def rebound(self, gen: int) -> None:
+        """Re-created on connection ``gen``: a transaction that did work before is in doubt."""
+        if self.work_gen is not None and self.work_gen != gen:
             self.in_doubt = True
+        self.work_gen = None
+
+    def did_work(self, gen: int) -> None:
+        if self.transacted:
+            self.work_gen = gen
 
     def commit(self) -> Future[None]:
         out: Future[None] = Future()
         inner = self.current()
-        if inner is None:  # Qpid JMS: a commit while offline fails, the transaction is gone
-            self.txn_work = self.in_doubt = False
-            out.set_exception(TransactionRolledBackException(
-                "the commit failed and the transaction was rolled back: the connection was lost"))
-            return out
+        if inner is None:
+            # offline: wait for the reconnect (Qpid JMS fails at once, which makes a retrying
+            # application spin); a transaction with work on the lost connection is then in doubt
+            # and fails below, one whose sends were only queued commits them
+            try:
+                self.fp.wait_online(self.fp.request_timeout(), "commit")
+            except JMSException as e:
+                self.work_gen, self.in_doubt = None, False
+                out.set_exception(TransactionRolledBackException(
+                    f"the commit failed and the transaction was rolled back: {e.reason}", None, e))
+                return out
+            inner = self.current()
+            if inner is None:
+                return self.commit()
         gen = self.gen
         if self.in_doubt:
             # the transaction spanned a reconnect: what it did before is gone, so what it did
             # since cannot commit alone; roll the new one back and say so
-            self.in_doubt = self.txn_work = False
+            self.in_doubt, self.work_gen = False, None
 
             def rolled_back(f: Future[None]) -> None:
                 out.set_exception(TransactionRolledBackException(
@@ -162,7 +177,7 @@ class FailoverSession(_Bound, ProviderSession):
 
             inner.rollback(list).add_done_callback(rolled_back)
             return out
-        self.txn_work = False
+        self.work_gen = None
 
         def committed(f: Future[None]) -> None:
             exc = f.exception()
@@ -179,7 +194,7 @@ class FailoverSession(_Bound, ProviderSession):
         return out
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
-        self.in_doubt = self.txn_work = False
+        self.in_doubt, self.work_gen = False, None
         inner = self.current()
         if inner is None:  # offline: the transaction went with the connection
             before()
@@ -217,8 +232,6 @@ class FailoverProducer(_Bound, ProviderProducer):
     def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
-        if self.session.transacted:
-            self.session.txn_work = True
         inner = self.current()
         if inner is not None:
             gen = self.gen
@@ -228,6 +241,7 @@ class FailoverProducer(_Bound, ProviderProducer):
                 if not self.fp.io_failed(gen):
                     raise
             else:
+                self.session.did_work(gen)
                 if f is None:
                     return None
                 out: Future[None] = Future()
@@ -291,6 +305,7 @@ class PendingSend:
             if fut is not None:
                 fut.set_exception(e)
             return True
+        p.session.did_work(gen)
         if f is not None and fut is not None:
             f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen))
         return True
@@ -386,8 +401,7 @@ class FailoverConsumer(_Bound, ProviderConsumer):
         owner = getattr(inbound, "consumer", inner)
         if owner is not inner:
             return  # delivered on a connection since lost: its ack is void (redelivered)
-        if self.session.transacted:
-            self.session.txn_work = True
+        self.session.did_work(self.gen)
         inner.acknowledge(inbound, outcome)
 
     def taken(self) -> None:

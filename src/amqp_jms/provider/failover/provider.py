@@ -249,7 +249,7 @@ class FailoverProvider(Provider):
 
     def create_temporary(self, topic: bool) -> Future[str]:
         out: Future[str] = Future()
-        inner = self._wait_online(self._request_timeout(), "create a temporary destination")
+        inner = self.wait_online(self.request_timeout(), "create a temporary destination")
 
         def done(f: Future[str]) -> None:
             exc = f.exception()
@@ -275,7 +275,7 @@ class FailoverProvider(Provider):
         return inner.delete_temporary(temp.address)
 
     def unsubscribe(self, link_name: str) -> Future[None]:
-        inner = self._wait_online(self._request_timeout(), "unsubscribe")
+        inner = self.wait_online(self.request_timeout(), "unsubscribe")
         return inner.unsubscribe(link_name)
 
     # -- what the handles use ------------------------------------------------------------------
@@ -319,7 +319,7 @@ class FailoverProvider(Provider):
         if not pending.run():
             self.queue_send(pending, resend=True)
 
-    def _wait_online(self, timeout: float | None, what: str) -> Any:
+    def wait_online(self, timeout: float | None, what: str) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
             while True:
@@ -339,7 +339,7 @@ class FailoverProvider(Provider):
         if self._closed:
             raise IllegalStateException("the connection is closed")
 
-    def _request_timeout(self) -> float | None:
+    def request_timeout(self) -> float | None:
         return self.config.seconds(self.config.request_timeout_ms)
 
     def _server(self, server: ConnectionConfig) -> ConnectionConfig:
@@ -423,7 +423,6 @@ class FailoverProvider(Provider):
             lost_at = time.monotonic()
             log.info("failover: connection to %s lost, reconnecting: %s", uri, last)
             for s in sessions:
-                s.interrupted()
                 for c in list(s.consumers):
                     c.interrupted()
             self._notify("on_connection_interrupted", uri)
@@ -472,7 +471,7 @@ class FailoverProvider(Provider):
             self._reconnector.update_servers(servers)
 
     def _step(self, fut: Future[Any], prov: Any, what: str) -> Any:
-        timeout = self._request_timeout() or RESTORE_STEP_S
+        timeout = self.request_timeout() or RESTORE_STEP_S
         if self._lost_gen >= self.gen:
             raise JMSException(f"the connection was lost again while re-creating: {what}")
         return prov.wait(fut, timeout, what)
@@ -514,7 +513,7 @@ class FailoverProvider(Provider):
                     h.refuse(e)
                 return
             s.bind(inner, gen)
-            s.txn_work = False
+            s.rebound(gen)
         for p in list(s.producers):
             if p.closed or p.gen == gen:
                 continue
