@@ -387,6 +387,10 @@ class TestPeer:
                     except BlockingIOError:
                         continue
                     s.setblocking(False)
+                    try:  # a dropped connection's socket closed without unregistering: same fd
+                        sel.unregister(s.fileno())
+                    except KeyError:
+                        pass
                     c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
                     self._conns.append(c)
                     sel.register(s, selectors.EVENT_READ, c)

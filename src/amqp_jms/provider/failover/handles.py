@@ -32,7 +32,10 @@ from ..base import (
 if TYPE_CHECKING:
     from .provider import FailoverProvider
 
-__all__ = ["FailoverConsumer", "FailoverProducer", "FailoverSession", "PendingSend"]
+__all__ = [
+    "FailoverConsumer", "FailoverProducer", "FailoverSession", "PendingSend", "failure_of", "reject",
+    "resolve",
+]
 
 Future = concurrent.futures.Future
 
@@ -41,6 +44,30 @@ def done_future(value: Any = None) -> Future[Any]:
     f: Future[Any] = Future()
     f.set_result(value)
     return f
+
+
+def failure_of(f: Future[Any]) -> BaseException | None:
+    """A completed future's exception; a cancelled one counts as failed (never raises)."""
+    if f.cancelled():
+        return JMSException("the operation was cancelled")
+    return f.exception()
+
+
+def resolve(out: Future[Any], value: Any = None) -> None:
+    """Complete ``out`` unless it is already done (the client may have stopped waiting)."""
+    if not out.done():
+        try:
+            out.set_result(value)
+        except concurrent.futures.InvalidStateError:
+            pass
+
+
+def reject(out: Future[Any], exc: BaseException) -> None:
+    if not out.done():
+        try:
+            out.set_exception(exc)
+        except concurrent.futures.InvalidStateError:
+            pass
 
 
 class _Bound:
@@ -100,11 +127,11 @@ class _Bound:
         out: Future[None] = Future()
 
         def done(f: Future[None]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is not None and not self.fp.io_failed(self.gen):
-                out.set_exception(exc)
+                reject(out, exc)
             else:
-                out.set_result(None)
+                resolve(out)
 
         close(inner).add_done_callback(done)
         return out
@@ -159,7 +186,7 @@ class FailoverSession(_Bound, ProviderSession):
                 self.fp.wait_online(self.fp.request_timeout(), "commit")
             except JMSException as e:
                 self.work_gen, self.in_doubt = None, False
-                out.set_exception(TransactionRolledBackException(
+                reject(out, TransactionRolledBackException(
                     f"the commit failed and the transaction was rolled back: {e.reason}", None, e))
                 return out
             inner = self.current()
@@ -172,7 +199,7 @@ class FailoverSession(_Bound, ProviderSession):
             self.in_doubt, self.work_gen = False, None
 
             def rolled_back(f: Future[None]) -> None:
-                out.set_exception(TransactionRolledBackException(
+                reject(out, TransactionRolledBackException(
                     "the transaction was in doubt after a reconnect (failover) and was rolled back"))
 
             inner.rollback(list).add_done_callback(rolled_back)
@@ -180,15 +207,15 @@ class FailoverSession(_Bound, ProviderSession):
         self.work_gen = None
 
         def committed(f: Future[None]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is None:
-                out.set_result(None)
+                resolve(out)
             elif self.fp.io_failed(gen) and not isinstance(exc, TransactionRolledBackException):
                 # no answer to the discharge: Qpid JMS reports it rolled back
-                out.set_exception(TransactionRolledBackException(
+                reject(out, TransactionRolledBackException(
                     f"the commit failed and the transaction was rolled back: {exc}", None, exc))
             else:
-                out.set_exception(exc)
+                reject(out, exc)
 
         inner.commit().add_done_callback(committed)
         return out
@@ -203,11 +230,11 @@ class FailoverSession(_Bound, ProviderSession):
         out: Future[None] = Future()
 
         def done(f: Future[None]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is not None and not self.fp.io_failed(gen):
-                out.set_exception(exc)
+                reject(out, exc)
             else:
-                out.set_result(None)
+                resolve(out)
 
         inner.rollback(before).add_done_callback(done)
         return out
@@ -257,13 +284,13 @@ class FailoverProducer(_Bound, ProviderProducer):
         the reconnect, same message (same id): at-least-once."""
         if out.done():
             return
-        exc = f.exception()
+        exc = failure_of(f)
         if exc is None:
-            out.set_result(None)
+            resolve(out)
         elif self.fp.io_failed(gen) and not self.closed:
             self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
         else:
-            out.set_exception(exc)
+            reject(out, exc)
 
     def close(self) -> Future[None]:
         return self.close_inner(lambda inner: inner.close())
@@ -292,7 +319,7 @@ class PendingSend:
         inner = p.inner if p.gen == p.fp.gen and not p.fp.io_failed_inner(p.fp._inner) else None
         if p.closed:
             if fut is not None:
-                fut.set_exception(IllegalStateException("the producer was closed before the send"))
+                reject(fut, IllegalStateException("the producer was closed before the send"))
             return True
         if inner is None:
             return False
@@ -303,7 +330,7 @@ class PendingSend:
             if p.fp.io_failed(gen):
                 return False
             if fut is not None:
-                fut.set_exception(e)
+                reject(fut, e)
             return True
         p.session.did_work(gen)
         if f is not None and fut is not None:
@@ -311,8 +338,8 @@ class PendingSend:
         return True
 
     def fail(self, exc: JMSException) -> None:
-        if self.future is not None and not self.future.done():
-            self.future.set_exception(exc)
+        if self.future is not None:
+            reject(self.future, exc)
 
 
 class _Sink:
@@ -431,11 +458,11 @@ class FailoverConsumer(_Bound, ProviderConsumer):
         out: Future[None] = Future()
 
         def done(f: Future[None]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is not None and not self.fp.io_failed(gen):
-                out.set_exception(exc)
+                reject(out, exc)
             else:
-                out.set_result(None)
+                resolve(out)
 
         op(inner).add_done_callback(done)
         return out

@@ -42,7 +42,10 @@ from .handles import (
     PendingSend,
     _Bound,
     done_future,
+    failure_of,
+    reject,
     renamed,
+    resolve,
 )
 from .reconnect import GiveUp, Reconnector
 from .servers import alternates_from_open, update_server_list
@@ -199,7 +202,7 @@ class FailoverProvider(Provider):
 
     def _chain(self, h: _Bound, fut: Future[Any], gen: int) -> None:
         def done(f: Future[Any]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is None:
                 with self.lock:
                     if gen == self.gen and not h.closed:
@@ -252,14 +255,14 @@ class FailoverProvider(Provider):
         inner = self.wait_online(self.request_timeout(), "create a temporary destination")
 
         def done(f: Future[str]) -> None:
-            exc = f.exception()
+            exc = failure_of(f)
             if exc is not None:
-                out.set_exception(exc)
+                reject(out, exc)
                 return
             address = f.result()
             with self.lock:
                 self._temps.append(_Temp(address, topic))
-            out.set_result(address)
+            resolve(out, address)
 
         inner.create_temporary(topic).add_done_callback(done)
         return out

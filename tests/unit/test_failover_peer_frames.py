@@ -1,0 +1,145 @@
+"""What a failover connection sends after a reconnect, frame by frame against the scripted peer
+(Qpid JMS's FailoverIntegrationTest, FailoverWithAmqpOpenProvidedServerListIntegrationTest):
+the same container id, the sessions, producers and consumers again in creation order with the
+same link names, filters and subscription names, a new transaction declared, credit restored.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from amqp_jms import ConnectionFactory, Queue, Session, Topic, TransactionRolledBackException
+from amqp_jms.testing.peer import Attach, Open, TestPeer
+
+FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=20&failover.maxReconnectDelay=100" \
+       "&jms.requestTimeout=5000&jms.closeTimeout=1000"
+
+
+def url(*peers: TestPeer, options: str = "") -> str:
+    return f"failover:({','.join(p.url for p in peers)})?{FAST}{options}"
+
+
+def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not cond():
+        time.sleep(0.01)
+    return cond()
+
+
+def test_reconnect_recreates_session_producer_and_consumer_in_order_with_the_same_links() -> None:
+    """testCreateProducerAfterConnectionDrops / testCreateConsumerAfterConnectionDrops: after the
+    drop the client opens with the same container id, begins, attaches the producer then the
+    consumer with the same names, addresses and selector, and grants the consumer credit."""
+    opens: list[Open] = []
+    first: list[Attach] = []
+    second: list[Attach] = []
+    with TestPeer() as peer:
+        peer.expect_open(opens.append)
+        peer.expect_begin()
+        peer.expect_attach(first.append, offer=10)
+        peer.expect_attach(first.append)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            s = conn.create_session()
+            s.create_producer(Queue("out"))
+            s.create_consumer(Queue("in"), "colour = 'red'")
+            peer.wait()
+            peer.expect_open(opens.append)
+            peer.expect_begin()
+            peer.expect_attach(second.append, offer=10)
+            peer.expect_attach(second.append)
+            peer.expect_flow(lambda f: f.credit > 0)
+            peer.drop()
+            peer.wait()
+    assert opens[0].container_id == opens[1].container_id
+    assert [a.name for a in first] == [a.name for a in second]
+    assert [(a.role, a.source_address, a.target_address) for a in second] == [
+        ("sender", None, "out"), ("receiver", "in", None)]
+    assert second[1].filter is not None and "jms-selector" in str(second[1].filter)
+
+
+def test_transacted_session_declares_a_new_transaction_after_reconnect() -> None:
+    """testTxRecreatedAfterConnectionFailsOver: Begin, coordinator attach and a new Declare;
+    the transaction that had work fails its commit; the next one commits."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_attach(offer=10)
+        peer.expect_transfer()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            p = s.create_producer(Queue("q"))
+            p.send(s.create_text_message("lost with the connection"))
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
+            peer.expect_attach(lambda a: a.target_address == "q", offer=10)
+            peer.drop()
+            peer.wait()  # reconnected, everything re-created
+            peer.expect_discharge(fail=True)  # the in-doubt transaction is rolled back
+            peer.expect_declare(b"txn-3")
+            peer.expect_transfer()
+            peer.expect_discharge(fail=False)
+            peer.expect_declare(b"txn-4")
+            try:
+                s.commit()
+                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
+            except TransactionRolledBackException:
+                pass
+            p.send(s.create_text_message("kept"))
+            s.commit()
+            peer.wait()
+
+
+def test_durable_subscriber_reattaches_under_its_subscription_name() -> None:
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open(lambda o: o.container_id == "fo-client")
+        peer.expect_begin()
+        peer.expect_attach(lambda a: names.append(a.name) or a.durable)
+        with ConnectionFactory(url(peer, options="&jms.clientID=fo-client")).create_connection() as conn:
+            s = conn.create_session()
+            s.create_durable_subscriber(Topic("news"), "my-sub")
+            peer.wait()
+            peer.expect_open(lambda o: o.container_id == "fo-client")
+            peer.expect_begin()
+            peer.expect_attach(lambda a: names.append(a.name) or a.durable)
+            peer.drop()
+            peer.wait()
+    assert names == ["my-sub", "my-sub"]
+
+
+def test_server_list_in_open_is_followed() -> None:
+    """FailoverWithAmqpOpenProvidedServerListIntegrationTest: the first peer's Open names the
+    second in failover-server-list; the URL names only the first. When the first goes, the client
+    connects to the second (REPLACE, the default)."""
+    with TestPeer() as first, TestPeer() as second:
+        first.expect_open(properties={"failover-server-list": [
+            {"network-host": "127.0.0.1", "port": second.port}]})
+        first.expect_begin()
+        second.expect_open()
+        second.expect_begin()
+        with ConnectionFactory(url(first)).create_connection() as conn:
+            conn.create_session()
+            first.wait()
+            first.drop()
+            first.close()  # gone for good: only the learnt server is left
+            second.wait()
+            provider = conn._provider
+            assert wait_for(lambda: provider.current_uri == f"amqp://127.0.0.1:{second.port}")
+
+
+def test_server_list_in_open_ignored() -> None:
+    with TestPeer() as first:
+        first.expect_open(properties={"failover-server-list": [{"network-host": "10.9.9.9", "port": 5672}]})
+        first.expect_begin()
+        u = url(first, options="&failover.amqpOpenServerListAction=IGNORE")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.create_session()
+            first.wait()
+            assert [s.port for s in conn._provider.servers] == [first.port]
