@@ -73,6 +73,11 @@ class LocalQueue:
             self._q.clear()
             return items
 
+    def clear(self) -> None:
+        """The connection was interrupted: drop what is queued, unsettled (the peer redelivers it)."""
+        with self._cond:
+            self._q.clear()
+
     def give_back(self) -> list[tuple[Any, int]]:
         """What the link gives back as it closes: every queued message with its unseen outcome
         (called on the I/O thread)."""
@@ -171,10 +176,12 @@ class MessageConsumer:
         self._no_local = no_local
         self._queue = queue
         self._p = pconsumer
+        #: the selector, evaluated here for messages whose peer did not apply it
+        #: (``ProviderConsumer.selector_applied_remotely``, read per message)
         self._local_selector = local_selector
         self._listener: ListenerLike | None = None
         self._closed = False
-        self._prefetch: int = getattr(pconsumer, "prefetch", 1)
+        self._prefetch: int = pconsumer.prefetch
         self._receiving = 0
 
     # -- JMS API -------------------------------------------------------------------------------
@@ -296,7 +303,7 @@ class MessageConsumer:
         if got is None:
             return None
         inbound, message = got
-        data = getattr(inbound, "data", None)
+        data = inbound.data
         if data is None:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
@@ -345,7 +352,7 @@ class MessageConsumer:
                 vet(msg)
             except JMSException:
                 if sess._mode in (sess.AUTO_ACKNOWLEDGE, sess.DUPS_OK_ACKNOWLEDGE):
-                    inbound._msg = None  # read again from its bytes next time
+                    inbound.reset()  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise
                 sess._after_receive(self, inbound, msg)

@@ -4,30 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.config import ConnectionConfig, parse_url
-from ..provider.failover.uri import is_failover_url, parse_failover_url
+from ..provider.factory import connection_settings
 from .connection import Connection
 
 __all__ = ["ConnectionFactory"]
-
-
-def _amqp_provider(config: ConnectionConfig) -> Any:
-    from ..provider.amqp import AmqpProvider
-
-    return AmqpProvider(config)
-
-
-class _FailoverProviders:
-    """Makes the provider of a ``failover:`` URL's connection (issue 17); the client's config
-    (client id, credentials) is that of the first server, with what the application set."""
-
-    def __init__(self, failover: Any) -> None:
-        self.failover = failover
-
-    def __call__(self, config: ConnectionConfig) -> Any:
-        from ..provider.failover.provider import FailoverProvider
-
-        return FailoverProvider(self.failover, config)
 
 
 class ConnectionFactory:
@@ -43,13 +23,7 @@ class ConnectionFactory:
 
     def __init__(self, url: str = "amqp://localhost:5672", **options: Any) -> None:
         self._url = url
-        self._provider_factory: Any = _amqp_provider
-        if is_failover_url(url):
-            failover = parse_failover_url(url, **options)
-            self.config = failover.servers[0]
-            self._provider_factory = _FailoverProviders(failover)
-        else:
-            self.config = parse_url(url, **options)
+        self.config, self._provider_factory = connection_settings(url, **options)
 
     @property
     def url(self) -> str:

@@ -157,13 +157,8 @@ class Session(SessionFeatures):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
         is_topic = destination is not None and destination.is_topic
         presettle = conn._config.presettle.producer(is_topic, self.transacted)
-        if destination is None and "ANONYMOUS-RELAY" not in conn._remote_caps():
-            from .anonymous import AnonymousFallbackProducer  # per-destination link cache
-
-            pprod: Any = AnonymousFallbackProducer(self._p, presettle, conn)
-        else:
-            pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
-                                        conn._request_timeout(), "create_producer")
+        pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
+                                    conn._request_timeout(), "create_producer")
         with self._lock:
             self._producer_ids += 1
             pid = f"{conn._connection_id()}:{self._index}:{self._producer_ids}"
@@ -203,8 +198,7 @@ class Session(SessionFeatures):
         queue.running = conn._started
         pcons = conn._provider_wait(self._p.create_consumer(spec, queue), conn._request_timeout(),
                                     "create_consumer")
-        local = selector_obj if not getattr(pcons, "selector_applied_remotely", True) else None
-        if local is not None and not destination.is_topic:
+        if selector_obj is not None and not pcons.selector_applied_remotely and not destination.is_topic:
             # filtering a shared queue locally would take messages from other consumers
             conn._provider_wait(pcons.close(), conn._close_timeout(), "close consumer")
             raise JMSException(
@@ -212,7 +206,7 @@ class Session(SessionFeatures):
                 "client cannot filter without taking other consumers' messages; selectors on "
                 "topics are evaluated by the client instead"
             )
-        cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, local)
+        cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, selector_obj)
         with self._lock:
             if self._closed:
                 pcons.close()
@@ -243,8 +237,8 @@ class Session(SessionFeatures):
             if count is not None and int(count) - 1 > self._redelivery_max:
                 consumer._p.acknowledge(inbound, self._redelivery_outcome)
                 return None
-        sel = consumer._local_selector
-        if sel is not None and not sel.matches(msg):
+        sel = consumer._local_selector  # per message: a re-attach may move it to another peer
+        if sel is not None and not consumer._p.selector_applied_remotely and not sel.matches(msg):
             consumer._p.acknowledge(inbound, ACCEPTED if consumer.destination.is_topic
                                     else MODIFIED_FAILED_UNDELIVERABLE)
             return None
@@ -389,7 +383,7 @@ class Session(SessionFeatures):
         for consumer, item in delivered:
             inbound = item[0] if isinstance(item, tuple) else item
             inbound.local_redeliveries += 1
-            inbound._msg = None  # decode again: a fresh, read-only copy
+            inbound.reset()  # decode again: a fresh, read-only copy
             by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
         for consumer, items in by_consumer.values():
             if consumer._closed:  # a closed consumer's link waited for these: give them back

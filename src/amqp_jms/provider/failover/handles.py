@@ -401,19 +401,35 @@ class FailoverConsumer(_Bound, ProviderConsumer):
         else:
             self.sink.take_all()
 
-    # -- what the client reads -----------------------------------------------------------------
+    # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
+    # (declared as attributes on ProviderConsumer; the setters keep that contract, ignored
+    # here: the wrapped consumer of the connection of the moment decides)
     @property
     def prefetch(self) -> int:
         inner = self.inner
-        return int(getattr(inner, "prefetch", self.spec.prefetch))
+        return self.spec.prefetch if inner is None else int(inner.prefetch)
+
+    @prefetch.setter
+    def prefetch(self, value: int) -> None:
+        pass
 
     @property
     def selector_applied_remotely(self) -> bool:
-        return bool(getattr(self.inner, "selector_applied_remotely", True))
+        inner = self.inner
+        return True if inner is None else bool(inner.selector_applied_remotely)
+
+    @selector_applied_remotely.setter
+    def selector_applied_remotely(self, value: bool) -> None:
+        pass
 
     @property
     def copy_honoured(self) -> bool:
-        return bool(getattr(self.inner, "copy_honoured", True))
+        inner = self.inner
+        return True if inner is None else bool(inner.copy_honoured)
+
+    @copy_honoured.setter
+    def copy_honoured(self, value: bool) -> None:
+        pass
 
     @property
     def drain_on_empty(self) -> bool:

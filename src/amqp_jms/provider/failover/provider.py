@@ -33,7 +33,7 @@ from ...exceptions import (
     JMSException,
     JMSSecurityException,
 )
-from ..base import Provider, ProviderListener, ProviderSession
+from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from .handles import (
     FailoverConsumer,
@@ -87,9 +87,17 @@ class _InnerListener:
     def on_async_exception(self, exc: JMSException) -> None:
         listener = self.fp._listener
         if listener is not None and self.gen == self.fp.gen:
-            report = getattr(listener, "on_async_exception", None)
-            if report is not None:
-                report(exc)
+            listener.on_async_exception(exc)
+
+    # the failover provider tells its own listener of these, once the re-creation is done
+    def on_connection_established(self, uri: str) -> None:
+        pass
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        pass
+
+    def on_connection_restored(self, uri: str) -> None:
+        pass
 
 
 class FailoverProvider(Provider):
@@ -143,8 +151,14 @@ class FailoverProvider(Provider):
         return inner.remote_capabilities if inner is not None else frozenset()
 
     @property
-    def remote_properties(self) -> dict[str, Any]:
-        return dict(getattr(self._inner, "remote_properties", None) or {})
+    def capabilities(self) -> Capabilities:
+        """Those of the peer connected now (they may change when the connection moves)."""
+        inner = self._inner
+        return inner.capabilities if inner is not None else Capabilities()
+
+    @property
+    def remote_uri(self) -> str:
+        return self.current_uri or _uri(self.config)
 
     @property
     def container_id(self) -> str:
