@@ -8,6 +8,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Any
+
+from proton import Condition, symbol
+from proton import Message as PMessage
 
 from amqp_jms import ConnectionFactory, Queue, Session, Topic, TransactionRolledBackException
 from amqp_jms.testing.peer import Attach, Open, TestPeer
@@ -143,3 +147,60 @@ def test_server_list_in_open_ignored() -> None:
             conn.create_session()
             first.wait()
             assert [s.port for s in conn._provider.servers] == [first.port]
+
+
+def _redirect_info(peer: TestPeer) -> dict[Any, Any]:
+    return {symbol("network-host"): "127.0.0.1", symbol("port"): peer.port}
+
+
+def test_connection_redirect_is_followed() -> None:
+    """FailoverRedirectTest testFailoverHandlesRedirection: a Close with
+    amqp:connection:redirect moves the connection to the server it names (not in the URL),
+    with the session and consumer re-created there."""
+    with TestPeer() as first, TestPeer() as second:
+        first.expect_open()
+        first.expect_begin()
+        first.expect_attach()
+        second.expect_open()
+        second.expect_begin()
+        second.expect_attach(lambda a: a.source_address == "q")
+        with ConnectionFactory(url(first)).create_connection() as conn:
+            conn.create_session().create_consumer(Queue("q"))
+            first.wait()
+
+            def redirect(c: Any) -> None:
+                c.engine.connection.condition = Condition("amqp:connection:redirect", "moved",
+                                                          _redirect_info(second))
+                c.engine.connection.close()
+
+            first.run(redirect)
+            second.wait()
+
+
+def test_link_redirect_moves_the_connection() -> None:
+    """A consumer's link detached by the peer with amqp:link:redirect: the connection moves to
+    the named server and the consumer is attached there; it is not closed on the application."""
+    with TestPeer() as first, TestPeer() as second:
+        names: list[str] = []
+        first.expect_open()
+        first.expect_begin()
+        first.expect_attach(lambda a: names.append(a.name) or True)
+        second.expect_open()
+        second.expect_begin()
+        second.expect_attach(lambda a: a.source_address == "q")
+        second.expect_flow()
+        with ConnectionFactory(url(first)).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            first.wait()
+
+            def redirect(conn_: Any) -> None:
+                link = conn_.links[names[0]]
+                link.condition = Condition("amqp:link:redirect", "moved", _redirect_info(second))
+                link.close()
+
+            first.run(redirect)
+            second.wait()
+            second.send(names[0], PMessage(body="there", annotations={"x-opt-jms-msg-type": 5}))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "there"

@@ -482,7 +482,8 @@ class AmqpProvider(Provider):
             self._establishment_failed or bool(self.config.client_id)
         )
         what = "the peer refused to open the connection" if opening else "the peer closed the connection"
-        exc = to_jms(name, desc, what, container_id_refused=refused_id)
+        exc = to_jms(name, desc, what, container_id_refused=refused_id,
+                     info=cond.info if cond is not None else None)
         c.close()
         self.fail(exc)
 

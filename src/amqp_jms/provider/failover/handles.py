@@ -28,6 +28,7 @@ from ..base import (
     ProviderProducer,
     ProviderSession,
 )
+from ..errors import RedirectedException
 
 if TYPE_CHECKING:
     from .provider import FailoverProvider
@@ -287,6 +288,9 @@ class FailoverProducer(_Bound, ProviderProducer):
         exc = failure_of(f)
         if exc is None:
             resolve(out)
+        elif isinstance(exc, RedirectedException) and not self.closed:
+            self.fp.lost(gen, exc)  # the link was redirected: move the connection, send there
+            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
         elif self.fp.io_failed(gen) and not self.closed:
             self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
         else:
@@ -366,6 +370,9 @@ class _Sink:
 
     def on_closed(self, exc: JMSException) -> None:
         if self.c.fp.io_failed(self.gen) or self.c.closed:
+            return
+        if isinstance(exc, RedirectedException):  # re-attach it where the peer says
+            self.c.fp.lost(self.gen, exc)
             return
         self.c.closed = True
         self.c.forget()

@@ -35,6 +35,7 @@ from ...exceptions import (
 )
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
+from ..errors import RedirectedException
 from .handles import (
     FailoverConsumer,
     FailoverProducer,
@@ -48,7 +49,7 @@ from .handles import (
     resolve,
 )
 from .reconnect import GiveUp, Reconnector
-from .servers import alternates_from_open, update_server_list
+from .servers import add_first, alternates_from_open, server_from_redirect, update_server_list
 from .uri import FailoverConfig
 
 __all__ = ["FailoverProvider"]
@@ -82,7 +83,7 @@ class _InnerListener:
         self.gen = gen
 
     def on_connection_failure(self, exc: JMSException) -> None:
-        self.fp._lost(self.gen, exc)
+        self.fp.lost(self.gen, exc)
 
     def on_async_exception(self, exc: JMSException) -> None:
         listener = self.fp._listener
@@ -129,6 +130,7 @@ class FailoverProvider(Provider):
         self._failure: JMSException | None = None
         self._lost_gen = 0  # the last generation reported lost
         self._last_failure = JMSException("the connection was lost")
+        self._server_now: ConnectionConfig | None = None
         self._sessions: list[FailoverSession] = []
         self._temps: list[_Temp] = []
         self._sends: deque[PendingSend] = deque()
@@ -383,8 +385,9 @@ class FailoverProvider(Provider):
         return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, self._aliases()))
 
     # -- the reconnect loop (its own thread) ---------------------------------------------------
-    def _lost(self, gen: int, exc: JMSException) -> None:
-        """The wrapped connection ``gen`` died (its I/O thread): go offline, wake the loop."""
+    def lost(self, gen: int, exc: JMSException) -> None:
+        """The wrapped connection ``gen`` died, or must be left (a link redirected): go offline
+        and wake the loop (called on that connection's I/O thread)."""
         with self._cond:
             if gen != self.gen or self._lost_gen >= gen or self._closed:
                 return
@@ -415,6 +418,7 @@ class FailoverProvider(Provider):
                 self._attempt(step.server)
             except JMSException as e:
                 last = e
+                self._follow_redirect(e, step.server)
                 fatal = isinstance(e, JMSSecurityException) or (
                     isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected)
                 log.info("failover: connecting to %s failed: %s", uri, e)
@@ -437,6 +441,7 @@ class FailoverProvider(Provider):
                 self._wake.clear()
                 sessions = list(self._sessions)
                 last = self._last_failure
+            self._follow_redirect(last, self._server_now)
             lost_at = time.monotonic()
             log.info("failover: connection to %s lost, reconnecting: %s", uri, last)
             for s in sessions:
@@ -459,7 +464,20 @@ class FailoverProvider(Provider):
             except Exception:  # a dead connection's thread: nothing to report
                 log.debug("failover: shutting down the lost connection", exc_info=True)
 
+    def _follow_redirect(self, exc: JMSException, current: ConnectionConfig | None) -> None:
+        """A redirect (of the connection or of a link) puts its target first in the list."""
+        if not isinstance(exc, RedirectedException) or current is None:
+            return
+        try:
+            target = server_from_redirect(exc.info, current)
+        except JMSException as e:
+            log.warning("failover: ignoring a redirect: %s", e)
+            return
+        log.info("failover: redirected to %s", _uri(target))
+        self._reconnector.update_servers(add_first(self._reconnector.servers, target))
+
     def _attempt(self, server: ConnectionConfig) -> None:
+        self._server_now = server
         gen = self.gen + 1
         prov = self._factory(self._server(server), connection_id=self.connection_id)
         try:
