@@ -294,3 +294,35 @@ def test_durable_subscriber_with_client_id_survives_a_blackhole(broker_factory: 
                 m = sub.receive(10000)
             assert m is not None and m.get_text() == "second"
         assert errors == []
+
+
+def test_startup_max_reconnect_attempts_when_no_server_answers(proxy: FaultProxy) -> None:
+    """testStartMaxReconnectAttemptsTriggeredWhenRemotesAreRejecting: the first connect gives up
+    after failover.startupMaxReconnectAttempts passes and raises (there is no connection yet
+    for an ExceptionListener)."""
+    proxy.refuse()
+    url = failover_url(proxy.url, options=FAST + "&failover.startupMaxReconnectAttempts=3")
+    conn = ConnectionFactory(url).create_connection()
+    t0 = time.monotonic()
+    with pytest.raises(JMSException, match="gave up after 3 attempt"):
+        conn.start()
+    assert time.monotonic() - t0 < 5
+    conn.close()
+
+
+def test_create_session_while_offline_waits_request_timeout(proxy: FaultProxy) -> None:
+    """testFailoverEnforcesRequestTimeoutSession: a create while reconnecting waits up to
+    jms.requestTimeout, then fails; once back, creates work again."""
+    url = failover_url(proxy.url, options=FAST + "&jms.requestTimeout=500")
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        proxy.refuse()
+        proxy.drop()
+        time.sleep(0.2)
+        t0 = time.monotonic()
+        with pytest.raises(JMSException, match="timed out"):
+            conn.create_session()
+        assert 0.4 < time.monotonic() - t0 < 3
+        proxy.accept()
+        s = conn.create_session()
+        s.create_producer(Queue("fo-req")).send(_text(s, "back"))

@@ -204,3 +204,17 @@ def test_link_redirect_moves_the_connection() -> None:
             second.send(names[0], PMessage(body="there", annotations={"x-opt-jms-msg-type": 5}))
             m = c.receive(5000)
             assert m is not None and m.get_text() == "there"
+
+
+def test_server_list_in_open_add_appends() -> None:
+    """testFailoverHandlesServerProvidedFailoverListAdd: ADD appends the peer's servers to the
+    URL's (REPLACE would keep only the connected one and the peer's)."""
+    with TestPeer() as first, TestPeer() as other:
+        first.expect_open(properties={"failover-server-list": [
+            {"network-host": "127.0.0.1", "port": 1}, {"network-host": "localhost", "port": 2}]})
+        first.expect_begin()
+        u = url(first, other, options="&failover.amqpOpenServerListAction=ADD")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.create_session()
+            first.wait()
+            assert sorted(s.port for s in conn._provider.servers) == sorted([first.port, other.port, 1, 2])
