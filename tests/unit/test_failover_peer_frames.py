@@ -6,14 +6,23 @@ same link names, filters and subscription names, a new transaction declared, cre
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
+import pytest
 from proton import Condition, symbol
 from proton import Message as PMessage
 
-from amqp_jms import ConnectionFactory, Queue, Session, Topic, TransactionRolledBackException
+from amqp_jms import (
+    ConnectionFactory,
+    Queue,
+    SendFailedException,
+    Session,
+    Topic,
+    TransactionRolledBackException,
+)
 from amqp_jms.testing.peer import Attach, Open, TestPeer
 
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=20&failover.maxReconnectDelay=100" \
@@ -218,3 +227,48 @@ def test_server_list_in_open_add_appends() -> None:
             conn.create_session()
             first.wait()
             assert sorted(s.port for s in conn._provider.servers) == sorted([first.port, other.port, 1, 2])
+
+
+def test_send_without_an_outcome_is_resent_with_the_same_message_id() -> None:
+    """testFailoverHandlesTransportDropBeforeDispositionRecieived: a persistent send whose
+    outcome the lost connection never gave is sent again on the new connection, with the same
+    JMSMessageID, and returns once that one is accepted."""
+    ids: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(offer=10)
+        peer.expect_transfer(lambda t: ids.append(t.message.id) or True, outcome=None)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue("q"))
+            done: list[float] = []
+            t = threading.Thread(target=lambda: (p.send(s.create_text_message("x")), done.append(1.0)))
+            t.start()
+            peer.wait()
+            assert not done
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(offer=10)
+            peer.expect_transfer(lambda t: ids.append(t.message.id) or True)
+            peer.drop()
+            t.join(5)
+            peer.wait()
+            assert done
+    assert len(ids) == 2 and ids[0] == ids[1]
+
+
+def test_a_refused_send_passes_through_and_is_not_resent() -> None:
+    """testFailoverPassthroughOfRejectedSyncSend: a refusal on a live connection is the send's
+    exception, not a reason to reconnect or re-send."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(offer=10)
+        peer.expect_transfer(outcome="rejected", condition=("amqp:not-allowed", "no"))
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session()
+            with pytest.raises(SendFailedException, match="not-allowed"):
+                s.create_producer(Queue("q")).send(s.create_text_message("x"))
+            peer.wait()
+            assert conn._provider.reconnects == []
