@@ -326,3 +326,25 @@ def test_create_session_while_offline_waits_request_timeout(proxy: FaultProxy) -
         proxy.accept()
         s = conn.create_session()
         s.create_producer(Queue("fo-req")).send(_text(s, "back"))
+
+
+def test_close_does_not_wait_for_a_hanging_reconnect(proxy: FaultProxy) -> None:
+    """The next server accepts TCP but never answers the AMQP Open: closing the connection during
+    that attempt returns at once, not after jms.connectTimeout."""
+    import socket
+
+    silent = socket.socket()
+    silent.bind(("127.0.0.1", 0))
+    silent.listen(8)  # never accepted: the kernel completes the handshake, nobody speaks AMQP
+    try:
+        url = failover_url(proxy.url, f"amqp://127.0.0.1:{silent.getsockname()[1]}")
+        conn = ConnectionFactory(url).create_connection()
+        conn.start()
+        proxy.refuse()
+        proxy.drop()
+        time.sleep(0.5)  # now connecting to the silent server (15 s connect timeout)
+        t0 = time.monotonic()
+        conn.close()
+        assert time.monotonic() - t0 < 2
+    finally:
+        silent.close()

@@ -131,6 +131,7 @@ class FailoverProvider(Provider):
         self._lost_gen = 0  # the last generation reported lost
         self._last_failure = JMSException("the connection was lost")
         self._server_now: ConnectionConfig | None = None
+        self._attempting: Any = None  # the provider of a connect in progress
         self._sessions: list[FailoverSession] = []
         self._temps: list[_Temp] = []
         self._sends: deque[PendingSend] = deque()
@@ -257,11 +258,12 @@ class FailoverProvider(Provider):
     def shutdown(self) -> None:
         with self.lock:
             self._closed = True
-            inner = self._inner
+            inner, attempting = self._inner, self._attempting
             self._cond.notify_all()
         self._wake.set()
-        if inner is not None:
-            inner.shutdown()
+        for prov in (inner, attempting):
+            if prov is not None:
+                prov.shutdown()
         t = self._thread
         if t is not None and t is not threading.current_thread():
             t.join(5.0)
@@ -480,6 +482,11 @@ class FailoverProvider(Provider):
         self._server_now = server
         gen = self.gen + 1
         prov = self._factory(self._server(server), connection_id=self.connection_id)
+        with self.lock:
+            if self._closed:
+                prov.shutdown()
+                raise IllegalStateException("the connection was closed")
+            self._attempting = prov  # shutdown() stops it: a close never waits for a connect
         try:
             prov.wait(prov.connect(_InnerListener(self, gen)), None, "connect")
             self._take_server_list(prov, server)
@@ -497,6 +504,8 @@ class FailoverProvider(Provider):
             except Exception:
                 pass
             raise
+        finally:
+            self._attempting = None
 
     def _take_server_list(self, prov: Any, server: ConnectionConfig) -> None:
         alternates = alternates_from_open(getattr(prov, "remote_properties", None), server)
@@ -559,6 +568,12 @@ class FailoverProvider(Provider):
                 self._refused_on_restore(p, e, prov)
         for c in list(s.consumers):
             if c.closed or c.gen == gen:
+                continue
+            if c.stopped:
+                # closed by the application, its link kept only for acknowledgements that are
+                # void now: nothing to re-create (its close later finds it offline and returns)
+                c.closed = True
+                c.forget()
                 continue
             try:
                 c.bind(self._recreate_consumer(s.inner, c, prov, gen), gen)
