@@ -25,7 +25,7 @@ from ...exceptions import IllegalStateException, JMSException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
-from ..loop import LoopThread
+from ..loop import LoopThread, wait_for
 from .addressing import prefixes_in_force
 from .capabilities import capabilities_of, quirks_of
 from .outgoing import OutgoingFrames
@@ -180,13 +180,7 @@ class AmqpProvider(Provider):
     def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
         if self.lt.in_loop():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
-        try:
-            return fut.result(timeout)
-        except concurrent.futures.TimeoutError:
-            fut.cancel()
-            raise JMSException(f"{what} timed out after {timeout} s") from None
-        except concurrent.futures.CancelledError:
-            raise JMSException(f"{what} was cancelled: the connection closed") from None
+        return wait_for(fut, timeout, what)
 
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         from .connection_session import connection_session

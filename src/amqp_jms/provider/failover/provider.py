@@ -36,6 +36,7 @@ from ...exceptions import (
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import RedirectedException
+from ..loop import wait_for
 from .handles import (
     FailoverConsumer,
     FailoverProducer,
@@ -185,13 +186,7 @@ class FailoverProvider(Provider):
         lt = getattr(inner, "lt", None)
         if lt is not None and lt.in_loop():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
-        try:
-            return fut.result(timeout)
-        except concurrent.futures.TimeoutError:
-            fut.cancel()
-            raise JMSException(f"{what} timed out after {timeout} s") from None
-        except concurrent.futures.CancelledError:
-            raise JMSException(f"{what} was cancelled: the connection closed") from None
+        return wait_for(fut, timeout, what)
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
         s = FailoverSession(self, transacted)
