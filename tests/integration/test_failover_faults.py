@@ -348,3 +348,23 @@ def test_close_does_not_wait_for_a_hanging_reconnect(proxy: FaultProxy) -> None:
         assert time.monotonic() - t0 < 2
     finally:
         silent.close()
+
+
+def test_browser_enumeration_survives_a_drop(proxy: FaultProxy) -> None:
+    """testFailoverHandlesDropAfterQueueBrowserDrain: a browse interrupted by a drop goes on after
+    the reconnect (from the queue's head again: what was seen may come again) instead of
+    ending early; the messages stay on the queue."""
+    with ConnectionFactory(failover_url(proxy.url)).create_connection() as conn:
+        conn.start()
+        s = conn.create_session()
+        p = s.create_producer(Queue("fo-browse"))
+        for i in range(5):
+            p.send(_text(s, f"b{i}"))
+        seen = []
+        for i, m in enumerate(s.create_browser(Queue("fo-browse"))):
+            seen.append(m.get_text())
+            if i == 1:
+                proxy.drop()
+        assert {f"b{i}" for i in range(5)} <= set(seen)
+        c = s.create_consumer(Queue("fo-browse"))
+        assert [c.receive(2000).get_text() for _ in range(5)] == [f"b{i}" for i in range(5)]

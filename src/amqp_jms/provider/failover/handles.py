@@ -462,20 +462,40 @@ class FailoverConsumer(_Bound, ProviderConsumer):
         """Credit operations: offline they succeed at once (the reconnect restores credit, and
         a waiting receive keeps waiting); one lost with the connection succeeds likewise."""
         inner = self.current()
-        if inner is None:
+        if inner is None and not self.spec.browser:
             return done_future()
-        gen = self.gen
         out: Future[None] = Future()
+        if inner is None:
+            self._after_reconnect(op, out)
+            return out
+        gen = self.gen
 
         def done(f: Future[None]) -> None:
             exc = failure_of(f)
             if exc is not None and not self.fp.io_failed(gen):
                 reject(out, exc)
+            elif exc is not None and self.spec.browser:
+                self._after_reconnect(op, out)
             else:
                 resolve(out)
 
         op(inner).add_done_callback(done)
         return out
+
+    def _after_reconnect(self, op: Callable[[Any], Future[None]], out: Future[None]) -> None:
+        """A browser's drain decides where its enumeration ends, so offline it is made again on
+        the re-attached link (which starts again at the queue's head: messages seen before may
+        come again, as in Qpid JMS) instead of answering "nothing more" now."""
+
+        def online(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is not None:
+                reject(out, exc)
+            else:
+                self._forward(op).add_done_callback(
+                    lambda g: reject(out, e) if (e := failure_of(g)) is not None else resolve(out))
+
+        self.fp.when_online().add_done_callback(online)
 
     def close(self) -> Future[None]:
         return self.close_inner(lambda inner: inner.close())

@@ -136,6 +136,7 @@ class FailoverProvider(Provider):
         self._sessions: list[FailoverSession] = []
         self._temps: list[_Temp] = []
         self._sends: deque[PendingSend] = deque()
+        self._online_waiters: list[Future[None]] = []
         self._connected_fut: Future[None] = Future()
         self._wake = threading.Event()  # close() interrupts a reconnect delay
         self._thread: threading.Thread | None = None
@@ -244,6 +245,7 @@ class FailoverProvider(Provider):
         self._wake.set()
         for s in sends:
             s.fail(IllegalStateException("the connection was closed before the message could be sent"))
+        self._wake_online_waiters()
         if not self._connected_fut.done():
             self._connected_fut.set_exception(IllegalStateException("the connection was closed"))
         if inner is None:
@@ -334,6 +336,31 @@ class FailoverProvider(Provider):
         # it came back between the producer's check and now: send it on the new connection
         if not pending.run():
             self.queue_send(pending, resend=True)
+
+    def when_online(self) -> Future[None]:
+        """Completes when the connection is usable again (fails if it never will be)."""
+        f: Future[None] = Future()
+        with self._cond:
+            if not self.online and self._failure is None and not self._closed:
+                self._online_waiters.append(f)
+                return f
+        if self.online:
+            f.set_result(None)
+        else:
+            f.set_exception(self._failure or IllegalStateException("the connection is closed"))
+        return f
+
+    def _wake_online_waiters(self) -> None:
+        with self._cond:
+            waiters, self._online_waiters = self._online_waiters, []
+            exc: JMSException | None = self._failure
+            if exc is None and self._closed:
+                exc = IllegalStateException("the connection is closed")
+        for f in waiters:
+            if exc is None:
+                resolve(f)
+            else:
+                reject(f, exc)
 
     def wait_online(self, timeout: float | None, what: str) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -537,6 +564,7 @@ class FailoverProvider(Provider):
             for s in todo:
                 self._restore_session(s, prov, gen)
             self._flush_sends()
+        self._wake_online_waiters()
         for s in sessions:  # a receive that was waiting: its credit went with the old link
             for c in list(s.consumers):
                 if c.pulled and not c.stopped and c.gen == gen:
@@ -630,6 +658,7 @@ class FailoverProvider(Provider):
             self._cond.notify_all()
         for s in sends:
             s.fail(exc)
+        self._wake_online_waiters()
         for sess in sessions:
             for h in [sess, *sess.producers, *sess.consumers]:
                 if not h.ready.done():
