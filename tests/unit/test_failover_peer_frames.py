@@ -42,21 +42,25 @@ def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
 
 def test_reconnect_recreates_session_producer_and_consumer_in_order_with_the_same_links() -> None:
     """testCreateProducerAfterConnectionDrops / testCreateConsumerAfterConnectionDrops: after the
-    drop the client opens with the same container id, begins, attaches the producer then the
-    consumer with the same names, addresses and selector, and grants the consumer credit."""
+    drop the client opens with the same container id, begins, attaches the session's producers
+    then its consumers (Qpid JMS's order, whatever the creation order) under the same link names,
+    with the same addresses and selector, and grants the consumer credit again."""
     opens: list[Open] = []
     first: list[Attach] = []
     second: list[Attach] = []
     with TestPeer() as peer:
         peer.expect_open(opens.append)
         peer.expect_begin()
-        peer.expect_attach(first.append, offer=10)
-        peer.expect_attach(first.append)
+        peer.expect_attach(first.append)  # consumer (created first)
+        peer.expect_attach(first.append, offer=10)  # a producer closed again: its name is not reused
+        peer.expect_detach()
+        peer.expect_attach(first.append, offer=10)  # producer
         with ConnectionFactory(url(peer)).create_connection() as conn:
             conn.start()
             s = conn.create_session()
-            s.create_producer(Queue("out"))
             s.create_consumer(Queue("in"), "colour = 'red'")
+            s.create_producer(Queue("gone")).close()
+            s.create_producer(Queue("out"))
             peer.wait()
             peer.expect_open(opens.append)
             peer.expect_begin()
@@ -66,9 +70,9 @@ def test_reconnect_recreates_session_producer_and_consumer_in_order_with_the_sam
             peer.drop()
             peer.wait()
     assert opens[0].container_id == opens[1].container_id
-    assert [a.name for a in first] == [a.name for a in second]
     assert [(a.role, a.source_address, a.target_address) for a in second] == [
         ("sender", None, "out"), ("receiver", "in", None)]
+    assert [a.name for a in second] == [first[2].name, first[0].name]
     assert second[1].filter is not None and "jms-selector" in str(second[1].filter)
 
 

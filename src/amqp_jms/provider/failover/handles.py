@@ -14,6 +14,7 @@ other, and the client's future resolves once it is bound on a live connection.
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -139,9 +140,11 @@ class _Bound:
 
 
 class FailoverSession(_Bound, ProviderSession):
-    def __init__(self, fp: FailoverProvider, transacted: bool) -> None:
+    def __init__(self, fp: FailoverProvider, transacted: bool, number: int) -> None:
         super().__init__(fp)
         self.transacted = transacted
+        self.number = number
+        self._links = 0
         self.producers: list[FailoverProducer] = []
         self.consumers: list[FailoverConsumer] = []
         #: the connection (generation) the current transaction did work on (a send, an ack)
@@ -152,7 +155,16 @@ class FailoverSession(_Bound, ProviderSession):
     def forget(self) -> None:
         self.fp.forget_session(self)
 
+    def link_name(self, kind: str, address: str | None) -> str:
+        """The name a link of this session keeps on every connection (Qpid JMS names links from
+        ids that survive failover; the AMQP provider would number them afresh)."""
+        self._links += 1
+        return f"qpid-jms:{kind}:{self.fp.connection_id}:{self.number}:{self._links}:{address or ''}"
+
     def create_producer(self, spec: ProducerSpec) -> Future[Any]:
+        if spec.link_name is None:
+            address = spec.destination.name if spec.destination is not None else None
+            spec = dataclasses.replace(spec, link_name=self.link_name("sender", address))
         p = FailoverProducer(self, spec)
         with self.fp.lock:
             self.producers.append(p)
@@ -160,6 +172,8 @@ class FailoverSession(_Bound, ProviderSession):
         return p.ready
 
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[Any]:
+        if spec.link_name is None and spec.subscription_name is None:
+            spec = dataclasses.replace(spec, link_name=self.link_name("receiver", spec.destination.name))
         c = FailoverConsumer(self, spec, sink)
         with self.fp.lock:
             self.consumers.append(c)

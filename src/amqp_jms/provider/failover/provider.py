@@ -134,6 +134,7 @@ class FailoverProvider(Provider):
         self._server_now: ConnectionConfig | None = None
         self._attempting: Any = None  # the provider of a connect in progress
         self._sessions: list[FailoverSession] = []
+        self._session_numbers = 0
         self._temps: list[_Temp] = []
         self._sends: deque[PendingSend] = deque()
         self._online_waiters: list[Future[None]] = []
@@ -190,8 +191,9 @@ class FailoverProvider(Provider):
         return wait_for(fut, timeout, what)
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
-        s = FailoverSession(self, transacted)
         with self.lock:
+            self._session_numbers += 1
+            s = FailoverSession(self, transacted, self._session_numbers)
             self._check_usable()
             self._sessions.append(s)
             inner, gen = (self._inner, self.gen) if self.online else (None, -1)
