@@ -276,3 +276,27 @@ def test_a_refused_send_passes_through_and_is_not_resent() -> None:
                 s.create_producer(Queue("q")).send(s.create_text_message("x"))
             peer.wait()
             assert conn._provider.reconnects == []
+
+
+def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
+    """After a drop the broker may still hold the subscription's old link and refuse the new
+    attach (amqp:resource-locked): the re-attach is retried until it lets go, and the
+    application hears nothing of it."""
+    errors: list[Exception] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.name == "held-sub")
+        with ConnectionFactory(url(peer, options="&jms.clientID=fo-held")).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            s = conn.create_session()
+            s.create_durable_subscriber(Topic("news"), "held-sub")
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.name == "held-sub",
+                               refuse=("amqp:resource-locked", "subscription held-sub is in use"))
+            peer.expect_attach(lambda a: a.name == "held-sub")
+            peer.drop()
+            peer.wait()
+            assert conn._provider.reconnects and errors == []
