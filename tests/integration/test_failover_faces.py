@@ -135,5 +135,16 @@ def test_temporary_queue_is_recreated_and_its_consumer_follows(proxy: FaultProxy
         if m is not None and m.get_text() == "before":  # pragma: no cover - its ack was lost
             m = c.receive(5000)
         assert m is not None and m.get_text() == "after"
+        # request/reply: the request names the TemporaryQueue the application holds; the reply
+        # sent to what the request carried reaches the consumer on the re-created queue
+        request = s.create_text_message("ping")
+        request.set_jms_reply_to(tq)
+        s.create_producer(Queue("fo-requests")).send(request)
+        got = s.create_consumer(Queue("fo-requests")).receive(2000)
+        assert got is not None
+        anonymous = s.create_producer(None)
+        anonymous.send(got.get_jms_reply_to(), s.create_text_message("pong"))
+        anonymous.send(tq, s.create_text_message("pong to the old value"))
+        assert [c.receive(2000).get_text() for _ in range(2)] == ["pong", "pong to the old value"]
         c.close()
         tq.delete()

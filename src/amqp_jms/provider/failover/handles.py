@@ -274,6 +274,9 @@ class FailoverProducer(_Bound, ProviderProducer):
     def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
+        aliases = self.fp.aliases
+        if aliases:
+            follow_temporaries(message, aliases)
         inner = self.current()
         if inner is not None:
             gen = self.gen
@@ -523,3 +526,14 @@ def renamed(dest: Destination, aliases: dict[str, str]) -> Destination:
         return dest
     return TemporaryTopic(new) if dest.is_topic else TemporaryQueue(new)
 
+
+
+def follow_temporaries(message: Any, aliases: dict[str, str]) -> None:
+    """A message addressed to (or replying to) a temporary destination re-created under a new
+    name after a reconnect is sent to (or names) the new one: the application's
+    ``TemporaryQueue`` follows, as Qpid JMS's does (it renames the object in place; ours are
+    immutable values, so the message's headers take the renamed value, which is what was sent)."""
+    for attr in ("_destination", "_reply_to"):
+        dest = getattr(message, attr, None)
+        if dest is not None and dest.is_temporary and dest.name in aliases:
+            setattr(message, attr, renamed(dest, aliases))

@@ -68,12 +68,20 @@ RESTORE_STEP_S = 30.0
 
 
 class _Temp:
-    __slots__ = ("address", "original", "topic")
+    """A temporary destination the application holds: its first address (the name its
+    ``TemporaryQueue`` carries), the current one, and those in between."""
+
+    __slots__ = ("address", "earlier", "original", "topic")
 
     def __init__(self, original: str, topic: bool) -> None:
         self.original = original
         self.address = original
+        self.earlier: list[str] = []
         self.topic = topic
+
+    def moved(self, address: str) -> None:
+        self.earlier.append(self.address)
+        self.address = address
 
 
 class _InnerListener:
@@ -136,6 +144,9 @@ class FailoverProvider(Provider):
         self._sessions: list[FailoverSession] = []
         self._session_numbers = 0
         self._temps: list[_Temp] = []
+        #: a re-created temporary destination's earlier addresses -> its address now (read
+        #: without the lock on every send: replaced whole, never changed in place)
+        self.aliases: dict[str, str] = {}
         self._sends: deque[PendingSend] = deque()
         self._online_waiters: list[Future[None]] = []
         self._connected_fut: Future[None] = Future()
@@ -289,6 +300,7 @@ class FailoverProvider(Provider):
             temp = next((t for t in self._temps if t.original == address), None)
             if temp is not None:
                 self._temps.remove(temp)
+                self.aliases = {old: t.address for t in self._temps for old in t.earlier}
             inner = self._inner if self.online else None
         if inner is None or temp is None:
             return done_future()
@@ -392,8 +404,10 @@ class FailoverProvider(Provider):
         c = self.config
         return server.replace(client_id=c.client_id, username=c.username, password=c.password)
 
-    def _aliases(self) -> dict[str, str]:
-        return {t.original: t.address for t in self._temps if t.address != t.original}
+    def _update_aliases(self) -> None:
+        """Every earlier address of a live temporary destination -> its address now."""
+        with self.lock:
+            self.aliases = {old: t.address for t in self._temps for old in t.earlier}
 
     def _producer_spec(self, p: FailoverProducer) -> Any:
         dest = p.spec.destination
@@ -401,14 +415,14 @@ class FailoverProvider(Provider):
             return p.spec
         import dataclasses
 
-        return dataclasses.replace(p.spec, destination=renamed(dest, self._aliases()))
+        return dataclasses.replace(p.spec, destination=renamed(dest, self.aliases))
 
     def _consumer_spec(self, c: FailoverConsumer) -> Any:
         if not c.spec.destination.is_temporary:
             return c.spec
         import dataclasses
 
-        return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, self._aliases()))
+        return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, self.aliases))
 
     # -- the reconnect loop (its own thread) ---------------------------------------------------
     def lost(self, gen: int, exc: JMSException) -> None:
@@ -551,7 +565,8 @@ class FailoverProvider(Provider):
         with self.lock:
             temps = list(self._temps)
         for t in temps:
-            t.address = self._step(prov.create_temporary(t.topic), prov, "re-create a temporary destination")
+            t.moved(self._step(prov.create_temporary(t.topic), prov, "re-create a temporary destination"))
+        self._update_aliases()
         while True:
             with self._cond:
                 if self._lost_gen >= gen or self._closed:
