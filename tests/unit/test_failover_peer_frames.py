@@ -300,3 +300,55 @@ def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
             peer.drop()
             peer.wait()
             assert conn._provider.reconnects and errors == []
+
+
+def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it() -> None:
+    """testFailoverCannotRecreateConsumerFailsConnectionAndRetries: a consumer the application
+    holds that the server refuses to re-attach fails that reconnect; the next attempt re-creates
+    it, and the application hears nothing."""
+    errors: list[Exception] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            conn.create_session().create_consumer(Queue("q"))
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.source_address == "q")
+            peer.drop()
+            peer.wait()
+            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+    assert errors == []
+
+
+def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> None:
+    """testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabled: with
+    jms.closeLinksThatFailOnReconnect the refused consumer is closed (its receive ends) and the
+    connection carries on with the rest."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        peer.expect_attach(offer=10)
+        u = url(peer, options="&jms.closeLinksThatFailOnReconnect=true")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.start()
+            s = conn.create_session()
+            c = s.create_consumer(Queue("q"))
+            p = s.create_producer(Queue("out"))
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(offer=10)  # the producer comes back
+            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_transfer()
+            peer.drop()
+            assert c.receive(5000) is None  # closed under it
+            p.send(s.create_text_message("still here"))
+            peer.wait()

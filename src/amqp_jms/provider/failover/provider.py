@@ -533,7 +533,12 @@ class FailoverProvider(Provider):
                     raise IllegalStateException("the connection was closed")
                 self._inner = prov
                 self.gen = gen
-            self._restore(prov, gen)
+            try:
+                self._restore(prov, gen)
+            except (JMSSecurityException, InvalidClientIDException) as e:
+                # a refused re-creation is not a refused login: the next attempt may succeed
+                raise JMSException(f"re-creating what the connection held failed: {e.reason}",
+                                   e.error_code, e) from e
         except BaseException:
             with self.lock:
                 self.online = False
@@ -639,11 +644,24 @@ class FailoverProvider(Provider):
 
     def _refused_on_restore(self, h: _Bound, exc: JMSException, prov: Any) -> None:
         """A re-creation failed. An I/O failure, or a refusal of something the application
-        already had, fails the whole reconnect (the next server is tried, as in Qpid JMS); a
+        already had, fails the whole reconnect (the next server is tried, as in Qpid JMS) unless
+        ``jms.closeLinksThatFailOnReconnect`` closes that producer or consumer instead; a
         refusal of a create still in progress goes to its caller."""
-        if h.bound or self.io_failed_inner(prov):
+        if self.io_failed_inner(prov):
             raise exc
-        h.refuse(exc)
+        if not h.bound:
+            h.refuse(exc)
+        elif self.config.close_links_that_fail_on_reconnect and isinstance(
+                h, FailoverProducer | FailoverConsumer):
+            log.warning("failover: closing a %s the server refused to re-create: %s",
+                        "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
+            h.closed = True
+            h.forget()
+            closer = getattr(h.sink, "on_closed", None) if isinstance(h, FailoverConsumer) else None
+            if closer is not None:
+                closer(exc)
+        else:
+            raise exc
 
     @staticmethod
     def io_failed_inner(prov: Any) -> bool:
