@@ -352,3 +352,51 @@ def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> Non
             assert c.receive(5000) is None  # closed under it
             p.send(s.create_text_message("still here"))
             peer.wait()
+
+
+def test_session_ended_by_the_peer_reconnects_and_keeps_the_consumer() -> None:
+    """A broker shutting down may end sessions before it closes the connection (RabbitMQ:
+    amqp:internal-error "shutdown"): failover reconnects and re-creates the consumer instead of
+    closing it on the application."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            again: list[str] = []
+            peer.expect_attach(lambda a: again.append(a.name) or a.source_address == "q")
+            peer.expect_flow()
+
+            def end_session(conn_: Any) -> None:
+                ssn = conn_.engine.connection.session_head(0)
+                ssn.condition = Condition("amqp:internal-error", "shutdown")
+                ssn.close()
+
+            peer.run(end_session)
+            peer.wait()
+            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            peer.send(again[0], PMessage(body="still there", annotations={"x-opt-jms-msg-type": 5}))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "still there"
+
+
+def test_consumer_link_detached_by_the_peer_is_closed_not_recreated() -> None:
+    """testRemotelyCloseConsumerWithMessageListenerFiresJMSExceptionListener: a consumer the peer
+    detaches on a live connection ends (a blocked receive returns None); the connection stays."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: names.append(a.name) or True)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            peer.wait()
+            peer.detach_link(names[0], ("amqp:resource-deleted", "queue deleted"))
+            assert c.receive(3000) is None
+            assert conn._provider.reconnects == []

@@ -271,6 +271,18 @@ class FailoverProducer(_Bound, ProviderProducer):
             if self in self.session.producers:
                 self.session.producers.remove(self)
 
+    def lost(self, gen: int, exc: BaseException) -> bool:
+        """Whether a failure of this link on connection ``gen`` went with the connection, or
+        with its session ended by the peer (a broker shutting down ends sessions before it
+        closes): either way failover re-creates the link, and a session ended on a live
+        connection makes it reconnect. False: the link alone was refused or closed."""
+        if self.fp.io_failed(gen):
+            return True
+        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
+            self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
+            return True
+        return False
+
     def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
@@ -282,8 +294,8 @@ class FailoverProducer(_Bound, ProviderProducer):
             gen = self.gen
             try:
                 f = inner.send(message, sync, time_to_live)
-            except JMSException:
-                if not self.fp.io_failed(gen):
+            except JMSException as e:
+                if not self.lost(gen, e):
                     raise
             else:
                 self.session.did_work(gen)
@@ -308,7 +320,7 @@ class FailoverProducer(_Bound, ProviderProducer):
         elif isinstance(exc, RedirectedException) and not self.closed:
             self.fp.lost(gen, exc)  # the link was redirected: move the connection, send there
             self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
-        elif self.fp.io_failed(gen) and not self.closed:
+        elif not self.closed and self.lost(gen, exc):
             self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
         else:
             reject(out, exc)
@@ -348,7 +360,7 @@ class PendingSend:
         try:
             f = inner.send(self.message, fut is not None, self.ttl)
         except JMSException as e:
-            if p.fp.io_failed(gen):
+            if p.lost(gen, e):
                 return False
             if fut is not None:
                 reject(fut, e)
@@ -386,7 +398,7 @@ class _Sink:
         return self.c.sink.give_back()
 
     def on_closed(self, exc: JMSException) -> None:
-        if self.c.fp.io_failed(self.gen) or self.c.closed:
+        if self.c.closed or self.c.lost(self.gen, exc):
             return
         if isinstance(exc, RedirectedException):  # re-attach it where the peer says
             self.c.fp.lost(self.gen, exc)
@@ -424,6 +436,18 @@ class FailoverConsumer(_Bound, ProviderConsumer):
         with self.fp.lock:
             if self in self.session.consumers:
                 self.session.consumers.remove(self)
+
+    def lost(self, gen: int, exc: BaseException) -> bool:
+        """Whether a failure of this link on connection ``gen`` went with the connection, or
+        with its session ended by the peer (a broker shutting down ends sessions before it
+        closes): either way failover re-creates the link, and a session ended on a live
+        connection makes it reconnect. False: the link alone was refused or closed."""
+        if self.fp.io_failed(gen):
+            return True
+        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
+            self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
+            return True
+        return False
 
     def wrapped_sink(self, gen: int) -> _Sink:
         return _Sink(self, gen)
