@@ -65,6 +65,7 @@ def test_asyncio_face_rides_through_a_drop(proxy: FaultProxy) -> None:
         factory = AsyncConnectionFactory(failover_url(proxy))
         conn = await factory.create_connection()
         try:
+            conn.add_connection_listener(events)  # its methods run on this loop
             await conn.start()
             s = await conn.create_session()
             p = await s.create_producer(Queue("fo-aio"))
@@ -77,12 +78,18 @@ def test_asyncio_face_rides_through_a_drop(proxy: FaultProxy) -> None:
                 m = await c.receive(5000)
                 assert m is not None, got
                 got.append(m.get_text())
+            for _ in range(200):
+                if [e for e, _ in events][-2:] == ["interrupted", "restored"]:
+                    break
+                await asyncio.sleep(0.02)
             return got
         finally:
             await conn.close()
 
+    events = Events()
     got = asyncio.run(asyncio.wait_for(go(), 30))
     assert got[0] == "one" and got[-1] == "two"
+    assert [e for e, _ in events][-2:] == ["interrupted", "restored"]
 
 
 def test_cli_receive_with_a_failover_url_rides_through_a_drop(
