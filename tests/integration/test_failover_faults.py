@@ -368,3 +368,43 @@ def test_browser_enumeration_survives_a_drop(proxy: FaultProxy) -> None:
         assert {f"b{i}" for i in range(5)} <= set(seen)
         c = s.create_consumer(Queue("fo-browse"))
         assert [c.receive(2000).get_text() for _ in range(5)] == [f"b{i}" for i in range(5)]
+
+
+def test_completion_listener_gets_exactly_one_callback_across_a_drop(proxy: FaultProxy) -> None:
+    """Async sends (CompletionListener) in flight when the connection drops: each listener is
+    called once, with success (those without an outcome are re-sent with the same message id),
+    and every message arrives."""
+    calls: dict[int, list[str]] = {}
+    lock = threading.Lock()
+
+    class Listener:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def on_completion(self, message: Any) -> None:
+            with lock:
+                calls.setdefault(self.n, []).append("completed")
+
+        def on_exception(self, message: Any, exc: Exception) -> None:
+            with lock:
+                calls.setdefault(self.n, []).append(f"failed: {exc}")
+
+    with ConnectionFactory(failover_url(proxy.url)).create_connection() as conn:
+        conn.start()
+        s = conn.create_session()
+        p = s.create_producer(Queue("fo-async"))
+        for n in range(200):
+            m = s.create_text_message(f"m{n}")
+            m.set_int_property("n", n)
+            p.send(m, completion_listener=Listener(n))
+            if n == 100:
+                proxy.drop()
+        assert wait_for(lambda: len(calls) == 200, 15)
+        time.sleep(0.2)
+        assert {n: v for n, v in calls.items() if v != ["completed"]} == {}
+        c = s.create_consumer(Queue("fo-async"))
+        seen = set()
+        while len(seen) < 200:
+            m = c.receive(5000)
+            assert m is not None, sorted(set(range(200)) - seen)[:10]
+            seen.add(m.get_int_property("n"))
