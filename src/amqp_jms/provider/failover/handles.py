@@ -349,7 +349,7 @@ class PendingSend:
             return True
         p = self.producer
         # (not ``current()``: the queue is sent before the connection is declared online)
-        inner = p.inner if p.gen == p.fp.gen and not p.fp.io_failed_inner(p.fp._inner) else None
+        inner = p.inner if p.gen == p.fp.gen and not p.fp.inner_failed() else None
         if p.closed:
             if fut is not None:
                 reject(fut, IllegalStateException("the producer was closed before the send"))

@@ -8,14 +8,13 @@ what the application holds, re-send what the lost connection never answered, the
 the next loss. Only when the reconnector gives up does the client hear of a failure
 (its ExceptionListener), as in Qpid JMS.
 
-Replay order (Qpid JMS ``JmsConnection.onConnectionRecovery``): temporary destinations, then
-each session in creation order with its producers, then its consumers; then outstanding pulls,
-then the queued sends, then the connection is online again and listeners are told.
+The re-creation itself is :mod:`.replay` (its order is Qpid JMS's).
 
 While offline: closes and acknowledgements succeed at once (acks are void: the broker
-redelivers), a commit fails with TransactionRolledBackException, sends are queued (a waiting
-send waits up to ``jms.sendTimeout``), creates wait up to ``jms.requestTimeout``, receives keep
-waiting. The rules and their Qpid JMS tests are in docs/failover-design.md.
+redelivers), a commit waits for the reconnect and fails with TransactionRolledBackException if
+its transaction did work on the lost connection, sends are queued (a waiting send waits up to
+``jms.sendTimeout``), creates wait up to ``jms.requestTimeout``, receives keep waiting.
+The rules and their Qpid JMS tests are in docs/failover-design.md.
 """
 
 from __future__ import annotations
@@ -46,10 +45,10 @@ from .handles import (
     done_future,
     failure_of,
     reject,
-    renamed,
     resolve,
 )
 from .reconnect import GiveUp, Reconnector
+from .replay import Replay, consumer_spec, producer_spec
 from .servers import add_first, alternates_from_open, server_from_redirect, update_server_list
 from .uri import FailoverConfig
 
@@ -60,11 +59,6 @@ Future = concurrent.futures.Future
 
 #: sends queued while offline before a further send blocks (back-pressure, as the send window)
 MAX_QUEUED_SENDS = 1024
-#: how long a re-attach the broker refuses because it still holds the old link is retried
-#: (a durable subscription's link after a drop the broker has not noticed yet), in seconds
-LOCKED_RETRY_S = 30.0
-#: bound on one step of a re-creation when jms.requestTimeout is unlimited, in seconds
-RESTORE_STEP_S = 30.0
 
 
 class _Temp:
@@ -137,7 +131,8 @@ class FailoverProvider(Provider):
         self.online = False
         self._closed = False
         self._failure: JMSException | None = None
-        self._lost_gen = 0  # the last generation reported lost
+        #: the last generation reported lost
+        self.lost_gen = 0
         self._last_failure = JMSException("the connection was lost")
         self._server_now: ConnectionConfig | None = None
         self._attempting: Any = None  # the provider of a connect in progress
@@ -185,6 +180,10 @@ class FailoverProvider(Provider):
     def servers(self) -> tuple[ConnectionConfig, ...]:
         return self._reconnector.servers
 
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
     def set_client_id(self, client_id: str) -> None:
         self.config = self.config.replace(client_id=client_id)
 
@@ -221,9 +220,9 @@ class FailoverProvider(Provider):
         if sess is None:
             return
         if isinstance(h, FailoverProducer):
-            fut = sess.create_producer(self._producer_spec(h))
+            fut = sess.create_producer(producer_spec(h, self.aliases))
         else:
-            fut = sess.create_consumer(self._consumer_spec(h), h.wrapped_sink(gen))
+            fut = sess.create_consumer(consumer_spec(h, self.aliases), h.wrapped_sink(gen))
         self._chain(h, fut, gen)
 
     def _chain(self, h: _Bound, fut: Future[Any], gen: int) -> None:
@@ -258,7 +257,7 @@ class FailoverProvider(Provider):
         self._wake.set()
         for s in sends:
             s.fail(IllegalStateException("the connection was closed before the message could be sent"))
-        self._wake_online_waiters()
+        self.wake_online_waiters()
         if not self._connected_fut.done():
             self._connected_fut.set_exception(IllegalStateException("the connection was closed"))
         if inner is None:
@@ -315,8 +314,7 @@ class FailoverProvider(Provider):
         """Whether the wrapped connection ``gen`` is gone (so its failures are I/O, not refusals)."""
         if gen != self.gen or not self.online:
             return True
-        inner = self._inner
-        return inner is None or getattr(inner, "failure", None) is not None
+        return self.inner_failed()
 
     def forget_session(self, s: FailoverSession) -> None:
         with self.lock:
@@ -364,7 +362,7 @@ class FailoverProvider(Provider):
             f.set_exception(self._failure or IllegalStateException("the connection is closed"))
         return f
 
-    def _wake_online_waiters(self) -> None:
+    def wake_online_waiters(self) -> None:
         with self._cond:
             waiters, self._online_waiters = self._online_waiters, []
             exc: JMSException | None = self._failure
@@ -404,34 +402,56 @@ class FailoverProvider(Provider):
         c = self.config
         return server.replace(client_id=c.client_id, username=c.username, password=c.password)
 
-    def _update_aliases(self) -> None:
+    def update_aliases(self) -> None:
         """Every earlier address of a live temporary destination -> its address now."""
         with self.lock:
             self.aliases = {old: t.address for t in self._temps for old in t.earlier}
 
-    def _producer_spec(self, p: FailoverProducer) -> Any:
-        dest = p.spec.destination
-        if dest is None or not dest.is_temporary:
-            return p.spec
-        import dataclasses
+    # -- what a Replay uses (its thread: the reconnect loop's) --------------------------------
+    def temporaries(self) -> list[_Temp]:
+        with self.lock:
+            return list(self._temps)
 
-        return dataclasses.replace(p.spec, destination=renamed(dest, self.aliases))
+    def live_sessions(self) -> list[FailoverSession]:
+        """The sessions to re-create, in creation order (call with the lock held)."""
+        return [s for s in self._sessions if not s.closed]
 
-    def _consumer_spec(self, c: FailoverConsumer) -> Any:
-        if not c.spec.destination.is_temporary:
-            return c.spec
-        import dataclasses
+    def has_queued_sends(self) -> bool:
+        return bool(self._sends)
 
-        return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, self.aliases))
+    def set_online(self) -> None:
+        """Everything is re-created and nothing waits to be sent (call with the lock held)."""
+        self.online = True
+        self._cond.notify_all()
+
+    def flush_sends(self) -> None:
+        """Send the queued sends in order on the new connection (outside the lock: a send may
+        wait for its window). Sends the application makes meanwhile queue behind them."""
+        while True:
+            with self._cond:
+                if not self._sends:
+                    self._cond.notify_all()
+                    return
+                pending = self._sends[0]
+            if not pending.run():
+                raise JMSException("the connection was lost again while re-sending")
+            with self._cond:
+                if self._sends and self._sends[0] is pending:
+                    self._sends.popleft()
+
+    def inner_failed(self) -> bool:
+        """Whether the wrapped connection of the moment has failed (or there is none)."""
+        inner = self._inner
+        return inner is None or getattr(inner, "failure", None) is not None
 
     # -- the reconnect loop (its own thread) ---------------------------------------------------
     def lost(self, gen: int, exc: JMSException) -> None:
         """The wrapped connection ``gen`` died, or must be left (a link redirected): go offline
         and wake the loop (called on that connection's I/O thread)."""
         with self._cond:
-            if gen != self.gen or self._lost_gen >= gen or self._closed:
+            if gen != self.gen or self.lost_gen >= gen or self._closed:
                 return
-            self._lost_gen = gen
+            self.lost_gen = gen
             self.online = False
             self._last_failure = exc
             self._cond.notify_all()
@@ -451,7 +471,7 @@ class FailoverProvider(Provider):
             if step.warn:
                 log.warning("failover: still failing to connect after %d attempts, retrying: %s",
                             step.attempt - 1, last)
-            if step.delay_ms and self._sleep(step.delay_s):
+            if step.delay_ms and self.sleep(step.delay_s):
                 return
             uri = _uri(step.server)
             try:
@@ -474,7 +494,7 @@ class FailoverProvider(Provider):
             if first:
                 self._connected_fut.set_result(None)
             with self._cond:  # until this connection is lost (or closed)
-                while self._lost_gen < self.gen and not self._closed:
+                while self.lost_gen < self.gen and not self._closed:
                     self._cond.wait()
                 if self._closed:
                     return
@@ -490,7 +510,7 @@ class FailoverProvider(Provider):
             self._notify("on_connection_interrupted", uri)
             self._shutdown_inner()
 
-    def _sleep(self, seconds: float) -> bool:
+    def sleep(self, seconds: float) -> bool:
         """Wait ``seconds`` (interrupted by close); True if closed."""
         self._wake.wait(seconds)
         with self.lock:
@@ -534,7 +554,7 @@ class FailoverProvider(Provider):
                 self._inner = prov
                 self.gen = gen
             try:
-                self._restore(prov, gen)
+                Replay(self, prov, gen).run()
             except (JMSSecurityException, InvalidClientIDException) as e:
                 # a refused re-creation is not a refused login: the next attempt may succeed
                 raise JMSException(f"re-creating what the connection held failed: {e.reason}",
@@ -557,131 +577,6 @@ class FailoverProvider(Provider):
                                          self.failover.reconnect.amqp_open_server_list_action)
             self._reconnector.update_servers(servers)
 
-    def _step(self, fut: Future[Any], prov: Any, what: str) -> Any:
-        timeout = self.request_timeout() or RESTORE_STEP_S
-        if self._lost_gen >= self.gen:
-            raise JMSException(f"the connection was lost again while re-creating: {what}")
-        return prov.wait(fut, timeout, what)
-
-    def _restore(self, prov: Any, gen: int) -> None:
-        """Re-create everything the application holds on the new connection ``prov``, in
-        creation order, then send what waits; online once nothing is left to do (a create or
-        send the application makes meanwhile is picked up by the next pass)."""
-        with self.lock:
-            temps = list(self._temps)
-        for t in temps:
-            t.moved(self._step(prov.create_temporary(t.topic), prov, "re-create a temporary destination"))
-        self._update_aliases()
-        while True:
-            with self._cond:
-                if self._lost_gen >= gen or self._closed:
-                    raise JMSException("the connection was lost again while re-creating")
-                sessions = [s for s in self._sessions if not s.closed]
-                todo = [s for s in sessions if s.gen != gen
-                        or any(h.gen != gen and not h.closed for h in [*s.producers, *s.consumers])]
-                if not todo and not self._sends:
-                    self.online = True
-                    self._cond.notify_all()
-                    break
-            for s in todo:
-                self._restore_session(s, prov, gen)
-            self._flush_sends()
-        self._wake_online_waiters()
-        for s in sessions:  # a receive that was waiting: its credit went with the old link
-            for c in list(s.consumers):
-                if c.pulled and not c.stopped and c.gen == gen:
-                    c.inner.pull(False)
-
-    def _restore_session(self, s: FailoverSession, prov: Any, gen: int) -> None:
-        if s.gen != gen:
-            try:
-                inner = self._step(prov.create_session(s.transacted), prov, "re-create a session")
-            except JMSException as e:
-                self._refused_on_restore(s, e, prov)
-                for h in [*s.producers, *s.consumers]:
-                    h.refuse(e)
-                return
-            s.bind(inner, gen)
-            s.rebound(gen)
-        for p in list(s.producers):
-            if p.closed or p.gen == gen:
-                continue
-            try:
-                p.bind(self._step(s.inner.create_producer(self._producer_spec(p)), prov,
-                                  "re-create a producer"), gen)
-            except JMSException as e:
-                self._refused_on_restore(p, e, prov)
-        for c in list(s.consumers):
-            if c.closed or c.gen == gen:
-                continue
-            if c.stopped:
-                # closed by the application, its link kept only for acknowledgements that are
-                # void now: nothing to re-create (its close later finds it offline and returns)
-                c.closed = True
-                c.forget()
-                continue
-            try:
-                c.bind(self._recreate_consumer(s.inner, c, prov, gen), gen)
-            except JMSException as e:
-                self._refused_on_restore(c, e, prov)
-
-    def _recreate_consumer(self, session: Any, c: FailoverConsumer, prov: Any, gen: int) -> Any:
-        """A consumer's attach again; a subscription the broker still holds for the old link
-        (``amqp:resource-locked``) is retried until it lets go, not reported."""
-        deadline = time.monotonic() + LOCKED_RETRY_S
-        delay = 0.05
-        while True:
-            try:
-                return self._step(session.create_consumer(self._consumer_spec(c), c.wrapped_sink(gen)),
-                                  prov, "re-create a consumer")
-            except JMSException as e:
-                if e.error_code != "amqp:resource-locked" or time.monotonic() >= deadline:
-                    raise
-                log.info("failover: %s; retrying", e)
-                if self._sleep(delay):
-                    raise
-                delay = min(delay * 2, 1.0)
-
-    def _refused_on_restore(self, h: _Bound, exc: JMSException, prov: Any) -> None:
-        """A re-creation failed. An I/O failure, or a refusal of something the application
-        already had, fails the whole reconnect (the next server is tried, as in Qpid JMS) unless
-        ``jms.closeLinksThatFailOnReconnect`` closes that producer or consumer instead; a
-        refusal of a create still in progress goes to its caller."""
-        if self.io_failed_inner(prov):
-            raise exc
-        if not h.bound:
-            h.refuse(exc)
-        elif self.config.close_links_that_fail_on_reconnect and isinstance(
-                h, FailoverProducer | FailoverConsumer):
-            log.warning("failover: closing a %s the server refused to re-create: %s",
-                        "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
-            h.closed = True
-            h.forget()
-            closer = getattr(h.sink, "on_closed", None) if isinstance(h, FailoverConsumer) else None
-            if closer is not None:
-                closer(exc)
-        else:
-            raise exc
-
-    @staticmethod
-    def io_failed_inner(prov: Any) -> bool:
-        return getattr(prov, "failure", None) is not None
-
-    def _flush_sends(self) -> None:
-        """Send the queued sends in order on the new connection (outside the lock: a send may
-        wait for its window). Sends the application makes meanwhile queue behind them."""
-        while True:
-            with self._cond:
-                if not self._sends:
-                    self._cond.notify_all()
-                    return
-                pending = self._sends[0]
-            if not pending.run():
-                raise JMSException("the connection was lost again while re-sending")
-            with self._cond:
-                if self._sends and self._sends[0] is pending:
-                    self._sends.popleft()
-
     def _give_up(self, last: JMSException, step: GiveUp) -> None:
         exc = type(last)(
             f"failover gave up after {step.attempts} attempt(s): {last.reason}", last.error_code, last)
@@ -693,7 +588,7 @@ class FailoverProvider(Provider):
             self._cond.notify_all()
         for s in sends:
             s.fail(exc)
-        self._wake_online_waiters()
+        self.wake_online_waiters()
         for sess in sessions:
             for h in [sess, *sess.producers, *sess.consumers]:
                 if not h.ready.done():
