@@ -9,6 +9,8 @@ import threading
 import time
 from typing import Any
 
+import pytest
+
 from amqp_jms import ConnectionFactory, ConnectionListener, JMSException, Queue
 from amqp_jms.aio import AsyncConnectionFactory
 from amqp_jms.testing import FaultProxy
@@ -120,6 +122,8 @@ def test_a_failing_listener_does_not_silence_the_others_and_removal_works(broker
         conn.add_connection_listener(rec)
         conn.add_connection_listener(removed)
         conn.remove_connection_listener(removed)
+        with pytest.raises(TypeError, match="on_connection_established"):
+            conn.add_connection_listener(object())  # would hear nothing: refused at once
         conn.create_session()
         assert rec.wait_for(1) == ["established"]
         assert removed.events == []

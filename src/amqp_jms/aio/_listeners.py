@@ -13,7 +13,7 @@ import inspect
 import logging
 from typing import Any
 
-from ..client.connection_events import EVENTS
+from ..client.connection_events import check_listener
 
 __all__ = ["OnLoop"]
 
@@ -24,8 +24,7 @@ class OnLoop:
     """The core-side listener that forwards to ``listener`` on ``loop``."""
 
     def __init__(self, listener: Any, loop: asyncio.AbstractEventLoop) -> None:
-        if not any(callable(getattr(listener, name, None)) for name in EVENTS):
-            raise TypeError(f"a connection listener needs at least one of {', '.join(EVENTS)}")
+        check_listener(listener)
         self.listener = listener
         self.loop = loop
         self._tasks: set[asyncio.Future[Any]] = set()

@@ -16,12 +16,18 @@ import threading
 from collections import deque
 from typing import Any
 
-__all__ = ["ConnectionEvents", "ConnectionListener"]
+__all__ = ["ConnectionEvents", "ConnectionListener", "check_listener"]
 
 _log = logging.getLogger(__name__)
 
 EVENTS = ("on_connection_established", "on_connection_interrupted", "on_connection_restored",
           "on_connection_failure")
+
+
+def check_listener(listener: Any) -> None:
+    """Refuse, at once, an object that would hear nothing (a typo in every method name)."""
+    if not any(callable(getattr(listener, name, None)) for name in EVENTS):
+        raise TypeError(f"a connection listener needs at least one of {', '.join(EVENTS)}")
 
 
 class ConnectionListener:
@@ -52,8 +58,7 @@ class ConnectionEvents:
         self._delivering = False
 
     def add(self, listener: Any) -> None:
-        if not any(callable(getattr(listener, name, None)) for name in EVENTS):
-            raise TypeError(f"a connection listener needs at least one of {', '.join(EVENTS)}")
+        check_listener(listener)
         with self._lock:
             if listener not in self._listeners:
                 self._listeners.append(listener)
