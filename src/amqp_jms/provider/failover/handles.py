@@ -260,16 +260,20 @@ class FailoverSession(_Bound, ProviderSession):
         return self.close_inner(lambda inner: inner.close(before))
 
 
-class FailoverProducer(_Bound, ProviderProducer):
-    def __init__(self, session: FailoverSession, spec: ProducerSpec) -> None:
+class _Link(_Bound):
+    """What producer and consumer handles share: their session, their record in it."""
+
+    def __init__(self, session: FailoverSession) -> None:
         super().__init__(session.fp)
         self.session = session
-        self.spec = spec
+
+    def records(self) -> list[Any]:
+        raise NotImplementedError
 
     def forget(self) -> None:
         with self.fp.lock:
-            if self in self.session.producers:
-                self.session.producers.remove(self)
+            if self in self.records():
+                self.records().remove(self)
 
     def lost(self, gen: int, exc: BaseException) -> bool:
         """Whether a failure of this link on connection ``gen`` went with the connection, or
@@ -282,6 +286,15 @@ class FailoverProducer(_Bound, ProviderProducer):
             self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
             return True
         return False
+
+
+class FailoverProducer(_Link, ProviderProducer):
+    def __init__(self, session: FailoverSession, spec: ProducerSpec) -> None:
+        super().__init__(session)
+        self.spec = spec
+
+    def records(self) -> list[Any]:
+        return self.session.producers
 
     def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
@@ -422,32 +435,17 @@ def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
     return property(get, lambda self, value: None)
 
 
-class FailoverConsumer(_Bound, ProviderConsumer):
+class FailoverConsumer(_Link, ProviderConsumer):
     def __init__(self, session: FailoverSession, spec: ConsumerSpec, sink: InboundSink) -> None:
-        super().__init__(session.fp)
-        self.session = session
+        super().__init__(session)
         self.spec = spec
         self.sink = sink
         #: a prefetch-0 pull is outstanding (a receive waits): re-issued after a reconnect
         self.pulled = False
         self.stopped = False
 
-    def forget(self) -> None:
-        with self.fp.lock:
-            if self in self.session.consumers:
-                self.session.consumers.remove(self)
-
-    def lost(self, gen: int, exc: BaseException) -> bool:
-        """Whether a failure of this link on connection ``gen`` went with the connection, or
-        with its session ended by the peer (a broker shutting down ends sessions before it
-        closes): either way failover re-creates the link, and a session ended on a live
-        connection makes it reconnect. False: the link alone was refused or closed."""
-        if self.fp.io_failed(gen):
-            return True
-        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
-            self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
-            return True
-        return False
+    def records(self) -> list[Any]:
+        return self.session.consumers
 
     def wrapped_sink(self, gen: int) -> _Sink:
         return _Sink(self, gen)
