@@ -400,3 +400,33 @@ def test_consumer_link_detached_by_the_peer_is_closed_not_recreated() -> None:
             peer.detach_link(names[0], ("amqp:resource-deleted", "queue deleted"))
             assert c.receive(3000) is None
             assert conn._provider.reconnects == []
+
+
+def test_temporary_queue_is_recreated_before_the_sessions_under_a_new_name() -> None:
+    """testTempDestinationRecreatedAfterConnectionFailsOver: after the reconnect the temporary
+    queue's dynamic attach comes first (on the connection's own session), then the application's
+    session, whose consumer on the temporary queue attaches to the new address."""
+    second: list[Attach] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_begin()
+        peer.expect_dynamic_attach("TempQueue-1")
+        peer.expect_attach(lambda a: a.source_address == "TempQueue-1")
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            s = conn.create_session()
+            tq = s.create_temporary_queue()
+            s.create_consumer(tq)
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_dynamic_attach("TempQueue-2", second.append)
+            peer.expect_begin()
+            peer.expect_attach(second.append)
+            peer.expect_flow()
+            peer.drop()
+            peer.wait()
+            assert tq.name == "TempQueue-1"  # the application's value; it follows (aliases)
+    assert second[0].dynamic and second[0].target_capabilities == ("temporary-queue",)
+    assert second[1].source_address == "TempQueue-2"
