@@ -46,18 +46,7 @@ def _expect_consumer(peer: TestPeer, seen: list[Attach]) -> None:
 def _expect_dynamic(peer: TestPeer, seen: list[Attach], address: str,
                     node_properties: list[Any] | None = None) -> None:
     """Answer a dynamic-target attach with the node address the peer 'created'."""
-
-    def respond(c: Any, link: Link) -> None:
-        if node_properties is not None:
-            props = link.remote_target.properties
-            props.rewind()
-            node_properties.append(props.get_object() if props.next() else None)
-        link.source.copy(link.remote_source)
-        link.target.copy(link.remote_target)
-        link.target.address = address
-        link.open()
-
-    peer._add(_Expect("attach", seen.append, respond, label="dynamic attach"))
+    peer.expect_dynamic_attach(address, seen.append, node_properties)
 
 
 def _expect_lookup(peer: TestPeer, seen: list[Attach], found: bool) -> None:

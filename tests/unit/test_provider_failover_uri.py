@@ -181,3 +181,22 @@ def test_is_failover_url_and_the_value_is_frozen() -> None:
         cfg.servers = ()  # type: ignore[misc]
     with pytest.raises(JMSException, match="not a failover URL"):
         parse_failover_url("amqp://a")
+
+
+def test_every_failover_option_is_documented_with_its_default() -> None:
+    """docs/client.md's Failover table names every failover.* option with the default in force."""
+    import enum
+    import re
+    from pathlib import Path
+
+    from amqp_jms.provider.failover.uri import _FAILOVER_OPTIONS, ReconnectPolicy
+
+    doc = (Path(__file__).parents[2] / "docs" / "client.md").read_text()
+    defaults = ReconnectPolicy()
+    for name, (field_name, _) in _FAILOVER_OPTIONS.items():
+        row = re.search(rf"^\| `{re.escape(name)}` \| ([^|]+) \|", doc, re.M)
+        assert row is not None, f"{name} missing from docs/client.md"
+        value = getattr(defaults, field_name)
+        shown = value.value if isinstance(value, enum.Enum) else value
+        expected = str(shown).lower() if isinstance(shown, bool) else str(shown)
+        assert row.group(1).strip() == expected, name

@@ -64,7 +64,8 @@ def add_url(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--url",
         default=DEFAULT_URL,
-        help="broker URL with options, e.g. amqp://user:pass@host:5672?jms.clientID=x "
+        help="broker URL with options, e.g. amqp://user:pass@host:5672?jms.clientID=x, or "
+        "failover:(amqp://a:5672,amqp://b:5672) to reconnect "
         f"(default: $AMQP_JMS_URL or {DEFAULT_URL})",
     )
 

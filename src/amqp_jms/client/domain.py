@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException
-from ..provider import create_provider
 from .connection import Connection
 from .factory import ConnectionFactory
 
@@ -190,7 +189,7 @@ class QueueConnectionFactory(ConnectionFactory):
         self, username: str | None = None, password: str | None = None
     ) -> QueueConnection:
         cfg = self.config if username is None else self.config.replace(username=username, password=password)
-        return QueueConnection(cfg, create_provider)
+        return QueueConnection(cfg, self._provider_factory)
 
 
 class TopicConnectionFactory(ConnectionFactory):
@@ -198,4 +197,4 @@ class TopicConnectionFactory(ConnectionFactory):
         self, username: str | None = None, password: str | None = None
     ) -> TopicConnection:
         cfg = self.config if username is None else self.config.replace(username=username, password=password)
-        return TopicConnection(cfg, create_provider)
+        return TopicConnection(cfg, self._provider_factory)

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider import create_provider
-from ..provider.config import parse_url
+from ..provider.factory import connection_settings
 from .connection import Connection
 
 __all__ = ["ConnectionFactory"]
@@ -14,6 +13,9 @@ __all__ = ["ConnectionFactory"]
 class ConnectionFactory:
     """``ConnectionFactory("amqp://host:5672?jms.prefetchPolicy.all=100", **options)``.
 
+    A ``failover:(amqp://a:5672,amqp://b:5672)?failover.maxReconnectAttempts=…`` URL gives a
+    connection that reconnects (docs/client.md, Failover).
+
     ``options`` use the URL option names (``**{"jms.clientID": "a"}``) or the short keywords
     ``client_id``, ``username``, ``password``. Unknown options raise ``JMSException`` here, at
     once, naming the option. See docs/client.md for every option.
@@ -21,7 +23,7 @@ class ConnectionFactory:
 
     def __init__(self, url: str = "amqp://localhost:5672", **options: Any) -> None:
         self._url = url
-        self.config = parse_url(url, **options)
+        self.config, self._provider_factory = connection_settings(url, **options)
 
     @property
     def url(self) -> str:
@@ -31,7 +33,7 @@ class ConnectionFactory:
         cfg = self.config
         if username is not None:
             cfg = cfg.replace(username=username, password=password)
-        return Connection(cfg, create_provider)
+        return Connection(cfg, self._provider_factory)
 
     def create_context(self, *args: Any, **kwargs: Any) -> Any:
         """JMS 2.0 ``JMSContext``: ``()``, ``(session_mode)``, ``(user, password[, session_mode])``."""

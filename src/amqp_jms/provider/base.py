@@ -69,6 +69,9 @@ class ProducerSpec:
 
     destination: Destination | None
     presettle: bool = False
+    #: the link's name when the caller chooses it (a failover provider keeps it across
+    #: reconnects); None: the provider names it
+    link_name: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ class ConsumerSpec:
     durable: bool = False
     shared: bool = False
     browser: bool = False
+    #: as ProducerSpec.link_name (a subscription's link is named by ``subscription_name``)
+    link_name: str | None = None
 
 
 class Inbound(Protocol):

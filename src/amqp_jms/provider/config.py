@@ -122,6 +122,9 @@ class ConnectionConfig:
     local_message_expiry: bool = True
     receive_local_only: bool = False
     receive_no_wait_local_only: bool = False
+    #: failover: a producer or consumer the new peer refuses to re-create is closed and the
+    #: reconnect goes on (else the reconnect fails and the next server is tried)
+    close_links_that_fail_on_reconnect: bool = False
     populate_jmsx_user_id: bool = False
     idle_timeout_ms: int = 60000
     sasl_mechanisms: tuple[str, ...] = ()
@@ -247,6 +250,7 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "jms.localMessageExpiry": (None, "local_message_expiry", _bool),
     "jms.receiveLocalOnly": (None, "receive_local_only", _bool),
     "jms.receiveNoWaitLocalOnly": (None, "receive_no_wait_local_only", _bool),
+    "jms.closeLinksThatFailOnReconnect": (None, "close_links_that_fail_on_reconnect", _bool),
     "jms.populateJMSXUserID": (None, "populate_jmsx_user_id", _bool),
     "jms.queuePrefix": (None, "queue_prefix", _str),
     "jms.topicPrefix": (None, "topic_prefix", _str),

@@ -21,7 +21,7 @@ from ..exceptions import (
     TransactionRolledBackException,
 )
 
-__all__ = ["outcome_error", "tls_error", "to_jms"]
+__all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "tls_error", "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -35,6 +35,20 @@ _BY_CONDITION: dict[str, type[JMSException]] = {
 }
 
 
+#: a peer closing the connection or a link with one of these names where to go instead
+REDIRECT_CONDITIONS = ("amqp:connection:redirect", "amqp:link:redirect")
+
+
+class RedirectedException(JMSException):
+    """The peer closed the connection (``amqp:connection:redirect``) or a link
+    (``amqp:link:redirect``) naming another server: ``info`` is the condition's map
+    (``network-host``, ``port``, ``scheme``, ``hostname``), which a failover connection follows."""
+
+    def __init__(self, reason: str, error_code: str | None, info: dict[str, Any]) -> None:
+        super().__init__(reason, error_code)
+        self.info = info
+
+
 def to_jms(
     condition: str | None,
     description: str | None,
@@ -42,8 +56,14 @@ def to_jms(
     *,
     default: type[JMSException] = JMSException,
     container_id_refused: bool = False,
+    info: Any = None,
 ) -> JMSException:
-    """A JMS exception for an AMQP error ``condition`` met while doing ``context``."""
+    """A JMS exception for an AMQP error ``condition`` met while doing ``context``; ``info``, the
+    condition's map, makes a redirect a RedirectedException carrying it."""
+    if condition in REDIRECT_CONDITIONS and info:
+        detail = f": {description}" if description else ""
+        return RedirectedException(f"{context} ({condition}){detail}", condition,
+                                   {str(k): v for k, v in dict(info).items()})
     if container_id_refused:
         cls: type[JMSException] = InvalidClientIDException
     elif condition in ("amqp:unauthorized-access",) or (condition or "").startswith("amqp:sasl"):

@@ -20,11 +20,23 @@ from typing import Any, TypeVar
 
 from ..exceptions import IllegalStateException, JMSException
 
-__all__ = ["LoopThread"]
+__all__ = ["LoopThread", "wait_for"]
 
 T = TypeVar("T")
 _ids = itertools.count(1)
 _YIELD = object()
+
+
+def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str) -> T:
+    """Block for ``fut`` (a provider operation); a timeout cancels it and raises JMSException
+    naming ``what``, as does a future cancelled because the connection closed."""
+    try:
+        return fut.result(timeout)
+    except concurrent.futures.TimeoutError:
+        fut.cancel()
+        raise JMSException(f"{what} timed out after {timeout} s") from None
+    except concurrent.futures.CancelledError:
+        raise JMSException(f"{what} was cancelled: the connection closed") from None
 
 
 class LoopThread:

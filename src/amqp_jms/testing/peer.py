@@ -201,6 +201,25 @@ class TestPeer:
 
         self._add(_Expect("attach", check, answer, label=label))
 
+    def expect_dynamic_attach(
+        self, address: str, check: Callable[[Attach], Any] | None = None,
+        node_properties: list[Any] | None = None,
+    ) -> None:
+        """Answer a dynamic-target attach (a temporary destination) with the address of the node
+        the peer 'created'; ``node_properties`` collects the requested node properties."""
+
+        def answer(c: _Conn, link: Link) -> None:
+            if node_properties is not None:
+                props = link.remote_target.properties
+                props.rewind()
+                node_properties.append(props.get_object() if props.next() else None)
+            link.source.copy(link.remote_source)
+            link.target.copy(link.remote_target)
+            link.target.address = address
+            link.open()
+
+        self._add(_Expect("attach", check, answer, label="dynamic attach"))
+
     def expect_flow(self, check: Callable[[Flow], Any] | None = None, *, send: Sequence[Any] = (),
                     settled: bool = False, drained: bool = False) -> None:
         """Match a flow; then send ``send`` messages (proton Messages or bytes) and/or, with
@@ -392,6 +411,10 @@ class TestPeer:
                     except BlockingIOError:
                         continue
                     s.setblocking(False)
+                    try:  # a dropped connection's socket closed without unregistering: same fd
+                        sel.unregister(s.fileno())
+                    except KeyError:
+                        pass
                     c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
                     if self._trace_frames:
                         c.engine.trace_frames(self.frames.append)

@@ -27,7 +27,7 @@ from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
 from ..frames import frame_logger
-from ..loop import LoopThread
+from ..loop import LoopThread, wait_for
 from ..metrics import Counters
 from ..tracing import tracing_for
 from .addressing import prefixes_in_force
@@ -194,13 +194,7 @@ class AmqpProvider(Provider):
     def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
         if self.lt.in_loop():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
-        try:
-            return fut.result(timeout)
-        except concurrent.futures.TimeoutError:
-            fut.cancel()
-            raise JMSException(f"{what} timed out after {timeout} s") from None
-        except concurrent.futures.CancelledError:
-            raise JMSException(f"{what} was cancelled: the connection closed") from None
+        return wait_for(fut, timeout, what)
 
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         from .connection_session import connection_session
@@ -498,7 +492,8 @@ class AmqpProvider(Provider):
             self._establishment_failed or bool(self.config.client_id)
         )
         what = "the peer refused to open the connection" if opening else "the peer closed the connection"
-        exc = to_jms(name, desc, what, container_id_refused=refused_id)
+        exc = to_jms(name, desc, what, container_id_refused=refused_id,
+                     info=cond.info if cond is not None else None)
         c.close()
         self.fail(exc)
 

@@ -84,7 +84,8 @@ class AmqpLink:
             return
         # detached by the peer while in use
         self.pn.close()
-        self.fail(to_jms(name, desc, f"the peer closed the {self.kind} link {self.name!r}"))
+        self.fail(to_jms(name, desc, f"the peer closed the {self.kind} link {self.name!r}",
+                         info=cond.info if cond is not None else None))
 
     # -- close / failure -----------------------------------------------------------------------
     async def detach(self, close: bool = True) -> None:

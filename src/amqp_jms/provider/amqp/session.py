@@ -160,7 +160,7 @@ class AmqpSession(ProviderSession):
                 # the peer cannot relay: a link per destination, opened as sends need them
                 return AnonymousFallbackProducer(self, spec.presettle)
             addr = spec.destination.name if spec.destination is not None else None
-            prod = AmqpProducer(self, spec, self._link_name("sender", addr))
+            prod = AmqpProducer(self, spec, spec.link_name or self._link_name("sender", addr))
             await prod.open()
             return prod
 
@@ -169,7 +169,8 @@ class AmqpSession(ProviderSession):
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> concurrent.futures.Future[Any]:
         async def go() -> AmqpConsumer:
             self.check()
-            name = spec.subscription_name or self._link_name("receiver", spec.destination.name)
+            name = spec.subscription_name or spec.link_name or self._link_name("receiver",
+                                                                               spec.destination.name)
             cons = AmqpConsumer(self, spec, sink, name)
             await cons.open()
             return cons

@@ -1,12 +1,13 @@
-"""Failover (issue 17): the pure parts a failover provider is built on.
+"""Failover (issue 17): connections that survive brokers restarting, moving and failing.
 
 * :mod:`.uri`: ``failover:(...)?...`` parsed into :class:`FailoverConfig` (Qpid JMS's options);
 * :mod:`.reconnect`: :class:`Reconnector`, the time-free reconnect state machine;
 * :mod:`.servers`: the server list's rules (duplicates, an Open's ``failover-server-list``,
-  redirects).
-
-The provider that drives them (wrapping the AMQP provider behind ``provider/base.py``) is planned
-in ``docs/failover-design.md``.
+  redirects);
+* :mod:`.provider`: ``FailoverProvider``, which drives them, wrapping one AMQP provider at a time
+  behind ``provider/base.py``; :mod:`.handles`: the session/producer/consumer handles the JMS
+  layer keeps across reconnects. Design and rules: ``docs/failover-design.md``; options and
+  guarantees: ``docs/client.md`` (Failover).
 """
 
 from .reconnect import Connect, GiveUp, Reconnector

@@ -1,0 +1,561 @@
+"""The handles a failover connection gives the JMS layer: stable across reconnects.
+
+The client keeps a ``FailoverSession`` / ``FailoverProducer`` / ``FailoverConsumer`` for life;
+each forwards to the wrapped provider's handle of the current connection (``inner``) and is
+re-bound by :class:`~amqp_jms.provider.failover.provider.FailoverProvider` after every
+reconnect. Each handle is also the record of what to re-create: its spec, its sink, its
+transaction state (Qpid JMS keeps these in its JMS objects; ours stay AMQP- and failover-free).
+
+Every handle is created *recorded first, bound later*: the record exists before the wrapped
+create is issued, so a reconnect that happens while it is in flight re-creates it like any
+other, and the client's future resolves once it is bound on a live connection.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+from ...destination import Destination, TemporaryQueue, TemporaryTopic
+from ...exceptions import IllegalStateException, JMSException, TransactionRolledBackException
+from ..base import (
+    ACCEPTED,
+    ConsumerSpec,
+    InboundSink,
+    ProducerSpec,
+    ProviderConsumer,
+    ProviderProducer,
+    ProviderSession,
+)
+from ..errors import RedirectedException
+
+if TYPE_CHECKING:
+    from .provider import FailoverProvider
+
+__all__ = [
+    "FailoverConsumer", "FailoverProducer", "FailoverSession", "PendingSend", "failure_of", "reject",
+    "resolve",
+]
+
+Future = concurrent.futures.Future
+
+
+def done_future(value: Any = None) -> Future[Any]:
+    f: Future[Any] = Future()
+    f.set_result(value)
+    return f
+
+
+def failure_of(f: Future[Any]) -> BaseException | None:
+    """A completed future's exception; a cancelled one counts as failed (never raises)."""
+    if f.cancelled():
+        return JMSException("the operation was cancelled")
+    return f.exception()
+
+
+def resolve(out: Future[Any], value: Any = None) -> None:
+    """Complete ``out`` unless it is already done (the client may have stopped waiting)."""
+    if not out.done():
+        try:
+            out.set_result(value)
+        except concurrent.futures.InvalidStateError:
+            pass
+
+
+def reject(out: Future[Any], exc: BaseException) -> None:
+    if not out.done():
+        try:
+            out.set_exception(exc)
+        except concurrent.futures.InvalidStateError:
+            pass
+
+
+class _Bound:
+    """A record with a client-facing future: resolved with the handle once first bound."""
+
+    def __init__(self, fp: FailoverProvider) -> None:
+        self.fp = fp
+        self.inner: Any = None
+        self.gen = -1
+        self.closed = False
+        self.ready: Future[Any] = Future()
+        self.ready.add_done_callback(self._ready_done)
+
+    @property
+    def bound(self) -> bool:
+        return self.ready.done() and not self.ready.cancelled() and self.ready.exception() is None
+
+    def bind(self, inner: Any, gen: int) -> None:
+        self.inner, self.gen = inner, gen
+        if not self.ready.done():
+            self.ready.set_result(self)
+
+    def refuse(self, exc: BaseException) -> None:
+        """The first create was refused (not an I/O failure): the client hears it."""
+        self.forget()
+        if not self.ready.done():
+            self.ready.set_exception(exc)
+
+    def _ready_done(self, f: Future[Any]) -> None:
+        if f.cancelled():  # the client's wait timed out: the handle is not wanted any more
+            self.closed = True
+            self.forget()
+            inner = self.inner
+            if inner is not None:
+                try:
+                    inner.close()
+                except JMSException:
+                    pass
+
+    def current(self) -> Any:
+        """The wrapped handle if it belongs to the live connection, else None (offline)."""
+        inner = self.inner
+        if inner is not None and self.gen == self.fp.gen and self.fp.online:
+            return inner
+        return None
+
+    def forget(self) -> None:
+        """Remove the record (closed, or refused): nothing to re-create."""
+
+    def close_inner(self, close: Callable[[Any], Future[None]]) -> Future[None]:
+        """Close: on the live connection forward it; offline it succeeds at once (Qpid JMS)."""
+        self.closed = True
+        self.forget()
+        inner = self.current()
+        if inner is None:
+            return done_future()
+        out: Future[None] = Future()
+
+        def done(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is not None and not self.fp.io_failed(self.gen):
+                reject(out, exc)
+            else:
+                resolve(out)
+
+        close(inner).add_done_callback(done)
+        return out
+
+
+class FailoverSession(_Bound, ProviderSession):
+    def __init__(self, fp: FailoverProvider, transacted: bool, number: int) -> None:
+        super().__init__(fp)
+        self.transacted = transacted
+        self.number = number
+        self._links = 0
+        self.producers: list[FailoverProducer] = []
+        self.consumers: list[FailoverConsumer] = []
+        #: the connection (generation) the current transaction did work on (a send, an ack)
+        self.work_gen: int | None = None
+        #: the transaction did work on a connection since lost: its commit must fail
+        self.in_doubt = False
+
+    def forget(self) -> None:
+        self.fp.forget_session(self)
+
+    def link_name(self, kind: str, address: str | None) -> str:
+        """The name a link of this session keeps on every connection (Qpid JMS names links from
+        ids that survive failover; the AMQP provider would number them afresh)."""
+        self._links += 1
+        return f"qpid-jms:{kind}:{self.fp.connection_id}:{self.number}:{self._links}:{address or ''}"
+
+    def create_producer(self, spec: ProducerSpec) -> Future[Any]:
+        if spec.link_name is None:
+            address = spec.destination.name if spec.destination is not None else None
+            spec = dataclasses.replace(spec, link_name=self.link_name("sender", address))
+        p = FailoverProducer(self, spec)
+        with self.fp.lock:
+            self.producers.append(p)
+        self.fp.create_link(p)
+        return p.ready
+
+    def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[Any]:
+        if spec.link_name is None and spec.subscription_name is None:
+            spec = dataclasses.replace(spec, link_name=self.link_name("receiver", spec.destination.name))
+        c = FailoverConsumer(self, spec, sink)
+        with self.fp.lock:
+            self.consumers.append(c)
+        self.fp.create_link(c)
+        return c.ready
+
+    def rebound(self, gen: int) -> None:
+        """Re-created on connection ``gen``: a transaction that did work before is in doubt."""
+        if self.work_gen is not None and self.work_gen != gen:
+            self.in_doubt = True
+        self.work_gen = None
+
+    def did_work(self, gen: int) -> None:
+        if self.transacted:
+            self.work_gen = gen
+
+    def commit(self) -> Future[None]:
+        out: Future[None] = Future()
+        inner = self.current()
+        if inner is None:
+            # offline: wait for the reconnect (Qpid JMS fails at once, which makes a retrying
+            # application spin); a transaction with work on the lost connection is then in doubt
+            # and fails below, one whose sends were only queued commits them
+            try:
+                self.fp.wait_online(self.fp.request_timeout(), "commit")
+            except JMSException as e:
+                self.work_gen, self.in_doubt = None, False
+                reject(out, TransactionRolledBackException(
+                    f"the commit failed and the transaction was rolled back: {e.reason}", None, e))
+                return out
+            inner = self.current()
+            if inner is None:
+                return self.commit()
+        gen = self.gen
+        if self.in_doubt:
+            # the transaction spanned a reconnect: what it did before is gone, so what it did
+            # since cannot commit alone; roll the new one back and say so
+            self.in_doubt, self.work_gen = False, None
+
+            def rolled_back(f: Future[None]) -> None:
+                reject(out, TransactionRolledBackException(
+                    "the transaction was in doubt after a reconnect (failover) and was rolled back"))
+
+            inner.rollback(list).add_done_callback(rolled_back)
+            return out
+        self.work_gen = None
+
+        def committed(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is None:
+                resolve(out)
+            elif self.fp.io_failed(gen) and not isinstance(exc, TransactionRolledBackException):
+                # no answer to the discharge: Qpid JMS reports it rolled back
+                reject(out, TransactionRolledBackException(
+                    f"the commit failed and the transaction was rolled back: {exc}", None, exc))
+            else:
+                reject(out, exc)
+
+        inner.commit().add_done_callback(committed)
+        return out
+
+    def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
+        self.in_doubt, self.work_gen = False, None
+        inner = self.current()
+        if inner is None:  # offline: the transaction went with the connection
+            before()
+            return done_future()
+        gen = self.gen
+        out: Future[None] = Future()
+
+        def done(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is not None and not self.fp.io_failed(gen):
+                reject(out, exc)
+            else:
+                resolve(out)
+
+        inner.rollback(before).add_done_callback(done)
+        return out
+
+    def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:
+        for link in [*self.producers, *self.consumers]:
+            link.closed = True
+        return self.close_inner(lambda inner: inner.close(before))
+
+
+class _Link(_Bound):
+    """What producer and consumer handles share: their session, their record in it."""
+
+    def __init__(self, session: FailoverSession) -> None:
+        super().__init__(session.fp)
+        self.session = session
+
+    def records(self) -> list[Any]:
+        raise NotImplementedError
+
+    def forget(self) -> None:
+        with self.fp.lock:
+            if self in self.records():
+                self.records().remove(self)
+
+    def lost(self, gen: int, exc: BaseException) -> bool:
+        """Whether a failure of this link on connection ``gen`` went with the connection, or
+        with its session ended by the peer (a broker shutting down ends sessions before it
+        closes): either way failover re-creates the link, and a session ended on a live
+        connection makes it reconnect. False: the link alone was refused or closed."""
+        if self.fp.io_failed(gen):
+            return True
+        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
+            self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
+            return True
+        return False
+
+
+class FailoverProducer(_Link, ProviderProducer):
+    def __init__(self, session: FailoverSession, spec: ProducerSpec) -> None:
+        super().__init__(session)
+        self.spec = spec
+
+    def records(self) -> list[Any]:
+        return self.session.producers
+
+    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+        if self.closed:
+            raise IllegalStateException("the producer is closed")
+        aliases = self.fp.aliases
+        if aliases:
+            follow_temporaries(message, aliases)
+        inner = self.current()
+        if inner is not None:
+            gen = self.gen
+            try:
+                f = inner.send(message, sync, time_to_live)
+            except JMSException as e:
+                if not self.lost(gen, e):
+                    raise
+            else:
+                self.session.did_work(gen)
+                if f is None:
+                    return None
+                out: Future[None] = Future()
+                f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen))
+                return out
+        # offline (or the connection went during the hand-over): queued for after the reconnect
+        pending = PendingSend(self, message, time_to_live, Future() if sync else None)
+        self.fp.queue_send(pending)
+        return pending.future
+
+    def sent(self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int) -> None:
+        """A wrapped send's outcome (on the I/O thread). Lost with the connection: re-sent after
+        the reconnect, same message (same id): at-least-once."""
+        if out.done():
+            return
+        exc = failure_of(f)
+        if exc is None:
+            resolve(out)
+        elif isinstance(exc, RedirectedException) and not self.closed:
+            self.fp.lost(gen, exc)  # the link was redirected: move the connection, send there
+            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
+        elif not self.closed and self.lost(gen, exc):
+            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
+        else:
+            reject(out, exc)
+
+    def close(self) -> Future[None]:
+        return self.close_inner(lambda inner: inner.close())
+
+
+class PendingSend:
+    """A send made while offline, or one whose outcome the lost connection never gave."""
+
+    __slots__ = ("future", "message", "producer", "ttl")
+
+    def __init__(
+        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None
+    ) -> None:
+        self.producer = producer
+        self.message = message
+        self.ttl = ttl
+        self.future = future
+
+    def run(self) -> bool:
+        """Send on the producer's live link; False when the connection went again meanwhile."""
+        fut = self.future
+        if fut is not None and fut.done():  # the client stopped waiting (send timeout)
+            return True
+        p = self.producer
+        # (not ``current()``: the queue is sent before the connection is declared online)
+        inner = p.inner if p.gen == p.fp.gen and not p.fp.inner_failed() else None
+        if p.closed:
+            if fut is not None:
+                reject(fut, IllegalStateException("the producer was closed before the send"))
+            return True
+        if inner is None:
+            return False
+        gen = p.gen
+        try:
+            f = inner.send(self.message, fut is not None, self.ttl)
+        except JMSException as e:
+            if p.lost(gen, e):
+                return False
+            if fut is not None:
+                reject(fut, e)
+            return True
+        p.session.did_work(gen)
+        if f is not None and fut is not None:
+            f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen))
+        return True
+
+    def fail(self, exc: JMSException) -> None:
+        if self.future is not None:
+            reject(self.future, exc)
+
+
+class _Sink:
+    """The sink a wrapped consumer of one connection delivers to: forwards to the client's,
+    except that a link ending with its connection is not the consumer's end (failover re-creates
+    it); a link the peer closed on a live connection is."""
+
+    def __init__(self, consumer: FailoverConsumer, gen: int) -> None:
+        self.c = consumer
+        self.gen = gen
+
+    def deliver(self, inbound: Any) -> None:
+        self.c.pulled = False
+        self.c.sink.deliver(inbound)
+
+    def __len__(self) -> int:
+        return len(self.c.sink)
+
+    def take_all(self) -> list[Any]:
+        return self.c.sink.take_all()
+
+    def give_back(self) -> list[tuple[Any, int]]:
+        return self.c.sink.give_back()
+
+    def on_closed(self, exc: JMSException) -> None:
+        if self.c.closed or self.c.lost(self.gen, exc):
+            return
+        if isinstance(exc, RedirectedException):  # re-attach it where the peer says
+            self.c.fp.lost(self.gen, exc)
+            return
+        self.c.closed = True
+        self.c.forget()
+        closer = getattr(self.c.sink, "on_closed", None)
+        if closer is not None:
+            closer(exc)
+
+
+def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
+    """A consumer attribute ``ProviderConsumer`` declares, read from the wrapped consumer of the
+    connection of the moment (``offline(handle)`` while there is none); setting it is ignored:
+    the wrapped consumer decides."""
+
+    def get(self: Any) -> Any:
+        inner = self.inner
+        return offline(self) if inner is None else getattr(inner, name)
+
+    return property(get, lambda self, value: None)
+
+
+class FailoverConsumer(_Link, ProviderConsumer):
+    def __init__(self, session: FailoverSession, spec: ConsumerSpec, sink: InboundSink) -> None:
+        super().__init__(session)
+        self.spec = spec
+        self.sink = sink
+        #: a prefetch-0 pull is outstanding (a receive waits): re-issued after a reconnect
+        self.pulled = False
+        self.stopped = False
+
+    def records(self) -> list[Any]:
+        return self.session.consumers
+
+    def wrapped_sink(self, gen: int) -> _Sink:
+        return _Sink(self, gen)
+
+    def interrupted(self) -> None:
+        """The connection went: what the local queue holds was never acknowledged and comes
+        back from the broker (redelivered): drop it (Qpid JMS clears the message queue)."""
+        clear = getattr(self.sink, "clear", None)
+        if clear is not None:
+            clear()
+        else:
+            self.sink.take_all()
+
+    # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
+    prefetch = _from_inner("prefetch", lambda c: c.spec.prefetch)
+    selector_applied_remotely = _from_inner("selector_applied_remotely", lambda c: True)
+    copy_honoured = _from_inner("copy_honoured", lambda c: True)
+
+    @property
+    def drain_on_empty(self) -> bool:
+        inner = self.inner
+        return True if inner is None else bool(inner.drain_on_empty)
+
+    # -- operations ----------------------------------------------------------------------------
+    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+        inner = self.current()
+        if inner is None:
+            return  # offline: dropped; the broker redelivers the message
+        owner = getattr(inbound, "consumer", inner)
+        if owner is not inner:
+            return  # delivered on a connection since lost: its ack is void (redelivered)
+        self.session.did_work(self.gen)
+        inner.acknowledge(inbound, outcome)
+
+    def taken(self) -> None:
+        inner = self.current()
+        if inner is not None:
+            inner.taken()
+
+    def pull(self, drain: bool) -> Future[None]:
+        if not drain:
+            self.pulled = True
+        return self._forward(lambda inner: inner.pull(drain))
+
+    def drain(self) -> Future[None]:
+        return self._forward(lambda inner: inner.drain())
+
+    def stop(self) -> Future[None]:
+        self.stopped = True
+        return self._forward(lambda inner: inner.stop())
+
+    def _forward(self, op: Callable[[Any], Future[None]]) -> Future[None]:
+        """Credit operations: offline they succeed at once (the reconnect restores credit, and
+        a waiting receive keeps waiting); one lost with the connection succeeds likewise."""
+        inner = self.current()
+        if inner is None and not self.spec.browser:
+            return done_future()
+        out: Future[None] = Future()
+        if inner is None:
+            self._after_reconnect(op, out)
+            return out
+        gen = self.gen
+
+        def done(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is not None and not self.fp.io_failed(gen):
+                reject(out, exc)
+            elif exc is not None and self.spec.browser:
+                self._after_reconnect(op, out)
+            else:
+                resolve(out)
+
+        op(inner).add_done_callback(done)
+        return out
+
+    def _after_reconnect(self, op: Callable[[Any], Future[None]], out: Future[None]) -> None:
+        """A browser's drain decides where its enumeration ends, so offline it is made again on
+        the re-attached link (which starts again at the queue's head: messages seen before may
+        come again, as in Qpid JMS) instead of answering "nothing more" now."""
+
+        def online(f: Future[None]) -> None:
+            exc = failure_of(f)
+            if exc is not None:
+                reject(out, exc)
+            else:
+                self._forward(op).add_done_callback(
+                    lambda g: reject(out, e) if (e := failure_of(g)) is not None else resolve(out))
+
+        self.fp.when_online().add_done_callback(online)
+
+    def close(self) -> Future[None]:
+        return self.close_inner(lambda inner: inner.close())
+
+
+def renamed(dest: Destination, aliases: dict[str, str]) -> Destination:
+    """``dest`` with a temporary destination's address replaced by the one the current
+    connection gave it (temporary destinations are re-created with new names)."""
+    new = aliases.get(dest.name) if dest.is_temporary else None
+    if new is None:
+        return dest
+    return TemporaryTopic(new) if dest.is_topic else TemporaryQueue(new)
+
+
+
+def follow_temporaries(message: Any, aliases: dict[str, str]) -> None:
+    """A message addressed to (or replying to) a temporary destination re-created under a new
+    name after a reconnect is sent to (or names) the new one: the application's
+    ``TemporaryQueue`` follows, as Qpid JMS's does (it renames the object in place; ours are
+    immutable values, so the message's headers take the renamed value, which is what was sent)."""
+    for attr in ("_destination", "_reply_to"):
+        dest = getattr(message, attr, None)
+        if dest is not None and dest.is_temporary and dest.name in aliases:
+            setattr(message, attr, renamed(dest, aliases))

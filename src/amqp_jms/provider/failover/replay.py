@@ -1,0 +1,165 @@
+"""One reconnect's replay: re-create on the new connection what the application holds.
+
+Qpid JMS's ``JmsConnection.onConnectionRecovery`` order: temporary destinations, then each
+session in creation order with its producers, then its consumers (a transacted session declares
+a new transaction as it begins); then the sends that waited, in order; the connection is online
+once nothing is left (a create or send the application makes meanwhile is picked up by the next
+pass); then each prefetch-0 receive that was waiting gets its credit again.
+
+A re-creation the server refuses fails the reconnect (the next server is tried), unless
+``jms.closeLinksThatFailOnReconnect`` closes that producer or consumer; a create the
+application is still waiting for gets the refusal itself. A subscription the broker still holds
+for the old link (``amqp:resource-locked``) is retried until it lets go.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import dataclasses
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ...exceptions import JMSException
+from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound, renamed
+
+if TYPE_CHECKING:
+    from .provider import FailoverProvider
+
+__all__ = ["Replay", "consumer_spec", "producer_spec"]
+
+log = logging.getLogger(__name__)
+Future = concurrent.futures.Future
+
+#: how long a re-attach the broker refuses because it still holds the old link is retried
+#: (a durable subscription's link after a drop the broker has not noticed yet), in seconds
+LOCKED_RETRY_S = 30.0
+#: bound on one step of a re-creation when jms.requestTimeout is unlimited, in seconds
+RESTORE_STEP_S = 30.0
+
+
+def producer_spec(p: FailoverProducer, aliases: dict[str, str]) -> Any:
+    """The producer's spec on the connection of the moment (a temporary destination renamed)."""
+    dest = p.spec.destination
+    if dest is None or not dest.is_temporary:
+        return p.spec
+    return dataclasses.replace(p.spec, destination=renamed(dest, aliases))
+
+
+def consumer_spec(c: FailoverConsumer, aliases: dict[str, str]) -> Any:
+    if not c.spec.destination.is_temporary:
+        return c.spec
+    return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, aliases))
+
+
+class Replay:
+    """Re-creates everything on connection ``prov`` (generation ``gen``); ``run`` raises
+    JMSException when the reconnect must be given up and the next server tried."""
+
+    def __init__(self, fp: FailoverProvider, prov: Any, gen: int) -> None:
+        self.fp = fp
+        self.prov = prov
+        self.gen = gen
+
+    def step(self, fut: Future[Any], what: str) -> Any:
+        """Wait for one re-creation, bounded even when jms.requestTimeout is not."""
+        timeout = self.fp.request_timeout() or RESTORE_STEP_S
+        if self.fp.lost_gen >= self.gen:
+            raise JMSException(f"the connection was lost again while re-creating: {what}")
+        return self.prov.wait(fut, timeout, what)
+
+    def run(self) -> None:
+        fp, gen = self.fp, self.gen
+        for t in fp.temporaries():
+            t.moved(self.step(self.prov.create_temporary(t.topic), "re-create a temporary destination"))
+        fp.update_aliases()
+        while True:
+            with fp.lock:
+                if fp.lost_gen >= gen or fp.closed:
+                    raise JMSException("the connection was lost again while re-creating")
+                sessions = fp.live_sessions()
+                todo = [s for s in sessions if s.gen != gen
+                        or any(h.gen != gen and not h.closed for h in [*s.producers, *s.consumers])]
+                if not todo and not fp.has_queued_sends():
+                    fp.set_online()
+                    break
+            for s in todo:
+                self.session(s)
+            fp.flush_sends()
+        fp.wake_online_waiters()
+        for s in sessions:  # a receive that was waiting: its credit went with the old link
+            for c in list(s.consumers):
+                if c.pulled and not c.stopped and c.gen == gen:
+                    c.inner.pull(False)
+
+    def session(self, s: FailoverSession) -> None:
+        gen = self.gen
+        if s.gen != gen:
+            try:
+                inner = self.step(self.prov.create_session(s.transacted), "re-create a session")
+            except JMSException as e:
+                self.refused(s, e)
+                for h in [*s.producers, *s.consumers]:
+                    h.refuse(e)
+                return
+            s.bind(inner, gen)
+            s.rebound(gen)
+        for p in list(s.producers):
+            if p.closed or p.gen == gen:
+                continue
+            try:
+                p.bind(self.step(s.inner.create_producer(producer_spec(p, self.fp.aliases)),
+                                 "re-create a producer"), gen)
+            except JMSException as e:
+                self.refused(p, e)
+        for c in list(s.consumers):
+            if c.closed or c.gen == gen:
+                continue
+            if c.stopped:
+                # closed by the application, its link kept only for acknowledgements that are
+                # void now: nothing to re-create (its close later finds it offline and returns)
+                c.closed = True
+                c.forget()
+                continue
+            try:
+                c.bind(self.consumer(s.inner, c), gen)
+            except JMSException as e:
+                self.refused(c, e)
+
+    def consumer(self, session: Any, c: FailoverConsumer) -> Any:
+        """A consumer's attach again; a subscription the broker still holds for the old link
+        (``amqp:resource-locked``) is retried until it lets go, not reported."""
+        deadline = time.monotonic() + LOCKED_RETRY_S
+        delay = 0.05
+        while True:
+            try:
+                return self.step(session.create_consumer(consumer_spec(c, self.fp.aliases),
+                                                         c.wrapped_sink(self.gen)), "re-create a consumer")
+            except JMSException as e:
+                if e.error_code != "amqp:resource-locked" or time.monotonic() >= deadline:
+                    raise
+                log.info("failover: %s; retrying", e)
+                if self.fp.sleep(delay):
+                    raise
+                delay = min(delay * 2, 1.0)
+
+    def refused(self, h: _Bound, exc: JMSException) -> None:
+        """A re-creation failed. An I/O failure, or a refusal of something the application
+        already had, fails the whole reconnect (the next server is tried, as in Qpid JMS) unless
+        ``jms.closeLinksThatFailOnReconnect`` closes that producer or consumer instead; a
+        refusal of a create still in progress goes to its caller."""
+        if getattr(self.prov, "failure", None) is not None:
+            raise exc
+        if not h.bound:
+            h.refuse(exc)
+        elif self.fp.config.close_links_that_fail_on_reconnect and isinstance(
+                h, FailoverProducer | FailoverConsumer):
+            log.warning("failover: closing a %s the server refused to re-create: %s",
+                        "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
+            h.closed = True
+            h.forget()
+            closer = getattr(h.sink, "on_closed", None) if isinstance(h, FailoverConsumer) else None
+            if closer is not None:
+                closer(exc)
+        else:
+            raise exc
