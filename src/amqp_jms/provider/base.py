@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..destination import Destination
 from ..exceptions import JMSException
 from .config import ConnectionConfig
+from .metrics import ConnectionMetrics, Counters
 
 __all__ = [
     "ACCEPTED",
@@ -303,6 +304,13 @@ class Provider(ABC):
     #: ``ID:<uuid>:<n>``: stable for the connection's life (message and producer ids are built
     #: from it; a failover provider keeps one across reconnects)
     connection_id: str
+    #: the connection's counters, one set for its life (a failover provider shares its own with
+    #: every connection it makes, so they add up across reconnects)
+    counters: Counters
+
+    def metrics(self) -> ConnectionMetrics:
+        """A snapshot of the connection's counters (``connection.metrics()``)."""
+        return self.counters.snapshot()
 
     @abstractmethod
     def connect(self, listener: ProviderListener) -> Future[None]: ...

@@ -30,7 +30,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ConnectionMetrics", "Counters", "metrics_of"]
+__all__ = ["ConnectionMetrics", "Counters"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +106,3 @@ class Counters:
 
 
 _OUTCOME_NAMES = {0x24: "accepted", 0x25: "rejected", 0x26: "released", 0x27: "modified"}
-
-
-def metrics_of(provider: Any) -> ConnectionMetrics:
-    """The snapshot of ``provider``'s counters; zeros for a connection not opened yet."""
-    counters = getattr(provider, "counters", None)
-    if counters is None:
-        return ConnectionMetrics(str(getattr(provider, "connection_id", "") or ""))
-    snap: ConnectionMetrics = counters.snapshot()
-    return snap

@@ -1,0 +1,131 @@
+"""Issue 21's client observability across a failover (issue 17): a trace followed producer ->
+broker -> consumer while the connection moves, the connection's counters adding up across a
+reconnect, one WARNING line per interruption, failed attempt and restoration, and the tracing
+and frame-trace options on every connection the failover provider makes.
+
+The faults are real: a FaultProxy between the client and the embedded broker drops (RST) the
+connection and refuses new ones for a while."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import pytest
+
+from amqp_jms import ConnectionFactory, Queue
+from amqp_jms.testing import FaultProxy
+
+FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=50&failover.maxReconnectDelay=100"
+
+
+@pytest.fixture
+def proxy(broker: Any) -> Iterator[FaultProxy]:
+    with FaultProxy(broker.port) as p:
+        yield p
+
+
+def _wait(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while not cond() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return cond()
+
+
+def _outage(proxy: FaultProxy, seconds: float) -> threading.Thread:
+    """Drop the connection and refuse new ones for ``seconds`` (so the reconnect fails at least
+    once, and what the application does meanwhile is queued), then let them in again."""
+    proxy.refuse()
+    assert proxy.drop() == 1
+
+    def back() -> None:
+        time.sleep(seconds)
+        proxy.accept()
+
+    t = threading.Thread(target=back, daemon=True)
+    t.start()
+    return t
+
+
+def test_counters_add_up_across_a_reconnect(proxy: FaultProxy) -> None:
+    """One set of counters for the connection's life: messages counted once each, whichever
+    wrapped connection carried them, the reconnect and the loss counted once."""
+    q = Queue("fo-metrics")
+    with ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
+        s = conn.create_session()
+        cid = conn.metrics().connection_id
+        p = s.create_producer(q)
+        c = s.create_consumer(q)
+        conn.start()
+        for i in range(3):
+            p.send(s.create_text_message(f"a{i}"))
+        assert [c.receive(5000).get_text() for _ in range(3)] == ["a0", "a1", "a2"]
+        assert _wait(lambda: conn.metrics().acks_accepted == 3)
+        before = conn.metrics()
+        assert (before.messages_sent, before.messages_received, before.reconnects) == (3, 3, 0)
+        _outage(proxy, 0.3)
+        for i in range(3):
+            p.send(s.create_text_message(f"b{i}"))  # waits for the reconnect
+        assert [c.receive(5000).get_text() for _ in range(3)] == ["b0", "b1", "b2"]
+        assert _wait(lambda: conn.metrics().acks_accepted == 6)
+        m = conn.metrics()
+    assert m.connection_id == cid and cid.startswith("ID:")
+    assert m.reconnects == 1 and m.failures == 1
+    assert (m.messages_sent, m.sends_accepted, m.messages_received, m.redeliveries) == (6, 6, 6, 0)
+    assert m.bytes_sent == 2 * before.bytes_sent and m.bytes_received == 2 * before.bytes_received
+    assert conn.metrics() == m  # readable after close
+
+
+def test_one_warning_line_per_interruption_failed_attempt_and_restoration(
+    proxy: FaultProxy, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="amqp_jms")
+    with ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
+        s = conn.create_session()
+        cid = conn.metrics().connection_id
+        p = s.create_producer(Queue("fo-logs"))
+        p.send(s.create_text_message("x"))
+        caplog.clear()
+        _outage(proxy, 0.4).join()
+        p.send(s.create_text_message("y"))
+        assert _wait(lambda: conn.metrics().reconnects == 1)
+    # the client's lines (the embedded broker may run in this process and log on its own)
+    ours = [r for r in caplog.records
+            if r.name.startswith("amqp_jms") and not r.name.startswith("amqp_jms.broker")]
+    warnings = [r for r in ours if r.levelno >= logging.WARNING]
+    texts = [r.getMessage() for r in warnings]
+    assert all(r.levelno == logging.WARNING for r in warnings), texts
+    # every line names the connection (in the text and in the record, for a handler's filter)
+    assert all(getattr(r, "connection_id", None) == cid and f"[connection={cid}] " in r.getMessage()
+               for r in warnings), texts
+    lost = [t for t in texts if " lost, reconnecting: " in t]
+    failed = [t for t in texts if re.search(r"reconnect attempt \d+ to amqp://\S+ failed: \S", t)]
+    restored = [t for t in texts if re.search(r"connection restored to amqp://\S+ after \d+ ms", t)]
+    assert len(lost) == 1 and proxy.url.split("?")[0].split("//")[1] in lost[0], texts
+    assert lost[0].split("reconnecting: ", 1)[1].strip()  # the reason, as the provider words it
+    assert len(failed) >= 1 and len(restored) == 1, texts
+    # nothing else at WARNING (the wrapped connection's own loss line is DEBUG), none at INFO
+    assert len(texts) == len(lost) + len(failed) + len(restored), texts
+    assert not [r.getMessage() for r in ours if r.levelno == logging.INFO]
+
+
+def test_frame_trace_reaches_every_connection(proxy: FaultProxy, caplog: pytest.LogCaptureFixture) -> None:
+    """``failover.nested.amqp.traceFrames`` applies to the connection made after the loss as to
+    the first: its frames are traced, under the same connection id. (``jms.tracing`` on the next
+    connection: the trace test below, whose second send goes out on it.)"""
+    caplog.set_level(logging.DEBUG, logger="amqp_jms.frames")
+    url = f"failover:({proxy.url})?{FAST}&failover.nested.amqp.traceFrames=true"
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        cid = conn.metrics().connection_id
+        p = s.create_producer(Queue("fo-frames"))
+        _outage(proxy, 0.1).join()
+        p.send(s.create_text_message("after"))
+    frames = [r for r in caplog.records if r.name == "amqp_jms.frames"]
+    opens = [r for r in frames if re.search(r"-> @open\(16\)", r.getMessage())]
+    assert len(opens) == 2 and all(r.connection_id == cid for r in opens)  # type: ignore[attr-defined]
+    assert any("@transfer" in r.getMessage() for r in frames[frames.index(opens[1]):])
