@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms import ConnectionFactory, Queue
+from amqp_jms import ConnectionFactory, DeliveryMode, Queue
 from amqp_jms.testing import FaultProxy
 
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=50&failover.maxReconnectDelay=100"
@@ -129,3 +129,50 @@ def test_frame_trace_reaches_every_connection(proxy: FaultProxy, caplog: pytest.
     opens = [r for r in frames if re.search(r"-> @open\(16\)", r.getMessage())]
     assert len(opens) == 2 and all(r.connection_id == cid for r in opens)  # type: ignore[attr-defined]
     assert any("@transfer" in r.getMessage() for r in frames[frames.index(opens[1]):])
+
+
+@pytest.fixture
+def spans() -> Iterator[Any]:
+    pytest.importorskip("opentelemetry.sdk")
+    from otel_helpers import collected_spans
+
+    yield from collected_spans()
+
+
+def test_a_trace_crosses_the_broker_and_a_failover(proxy: FaultProxy, spans: Any) -> None:
+    """Sent before the drop and received after it, or sent while the connection is away (queued,
+    then sent by the failover provider on the new connection): each delivery's span is a child of
+    its send's span, and each send's a child of the application's span, in one trace."""
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind
+    from otel_helpers import ours
+
+    app = trace.get_tracer("the-application")
+    q = Queue("fo-traced")
+    url = f"failover:({proxy.url})?{FAST}&jms.tracing=opentelemetry"
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(q)
+        p.set_delivery_mode(DeliveryMode.PERSISTENT)
+        with app.start_as_current_span("before") as before:
+            p.send(s.create_text_message("before"))
+        _outage(proxy, 0.3)
+        with app.start_as_current_span("during") as during:
+            p.send(s.create_text_message("during"))  # queued until the reconnect
+        c = s.create_consumer(q)
+        conn.start()
+        got = [c.receive(5000) for _ in range(2)]
+        assert [m.get_text() for m in got if m is not None] == ["before", "during"]
+    assert conn.metrics().reconnects == 1
+    sends = {s.attributes["messaging.message.id"]: s for s in ours(spans, SpanKind.PRODUCER)
+             if s.attributes}
+    receives = [r for r in ours(spans, SpanKind.CONSUMER) if r.attributes]
+    assert len(receives) == 2
+    for outer, message, receive in zip((before, during), got, receives, strict=True):
+        assert message is not None
+        send = sends[message.get_jms_message_id()]
+        assert receive.attributes is not None
+        assert receive.attributes["messaging.message.id"] == message.get_jms_message_id()
+        assert send.parent is not None and send.parent.span_id == outer.get_span_context().span_id
+        assert receive.parent is not None and receive.parent.span_id == send.context.span_id
+        assert receive.context.trace_id == send.context.trace_id == outer.get_span_context().trace_id

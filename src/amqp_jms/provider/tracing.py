@@ -26,6 +26,8 @@ each hook costs one attribute test.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -81,7 +83,7 @@ class Tracing:
 
     def __init__(self) -> None:
         try:
-            from opentelemetry import propagate, trace
+            from opentelemetry import context, propagate, trace
         except ImportError:
             raise JMSException(
                 "jms.tracing=opentelemetry needs OpenTelemetry: pip install 'amqp-jms[otel]'"
@@ -90,6 +92,7 @@ class Tracing:
 
         self._trace = trace
         self._propagate = propagate
+        self._context = context
         self._tracer = trace.get_tracer("amqp_jms", __version__)
 
     @staticmethod
@@ -106,6 +109,22 @@ class Tracing:
         if message._message_id is not None:
             attrs["messaging.message.id"] = message._message_id
         return attrs
+
+    # -- a send made later, on another thread ------------------------------------------------
+    def capture(self) -> Any:
+        """The calling thread's context, kept with a send the failover provider may make later
+        on its own thread (queued while offline, re-sent after a loss), so that the send's span
+        is still a child of the application's span."""
+        return self._context.get_current()
+
+    @contextlib.contextmanager
+    def restored(self, ctx: Any) -> Iterator[None]:
+        """``ctx`` (from ``capture``) current on this thread for the ``with`` block."""
+        token = self._context.attach(ctx)
+        try:
+            yield
+        finally:
+            self._context.detach(token)
 
     # -- send ----------------------------------------------------------------------------------
     def sending(self, message: Any, destination: Any) -> Any:

@@ -37,6 +37,7 @@ from ..config import ConnectionConfig
 from ..errors import RedirectedException
 from ..loop import wait_for
 from ..metrics import Counters
+from ..tracing import tracing_for
 from .handles import (
     FailoverConsumer,
     FailoverProducer,
@@ -125,6 +126,9 @@ class FailoverProvider(Provider):
         self.log = with_ids(PROVIDER, connection=self.connection_id)
         #: one set of counters for the connection's life, shared by every wrapped connection
         self.counters = Counters(self.connection_id)
+        #: for the sends this provider makes on its own thread (queued, re-sent); None unless
+        #: jms.tracing asks (each wrapped connection has its own, from the same options)
+        self.tracing = tracing_for(self.config)
         self._factory = provider_factory or AmqpProvider
         self._reconnector = Reconnector(failover.reconnect, [self._server(s) for s in failover.servers])
         self.lock = threading.RLock()
