@@ -6,6 +6,7 @@ ours readable by Qpid JMS's Jaeger tracer)."""
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -66,6 +67,34 @@ def test_a_trace_crosses_the_broker_from_producer_to_consumer(
         assert span.attributes["messaging.operation.type"] == operation
     assert send.name == "send traced" and receive.name == "receive traced"
     assert [e.name for e in send.events] == ["delivery settled"]  # ended at the peer's outcome
+
+
+def test_a_listener_runs_inside_the_delivery_span(broker: Any, spans: InMemorySpanExporter) -> None:
+    """As Qpid JMS keeps its delivery span active around onMessage: the spans a MessageListener
+    starts are children of the delivery's span, in the producer's trace."""
+    q = Queue("traced-listener")
+    app = trace.get_tracer("the-application")
+    handled: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def on_message(message: Any) -> None:
+        with app.start_as_current_span("handle order") as span:
+            handled.append((span.get_span_context().trace_id, span.get_span_context().span_id))
+        done.set()
+
+    with ConnectionFactory(f"{broker.url}?{TRACING}").create_connection() as conn:
+        session = conn.create_session()
+        session.create_producer(q).send(session.create_text_message("order 2"))
+        session.create_consumer(q).set_message_listener(on_message)
+        conn.start()
+        assert done.wait(5)
+    (send,) = ours(spans, SpanKind.PRODUCER)
+    (receive,) = ours(spans, SpanKind.CONSUMER)
+    (handle,) = [s for s in spans.get_finished_spans() if s.name == "handle order"]
+    assert handled == [(handle.context.trace_id, handle.context.span_id)]
+    assert handle.parent is not None and handle.parent.span_id == receive.context.span_id
+    assert handle.context.trace_id == receive.context.trace_id == send.context.trace_id
+    assert receive.parent is not None and receive.parent.span_id == send.context.span_id
 
 
 def _send_to_peer(options: str) -> Transfer:

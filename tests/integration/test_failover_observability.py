@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms import ConnectionFactory, DeliveryMode, Queue
+from amqp_jms import ConnectionFactory, ConnectionListener, DeliveryMode, Queue
 from amqp_jms.testing import FaultProxy
 
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=50&failover.maxReconnectDelay=100"
@@ -51,11 +51,20 @@ def _outage(proxy: FaultProxy, seconds: float) -> threading.Thread:
     return t
 
 
+class _Interrupted(ConnectionListener, threading.Event):
+    def on_connection_interrupted(self, uri: str) -> None:
+        self.set()
+
+
 def test_counters_add_up_across_a_reconnect(proxy: FaultProxy) -> None:
     """One set of counters for the connection's life: messages counted once each, whichever
-    wrapped connection carried them, the reconnect and the loss counted once."""
+    wrapped connection carried them, the reconnect and the loss counted once. (The sends after
+    the loss wait for the interruption to be known: a send handed to the dying connection
+    first is re-sent, and its two transfers count twice in messages_sent, once accepted.)"""
     q = Queue("fo-metrics")
+    interrupted = _Interrupted()
     with ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
+        conn.add_connection_listener(interrupted)
         s = conn.create_session()
         cid = conn.metrics().connection_id
         p = s.create_producer(q)
@@ -68,8 +77,9 @@ def test_counters_add_up_across_a_reconnect(proxy: FaultProxy) -> None:
         before = conn.metrics()
         assert (before.messages_sent, before.messages_received, before.reconnects) == (3, 3, 0)
         _outage(proxy, 0.3)
+        assert interrupted.wait(10)
         for i in range(3):
-            p.send(s.create_text_message(f"b{i}"))  # waits for the reconnect
+            p.send(s.create_text_message(f"b{i}"))  # queued, sent after the reconnect
         assert [c.receive(5000).get_text() for _ in range(3)] == ["b0", "b1", "b2"]
         assert _wait(lambda: conn.metrics().acks_accepted == 6)
         m = conn.metrics()

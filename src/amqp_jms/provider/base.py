@@ -109,6 +109,13 @@ class Inbound(Protocol):
         read-only copy for a message ``recover`` redelivers)."""
         ...
 
+    def dispatch(self, on_message: Callable[[Any], None], message: Any) -> None:
+        """Call a MessageListener's ``on_message(message)`` for this delivery (decoded first):
+        with ``jms.tracing`` the delivery's span is the current one meanwhile, so the
+        application's own spans are its children (as Qpid JMS keeps its delivery span active
+        around ``onMessage``). Exceptions pass through."""
+        ...
+
     @property
     def log_ids(self) -> dict[str, str]:
         """The connection, session and link ids a log line about this message names."""

@@ -9,7 +9,10 @@ thread may see one counter a message ahead of another, never a torn value.
 What counts:
 
 * ``messages_sent``/``bytes_sent``: transfers handed to proton (bytes are the encoded message,
-  the transfer's payload); ``messages_received``/``bytes_received`` likewise for arrivals;
+  the transfer's payload); ``messages_received``/``bytes_received`` likewise for arrivals. A
+  failover connection has one set for its life, whichever server carried the traffic; a send
+  the lost connection never answered is re-sent on the next one and counts twice here (two
+  transfers), once in ``sends_accepted``;
 * ``sends_accepted``/``_rejected``/``_released``/``_modified``: the outcomes the peer gave our
   unsettled sends (presettled sends have none);
 * ``acks_accepted``/``_rejected``/``_released``/``_modified``: the outcomes we gave deliveries

@@ -162,9 +162,10 @@ class Tracing:
         outcome.add_done_callback(settled)
 
     # -- receive -------------------------------------------------------------------------------
-    def received(self, message: Any, destination: Any) -> None:
+    def received(self, message: Any, destination: Any) -> Any:
         """The CONSUMER span of a delivery handed to the application, child of the context the
-        message carried (Qpid JMS's ``receive`` span, finished at once)."""
+        message carried (Qpid JMS's ``receive`` span, finished at once; a listener's
+        ``on_message`` then runs with it ``current``). Returns the span."""
         dest = destination if destination is not None else message._destination
         span = self._tracer.start_span(
             f"receive {dest.name if dest is not None else ''}".rstrip(),
@@ -173,6 +174,14 @@ class Tracing:
             attributes=self._attributes(message, dest, "receive"),
         )
         span.end()
+        return span
+
+    def current(self, span: Any) -> Any:
+        """A context manager making ``span`` (a delivery's) the current span on this thread:
+        the spans a MessageListener starts are its children. It is not ended nor marked by
+        what the listener raises (the session decides what a raising listener means)."""
+        return self._trace.use_span(span, end_on_exit=False, record_exception=False,
+                                    set_status_on_exception=False)
 
     def extract(self, carrier: dict[str, str] | None) -> Any:
         """The OpenTelemetry context a carrier holds (None: no context, the current one applies):
