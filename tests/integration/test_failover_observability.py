@@ -186,3 +186,58 @@ def test_a_trace_crosses_the_broker_and_a_failover(proxy: FaultProxy, spans: Any
         assert send.parent is not None and send.parent.span_id == outer.get_span_context().span_id
         assert receive.parent is not None and receive.parent.span_id == send.context.span_id
         assert receive.context.trace_id == send.context.trace_id == outer.get_span_context().trace_id
+
+
+def test_a_send_resent_after_a_loss_stays_in_the_application_trace(spans: Any) -> None:
+    """A persistent send the lost connection never answered is re-sent by the failover provider
+    on its own thread: the transfer it sends carries a context in the application's trace, the
+    child of the application's span (scripted peer: the first transfer gets no outcome)."""
+    from opentelemetry import trace
+    from opentelemetry.trace import SpanKind
+    from otel_helpers import ours
+    from proton import symbol
+
+    from amqp_jms.testing.peer import TestPeer
+
+    carried: list[str] = []
+
+    def keep(t: Any) -> bool:
+        carried.append(t.message.annotations[symbol("x-opt-qpid-tracestate")]["traceparent"])
+        return True
+
+    app = trace.get_tracer("the-application")
+    outer: list[Any] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(offer=10)
+        peer.expect_transfer(keep, outcome=None)
+        url = f"failover:({peer.url})?{FAST}&jms.tracing=opentelemetry"
+        with ConnectionFactory(url).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue("q"))
+
+            def send() -> None:
+                with app.start_as_current_span("checkout") as span:
+                    outer.append(span)
+                    p.send(s.create_text_message("x"))
+
+            t = threading.Thread(target=send)
+            t.start()
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(offer=10)
+            peer.expect_transfer(keep)
+            peer.drop()
+            t.join(5)
+            assert not t.is_alive()
+            peer.wait()
+    app_ctx = outer[0].get_span_context()
+    sends = ours(spans, SpanKind.PRODUCER)
+    assert len(carried) == 2 and len(sends) == 2
+    for span in sends:  # the one the loss ended and the re-send's, both the application's children
+        assert span.parent is not None and span.parent.span_id == app_ctx.span_id
+    resend = max(sends, key=lambda s: s.start_time or 0)
+    # W3C traceparent: version-trace-span-flags
+    assert carried[1].rsplit("-", 1)[0] == f"00-{app_ctx.trace_id:032x}-{resend.context.span_id:016x}"
