@@ -478,7 +478,7 @@ class FailoverProvider(Provider):
                 return
             if step.warn:
                 self.log.warning("failover: still failing to connect after %d attempts, retrying: %s",
-                            step.attempt - 1, last)
+                                 step.attempt - 1, last)
             if step.delay_ms and self.sleep(step.delay_s):
                 return
             uri = _uri(step.server)
