@@ -6,6 +6,7 @@ ours readable by Qpid JMS's Jaeger tracer)."""
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Iterator
 from typing import Any
 
@@ -15,13 +16,10 @@ from proton import byte, symbol
 
 pytest.importorskip("opentelemetry.sdk")
 
-from opentelemetry import metrics, trace
-from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
-from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry import trace
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind
+from otel_helpers import READER, collected_spans, install, ours
 
 from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue
 from amqp_jms.provider.config import parse_url
@@ -31,34 +29,11 @@ from amqp_jms.testing.peer import TestPeer, Transfer
 TRACING = "jms.tracing=opentelemetry"
 FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000&"
 TRACESTATE = symbol("x-opt-qpid-tracestate")
-_EXPORTER = InMemorySpanExporter()
-_READER = InMemoryMetricReader()
-
-
-def _install() -> None:
-    """The process's global providers, once (OpenTelemetry refuses to replace them)."""
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-    if not getattr(provider, "_amqp_jms_test", False):
-        provider.add_span_processor(SimpleSpanProcessor(_EXPORTER))
-        provider._amqp_jms_test = True  # type: ignore[attr-defined]
-    if not isinstance(metrics.get_meter_provider(), MeterProvider):
-        metrics.set_meter_provider(MeterProvider(metric_readers=[_READER]))
 
 
 @pytest.fixture
 def spans() -> Iterator[InMemorySpanExporter]:
-    _install()
-    _EXPORTER.clear()
-    yield _EXPORTER
-    _EXPORTER.clear()
-
-
-def _ours(exporter: InMemorySpanExporter, kind: SpanKind) -> list[ReadableSpan]:
-    return [s for s in exporter.get_finished_spans() if s.kind == kind and s.instrumentation_scope
-            and s.instrumentation_scope.name == "amqp_jms"]
+    yield from collected_spans()
 
 
 def test_a_trace_crosses_the_broker_from_producer_to_consumer(
@@ -77,8 +52,8 @@ def test_a_trace_crosses_the_broker_from_producer_to_consumer(
         conn.start()
         got = consumer.receive(5000)
         assert got is not None and got.get_text() == "order 1"
-    (send,) = _ours(spans, SpanKind.PRODUCER)
-    (receive,) = _ours(spans, SpanKind.CONSUMER)
+    (send,) = ours(spans, SpanKind.PRODUCER)
+    (receive,) = ours(spans, SpanKind.CONSUMER)
     # the send is a child of the application's span; the delivery a child of the send
     assert send.parent is not None and send.parent.span_id == outer.get_span_context().span_id
     assert send.context.trace_id == outer.get_span_context().trace_id
@@ -92,6 +67,34 @@ def test_a_trace_crosses_the_broker_from_producer_to_consumer(
         assert span.attributes["messaging.operation.type"] == operation
     assert send.name == "send traced" and receive.name == "receive traced"
     assert [e.name for e in send.events] == ["delivery settled"]  # ended at the peer's outcome
+
+
+def test_a_listener_runs_inside_the_delivery_span(broker: Any, spans: InMemorySpanExporter) -> None:
+    """As Qpid JMS keeps its delivery span active around onMessage: the spans a MessageListener
+    starts are children of the delivery's span, in the producer's trace."""
+    q = Queue("traced-listener")
+    app = trace.get_tracer("the-application")
+    handled: list[tuple[int, int]] = []
+    done = threading.Event()
+
+    def on_message(message: Any) -> None:
+        with app.start_as_current_span("handle order") as span:
+            handled.append((span.get_span_context().trace_id, span.get_span_context().span_id))
+        done.set()
+
+    with ConnectionFactory(f"{broker.url}?{TRACING}").create_connection() as conn:
+        session = conn.create_session()
+        session.create_producer(q).send(session.create_text_message("order 2"))
+        session.create_consumer(q).set_message_listener(on_message)
+        conn.start()
+        assert done.wait(5)
+    (send,) = ours(spans, SpanKind.PRODUCER)
+    (receive,) = ours(spans, SpanKind.CONSUMER)
+    (handle,) = [s for s in spans.get_finished_spans() if s.name == "handle order"]
+    assert handled == [(handle.context.trace_id, handle.context.span_id)]
+    assert handle.parent is not None and handle.parent.span_id == receive.context.span_id
+    assert handle.context.trace_id == receive.context.trace_id == send.context.trace_id
+    assert receive.parent is not None and receive.parent.span_id == send.context.span_id
 
 
 def _send_to_peer(options: str) -> Transfer:
@@ -116,7 +119,7 @@ def test_the_context_travels_as_qpid_jms_carries_it(spans: InMemorySpanExporter)
     """A map of *string* keys and values under the symbol x-opt-qpid-tracestate, with Jaeger's
     uber-trace-id (what Qpid JMS's OpenTracing tracer reads with Jaeger) and W3C traceparent."""
     seen = [_send_to_peer(TRACING)]
-    (send,) = _ours(spans, SpanKind.PRODUCER)
+    (send,) = ours(spans, SpanKind.PRODUCER)
     state = seen[0].message.annotations[TRACESTATE]
     assert isinstance(state, dict) and all(type(k) is str and type(v) is str for k, v in state.items())
     assert from_jaeger(state["uber-trace-id"]) == (send.context.trace_id, send.context.span_id, True)
@@ -151,7 +154,7 @@ def test_a_java_jaeger_context_is_continued(spans: InMemorySpanExporter, uber: s
     app = trace.get_tracer("the-application")
     with app.start_as_current_span("process", context=context_of(got)) as mine:
         assert mine.get_span_context().trace_id == 0x463AC35C9F6413AD48485A3953BB6124
-    (receive,) = _ours(spans, SpanKind.CONSUMER)
+    (receive,) = ours(spans, SpanKind.CONSUMER)
     assert receive.context.trace_id == 0x463AC35C9F6413AD48485A3953BB6124
     assert receive.parent is not None and receive.parent.span_id == 0xA2FB4A1D1A96D312
     assert receive.parent.is_remote
@@ -160,7 +163,7 @@ def test_a_java_jaeger_context_is_continued(spans: InMemorySpanExporter, uber: s
 def test_off_by_default_nothing_traced_nothing_carried(spans: InMemorySpanExporter) -> None:
     seen = [_send_to_peer("")]
     assert TRACESTATE not in (seen[0].message.annotations or {})
-    assert not _ours(spans, SpanKind.PRODUCER)
+    assert not ours(spans, SpanKind.PRODUCER)
 
 
 def test_the_tracing_option() -> None:
@@ -172,7 +175,7 @@ def test_the_tracing_option() -> None:
 
 
 def test_counters_are_exported_as_opentelemetry_metrics(broker: Any) -> None:
-    _install()
+    install()
     with ConnectionFactory(f"{broker.url}?jms.metrics=opentelemetry").create_connection() as conn:
         session = conn.create_session()
         producer = session.create_producer(Queue("metered"))
@@ -180,7 +183,7 @@ def test_counters_are_exported_as_opentelemetry_metrics(broker: Any) -> None:
         for _ in range(3):
             producer.send(session.create_text_message("m"))
         cid = conn._connection_id()
-    data = _READER.get_metrics_data()
+    data = READER.get_metrics_data()
     assert data is not None
     points: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
     for rm in data.resource_metrics:

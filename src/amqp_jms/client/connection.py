@@ -16,7 +16,7 @@ from ..destination import Destination, TemporaryQueue, TemporaryTopic
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
-from ..provider.metrics import ConnectionMetrics, metrics_of
+from ..provider.metrics import ConnectionMetrics
 from .completion import refuse_in_callback
 from .connection_events import ConnectionEvents
 from .session import Session
@@ -140,7 +140,8 @@ class Connection:
     def metrics(self) -> ConnectionMetrics:
         """A frozen snapshot of this connection's counters: messages and bytes sent and received,
         outcomes, redeliveries, failures (``amqp_jms.provider.metrics``); readable after close."""
-        return metrics_of(self._provider)
+        p = self._provider
+        return p.metrics() if p is not None else ConnectionMetrics()
 
     def get_exception_listener(self) -> ExceptionListenerLike | None:
         self._check_open()

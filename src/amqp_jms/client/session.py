@@ -312,7 +312,7 @@ class Session(SessionFeatures):
         self._current = (consumer, inbound)
         self._recovered_current = False
         try:
-            on_message(msg)
+            inbound.dispatch(on_message, msg)  # the provider may wrap it (the delivery's span)
         except Exception:
             self._current = None
             if self._recovered_current:

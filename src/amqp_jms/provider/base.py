@@ -29,6 +29,7 @@ from typing import Any, Protocol
 from ..destination import Destination
 from ..exceptions import JMSException
 from .config import ConnectionConfig
+from .metrics import ConnectionMetrics, Counters
 
 __all__ = [
     "ACCEPTED",
@@ -106,6 +107,13 @@ class Inbound(Protocol):
     def reset(self) -> None:
         """Forget the decoded message: the next ``decode()`` reads the bytes again (a fresh,
         read-only copy for a message ``recover`` redelivers)."""
+        ...
+
+    def dispatch(self, on_message: Callable[[Any], None], message: Any) -> None:
+        """Call a MessageListener's ``on_message(message)`` for this delivery (decoded first):
+        with ``jms.tracing`` the delivery's span is the current one meanwhile, so the
+        application's own spans are its children (as Qpid JMS keeps its delivery span active
+        around ``onMessage``). Exceptions pass through."""
         ...
 
     @property
@@ -303,6 +311,13 @@ class Provider(ABC):
     #: ``ID:<uuid>:<n>``: stable for the connection's life (message and producer ids are built
     #: from it; a failover provider keeps one across reconnects)
     connection_id: str
+    #: the connection's counters, one set for its life (a failover provider shares its own with
+    #: every connection it makes, so they add up across reconnects)
+    counters: Counters
+
+    def metrics(self) -> ConnectionMetrics:
+        """A snapshot of the connection's counters (``connection.metrics()``)."""
+        return self.counters.snapshot()
 
     @abstractmethod
     def connect(self, listener: ProviderListener) -> Future[None]: ...

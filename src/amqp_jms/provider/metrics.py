@@ -9,7 +9,10 @@ thread may see one counter a message ahead of another, never a torn value.
 What counts:
 
 * ``messages_sent``/``bytes_sent``: transfers handed to proton (bytes are the encoded message,
-  the transfer's payload); ``messages_received``/``bytes_received`` likewise for arrivals;
+  the transfer's payload); ``messages_received``/``bytes_received`` likewise for arrivals. A
+  failover connection has one set for its life, whichever server carried the traffic; a send
+  the lost connection never answered is re-sent on the next one and counts twice here (two
+  transfers), once in ``sends_accepted``;
 * ``sends_accepted``/``_rejected``/``_released``/``_modified``: the outcomes the peer gave our
   unsettled sends (presettled sends have none);
 * ``acks_accepted``/``_rejected``/``_released``/``_modified``: the outcomes we gave deliveries
@@ -30,7 +33,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ConnectionMetrics", "Counters", "metrics_of"]
+__all__ = ["ConnectionMetrics", "Counters"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,12 +109,3 @@ class Counters:
 
 
 _OUTCOME_NAMES = {0x24: "accepted", 0x25: "rejected", 0x26: "released", 0x27: "modified"}
-
-
-def metrics_of(provider: Any) -> ConnectionMetrics:
-    """The snapshot of ``provider``'s counters; zeros for a connection not opened yet."""
-    counters = getattr(provider, "counters", None)
-    if counters is None:
-        return ConnectionMetrics(str(getattr(provider, "connection_id", "") or ""))
-    snap: ConnectionMetrics = counters.snapshot()
-    return snap

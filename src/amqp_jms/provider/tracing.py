@@ -26,6 +26,8 @@ each hook costs one attribute test.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -81,7 +83,7 @@ class Tracing:
 
     def __init__(self) -> None:
         try:
-            from opentelemetry import propagate, trace
+            from opentelemetry import context, propagate, trace
         except ImportError:
             raise JMSException(
                 "jms.tracing=opentelemetry needs OpenTelemetry: pip install 'amqp-jms[otel]'"
@@ -90,6 +92,7 @@ class Tracing:
 
         self._trace = trace
         self._propagate = propagate
+        self._context = context
         self._tracer = trace.get_tracer("amqp_jms", __version__)
 
     @staticmethod
@@ -106,6 +109,22 @@ class Tracing:
         if message._message_id is not None:
             attrs["messaging.message.id"] = message._message_id
         return attrs
+
+    # -- a send made later, on another thread ------------------------------------------------
+    def capture(self) -> Any:
+        """The calling thread's context, kept with a send the failover provider may make later
+        on its own thread (queued while offline, re-sent after a loss), so that the send's span
+        is still a child of the application's span."""
+        return self._context.get_current()
+
+    @contextlib.contextmanager
+    def restored(self, ctx: Any) -> Iterator[None]:
+        """``ctx`` (from ``capture``) current on this thread for the ``with`` block."""
+        token = self._context.attach(ctx)
+        try:
+            yield
+        finally:
+            self._context.detach(token)
 
     # -- send ----------------------------------------------------------------------------------
     def sending(self, message: Any, destination: Any) -> Any:
@@ -143,9 +162,10 @@ class Tracing:
         outcome.add_done_callback(settled)
 
     # -- receive -------------------------------------------------------------------------------
-    def received(self, message: Any, destination: Any) -> None:
+    def received(self, message: Any, destination: Any) -> Any:
         """The CONSUMER span of a delivery handed to the application, child of the context the
-        message carried (Qpid JMS's ``receive`` span, finished at once)."""
+        message carried (Qpid JMS's ``receive`` span, finished at once; a listener's
+        ``on_message`` then runs with it ``current``). Returns the span."""
         dest = destination if destination is not None else message._destination
         span = self._tracer.start_span(
             f"receive {dest.name if dest is not None else ''}".rstrip(),
@@ -154,6 +174,14 @@ class Tracing:
             attributes=self._attributes(message, dest, "receive"),
         )
         span.end()
+        return span
+
+    def current(self, span: Any) -> Any:
+        """A context manager making ``span`` (a delivery's) the current span on this thread:
+        the spans a MessageListener starts are its children. It is not ended nor marked by
+        what the listener raises (the session decides what a raising listener means)."""
+        return self._trace.use_span(span, end_on_exit=False, record_exception=False,
+                                    set_status_on_exception=False)
 
     def extract(self, carrier: dict[str, str] | None) -> Any:
         """The OpenTelemetry context a carrier holds (None: no context, the current one applies):

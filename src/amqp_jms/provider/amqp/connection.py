@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import logging
 import ssl
 import sys
 import uuid
@@ -102,12 +103,19 @@ class AmqpProvider(Provider):
     """The provider for one JMS connection."""
 
     def __init__(
-        self, config: ConnectionConfig, connection_id: str | None = None, counters: Counters | None = None
+        self,
+        config: ConnectionConfig,
+        connection_id: str | None = None,
+        counters: Counters | None = None,
+        wrapped: bool = False,
     ) -> None:
         self.config = config
         self.connection_id = connection_id or generate_connection_id()
         self._container_id = config.client_id or self.connection_id
         self.log = with_ids(PROVIDER, connection=self.connection_id)
+        #: a failover provider's connection: its loss is an interruption the failover provider
+        #: reports (one WARNING line), so this one says it at DEBUG only
+        self._loss_level = logging.DEBUG if wrapped else logging.WARNING
         # (a failover provider passes the one set of counters its successive connections share)
         self.counters = counters if counters is not None else Counters(self.connection_id)
         self.tracing = tracing_for(config)  # None unless jms.tracing asks for it
@@ -541,7 +549,8 @@ class AmqpProvider(Provider):
             self._abort()
             return
         if not self.closing:  # the one line an operator sees: which connection, and why
-            self.log.warning("connection to %s:%s failed: %s", self.config.host, self.config.port, exc)
+            self.log.log(self._loss_level, "connection to %s:%s failed: %s",
+                         self.config.host, self.config.port, exc)
         for s in list(self.sessions):
             s.fail(exc)
         if self._closed_fut is not None and not self._closed_fut.done():

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link, Terminus, ulong
@@ -59,7 +60,7 @@ class AmqpInbound:
     ``Delivery`` for the paths that need one (transactional or non-accept outcomes).
     """
 
-    __slots__ = ("_msg", "_wrapped", "consumer", "data", "local_redeliveries", "raw")
+    __slots__ = ("_msg", "_span", "_wrapped", "consumer", "data", "local_redeliveries", "raw")
 
     def __init__(self, data: bytes, raw: Any, consumer: AmqpConsumer) -> None:
         self.data = data
@@ -68,6 +69,7 @@ class AmqpInbound:
         self.consumer = consumer
         self.local_redeliveries = 0
         self._msg: Any = None
+        self._span: Any = None  # the delivery's span (jms.tracing), made current by dispatch
 
     @property
     def delivery(self) -> Delivery | None:
@@ -98,8 +100,16 @@ class AmqpInbound:
             if self._msg._redelivered:
                 p.counters.count_redelivery()
             if p.tracing is not None:
-                p.tracing.received(self._msg, self.consumer.spec.destination)
+                self._span = p.tracing.received(self._msg, self.consumer.spec.destination)
         return self._msg
+
+    def dispatch(self, on_message: Callable[[Any], None], message: Any) -> None:
+        tracing = self.consumer.provider.tracing
+        if tracing is None or self._span is None:
+            on_message(message)
+            return
+        with tracing.current(self._span):
+            on_message(message)
 
     def reset(self) -> None:
         self._msg = None

@@ -302,6 +302,8 @@ class FailoverProducer(_Link, ProviderProducer):
         aliases = self.fp.aliases
         if aliases:
             follow_temporaries(message, aliases)
+        tracing = self.fp.tracing
+        ctx = tracing.capture() if tracing is not None else None
         inner = self.current()
         if inner is not None:
             gen = self.gen
@@ -315,14 +317,16 @@ class FailoverProducer(_Link, ProviderProducer):
                 if f is None:
                     return None
                 out: Future[None] = Future()
-                f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen))
+                f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen, ctx))
                 return out
         # offline (or the connection went during the hand-over): queued for after the reconnect
-        pending = PendingSend(self, message, time_to_live, Future() if sync else None)
+        pending = PendingSend(self, message, time_to_live, Future() if sync else None, ctx)
         self.fp.queue_send(pending)
         return pending.future
 
-    def sent(self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int) -> None:
+    def sent(
+        self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int, ctx: Any = None
+    ) -> None:
         """A wrapped send's outcome (on the I/O thread). Lost with the connection: re-sent after
         the reconnect, same message (same id): at-least-once."""
         if out.done():
@@ -332,9 +336,9 @@ class FailoverProducer(_Link, ProviderProducer):
             resolve(out)
         elif isinstance(exc, RedirectedException) and not self.closed:
             self.fp.lost(gen, exc)  # the link was redirected: move the connection, send there
-            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
+            self.fp.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
         elif not self.closed and self.lost(gen, exc):
-            self.fp.queue_send(PendingSend(self, message, ttl, out), resend=True)
+            self.fp.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
         else:
             reject(out, exc)
 
@@ -345,15 +349,19 @@ class FailoverProducer(_Link, ProviderProducer):
 class PendingSend:
     """A send made while offline, or one whose outcome the lost connection never gave."""
 
-    __slots__ = ("future", "message", "producer", "ttl")
+    __slots__ = ("context", "future", "message", "producer", "ttl")
 
     def __init__(
-        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None
+        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None,
+        context: Any = None,
     ) -> None:
         self.producer = producer
         self.message = message
         self.ttl = ttl
         self.future = future
+        #: the application's tracing context at the send (``jms.tracing``), restored around the
+        #: send this thread makes for it, so the span stays in the application's trace
+        self.context = context
 
     def run(self) -> bool:
         """Send on the producer's live link; False when the connection went again meanwhile."""
@@ -370,8 +378,13 @@ class PendingSend:
         if inner is None:
             return False
         gen = p.gen
+        tracing = p.fp.tracing
         try:
-            f = inner.send(self.message, fut is not None, self.ttl)
+            if tracing is not None and self.context is not None:
+                with tracing.restored(self.context):
+                    f = inner.send(self.message, fut is not None, self.ttl)
+            else:
+                f = inner.send(self.message, fut is not None, self.ttl)
         except JMSException as e:
             if p.lost(gen, e):
                 return False
@@ -380,7 +393,7 @@ class PendingSend:
             return True
         p.session.did_work(gen)
         if f is not None and fut is not None:
-            f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen))
+            f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen, self.context))
         return True
 
     def fail(self, exc: JMSException) -> None:

@@ -20,12 +20,12 @@ The rules and their Qpid JMS tests are in docs/failover-design.md.
 from __future__ import annotations
 
 import concurrent.futures
-import logging
 import threading
 import time
 from collections import deque
 from typing import Any
 
+from ..._logs import PROVIDER, with_ids
 from ...exceptions import (
     IllegalStateException,
     InvalidClientIDException,
@@ -36,6 +36,8 @@ from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import RedirectedException
 from ..loop import wait_for
+from ..metrics import Counters
+from ..tracing import tracing_for
 from .handles import (
     FailoverConsumer,
     FailoverProducer,
@@ -54,7 +56,6 @@ from .uri import FailoverConfig
 
 __all__ = ["FailoverProvider"]
 
-log = logging.getLogger(__name__)
 Future = concurrent.futures.Future
 
 #: sends queued while offline before a further send blocks (back-pressure, as the send window)
@@ -121,6 +122,13 @@ class FailoverProvider(Provider):
         self.config = config or failover.servers[0]
         self.failover = failover
         self.connection_id = connection_id or generate_connection_id()
+        #: every line about this connection names it, whichever server it is on
+        self.log = with_ids(PROVIDER, connection=self.connection_id)
+        #: one set of counters for the connection's life, shared by every wrapped connection
+        self.counters = Counters(self.connection_id)
+        #: for the sends this provider makes on its own thread (queued, re-sent); None unless
+        #: jms.tracing asks (each wrapped connection has its own, from the same options)
+        self.tracing = tracing_for(self.config)
         self._factory = provider_factory or AmqpProvider
         self._reconnector = Reconnector(failover.reconnect, [self._server(s) for s in failover.servers])
         self.lock = threading.RLock()
@@ -469,8 +477,8 @@ class FailoverProvider(Provider):
                 self._give_up(last, step)
                 return
             if step.warn:
-                log.warning("failover: still failing to connect after %d attempts, retrying: %s",
-                            step.attempt - 1, last)
+                self.log.warning("failover: still failing to connect after %d attempts, retrying: %s",
+                                 step.attempt - 1, last)
             if step.delay_ms and self.sleep(step.delay_s):
                 return
             uri = _uri(step.server)
@@ -481,15 +489,18 @@ class FailoverProvider(Provider):
                 self._follow_redirect(e, step.server)
                 fatal = isinstance(e, JMSSecurityException) or (
                     isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected)
-                log.info("failover: connecting to %s failed: %s", uri, e)
+                self.log.warning("failover: reconnect attempt %d to %s failed: %s", step.attempt, uri, e)
                 self._reconnector.failed(fatal=fatal)
                 continue
             first = not self._reconnector.ever_connected
             self._reconnector.connected()
             self.current_uri = uri
             if lost_at is not None:
-                self.reconnects.append((uri, time.monotonic() - lost_at))
-                log.info("failover: connection restored to %s", uri)
+                took = time.monotonic() - lost_at
+                self.reconnects.append((uri, took))
+                self.counters.reconnects += 1  # this thread is the only one writing it
+                self.log.warning("failover: connection restored to %s after %.0f ms (attempt %d)",
+                                 uri, took * 1000, step.attempt)
             self._notify("on_connection_established" if first else "on_connection_restored", uri)
             if first:
                 self._connected_fut.set_result(None)
@@ -503,7 +514,7 @@ class FailoverProvider(Provider):
                 last = self._last_failure
             self._follow_redirect(last, self._server_now)
             lost_at = time.monotonic()
-            log.info("failover: connection to %s lost, reconnecting: %s", uri, last)
+            self.log.warning("failover: connection to %s lost, reconnecting: %s", uri, last)
             for s in sessions:
                 for c in list(s.consumers):
                     c.interrupted()
@@ -522,7 +533,7 @@ class FailoverProvider(Provider):
             try:
                 inner.shutdown()
             except Exception:  # a dead connection's thread: nothing to report
-                log.debug("failover: shutting down the lost connection", exc_info=True)
+                self.log.debug("failover: shutting down the lost connection", exc_info=True)
 
     def _follow_redirect(self, exc: JMSException, current: ConnectionConfig | None) -> None:
         """A redirect (of the connection or of a link) puts its target first in the list."""
@@ -531,15 +542,16 @@ class FailoverProvider(Provider):
         try:
             target = server_from_redirect(exc.info, current)
         except JMSException as e:
-            log.warning("failover: ignoring a redirect: %s", e)
+            self.log.warning("failover: ignoring a redirect: %s", e)
             return
-        log.info("failover: redirected to %s", _uri(target))
+        self.log.info("failover: redirected to %s", _uri(target))
         self._reconnector.update_servers(add_first(self._reconnector.servers, target))
 
     def _attempt(self, server: ConnectionConfig) -> None:
         self._server_now = server
         gen = self.gen + 1
-        prov = self._factory(self._server(server), connection_id=self.connection_id)
+        prov = self._factory(self._server(server), connection_id=self.connection_id,
+                             counters=self.counters, wrapped=True)
         with self.lock:
             if self._closed:
                 prov.shutdown()
@@ -612,7 +624,7 @@ class FailoverProvider(Provider):
             try:
                 call(uri)
             except Exception:  # an application callback must not stop failover
-                log.exception("failover: %s raised", name)
+                self.log.exception("failover: %s raised", name)
 
 
 def _uri(server: ConnectionConfig) -> str:

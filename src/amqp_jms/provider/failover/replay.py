@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import concurrent.futures
 import dataclasses
-import logging
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Replay", "consumer_spec", "producer_spec"]
 
-log = logging.getLogger(__name__)
 Future = concurrent.futures.Future
 
 #: how long a re-attach the broker refuses because it still holds the old link is retried
@@ -138,7 +136,7 @@ class Replay:
             except JMSException as e:
                 if e.error_code != "amqp:resource-locked" or time.monotonic() >= deadline:
                     raise
-                log.info("failover: %s; retrying", e)
+                self.fp.log.debug("failover: %s; retrying", e)
                 if self.fp.sleep(delay):
                     raise
                 delay = min(delay * 2, 1.0)
@@ -154,7 +152,7 @@ class Replay:
             h.refuse(exc)
         elif self.fp.config.close_links_that_fail_on_reconnect and isinstance(
                 h, FailoverProducer | FailoverConsumer):
-            log.warning("failover: closing a %s the server refused to re-create: %s",
+            self.fp.log.warning("failover: closing a %s the server refused to re-create: %s",
                         "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
             h.closed = True
             h.forget()
