@@ -17,6 +17,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <structmember.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -47,6 +48,39 @@ static PyObject *four;      /* the default priority */
 static PyObject *zero;      /* the default delivery-count */
 static PyObject *s_data, *s_header, *s_da, *s_ma, *s_properties, *s_ap, *s_body_type, *s_body,
     *s_body_decoded, *s_footer, *s_spans, *s_body_kw;
+
+/* Sections' slots, by their offsets in the instance (read from its member descriptors at
+ * init): a new Sections is filled in like __init__ would, without a setattr per slot */
+enum { F_DATA, F_HEADER, F_DA, F_MA, F_PROPERTIES, F_AP, F_BODY_TYPE, F_BODY, F_BODY_DECODED, F_FOOTER,
+       F_SPANS, N_FIELDS };
+static Py_ssize_t offsets[N_FIELDS];
+
+/* Producers repeat the header and the message annotations byte for byte (same flags, same JMS
+ * annotations): the last of each is kept by its bytes (the header shared, it is immutable; the
+ * annotations copied) */
+#define REMEMBER_MAX 128
+typedef struct {
+    unsigned char raw[REMEMBER_MAX];
+    Py_ssize_t len;
+    PyObject *value;
+} Remembered;
+static Remembered last_header, last_ma;
+
+static PyObject *recall(Remembered *m, const unsigned char *raw, Py_ssize_t len) {
+    if (m->value == NULL || m->len != len || memcmp(m->raw, raw, (size_t)len) != 0)
+        return NULL;
+    Py_INCREF(m->value);
+    return m->value;
+}
+
+static void remember(Remembered *m, const unsigned char *raw, Py_ssize_t len, PyObject *value) {
+    if (len > REMEMBER_MAX)
+        return;
+    memcpy(m->raw, raw, (size_t)len);
+    m->len = len;
+    Py_INCREF(value);
+    Py_XSETREF(m->value, value);
+}
 
 typedef struct {
     const unsigned char *b;
@@ -417,11 +451,6 @@ static int put_span(PyObject *spans, int code, Py_ssize_t s, Py_ssize_t e) {
     return rc;
 }
 
-/* o.name = v (borrowed; NULL = None) */
-static int set(PyObject *o, PyObject *name, PyObject *v) {
-    return PyObject_SetAttr(o, name, v != NULL ? v : Py_None);
-}
-
 /* The Sections of b, or NULL to give up (an exception may be set). */
 static PyObject *decode(PyObject *data, int body) {
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(data);
@@ -464,7 +493,26 @@ static PyObject *decode(PyObject *data, int body) {
                 continue;
             }
         }
+        if (code == HEADER || code == MESSAGE_ANNOTATIONS) {
+            Py_ssize_t e = skip(b, q, n, 0);
+            PyObject *known = e < 0 ? NULL : recall(code == HEADER ? &last_header : &last_ma, b + q, e - q);
+            if (known != NULL) {
+                if (code == HEADER) {
+                    header = known;
+                } else {
+                    ma = PyDict_Copy(known);
+                    Py_DECREF(known);
+                    if (ma == NULL)
+                        goto fail;
+                }
+                p = e;
+                if (put_span(spans, code, start, p) < 0)
+                    goto fail;
+                continue;
+            }
+        }
         r.depth = 0;
+        Py_ssize_t vstart = q;
         PyObject *v = value(&r, &q, n);
         if (v == NULL)
             goto fail;
@@ -511,6 +559,15 @@ static PyObject *decode(PyObject *data, int body) {
         if (checked == NULL)
             goto fail;
         *slot = checked;
+        if (code == HEADER) {
+            remember(&last_header, b + vstart, p - vstart, checked);
+        } else if (code == MESSAGE_ANNOTATIONS) {
+            PyObject *copy = PyDict_Copy(checked); /* (what is handed out may be changed) */
+            if (copy == NULL)
+                goto fail;
+            remember(&last_ma, b + vstart, p - vstart, copy);
+            Py_DECREF(copy);
+        }
         if (put_span(spans, code, start, p) < 0)
             goto fail;
     }
@@ -519,16 +576,16 @@ static PyObject *decode(PyObject *data, int body) {
         goto fail;
     {
         PyObject *bt = body_type ? PyLong_FromLong(body_type) : (Py_INCREF(Py_None), Py_None);
-        PyObject *bd = PyBool_FromLong(body_decoded);
-        int ok = bt != NULL && set(s, s_data, data) == 0 && set(s, s_header, header) == 0
-                 && set(s, s_da, da) == 0 && set(s, s_ma, ma) == 0 && set(s, s_properties, props) == 0
-                 && set(s, s_ap, ap) == 0 && set(s, s_body_type, bt) == 0 && set(s, s_body, bodyv) == 0
-                 && set(s, s_body_decoded, bd) == 0 && set(s, s_footer, footer) == 0
-                 && set(s, s_spans, spans) == 0;
-        Py_XDECREF(bt);
-        Py_DECREF(bd);
-        if (!ok)
+        if (bt == NULL)
             goto fail;
+        PyObject *f[N_FIELDS] = {data, header, da, ma, props, ap, bt, bodyv,
+                                 body_decoded ? Py_True : Py_False, footer, spans};
+        for (int i = 0; i < N_FIELDS; i++) {
+            PyObject *x = f[i] != NULL ? f[i] : Py_None;
+            Py_INCREF(x);
+            *(PyObject **)((char *)s + offsets[i]) = x; /* (tp_alloc zeroed the slots) */
+        }
+        Py_DECREF(bt);
     }
     Py_XDECREF(header);
     Py_XDECREF(da);
@@ -645,6 +702,21 @@ static PyObject *init(PyObject *self, PyObject *args) {
         if (!ubytes[v] || !small_uints[v] || !small_ulongs[v] || !sbytes[v] || !small_ints[v])
             return NULL;
     }
+    PyObject *names[N_FIELDS] = {s_data, s_header, s_da, s_ma, s_properties, s_ap, s_body_type, s_body,
+                                 s_body_decoded, s_footer, s_spans};
+    for (int i = 0; i < N_FIELDS; i++) {
+        PyObject *d = PyDict_GetItemWithError(SectionsT->tp_dict, names[i]); /* borrowed */
+        if (d == NULL || !Py_IS_TYPE(d, &PyMemberDescr_Type)
+            || ((PyMemberDescrObject *)d)->d_member->type != T_OBJECT_EX) {
+            Py_CLEAR(SectionsT);
+            if (!PyErr_Occurred())
+                PyErr_Format(PyExc_TypeError, "Sections has no slot %R", names[i]);
+            return NULL;
+        }
+        offsets[i] = ((PyMemberDescrObject *)d)->d_member->offset;
+    }
+    Py_CLEAR(last_header.value);
+    Py_CLEAR(last_ma.value);
     PyDict_Clear(symbols);
     Py_RETURN_NONE;
 }
