@@ -21,6 +21,7 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import JMSException
@@ -89,15 +90,17 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, where: str) -> Any:
+def decode_or_poison(inbound: Any, where: str | Callable[[], str]) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log.
+    logged here, once per message, at WARNING. ``where`` names the consumer for the log (or is
+    a function that does: only called for the log, not for every message received).
     """
     try:
         return inbound.decode()
     except Exception as e:  # whatever the bytes did, the message is unreadable
         _log.warning("%s: a message that cannot be read as a JMS message was settled "
-                     "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
+                     "modified(delivery-failed, undeliverable-here) and skipped: %s",
+                     where() if callable(where) else where, e)
         return None

@@ -274,6 +274,10 @@ class MessageConsumer:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
+    def _describe(self) -> str:
+        """This consumer, as logs name it."""
+        return f"consumer on {self.destination}"
+
     def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")

@@ -38,7 +38,7 @@ _OUTCOME_CODES = {ACCEPTED: 0x24, REJECTED: 0x25, RELEASED: 0x26, MODIFIED_FAILE
 _partial, _readable, _pending = lib.pn_delivery_partial, lib.pn_delivery_readable, lib.pn_delivery_pending
 _settled, _settle = lib.pn_delivery_settled, lib.pn_delivery_settle
 _recv, _advance, _credit = lib.pn_link_recv, lib.pn_link_advance, lib.pn_link_credit
-_draining = lib.pn_link_draining
+_draining, _get_drain = lib.pn_link_draining, lib.pn_link_get_drain
 _update, _incref, _decref = lib.pn_delivery_update, lib.pn_incref, lib.pn_decref
 _PN_ACCEPTED, _PN_RELEASED = lib.PN_ACCEPTED, lib.PN_RELEASED
 _alloc, _buffer, _gc = ffi.new_allocator(should_clear_after_alloc=False), ffi.buffer, ffi.gc
@@ -354,12 +354,17 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         rcv = self.pn
         if rcv is None or self.closed or self.failure is not None or self.prefetch <= 0:
             return
-        if rcv.drain_mode:
-            return
-        have = rcv.credit + len(self.sink)
+        # (this runs after every settled message: the credit mirror, kept by every transfer and
+        # flow, saves asking proton-c unless a refill is due)
+        have = self.credit + len(self.sink)
         if have <= self.prefetch // 2:
-            rcv.flow(self.prefetch - have)
-        self.credit = rcv.credit
+            link = rcv._impl
+            if _get_drain(link):
+                return
+            have = _credit(link) + len(self.sink)
+            if have <= self.prefetch // 2:
+                rcv.flow(self.prefetch - have)
+            self.credit = _credit(link)
 
     def on_failed(self, exc: JMSException) -> None:
         waiters, self._drain_waiters = self._drain_waiters, []
