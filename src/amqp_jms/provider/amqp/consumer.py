@@ -106,6 +106,11 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self.copy_honoured = True  # browser: the peer answered distribution-mode copy
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
+        # a sink that can take deliveries without waking its reader is woken once per batch
+        quietly, wake = getattr(sink, "deliver_quietly", None), getattr(sink, "wake", None)
+        self._deliver_quietly = quietly if wake is not None else None
+        self._wake = wake
+        self._wake_pending = False
 
     async def open(self) -> None:
         spec = self.spec
@@ -171,10 +176,22 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound = AmqpInbound(data, _hold(delivery), self)
         if self.closed:
             return True
-        self.sink.deliver(inbound)
+        quietly = self._deliver_quietly
+        if quietly is None:
+            self.sink.deliver(inbound)
+        else:
+            quietly(inbound)
+            if not self._wake_pending:  # the reader is woken after this batch of input
+                self._wake_pending = True
+                self.provider.loop.call_soon(self._wake_sink)
         if self._drain_waiters and not _draining(link):
             self._drain_done()
         return True
+
+    def _wake_sink(self) -> None:
+        self._wake_pending = False
+        if self._wake is not None:
+            self._wake()
 
     def on_delivery(self, delivery: Delivery) -> None:
         if delivery.partial or not delivery.readable:
