@@ -47,7 +47,10 @@ class LocalQueue:
 
     def __init__(self, on_arrival: Callable[[], None] | None = None) -> None:
         self._q: deque[Any] = deque()
-        self._cond = threading.Condition()
+        # ``with self._lock`` where a hot path (deliver, get) only locks: the Condition's own
+        # ``with`` runs two Python-level calls around the same C lock
+        self._lock = threading.RLock()
+        self._cond = threading.Condition(self._lock)
         self._waiting = 0
         self.running = False
         self.closed = False
@@ -56,7 +59,7 @@ class LocalQueue:
         self.on_arrival = on_arrival
 
     def deliver(self, inbound: Any) -> None:
-        with self._cond:
+        with self._lock:
             self._q.append(inbound)
             if self._waiting:
                 self._cond.notify()
@@ -69,7 +72,7 @@ class LocalQueue:
         batch. Why: a reader woken per message takes the GIL at the I/O thread's next C call and
         keeps it while it works, so the two threads passed the GIL (and a futex hand-off) back
         and forth for every message of a batch (issue 16, receive speed)."""
-        with self._cond:
+        with self._lock:
             self._q.append(inbound)
         cb = self.on_arrival
         if cb is not None:
@@ -78,7 +81,7 @@ class LocalQueue:
     def wake(self) -> None:
         """Wake a reader waiting for what ``deliver_quietly`` queued."""
         if self._waiting:
-            with self._cond:
+            with self._lock:
                 self._cond.notify()
 
     def __len__(self) -> int:
@@ -120,7 +123,7 @@ class LocalQueue:
         (the ``stops`` count seen before pulling), ``STOPPED`` once the queue is or was stopped
         since: the pull lost its credit to the stop."""
         stop_aware = stops is not None
-        with self._cond:
+        with self._lock:
             if self.running and self._q:
                 return self._q.popleft()
             if stop_aware and (not self.running or self.stops != stops):
