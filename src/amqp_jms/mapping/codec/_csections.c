@@ -354,6 +354,19 @@ static Py_ssize_t skip(const unsigned char *b, Py_ssize_t p, Py_ssize_t n, int d
 
 static int is_type(PyObject *x, PyTypeObject *t) { return Py_IS_TYPE(x, t); }
 
+/* tuple.__new__(t, fields): the NamedTuple instance (the reference to fields is taken) */
+static PyObject *named(PyTypeObject *t, PyObject *fields) {
+    if (fields == NULL)
+        return NULL;
+    PyObject *args = PyTuple_Pack(1, fields);
+    Py_DECREF(fields);
+    if (args == NULL)
+        return NULL;
+    PyObject *r = PyTuple_Type.tp_new(t, args, NULL);
+    Py_DECREF(args);
+    return r;
+}
+
 static PyObject *header_of(PyObject *v) {
     if (!PyList_CheckExact(v) || PyList_GET_SIZE(v) > 5)
         return NULL;
@@ -367,16 +380,7 @@ static PyObject *header_of(PyObject *v) {
             return NULL;
         f[i] = x;
     }
-    PyObject *t = PyTuple_Pack(5, f[0], f[1], f[2], f[3], f[4]);
-    if (t == NULL)
-        return NULL;
-    PyObject *args = PyTuple_Pack(1, t);
-    Py_DECREF(t);
-    if (args == NULL)
-        return NULL;
-    PyObject *h = PyTuple_Type.tp_new(HeaderT, args, NULL);
-    Py_DECREF(args);
-    return h;
+    return named(HeaderT, PyTuple_Pack(5, f[0], f[1], f[2], f[3], f[4]));
 }
 
 static int id_type(PyObject *x) {
@@ -411,13 +415,7 @@ static PyObject *properties_of(PyObject *v) {
         Py_INCREF(x);
         PyTuple_SET_ITEM(t, i, x);
     }
-    PyObject *args = PyTuple_Pack(1, t);
-    Py_DECREF(t);
-    if (args == NULL)
-        return NULL;
-    PyObject *pr = PyTuple_Type.tp_new(PropertiesT, args, NULL);
-    Py_DECREF(args);
-    return pr;
+    return named(PropertiesT, t);
 }
 
 static int annotations_ok(PyObject *v) {
@@ -457,7 +455,7 @@ static PyObject *decode(PyObject *data, int body) {
     Py_ssize_t n = PyBytes_GET_SIZE(data);
     R r = {b, 0};
     PyObject *header = NULL, *da = NULL, *ma = NULL, *props = NULL, *ap = NULL, *bodyv = NULL,
-             *footer = NULL, *spans = NULL, *s = NULL;
+             *footer = NULL, *spans = NULL, *s = NULL, *result = NULL;
     int body_type = 0, body_decoded = 1, last = 0;
     Py_ssize_t p = 0, body_start = -1;
     if (SectionsT == NULL)
@@ -587,15 +585,8 @@ static PyObject *decode(PyObject *data, int body) {
         }
         Py_DECREF(bt);
     }
-    Py_XDECREF(header);
-    Py_XDECREF(da);
-    Py_XDECREF(ma);
-    Py_XDECREF(props);
-    Py_XDECREF(ap);
-    Py_XDECREF(bodyv);
-    Py_XDECREF(footer);
-    Py_DECREF(spans);
-    return s;
+    result = s; /* (the slots hold their own references to what is released below) */
+    s = NULL;
 fail:
     Py_XDECREF(header);
     Py_XDECREF(da);
@@ -606,7 +597,7 @@ fail:
     Py_XDECREF(footer);
     Py_XDECREF(spans);
     Py_XDECREF(s);
-    return NULL;
+    return result;
 }
 
 static PyObject *as_bytes(PyObject *data) {
