@@ -20,6 +20,7 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .._logs import CLIENT, with_ids
@@ -96,11 +97,12 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, where: str) -> Any:
+def decode_or_poison(inbound: Any, where: str | Callable[[], str]) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log, the
+    logged here, once per message, at WARNING. ``where`` names the consumer for the log (or is
+    a function that does: only called for the log, not for every message received), the
     inbound's ``log_ids`` its connection, session and link.
     """
     try:
@@ -109,5 +111,6 @@ def decode_or_poison(inbound: Any, where: str) -> Any:
         ids = inbound.log_ids
         log = with_ids(_log, **ids) if ids else _log
         log.warning("%s: a message that cannot be read as a JMS message was settled "
-                    "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
+                    "modified(delivery-failed, undeliverable-here) and skipped: %s",
+                    where() if callable(where) else where, e)
         return None

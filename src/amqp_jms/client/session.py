@@ -218,7 +218,7 @@ class Session(SessionFeatures):
     def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such)."""
-        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        msg = decode_or_poison(inbound, consumer._describe)
         if msg is None:
             consumer._p.acknowledge(inbound, POISON)
             return None

@@ -59,7 +59,7 @@ def decode(data: bytes | bytearray | memoryview, *, context: MappingContext | No
 def message_from_sections(s: Sections, *, context: MappingContext | None = None) -> Message:
     """As :func:`decode`, for a payload already parsed with ``decode_sections``. The message
     takes ownership of the section values (do not reuse ``s`` afterwards)."""
-    ctx = resolve_context(context)
+    ctx = context if type(context) is MappingContext else resolve_context(context)
     if not s.body_decoded:
         s.decode_body()
     ma = s.message_annotations

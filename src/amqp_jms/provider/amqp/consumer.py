@@ -39,7 +39,7 @@ _OUTCOME_CODES = {ACCEPTED: 0x24, REJECTED: 0x25, RELEASED: 0x26, MODIFIED_FAILE
 _partial, _readable, _pending = lib.pn_delivery_partial, lib.pn_delivery_readable, lib.pn_delivery_pending
 _settled, _settle = lib.pn_delivery_settled, lib.pn_delivery_settle
 _recv, _advance, _credit = lib.pn_link_recv, lib.pn_link_advance, lib.pn_link_credit
-_draining = lib.pn_link_draining
+_draining, _get_drain = lib.pn_link_draining, lib.pn_link_get_drain
 _update, _incref, _decref = lib.pn_delivery_update, lib.pn_incref, lib.pn_decref
 _PN_ACCEPTED, _PN_RELEASED = lib.PN_ACCEPTED, lib.PN_RELEASED
 _alloc, _buffer, _gc = ffi.new_allocator(should_clear_after_alloc=False), ffi.buffer, ffi.gc
@@ -130,6 +130,11 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
         self._counters = session.p.counters
+        # a sink that can take deliveries without waking its reader is woken once per batch
+        quietly, wake = getattr(sink, "deliver_quietly", None), getattr(sink, "wake", None)
+        self._deliver_quietly = quietly if wake is not None else None
+        self._wake = wake
+        self._wake_pending = False
 
     async def open(self) -> None:
         spec = self.spec
@@ -198,10 +203,22 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound = AmqpInbound(data, _hold(delivery), self)
         if self.closed:
             return True
-        self.sink.deliver(inbound)
+        quietly = self._deliver_quietly
+        if quietly is None:
+            self.sink.deliver(inbound)
+        else:
+            quietly(inbound)
+            if not self._wake_pending:  # the reader is woken after this batch of input
+                self._wake_pending = True
+                self.provider.loop.call_soon(self._wake_sink)
         if self._drain_waiters and not _draining(link):
             self._drain_done()
         return True
+
+    def _wake_sink(self) -> None:
+        self._wake_pending = False
+        if self._wake is not None:
+            self._wake()
 
     def on_delivery(self, delivery: Delivery) -> None:
         if delivery.partial or not delivery.readable:
@@ -386,12 +403,17 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         rcv = self.pn
         if rcv is None or self.closed or self.failure is not None or self.prefetch <= 0:
             return
-        if rcv.drain_mode:
-            return
-        have = rcv.credit + len(self.sink)
+        # (this runs after every settled message: the credit mirror, kept by every transfer and
+        # flow, saves asking proton-c unless a refill is due)
+        have = self.credit + len(self.sink)
         if have <= self.prefetch // 2:
-            rcv.flow(self.prefetch - have)
-        self.credit = rcv.credit
+            link = rcv._impl
+            if _get_drain(link):
+                return
+            have = _credit(link) + len(self.sink)
+            if have <= self.prefetch // 2:
+                rcv.flow(self.prefetch - have)
+            self.credit = _credit(link)
 
     def on_failed(self, exc: JMSException) -> None:
         waiters, self._drain_waiters = self._drain_waiters, []
