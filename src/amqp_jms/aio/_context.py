@@ -8,9 +8,9 @@ awaited, receiving is ``AsyncConsumer``. Errors are the runtime exceptions of th
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
-from ..client.completion import RETURN_FUTURE
 from ..client.context import JMSContext, JMSProducer, _runtime
 from ..destination import Destination
 from ..message import Message
@@ -108,14 +108,9 @@ class AsyncJMSProducer:
         return attr
 
     async def send(self, destination: Destination, body: Any) -> AsyncJMSProducer:
-        jp = self.sync
-        if jp._listener is not None:
-            jp.send(destination, body)  # completion listener: the core's asynchronous send
-            return self
-        p, message = jp._prepare(destination, body)
-        with _runtime():
-            fut = p._send(destination, message, jp._delivery_mode, jp._priority, jp._ttl, RETURN_FUTURE)
-            if fut is not None:
+        fut = self.sync.send_future(destination, body)  # a completion listener: it hears instead
+        if fut is not None:
+            with _runtime():
                 await bridge_for(asyncio.get_running_loop()).wrap(fut)
         return self
 
@@ -133,8 +128,20 @@ class AsyncJMSConsumer:
             body: T | None = await self.consumer.receive_body(cls, timeout_ms)
             return body
 
-    def __aiter__(self) -> Any:
-        return self.consumer.__aiter__()
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Message]:
+        """``async for``: receives until the consumer closes, each failure raised as its runtime
+        twin, as ``JMSConsumer.__iter__`` does."""
+        it = self.consumer.__aiter__()
+        while True:
+            with _runtime():
+                try:
+                    m = await it.__anext__()
+                except StopAsyncIteration:
+                    return
+            yield m
 
     async def close(self) -> None:
         await self.consumer.close()

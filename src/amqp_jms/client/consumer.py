@@ -11,6 +11,20 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
 from .acknowledgement import unseen_outcome
+from .receive_policy import (
+    DELIVER,
+    DRAIN,
+    PULL,
+    PULL_DRAIN,
+    STOPPED,
+    TAKE,
+    TAKE_SINCE,
+    TOP_UP,
+    WAIT_RUNNING,
+    Op,
+    ReceiveFlow,
+    receive_flow,
+)
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -18,9 +32,6 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
-
-#: ``LocalQueue.get(stop_aware=True)``: the connection was stopped while waiting
-STOPPED: Any = object()
 
 
 class MessageListener(Protocol):
@@ -176,6 +187,11 @@ class MessageConsumer:
         self._closed = False
         self._prefetch: int = getattr(pconsumer, "prefetch", 1)
         self._receiving = 0
+        cfg = session._connection._config
+        #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
+        self._local_only_wait = cfg.receive_local_only
+        self._local_only_nowait = cfg.receive_no_wait_local_only
+        self._drain_timeout = cfg.seconds(cfg.drain_timeout_ms)
 
     # -- JMS API -------------------------------------------------------------------------------
     def get_message_selector(self) -> str | None:
@@ -204,6 +220,16 @@ class MessageConsumer:
 
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
+
+    def receive_local(self) -> Message | None:
+        """``receive_no_wait`` that never asks the peer: a message that has already arrived, or
+        None (a pull consumer still pulls, with drain: it has nothing local). For the asyncio
+        face, whose ``receive_no_wait`` must not wait on the event loop."""
+        return self._receive(0.0, ask_peer=False)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def receive_encoded(self, timeout_ms: int | None = None) -> EncodedMessage | None:
         """``receive``, also handing back the bytes the message arrived as.
@@ -251,7 +277,7 @@ class MessageConsumer:
         if self._prefetch <= 0:
             return True
         conn = self._session._connection
-        conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms), "drain")
+        conn._provider_wait(self._p.drain(), self._drain_timeout, "drain")
         self._p.taken()  # the drain used up the credit: let the provider top it up again
         return True
 
@@ -316,24 +342,82 @@ class MessageConsumer:
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
                          vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
-        """``_receive`` keeping the provider's inbound (for ``receive_encoded``); ``vet`` runs
-        before the message counts as received (``_receive_body``)."""
+        """The blocking driver of the receive policy (``client.receive_policy``): waits on the
+        local queue's condition and on the provider's futures. Keeps the provider's inbound
+        (for ``receive_encoded``); ``vet`` runs before the message counts as received
+        (``_receive_body``)."""
+        self.check_can_receive()
+        q = self._queue
+        flow = self.receive_flow(timeout, ask_peer)
+        try:
+            step = next(flow)
+            while True:
+                op, arg = step
+                if op is TAKE:
+                    got = q.get(arg)
+                elif op is DELIVER:
+                    msg = self.deliver(arg, vet)
+                    if msg is not None:
+                        return arg, msg
+                    got = None
+                elif op is TOP_UP:
+                    self._p.taken()
+                    got = None
+                elif op is TAKE_SINCE:
+                    got = q.get(arg[1], stops=arg[0])
+                elif op is WAIT_RUNNING:
+                    got = q.wait_running(arg)
+                else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
+                    conn = self._session._connection
+                    got = conn._provider_wait(self.request(op), self._drain_timeout, arg)
+                step = flow.send(got)
+        except StopIteration:
+            return None
+
+    # -- what the receive drivers share (the blocking one above, ``aio.AsyncConsumer``) -------
+    def check_can_receive(self) -> None:
+        """Raise unless a synchronous receive is allowed: open, and no message listener."""
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
-        sess = self._session
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if self._closed:
-                return None
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            inbound = self._next(left, ask_peer)
-            if inbound is None:
-                return None
-            msg = sess._prepare(self, inbound)
-            if msg is not None:
-                self._hand_over(inbound, msg, vet)
-                return inbound, msg
+
+    def receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
+        """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
+        local_only = self._local_only_wait if timeout is None or timeout > 0 else self._local_only_nowait
+        return receive_flow(self._queue, self._prefetch, timeout, ask_peer=ask_peer,
+                            peer_drains=self._p.drain_on_empty, local_only=local_only)
+
+    def request(self, op: Op) -> Any:
+        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
+        if op is PULL:
+            return self._p.pull(drain=False)
+        if op is PULL_DRAIN:
+            return self._p.pull(drain=True)
+        if op is DRAIN:
+            return self._p.drain()
+        raise ValueError(f"not a provider request: {op!r}")
+
+    def top_up(self) -> None:
+        """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
+        self._p.taken()
+
+    def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None) -> Message | None:
+        """A ``DELIVER`` step: the message handed over (counted as received), or None when the
+        session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
+        msg = self._session._prepare(self, inbound)
+        if msg is not None:
+            self._hand_over(inbound, msg, vet)
+        return msg
+
+    @property
+    def local_queue(self) -> LocalQueue:
+        """The queue the provider delivers into (an asyncio driver waits on its arrivals)."""
+        return self._queue
+
+    @property
+    def drain_timeout(self) -> float | None:
+        """How long a pull or drain waits for the peer (``jms.drainTimeout``), in seconds."""
+        return self._drain_timeout
 
     def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
         """The message counts as received (acknowledged per the session's mode) unless ``vet``
@@ -351,56 +435,3 @@ class MessageConsumer:
                 sess._after_receive(self, inbound, msg)
                 raise
         sess._after_receive(self, inbound, msg)
-
-    def _check_remote(self, timeout: float) -> bool:
-        """Whether a prefetching ``receive(t)``/``receive_no_wait`` that found nothing locally
-        asks the peer (a drain) before answering None: yes unless ``jms.receiveLocalOnly`` /
-        ``jms.receiveNoWaitLocalOnly`` say otherwise, as in Qpid JMS; never while stopped, nor
-        with a peer the provider knows to fail on such a drain (old RabbitMQ)."""
-        cfg = self._session._connection._config
-        local_only = cfg.receive_no_wait_local_only if timeout <= 0 else cfg.receive_local_only
-        return (not local_only and self._p.drain_on_empty and self._queue.running
-                and not self._closed and not self._queue.closed)
-
-    def _next(self, timeout: float | None, ask_peer: bool = True) -> Any:
-        """One inbound from the local queue, pulling from the peer when prefetch is 0."""
-        q = self._queue
-        if self._prefetch > 0:
-            inbound = q.get(timeout)
-            if inbound is None and timeout is not None and ask_peer and self._check_remote(timeout):
-                # Qpid JMS: an empty local buffer is not "no message" until the peer says so
-                conn = self._session._connection
-                conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
-                                    "receive (drain)" if timeout > 0 else "receive_no_wait (drain)")
-                inbound = q.pop_nowait()
-                self._p.taken()  # the drain used up the credit: top it up again
-            elif inbound is not None:
-                self._p.taken()
-            return inbound
-        inbound = q.pop_nowait()
-        if inbound is not None:
-            return inbound
-        conn = self._session._connection
-        drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
-        if timeout is not None and timeout <= 0:
-            if not q.running:
-                return None
-            conn._provider_wait(self._p.pull(drain=True), drain_timeout, "receive_no_wait (drain)")
-            return q.pop_nowait()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not q.running:
-                # stopped: nothing is pulled until start (stop() took the credit back)
-                if not q.wait_running(left):
-                    return None
-                continue
-            stops = q.stops
-            conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
-            inbound = q.get(left, stops=stops)
-            if inbound is STOPPED:
-                continue  # stop() drained the credit and released what came: pull again on start
-            if inbound is None and not self._closed and not q.closed:
-                conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
-                inbound = q.pop_nowait()
-            return inbound

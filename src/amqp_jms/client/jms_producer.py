@@ -12,6 +12,7 @@ from ..destination import Destination
 from ..exceptions import JMSRuntimeException, MessageFormatRuntimeException
 from ..message import DeliveryMode, Message
 from ._runtime import runtime as _runtime
+from .completion import RETURN_FUTURE
 
 if TYPE_CHECKING:
     from .context import JMSContext
@@ -40,13 +41,20 @@ class JMSProducer:
     # -- sending -------------------------------------------------------------------------------
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``."""
+        self._send(destination, body, self._listener)
+        return self
+
+    def send_future(self, destination: Destination, body: Any) -> Any:
+        """``send`` for the asyncio face: the provider's future for the outcome, unawaited (None
+        when there is nothing to wait for, or when ``set_async`` set a completion listener,
+        which then hears the outcome)."""
+        return self._send(destination, body, RETURN_FUTURE if self._listener is None else self._listener)
+
+    def _send(self, destination: Destination, body: Any, listener: Any) -> Any:
         p, message = self._prepare(destination, body)
         with _runtime():
-            kw: dict[str, Any] = {}
-            if self._listener is not None:
-                kw["completion_listener"] = self._listener
-            p.send(destination, message, self._delivery_mode, self._priority, self._ttl, **kw)
-        return self
+            return p.send_resolved(destination, message, self._delivery_mode, self._priority, self._ttl,
+                                   listener)
 
     def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
         """The context's producer, configured, and the message with this producer's values."""

@@ -17,8 +17,6 @@ if TYPE_CHECKING:
 __all__ = ["MessageProducer"]
 
 
-
-
 class MessageProducer:
     """Sends messages to its destination (or, created with ``None``, to one named per send)."""
 
@@ -132,6 +130,18 @@ class MessageProducer:
         ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too. A
         ``completion_listener`` (keyword, or last positional argument) makes the send
         asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
+        self.send_resolved(*self.resolve_send_args(args, kwargs))
+
+    def resolve_send_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                          ) -> tuple[Destination, Any, int, int, int, Any]:
+        """``send``'s arguments as ``(destination, message, delivery_mode, priority,
+        time_to_live, completion_listener)``, this producer's values filling what is not given.
+
+        The one parser of a send's arguments, for every face (the asyncio producer's too):
+        ``(message[, delivery_mode, priority, time_to_live])``, or for a producer created
+        without a destination ``(destination, message[, ...])``; those three as keywords; a
+        ``completion_listener`` as keyword or last positional argument."""
+        kwargs = dict(kwargs)
         listener = kwargs.pop("completion_listener", None)
         if len(args) > 1 and is_listener(args[-1]):
             listener, args = args[-1], args[:-1]
@@ -157,20 +167,21 @@ class MessageProducer:
             if k not in names:
                 raise TypeError(f"send() got an unexpected keyword argument {k!r}")
             opts[k] = v
-        self._send(
-            destination,
-            message,
-            opts.get("delivery_mode", self.delivery_mode),
-            opts.get("priority", self.priority),
-            opts.get("time_to_live", self.time_to_live),
-            listener,
-        )
+        return (destination, message, opts.get("delivery_mode", self.delivery_mode),
+                opts.get("priority", self.priority), opts.get("time_to_live", self.time_to_live), listener)
 
-    def _send(
+    @property
+    def send_timeout(self) -> float | None:
+        """How long a send waits for the peer's outcome (``jms.sendTimeout``), in seconds."""
+        return self._send_timeout
+
+    def send_resolved(
         self, destination: Destination, message: Any, mode: int, priority: int, ttl: int, listener: Any = None
     ) -> Any:
-        """Set the headers and send; ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
-        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio)."""
+        """The send every face ends in, its arguments resolved (``resolve_send_args``): set the
+        headers and send. ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
+        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio);
+        None waits for the outcome when the send waits (``_waits``)."""
         self._check_open()
         if message is None:
             raise TypeError("message must not be None")
