@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
-from .acknowledgement import unseen_outcome
+from .acknowledgement import hands_back_refused, unseen_outcome
 from .receive_policy import (
     DELIVER,
     DRAIN,
@@ -428,7 +428,7 @@ class MessageConsumer:
             try:
                 vet(msg)
             except JMSException:
-                if sess._mode in (sess.AUTO_ACKNOWLEDGE, sess.DUPS_OK_ACKNOWLEDGE):
+                if hands_back_refused(sess.acknowledge_mode):
                     inbound._msg = None  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise

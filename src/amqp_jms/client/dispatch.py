@@ -1,26 +1,36 @@
-"""The per-session dispatcher thread: message listeners run here, one at a time (JMS 4.4.14).
+"""Listener dispatch: message listeners run on a per-session thread, one at a time (JMS 4.4.14).
 
-Never on the provider's I/O thread. The dispatcher takes one token per queued message; it
-pauses while the connection is stopped, and ``wait_idle`` lets ``Connection.stop``/consumer
-close wait for a listener call in progress, as the spec requires.
+Never on the provider's I/O thread. The ``Dispatcher`` thread takes one token per queued
+message; it pauses while the connection is stopped, and ``wait_idle`` lets
+``Connection.stop``/consumer close wait for a listener call in progress, as the spec requires.
+``ListenerDispatch`` is the session's side (a mixin of ``Session``): setting a listener, keeping
+a pull consumer's credit out for it, and handing one message to it with the acknowledgement
+policy's rules (a listener that raises under AUTO/DUPS_OK gets the message again at once).
 """
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .session import Session
+from .acknowledgement import hands_back_refused
 
-__all__ = ["Dispatcher"]
+if TYPE_CHECKING:
+    from ..message import Message
+    from .connection import Connection
+    from .consumer import ListenerLike, MessageConsumer
+
+__all__ = ["Dispatcher", "ListenerDispatch"]
+
+_log = logging.getLogger(__name__)
 
 _STOP = object()
 
 
 class Dispatcher:
-    def __init__(self, session: Session, name: str) -> None:
+    def __init__(self, session: ListenerDispatch, name: str) -> None:
         self._session = session
         self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._busy = threading.Lock()
@@ -64,8 +74,83 @@ class Dispatcher:
                 return
             with self._busy:
                 try:
-                    self._session._dispatch_one(item)
+                    self._session.dispatch_one(item)
                 except Exception:  # keep dispatching; the error is the listener's or logged
-                    import logging
+                    _log.exception("message dispatch failed")
 
-                    logging.getLogger(__name__).exception("message dispatch failed")
+
+class ListenerDispatch:
+    """Mixin for ``Session``: its message listeners (set, fed, called)."""
+
+    _connection: Connection
+    _lock: threading.RLock
+    _index: int
+    _mode: int
+    _closed: bool
+    _dispatcher: Dispatcher | None
+    _current: tuple[MessageConsumer, Any] | None
+    _recovered_current: bool
+
+    if TYPE_CHECKING:
+
+        def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None: ...
+
+        def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None: ...
+
+    def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
+        with self._lock:
+            consumer._listener = listener
+            if listener is None:
+                consumer._queue.on_arrival = None
+                return
+            if self._dispatcher is None:
+                self._dispatcher = Dispatcher(self, f"amqp-jms-session-{self._index}")
+            d = self._dispatcher
+            consumer._queue.on_arrival = lambda: d.notify(consumer)
+            for _ in range(len(consumer._queue)):
+                d.notify(consumer)
+        self._pull_for_listener(consumer)
+
+    def _pull_for_listener(self, consumer: MessageConsumer) -> None:
+        """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
+        if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
+                and consumer._queue.running and self._connection._provider_alive():
+            consumer._p.pull(drain=False)
+
+    def dispatch_one(self, consumer: MessageConsumer) -> None:
+        """On the dispatcher thread: hand one queued message to the consumer's listener."""
+        listener = consumer._listener
+        if listener is None or consumer._closed:
+            return
+        inbound = consumer._queue.pop_nowait()
+        if inbound is None:
+            return
+        if consumer._prefetch > 0:
+            consumer._p.taken()
+        msg = self._prepare(consumer, inbound)
+        if msg is None:
+            self._pull_for_listener(consumer)
+            return
+        mode = self._mode
+        on_message: Any = getattr(listener, "on_message", listener)
+        self._current = (consumer, inbound)
+        self._recovered_current = False
+        try:
+            on_message(msg)
+        except Exception:
+            self._current = None
+            if self._recovered_current:
+                return
+            if hands_back_refused(mode):
+                inbound.local_redeliveries += 1
+                consumer._queue.push_front([inbound])
+                if self._dispatcher is not None:
+                    self._dispatcher.notify(consumer)
+                return
+            _log.exception("message listener raised")
+        self._current = None
+        if self._recovered_current:
+            return  # recover() inside the listener already queued it again
+        if not self._closed:
+            self._after_receive(consumer, inbound, msg)
+            self._pull_for_listener(consumer)

@@ -1,20 +1,9 @@
 """Session: message and destination factories, producers/consumers, acknowledgement and
 local transactions (JMS 2.0 chapter 6 and 4.4), with listener dispatch on one thread.
 
-The session owns the acknowledgement rules; the provider only settles what it is told to. The
-rules, per mode:
-
-* AUTO / DUPS_OK: a message is accepted as ``receive`` returns it, or when its listener
-  returns (a listener that raises gets the message redelivered at once, JMS 8.7).
-* CLIENT: ``message.acknowledge()`` (or ``session.acknowledge()``) accepts every message the
-  session has delivered so far.
-* INDIVIDUAL_ACKNOWLEDGE (101, Qpid JMS): ``acknowledge()`` accepts that one message.
-* NO_ACKNOWLEDGE (100, Qpid JMS): consumers' links are presettled; nothing to do.
-* SESSION_TRANSACTED: each delivered message is accepted inside the current transaction;
-  ``commit``/``rollback`` discharge it.
-
-Which outcome a settlement carries (``JMS_AMQP_ACK_TYPE``, poison messages, prefetched messages
-never seen) is the policy of ``client.acknowledgement``.
+The session carries out the acknowledgement policy (``client.acknowledgement``: what each mode
+settles and when, which outcome a settlement carries, what vetting settles away); the provider
+only settles what it is told to.
 """
 
 from __future__ import annotations
@@ -25,17 +14,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..provider.base import (
-    ACCEPTED,
-    MODIFIED_FAILED,
-    MODIFIED_FAILED_UNDELIVERABLE,
-    ConsumerSpec,
-    ProducerSpec,
-)
-from .acknowledgement import OUTCOME_BY_NAME, POISON, ack_type_of, decode_or_poison
+from ..provider.base import ConsumerSpec, ProducerSpec
+from . import acknowledgement as ack
 from .completion import wait_for_completions
-from .consumer import ListenerLike, LocalQueue, MessageConsumer
-from .dispatch import Dispatcher
+from .consumer import LocalQueue, MessageConsumer
+from .dispatch import Dispatcher, ListenerDispatch
 from .producer import MessageProducer
 from .session_features import SessionFeatures
 
@@ -49,16 +32,16 @@ __all__ = ["Session"]
 M = TypeVar("M", bound="Message")
 
 
-class Session(SessionFeatures):
+class Session(SessionFeatures, ListenerDispatch):
     """A single-threaded context for producing and consuming messages."""
 
-    SESSION_TRANSACTED = 0
-    AUTO_ACKNOWLEDGE = 1
-    CLIENT_ACKNOWLEDGE = 2
-    DUPS_OK_ACKNOWLEDGE = 3
-    NO_ACKNOWLEDGE = 100
-    INDIVIDUAL_ACKNOWLEDGE = 101
-    MODES = (0, 1, 2, 3, 100, 101)
+    SESSION_TRANSACTED = ack.SESSION_TRANSACTED
+    AUTO_ACKNOWLEDGE = ack.AUTO_ACKNOWLEDGE
+    CLIENT_ACKNOWLEDGE = ack.CLIENT_ACKNOWLEDGE
+    DUPS_OK_ACKNOWLEDGE = ack.DUPS_OK_ACKNOWLEDGE
+    NO_ACKNOWLEDGE = ack.NO_ACKNOWLEDGE
+    INDIVIDUAL_ACKNOWLEDGE = ack.INDIVIDUAL_ACKNOWLEDGE
+    MODES = ack.MODES
 
     def __init__(self, connection: Connection, psession: ProviderSession, mode: int, index: int) -> None:
         self._connection = connection
@@ -69,7 +52,8 @@ class Session(SessionFeatures):
         self._lock = threading.RLock()
         self._consumers: list[MessageConsumer] = []
         self._producers: list[MessageProducer] = []
-        self._delivered: list[tuple[MessageConsumer, Any]] = []  # CLIENT/transacted: in order
+        #: delivered, not yet settled (CLIENT/INDIVIDUAL/transacted), in order
+        self._delivered = ack.DeliveredLedger(mode)
         #: CLIENT/INDIVIDUAL consumers closed with delivered, unacknowledged messages: their links
         #: stay until those are acknowledged (or recovered) or the session ends (Qpid JMS)
         self._deferred: list[MessageConsumer] = []
@@ -80,7 +64,8 @@ class Session(SessionFeatures):
         self._producer_ids = 0
         cfg = connection._config
         self._redelivery_max = cfg.redelivery.max_redeliveries
-        self._redelivery_outcome = OUTCOME_BY_NAME[cfg.redelivery.outcome]
+        self._redelivery_outcome = ack.OUTCOME_BY_NAME[cfg.redelivery.outcome]
+        self._local_expiry = cfg.local_message_expiry
         self._validate_names = cfg.validate_property_names
 
     # -- properties ----------------------------------------------------------------------------
@@ -224,125 +209,42 @@ class Session(SessionFeatures):
     def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such)."""
-        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        msg = ack.decode_or_poison(inbound, f"consumer on {consumer.destination}")
         if msg is None:
-            consumer._p.acknowledge(inbound, POISON)
+            consumer._p.acknowledge(inbound, ack.POISON)
             return None
-        props = msg._props
-        if inbound.local_redeliveries:
-            msg._redelivered = True
-            base = props.get("JMSXDeliveryCount")
-            props["JMSXDeliveryCount"] = _int_like(base, (int(base) if base else 1) + 1)
-            inbound.local_redeliveries = 0  # counted into the message now
-        cfg = self._connection._config
-        if cfg.local_message_expiry and msg._expiration and msg._expiration <= time.time() * 1000:
-            consumer._p.acknowledge(inbound, MODIFIED_FAILED_UNDELIVERABLE)
-            return None
-        if self._redelivery_max >= 0:
-            count = props.get("JMSXDeliveryCount")
-            if count is not None and int(count) - 1 > self._redelivery_max:
-                consumer._p.acknowledge(inbound, self._redelivery_outcome)
-                return None
-        sel = consumer._local_selector
-        if sel is not None and not sel.matches(msg):
-            consumer._p.acknowledge(inbound, ACCEPTED if consumer.destination.is_topic
-                                    else MODIFIED_FAILED_UNDELIVERABLE)
+        ack.count_local_redelivery(inbound, msg)
+        outcome = ack.settle_away_outcome(
+            msg, now_ms=time.time() * 1000, local_expiry=self._local_expiry,
+            redelivery_max=self._redelivery_max, redelivery_outcome=self._redelivery_outcome,
+            local_selector=consumer._local_selector, is_topic=consumer.destination.is_topic)
+        if outcome is not None:
+            consumer._p.acknowledge(inbound, outcome)
             return None
         msg._mark_received()
         if not self._validate_names:
             msg._validate_names = False  # writable again after clear_properties()
-        mode = self._mode
-        if mode == self.CLIENT_ACKNOWLEDGE:
-            # the outcome chosen on the message acknowledged applies to all the session settles
-            msg._ack_callback = lambda: self._acknowledge_delivered(ack_type_of(msg))
-        elif mode == self.INDIVIDUAL_ACKNOWLEDGE:
-            msg._ack_callback = lambda: self._ack_one(consumer, inbound, msg)
+        msg._ack_callback = self._delivered.acknowledge_callback(
+            self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
         return msg
 
     def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
-        mode = self._mode
-        if mode in (self.AUTO_ACKNOWLEDGE, self.DUPS_OK_ACKNOWLEDGE, self.SESSION_TRANSACTED):
-            consumer._p.acknowledge(inbound, _auto_outcome(msg))
-            if mode == self.SESSION_TRANSACTED:
-                with self._lock:
-                    self._delivered.append((consumer, inbound))
-        elif mode in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
-            with self._lock:
-                self._delivered.append((consumer, (inbound, msg)))
+        """The message was handed to the application: settle it now or remember it, per mode."""
+        outcome = self._delivered.delivered(consumer, inbound, msg)
+        if outcome is not None:
+            consumer._p.acknowledge(inbound, outcome)
 
     def _ack_one(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         self._check_open()
-        outcome = ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
-        with self._lock:
-            self._delivered = [d for d in self._delivered if d[1][0] is not inbound]
+        outcome = ack.ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
+        self._delivered.take_one(inbound)
         consumer._p.acknowledge(inbound, outcome)
         self._close_deferred()
-
-    # -- listeners -----------------------------------------------------------------------------
-    def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
-        with self._lock:
-            consumer._listener = listener
-            if listener is None:
-                consumer._queue.on_arrival = None
-                return
-            if self._dispatcher is None:
-                self._dispatcher = Dispatcher(self, f"amqp-jms-session-{self._index}")
-            d = self._dispatcher
-            consumer._queue.on_arrival = lambda: d.notify(consumer)
-            for _ in range(len(consumer._queue)):
-                d.notify(consumer)
-        self._pull_for_listener(consumer)
-
-    def _pull_for_listener(self, consumer: MessageConsumer) -> None:
-        """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
-        if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
-                and consumer._queue.running and self._connection._provider_alive():
-            consumer._p.pull(drain=False)
-
-    def _dispatch_one(self, consumer: MessageConsumer) -> None:
-        """On the dispatcher thread: hand one queued message to the consumer's listener."""
-        listener = consumer._listener
-        if listener is None or consumer._closed:
-            return
-        inbound = consumer._queue.pop_nowait()
-        if inbound is None:
-            return
-        if consumer._prefetch > 0:
-            consumer._p.taken()
-        msg = self._prepare(consumer, inbound)
-        if msg is None:
-            self._pull_for_listener(consumer)
-            return
-        mode = self._mode
-        on_message: Any = getattr(listener, "on_message", listener)
-        self._current = (consumer, inbound)
-        self._recovered_current = False
-        try:
-            on_message(msg)
-        except Exception:
-            self._current = None
-            if self._recovered_current:
-                return
-            if mode in (self.AUTO_ACKNOWLEDGE, self.DUPS_OK_ACKNOWLEDGE):
-                inbound.local_redeliveries += 1
-                consumer._queue.push_front([inbound])
-                if self._dispatcher is not None:
-                    self._dispatcher.notify(consumer)
-                return
-            import logging
-
-            logging.getLogger(__name__).exception("message listener raised")
-        self._current = None
-        if self._recovered_current:
-            return  # recover() inside the listener already queued it again
-        if not self._closed:
-            self._after_receive(consumer, inbound, msg)
-            self._pull_for_listener(consumer)
 
     # -- acknowledgement, recovery, transactions -----------------------------------------------
     def acknowledge(self) -> None:
         """CLIENT_ACKNOWLEDGE: accept every message this session has delivered so far."""
-        self._acknowledge_delivered(ACCEPTED)
+        self._acknowledge_delivered(ack.ACCEPTED)
 
     def _acknowledge_delivered(self, outcome: int) -> None:
         """Settle every message delivered so far with ``outcome`` (``message.acknowledge()``
@@ -350,9 +252,7 @@ class Session(SessionFeatures):
         self._check_open()
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return
-        with self._lock:
-            delivered, self._delivered = self._delivered, []
-        for consumer, (inbound, _msg) in delivered:
+        for consumer, inbound in self._delivered.take_all():
             consumer._p.acknowledge(inbound, outcome)
         self._close_deferred()
 
@@ -361,7 +261,7 @@ class Session(SessionFeatures):
         with self._lock:
             if not self._deferred:
                 return
-            pending = {id(c) for c, _ in self._delivered}
+            pending = self._delivered.pending_consumers()
             done = [c for c in self._deferred if id(c) not in pending]
             self._deferred = [c for c in self._deferred if id(c) in pending]
         conn = self._connection
@@ -377,24 +277,17 @@ class Session(SessionFeatures):
         self._check_open()
         if self.transacted:
             raise IllegalStateException("recover() is not allowed on a transacted session")
-        with self._lock:
-            delivered, self._delivered = self._delivered, []
+        delivered = self._delivered.take_all()
         current = self._current
         d = self._dispatcher
         if current is not None and d is not None and d.on_own_thread():
             # called from a listener: the message it is handling is redelivered too (last)
             delivered.append(current)
             self._recovered_current = True
-        by_consumer: dict[int, tuple[MessageConsumer, list[Any]]] = {}
-        for consumer, item in delivered:
-            inbound = item[0] if isinstance(item, tuple) else item
-            inbound.local_redeliveries += 1
-            inbound._msg = None  # decode again: a fresh, read-only copy
-            by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
-        for consumer, items in by_consumer.values():
+        for consumer, items in ack.DeliveredLedger.recover(delivered):
             if consumer._closed:  # a closed consumer's link waited for these: give them back
                 for inbound in items:
-                    consumer._p.acknowledge(inbound, MODIFIED_FAILED)
+                    consumer._p.acknowledge(inbound, ack.MODIFIED_FAILED)
                 continue
             consumer._queue.push_front(items)
             if consumer._listener is not None and self._dispatcher is not None:
@@ -408,8 +301,7 @@ class Session(SessionFeatures):
             raise IllegalStateException("commit() called on a session that is not transacted")
         wait_for_completions(self, "commit")
         conn = self._connection
-        with self._lock:
-            self._delivered.clear()
+        self._delivered.clear()
         conn._provider_wait(self._p.commit(), conn._request_timeout(), "commit")
 
     def rollback(self) -> None:
@@ -418,8 +310,7 @@ class Session(SessionFeatures):
             raise IllegalStateException("rollback() called on a session that is not transacted")
         wait_for_completions(self, "rollback")
         conn = self._connection
-        with self._lock:
-            self._delivered.clear()
+        self._delivered.clear()
         consumers = list(self._consumers)
 
         def prefetched() -> list[Any]:
@@ -503,7 +394,7 @@ class Session(SessionFeatures):
             return False
         conn = self._connection
         with self._lock:
-            if not any(c is consumer for c, _ in self._delivered) or not conn._provider_alive():
+            if not self._delivered.pending(consumer) or not conn._provider_alive():
                 return False
             self._deferred.append(consumer)
             if consumer in self._consumers:
@@ -541,8 +432,8 @@ class Session(SessionFeatures):
         self._closed = True
         conn = self._connection
         consumers = list(self._consumers)
+        self._delivered.clear()
         with self._lock:
-            self._delivered.clear()
             self._deferred.clear()  # their links go with the session
 
         def prefetched() -> list[Any]:
@@ -580,20 +471,3 @@ class Session(SessionFeatures):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-def _auto_outcome(msg: Any) -> int:
-    """The outcome of a message the session acknowledges by itself: its ``JMS_AMQP_ACK_TYPE``
-    if a listener chose a valid one, else accepted (nobody is there to refuse an invalid one to)."""
-    try:
-        return ack_type_of(msg)
-    except JMSException:
-        return ACCEPTED
-
-
-def _int_like(template: Any, value: int) -> Any:
-    """``value`` with the typed-int class of ``template`` (JMSXDeliveryCount is an Int)."""
-    from ..types import Int
-
-    return type(template)(value) if template is not None and type(template) is not bool else Int(value)
-
