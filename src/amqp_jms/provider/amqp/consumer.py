@@ -10,7 +10,7 @@ from proton import Delivery, Described, Link, Terminus, ulong
 
 from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
-from .. import codec
+from .. import payload
 from ..base import (
     ACCEPTED,
     MODIFIED_FAILED,
@@ -87,7 +87,7 @@ class AmqpInbound:
     def decode(self) -> Any:
         if self._msg is None:
             p = self.consumer.provider
-            self._msg = codec.decode(self.data, self.consumer.spec.destination,
+            self._msg = payload.decode(self.data, self.consumer.spec.destination,
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
         return self._msg
 

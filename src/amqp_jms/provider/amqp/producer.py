@@ -11,7 +11,7 @@ from proton import Delivery, Link
 
 from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
-from .. import codec
+from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .addressing import link_address
@@ -98,7 +98,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         p = self.provider
-        data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
+        data = payload.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
                             topic_prefix=p.topic_prefix)
         self._window.acquire(self._send_timeout)
         lt = self.provider.lt
