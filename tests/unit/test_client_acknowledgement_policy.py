@@ -25,7 +25,10 @@ from amqp_jms.types import Int
 class Inbound:
     name: str
     local_redeliveries: int = 0
-    _msg: Any = field(default="decoded")
+    decoded: Any = field(default="decoded")
+
+    def reset(self) -> None:
+        self.decoded = None
 
 
 def _msg(**props: Any) -> TextMessage:
@@ -168,4 +171,4 @@ def test_recover_gives_back_per_consumer_in_order_counting_a_redelivery() -> Non
     a, b, c = Inbound("a"), Inbound("b"), Inbound("c")
     groups = ack.DeliveredLedger.recover([(c1, a), (c2, b), (c1, c)])
     assert [(cons, [i.name for i in items]) for cons, items in groups] == [(c1, ["a", "c"]), (c2, ["b"])]
-    assert all(i.local_redeliveries == 1 and i._msg is None for i in (a, b, c))  # decoded afresh
+    assert all(i.local_redeliveries == 1 and i.decoded is None for i in (a, b, c))  # decoded afresh

@@ -28,6 +28,7 @@ from ..client.receive_policy import DELIVER, STOPPED, TAKE, TAKE_SINCE, TOP_UP, 
 from ..destination import Destination
 from ..exceptions import JMSException
 from ._bridge import bridge_for
+from ._listeners import OnLoop
 
 if TYPE_CHECKING:
     from ..client.consumer import MessageConsumer
@@ -71,6 +72,19 @@ class AsyncConnection:
 
     def __init__(self, connection: Connection) -> None:
         self.sync = connection
+        self._listeners: list[OnLoop] = []
+
+    def add_connection_listener(self, listener: Any) -> None:
+        """As ``Connection.add_connection_listener``; the listener's methods (plain or
+        ``async def``) run on the running event loop."""
+        adapter = OnLoop(listener, asyncio.get_running_loop())
+        self._listeners.append(adapter)
+        self.sync.add_connection_listener(adapter)
+
+    def remove_connection_listener(self, listener: Any) -> None:
+        for adapter in [a for a in self._listeners if a.listener is listener]:
+            self._listeners.remove(adapter)
+            self.sync.remove_connection_listener(adapter)
 
     async def create_session(self, *args: Any, **kwargs: Any) -> AsyncSession:
         return AsyncSession(await _thread(self.sync.create_session, *args, **kwargs))

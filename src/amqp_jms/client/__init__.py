@@ -4,6 +4,7 @@ consumers, acknowledgement and local transactions. Knows nothing of AMQP."""
 from .browser import QueueBrowser
 from .completion import CompletionListener
 from .connection import Connection, ConnectionMetaData, ExceptionListener
+from .connection_events import ConnectionListener
 from .consumer import EncodedMessage, MessageConsumer, MessageListener
 from .context import JMSConsumer, JMSContext, JMSProducer
 from .domain import (
@@ -27,6 +28,7 @@ __all__ = [
     "CompletionListener",
     "Connection",
     "ConnectionFactory",
+    "ConnectionListener",
     "ConnectionMetaData",
     "EncodedMessage",
     "ExceptionListener",

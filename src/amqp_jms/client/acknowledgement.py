@@ -44,7 +44,14 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import JMSException
-from ..provider.base import ACCEPTED, MODIFIED_FAILED, MODIFIED_FAILED_UNDELIVERABLE, REJECTED, RELEASED
+from ..provider.base import (
+    ACCEPTED,
+    MODIFIED_FAILED,
+    MODIFIED_FAILED_UNDELIVERABLE,
+    REJECTED,
+    RELEASED,
+    Inbound,
+)
 
 __all__ = [
     "ACK_TYPE",
@@ -120,11 +127,11 @@ def outcome_for_ack_type(value: Any) -> int:
     return n
 
 
-def unseen_outcome(inbound: Any) -> int:
+def unseen_outcome(inbound: Inbound) -> int:
     """The outcome of a message the client gives back unseen (close, stop, rollback):
     ``released`` if the application never had it; ``modified-failed`` if it had it once and
     ``recover()`` queued it again (Qpid JMS: that delivery attempt counts)."""
-    return MODIFIED_FAILED if getattr(inbound, "local_redeliveries", 0) else UNSEEN
+    return MODIFIED_FAILED if inbound.local_redeliveries else UNSEEN
 
 
 def ack_type_of(msg: Any) -> int:
@@ -275,7 +282,7 @@ class DeliveredLedger:
         by_consumer: dict[int, tuple[Any, list[Any]]] = {}
         for consumer, inbound in delivered:
             inbound.local_redeliveries += 1
-            inbound._msg = None
+            inbound.reset()
             by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
         return list(by_consumer.values())
 

@@ -13,10 +13,9 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import IllegalStateException, JMSException
-from ..provider.base import ACCEPTED, ConsumerSpec
+from ..provider.base import ACCEPTED, BROWSERS, ConsumerSpec, ProviderConsumer
 from .acknowledgement import POISON, decode_or_poison
 from .consumer import LocalQueue
-from .session_features import refuse_on_rabbitmq
 
 if TYPE_CHECKING:
     from ..destination import Queue
@@ -34,10 +33,8 @@ class QueueBrowser:
         self._queue = queue
         self._selector = selector
         self._closed = False
-        self._open: list[Any] = []  # provider consumers of enumerations still running
-        # measured with RabbitMQ 3.10: a drain request crashes its session (amqp:internal-error),
-        # and a browser must drain to know it has seen everything
-        refuse_on_rabbitmq(session._connection, "queue browsers", "a drain request ends its session")
+        self._open: list[ProviderConsumer] = []  # provider consumers of enumerations still running
+        session._connection._capabilities().check(BROWSERS)  # a browser must be able to drain
 
     def get_queue(self) -> Queue:
         self._check_open()
@@ -79,7 +76,7 @@ class QueueBrowser:
             raise IllegalStateException("the browser is closed")
         self._session._check_open()
 
-    def _attach(self) -> tuple[Any, LocalQueue, Any]:
+    def _attach(self) -> tuple[ProviderConsumer, LocalQueue, Any]:
         conn = self._session._connection
         cfg = conn._config
         prefetch = cfg.prefetch.for_destination(False, browser=True)
@@ -88,7 +85,7 @@ class QueueBrowser:
         sink.running = True
         pcons = conn._provider_wait(self._session._p.create_consumer(spec, sink), conn._request_timeout(),
                                     "create_browser")
-        if not getattr(pcons, "copy_honoured", True):
+        if not pcons.copy_honoured:
             try:
                 conn._provider_wait(pcons.close(), conn._close_timeout(), "close browser")
             finally:
@@ -96,18 +93,18 @@ class QueueBrowser:
                     f"the peer cannot browse {self._queue}: it did not answer distribution-mode "
                     "copy, so browsing would consume the messages"
                 )
-        local = None
-        if self._selector is not None and not getattr(pcons, "selector_applied_remotely", True):
+        local = None  # applied here to messages the peer did not filter (asked per message)
+        if self._selector is not None:
             from ..selector import Selector
 
             local = Selector(self._selector)
         self._open.append(pcons)
         return pcons, sink, local
 
-    def _enumerate(self, pcons: Any, sink: LocalQueue, local: Any) -> Iterator[Message]:
+    def _enumerate(self, pcons: ProviderConsumer, sink: LocalQueue, local: Any) -> Iterator[Message]:
         conn = self._session._connection
         drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
-        prefetch = getattr(pcons, "prefetch", 0)
+        prefetch = pcons.prefetch
         try:
             while not self._closed and not self._session._closed:
                 inbound = sink.get(0)
@@ -125,14 +122,14 @@ class QueueBrowser:
                 pcons.acknowledge(inbound, ACCEPTED if msg is not None else POISON)
                 if msg is None:
                     continue
-                if local is not None and not local.matches(msg):
+                if local is not None and not pcons.selector_applied_remotely and not local.matches(msg):
                     continue
                 msg._mark_received()
                 yield msg
         finally:
             self._close_link(pcons)
 
-    def _close_link(self, pcons: Any) -> None:
+    def _close_link(self, pcons: ProviderConsumer) -> None:
         if pcons not in self._open:
             return
         self._open.remove(pcons)

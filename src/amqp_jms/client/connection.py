@@ -12,10 +12,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ..destination import Destination, TemporaryQueue, TemporaryTopic
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
+from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
 from .completion import refuse_in_callback
+from .connection_events import ConnectionEvents
 from .session import Session
+from .subscriptions import SubscriptionTracker
 
 __all__ = ["Connection", "ConnectionMetaData", "ExceptionListener"]
 
@@ -80,10 +84,12 @@ ExceptionListenerLike = ExceptionListener | Callable[[JMSException], None]
 class Connection:
     """An active connection to an AMQP peer. Use it as a context manager to close it."""
 
-    def __init__(self, config: ConnectionConfig, provider_factory: Callable[[ConnectionConfig], Any]) -> None:
+    def __init__(
+        self, config: ConnectionConfig, provider_factory: Callable[[ConnectionConfig], Provider]
+    ) -> None:
         self._config = config
         self._provider_factory = provider_factory
-        self._provider: Any = None
+        self._provider: Provider | None = None
         self._lock = threading.RLock()
         self._client_id: str | None = config.client_id
         self._client_id_locked = config.client_id is not None
@@ -94,6 +100,12 @@ class Connection:
         self._sessions: list[Session] = []
         self._session_index = 0
         self._exception_listener: ExceptionListenerLike | None = None
+        self._events = ConnectionEvents()
+        #: which subscriptions this connection has consumers on (JMS 6.3: one consumer on an
+        #: unshared durable subscription per client ID)
+        self._subscriptions = SubscriptionTracker()
+        self._temporaries: set[Destination] = set()  # created here, not yet deleted
+        self._temporaries_lock = threading.Lock()
         if config.client_id is not None:
             self._connect()
 
@@ -129,8 +141,22 @@ class Connection:
         return self._exception_listener
 
     def set_exception_listener(self, listener: ExceptionListenerLike | None) -> None:
+        """Called (on a thread of its own) when the connection is lost for good: with failover,
+        only once reconnecting gave up (Qpid JMS)."""
         self._check_open()
         self._exception_listener = listener
+
+    def add_connection_listener(self, listener: Any) -> None:
+        """Tell ``listener`` what happens to the connection: ``on_connection_established(uri)``,
+        ``on_connection_interrupted(uri)``, ``on_connection_restored(uri)``,
+        ``on_connection_failure(exc)`` (see ``amqp_jms.client.connection_events``; subclass
+        ``ConnectionListener`` or give an object with some of them). Called in order on a
+        thread of the connection's, never the I/O thread. Add it before the connection is first
+        used to hear ``on_connection_established``."""
+        self._events.add(listener)
+
+    def remove_connection_listener(self, listener: Any) -> None:
+        self._events.remove(listener)
 
     # -- sessions ------------------------------------------------------------------------------
     def create_session(self, transacted: bool | int = False, acknowledge_mode: int | None = None) -> Session:
@@ -147,8 +173,7 @@ class Connection:
             )
         if mode not in Session.MODES:
             raise JMSException(f"invalid session mode {mode!r}: expected one of {Session.MODES}")
-        self._connect()
-        prov = self._provider
+        prov = self._connect()
         psession = self._provider_wait(
             prov.create_session(mode == Session.SESSION_TRANSACTED), self._request_timeout(), "create_session"
         )
@@ -220,11 +245,26 @@ class Connection:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- provider callbacks (I/O thread) -------------------------------------------------------
+    # -- provider callbacks (ProviderListener; I/O thread) ---------------------------------------
+    def on_connection_established(self, uri: str) -> None:
+        self._events.post("on_connection_established", uri)
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
+        to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``)."""
+        for s in list(self._sessions):
+            for c in list(s._consumers):
+                c._queue.clear()
+        self._events.post("on_connection_interrupted", uri)
+
+    def on_connection_restored(self, uri: str) -> None:
+        self._events.post("on_connection_restored", uri)
+
     def on_connection_failure(self, exc: JMSException) -> None:
         self._failure = exc
         for s in list(self._sessions):
             s._connection_failed(exc)
+        self._events.post("on_connection_failure", exc)
         listener = self._exception_listener
         if listener is not None:
             call: Any = getattr(listener, "on_exception", listener)
@@ -244,10 +284,10 @@ class Connection:
         threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()
 
     # -- internals -----------------------------------------------------------------------------
-    def _connect(self) -> None:
+    def _connect(self) -> Provider:
         with self._lock:
             if self._provider is not None:
-                return
+                return self._provider
             self._client_id_locked = True
             prov = self._provider_factory(self._config)
             try:
@@ -258,6 +298,7 @@ class Connection:
             self._provider = prov
             if self._client_id is None and self._config.client_id is None:
                 self._client_id = None
+            return prov
 
     def _check_open(self) -> None:
         if self._closed:
@@ -279,8 +320,15 @@ class Connection:
             if not self._started:
                 self._started_cond.wait(timeout)
 
+    def _prov(self) -> Provider:
+        """The provider of an opened connection (every caller opened it first)."""
+        p = self._provider
+        if p is None:
+            raise IllegalStateException("the connection is not open")
+        return p
+
     def _provider_wait(self, fut: Any, timeout: float | None, what: str) -> Any:
-        return self._provider.wait(fut, timeout, what)
+        return self._prov().wait(fut, timeout, what)
 
     def _provider_alive(self) -> bool:
         p = self._provider
@@ -298,11 +346,35 @@ class Connection:
         so a message cannot claim to come from another user)."""
         return self._config.username if self._config.populate_jmsx_user_id else None
 
-    def _remote_caps(self) -> frozenset[str]:
-        return self._provider.remote_capabilities if self._provider is not None else frozenset()
+    def _capabilities(self) -> Capabilities:
+        """What the peer connected now supports (asked each time: a failover may change it)."""
+        return self._prov().capabilities
 
     def _connection_id(self) -> str:
-        return str(self._provider.connection_id)
+        return self._prov().connection_id
+
+    # -- temporary destinations (the connection owns them: JMS 6.2.2) --------------------------
+    def _own_temporary(self, dest: TemporaryQueue | TemporaryTopic) -> None:
+        dest._bind(self._delete_temporary)
+        with self._temporaries_lock:
+            self._temporaries.add(dest)
+
+    def _owns_temporary(self, dest: Destination) -> bool:
+        with self._temporaries_lock:
+            return dest in self._temporaries
+
+    def _delete_temporary(self, dest: Destination) -> None:
+        """``TemporaryQueue.delete()``: refused while one of this connection's consumers uses it."""
+        self._check_open()
+        for s in list(self._sessions):
+            for c in list(s._consumers):
+                if not c._closed and c.destination == dest:
+                    raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
+        if self._provider_alive():
+            self._provider_wait(self._prov().delete_temporary(dest.name), self._request_timeout(),
+                                "delete temporary destination")
+        with self._temporaries_lock:
+            self._temporaries.discard(dest)
 
     def _forget_session(self, s: Session) -> None:
         with self._lock:

@@ -84,6 +84,11 @@ class LocalQueue:
             self._q.clear()
             return items
 
+    def clear(self) -> None:
+        """The connection was interrupted: drop what is queued, unsettled (the peer redelivers it)."""
+        with self._cond:
+            self._q.clear()
+
     def give_back(self) -> list[tuple[Any, int]]:
         """What the link gives back as it closes: every queued message with its unseen outcome
         (called on the I/O thread)."""
@@ -182,10 +187,12 @@ class MessageConsumer:
         self._no_local = no_local
         self._queue = queue
         self._p = pconsumer
+        #: the selector, evaluated here for messages whose peer did not apply it
+        #: (``ProviderConsumer.selector_applied_remotely``, read per message)
         self._local_selector = local_selector
         self._listener: ListenerLike | None = None
         self._closed = False
-        self._prefetch: int = getattr(pconsumer, "prefetch", 1)
+        self._prefetch: int = pconsumer.prefetch
         self._receiving = 0
         cfg = session._connection._config
         #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
@@ -322,7 +329,7 @@ class MessageConsumer:
         if got is None:
             return None
         inbound, message = got
-        data = getattr(inbound, "data", None)
+        data = inbound.data
         if data is None:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
@@ -429,7 +436,7 @@ class MessageConsumer:
                 vet(msg)
             except JMSException:
                 if hands_back_refused(sess.acknowledge_mode):
-                    inbound._msg = None  # read again from its bytes next time
+                    inbound.reset()  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise
                 sess._after_receive(self, inbound, msg)

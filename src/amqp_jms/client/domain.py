@@ -15,8 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException
+from ..provider import create_provider
 from .connection import Connection
-from .factory import ConnectionFactory, _amqp_provider
+from .factory import ConnectionFactory
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -189,7 +190,7 @@ class QueueConnectionFactory(ConnectionFactory):
         self, username: str | None = None, password: str | None = None
     ) -> QueueConnection:
         cfg = self.config if username is None else self.config.replace(username=username, password=password)
-        return QueueConnection(cfg, _amqp_provider)
+        return QueueConnection(cfg, create_provider)
 
 
 class TopicConnectionFactory(ConnectionFactory):
@@ -197,4 +198,4 @@ class TopicConnectionFactory(ConnectionFactory):
         self, username: str | None = None, password: str | None = None
     ) -> TopicConnection:
         cfg = self.config if username is None else self.config.replace(username=username, password=password)
-        return TopicConnection(cfg, _amqp_provider)
+        return TopicConnection(cfg, create_provider)

@@ -4,16 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..provider.config import ConnectionConfig, parse_url
+from ..provider import create_provider
+from ..provider.config import parse_url
 from .connection import Connection
 
 __all__ = ["ConnectionFactory"]
-
-
-def _amqp_provider(config: ConnectionConfig) -> Any:
-    from ..provider.amqp import AmqpProvider
-
-    return AmqpProvider(config)
 
 
 class ConnectionFactory:
@@ -36,7 +31,7 @@ class ConnectionFactory:
         cfg = self.config
         if username is not None:
             cfg = cfg.replace(username=username, password=password)
-        return Connection(cfg, _amqp_provider)
+        return Connection(cfg, create_provider)
 
     def create_context(self, *args: Any, **kwargs: Any) -> Any:
         """JMS 2.0 ``JMSContext``: ``()``, ``(session_mode)``, ``(user, password[, session_mode])``."""

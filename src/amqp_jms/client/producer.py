@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..message import DeliveryMode
+from ..provider.base import DELAYED_DELIVERY
 from .completion import RETURN_FUTURE, is_listener
 
 if TYPE_CHECKING:
@@ -202,8 +203,8 @@ class MessageProducer:
         elif "JMSXUserID" in message._props:
             del message._props["JMSXUserID"]
         delay = self.delivery_delay
-        if delay > 0 and "DELAYED_DELIVERY" not in self._session._connection._remote_caps():
-            raise JMSException("the peer does not offer DELAYED_DELIVERY: delivery delay is not supported")
+        if delay > 0:
+            self._session._connection._capabilities().check(DELAYED_DELIVERY)
         if self.disable_message_id:
             message._message_id = None
         else:

@@ -142,13 +142,8 @@ class Session(SessionFeatures, ListenerDispatch):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
         is_topic = destination is not None and destination.is_topic
         presettle = conn._config.presettle.producer(is_topic, self.transacted)
-        if destination is None and "ANONYMOUS-RELAY" not in conn._remote_caps():
-            from .anonymous import AnonymousFallbackProducer  # per-destination link cache
-
-            pprod: Any = AnonymousFallbackProducer(self._p, presettle, conn)
-        else:
-            pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
-                                        conn._request_timeout(), "create_producer")
+        pprod = conn._provider_wait(self._p.create_producer(ProducerSpec(destination, presettle)),
+                                    conn._request_timeout(), "create_producer")
         with self._lock:
             self._producer_ids += 1
             pid = f"{conn._connection_id()}:{self._index}:{self._producer_ids}"
@@ -188,8 +183,7 @@ class Session(SessionFeatures, ListenerDispatch):
         queue.running = conn._started
         pcons = conn._provider_wait(self._p.create_consumer(spec, queue), conn._request_timeout(),
                                     "create_consumer")
-        local = selector_obj if not getattr(pcons, "selector_applied_remotely", True) else None
-        if local is not None and not destination.is_topic:
+        if selector_obj is not None and not pcons.selector_applied_remotely and not destination.is_topic:
             # filtering a shared queue locally would take messages from other consumers
             conn._provider_wait(pcons.close(), conn._close_timeout(), "close consumer")
             raise JMSException(
@@ -197,7 +191,7 @@ class Session(SessionFeatures, ListenerDispatch):
                 "client cannot filter without taking other consumers' messages; selectors on "
                 "topics are evaluated by the client instead"
             )
-        cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, local)
+        cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, selector_obj)
         with self._lock:
             if self._closed:
                 pcons.close()
@@ -217,7 +211,9 @@ class Session(SessionFeatures, ListenerDispatch):
         outcome = ack.settle_away_outcome(
             msg, now_ms=time.time() * 1000, local_expiry=self._local_expiry,
             redelivery_max=self._redelivery_max, redelivery_outcome=self._redelivery_outcome,
-            local_selector=consumer._local_selector, is_topic=consumer.destination.is_topic)
+            # per message: a re-attach may move the consumer to a peer that filters or does not
+            local_selector=None if consumer._p.selector_applied_remotely else consumer._local_selector,
+            is_topic=consumer.destination.is_topic)
         if outcome is not None:
             consumer._p.acknowledge(inbound, outcome)
             return None

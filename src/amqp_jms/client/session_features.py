@@ -1,61 +1,27 @@
 """The JMS 2.0 session operations of issue 7, mixed into ``Session``.
 
 Durable and shared subscriptions (JMS 6.3, 8.3), ``unsubscribe``, temporary destinations
-(JMS 6.2.2, 4.4.3) and queue browsers. They live here, apart from the core session, because
-they all sit on connection-scoped state (the subscription tracker, the temporary destinations
-the connection owns) that the core does not need; ``Session`` inherits this mixin and calls
+(JMS 6.2.2, 4.4.3) and queue browsers: the session-side checks and link specs. What they share
+across the connection (the subscription tracker, the temporary destinations the connection
+owns, deleting one) is ``Connection``'s; ``Session`` inherits this mixin and calls
 ``_check_consumer_destination`` from ``create_consumer``.
 """
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING, Any
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
-from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from .subscriptions import SubscriptionTracker, validate_subscription_name
+from ..exceptions import IllegalStateException, InvalidDestinationException
+from ..provider.base import DURABLE_SUBSCRIPTIONS, SHARED_SUBSCRIPTIONS, UNSUBSCRIBE
+from .subscriptions import validate_subscription_name
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
     from .connection import Connection
     from .consumer import MessageConsumer
 
-__all__ = ["ConnectionState", "SessionFeatures", "connection_state"]
-
-
-class ConnectionState:
-    """Connection-scoped state of issue 7 features (one per JMS ``Connection``)."""
-
-    def __init__(self) -> None:
-        self.subscriptions = SubscriptionTracker()
-        self.temporaries: set[Destination] = set()
-        self.lock = threading.Lock()
-
-
-_state_lock = threading.Lock()
-
-
-def connection_state(conn: Any) -> ConnectionState:
-    st: ConnectionState | None = getattr(conn, "_features_state", None)
-    if st is None:
-        with _state_lock:
-            st = getattr(conn, "_features_state", None)
-            if st is None:
-                st = ConnectionState()
-                conn._features_state = st
-    return st
-
-
-def peer_product(conn: Any) -> str:
-    """The peer's ``product`` connection property ("RabbitMQ", ...), for the few measured quirks."""
-    props = getattr(conn._provider, "remote_properties", None) or {}
-    return str(props.get("product") or "")
-
-
-def refuse_on_rabbitmq(conn: Any, what: str, why: str) -> None:
-    if peer_product(conn) == "RabbitMQ":
-        raise JMSException(f"RabbitMQ's AMQP 1.0 plugin does not support {what}: {why}")
+__all__ = ["SessionFeatures"]
 
 
 class SessionFeatures:
@@ -107,14 +73,13 @@ class SessionFeatures:
         self._check_open()
         validate_subscription_name(name)
         conn = self._connection
-        st = connection_state(conn)
-        if st.subscriptions.is_active(name):
+        if conn._subscriptions.is_active(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
-        refuse_on_rabbitmq(conn, "unsubscribe", "a null-source attach makes it drop the connection")
+        conn._capabilities().check(UNSUBSCRIBE)
         link = name if conn._client_id is not None else f"{name}|global"
-        conn._provider_wait(conn._provider.unsubscribe(link), conn._request_timeout(), "unsubscribe")
+        conn._provider_wait(conn._prov().unsubscribe(link), conn._request_timeout(), "unsubscribe")
 
     def _subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool
@@ -129,14 +94,14 @@ class SessionFeatures:
             raise IllegalStateException(
                 "a durable subscription needs a client ID: set jms.clientID or call set_client_id first"
             )
-        if shared and "SHARED-SUBS" not in conn._remote_caps():
-            raise JMSException("the peer does not offer SHARED-SUBS: shared subscriptions are not supported")
+        caps = conn._capabilities()
+        if shared:
+            caps.check(SHARED_SUBSCRIPTIONS)
         if durable:
-            refuse_on_rabbitmq(conn, "durable subscriptions",
-                               "it echoes the durable source but drops the subscription on detach")
+            caps.check(DURABLE_SUBSCRIPTIONS)
         if selector is not None and not selector.strip():
             selector = None
-        tracker = connection_state(conn).subscriptions
+        tracker = conn._subscriptions
         if shared:
             link = tracker.reserve_shared(name, durable, topic, selector, has_client_id)
         else:
@@ -162,22 +127,16 @@ class SessionFeatures:
         self._check_open()
         conn = self._connection
         what = "create_temporary_topic" if topic else "create_temporary_queue"
-        address = conn._provider_wait(conn._provider.create_temporary(topic), conn._request_timeout(), what)
+        address = conn._provider_wait(conn._prov().create_temporary(topic), conn._request_timeout(), what)
         dest: TemporaryQueue | TemporaryTopic = TemporaryTopic(address) if topic else TemporaryQueue(address)
-        dest._bind(lambda d: _delete_temporary(conn, d))
-        st = connection_state(conn)
-        with st.lock:
-            st.temporaries.add(dest)
+        conn._own_temporary(dest)
         return dest
 
     def _check_consumer_destination(self, destination: Destination) -> None:
         """Hook of ``create_consumer``: a temporary destination is consumable only by its owner."""
         if not destination.is_temporary:
             return
-        st = connection_state(self._connection)
-        with st.lock:
-            owned = destination in st.temporaries
-        if not owned:
+        if not self._connection._owns_temporary(destination):
             raise InvalidDestinationException(
                 f"{destination} was not created by this connection (or was deleted): only the "
                 "connection that created a temporary destination may consume from it"
@@ -199,17 +158,3 @@ class SessionFeatures:
             Selector(message_selector)  # InvalidSelectorException now, before any frame
         self._check_consumer_destination(queue)
         return QueueBrowser(self, queue, message_selector)  # type: ignore[arg-type]
-
-
-def _delete_temporary(conn: Connection, dest: Destination) -> None:
-    conn._check_open()
-    for s in list(conn._sessions):
-        for c in list(s._consumers):
-            if not c._closed and c.destination == dest:
-                raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
-    st = connection_state(conn)
-    if conn._provider_alive():
-        conn._provider_wait(conn._provider.delete_temporary(dest.name), conn._request_timeout(),
-                            "delete temporary destination")
-    with st.lock:
-        st.temporaries.discard(dest)

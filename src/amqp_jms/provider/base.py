@@ -10,14 +10,20 @@ Fire-and-forget operations (presettled sends, acknowledgements) return ``None``.
 Inbound messages reach the JMS layer through an ``InboundSink`` the consumer passes in: the
 provider calls ``sink.deliver(inbound)`` on its I/O thread, which must only queue it; decoding
 (``Inbound.decode()``) happens later on the thread that hands the message to the application.
+
+This module declares *everything* the JMS layer uses of a provider (issue 17): the client never
+reads a provider object's undeclared or private members, never asks which product the peer is,
+and never builds provider objects itself (``amqp_jms.provider.create_provider`` does), so that a
+failover provider wrapping the AMQP provider sees every call. Peer quirks reach the client as
+``Capabilities``. ``tests/unit/test_provider_interface.py`` holds the client to this.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..destination import Destination
@@ -26,10 +32,16 @@ from .config import ConnectionConfig
 
 __all__ = [
     "ACCEPTED",
+    "BROWSERS",
+    "DELAYED_DELIVERY",
+    "DURABLE_SUBSCRIPTIONS",
     "MODIFIED_FAILED",
     "MODIFIED_FAILED_UNDELIVERABLE",
     "REJECTED",
     "RELEASED",
+    "SHARED_SUBSCRIPTIONS",
+    "UNSUBSCRIBE",
+    "Capabilities",
     "ConsumerSpec",
     "Inbound",
     "InboundSink",
@@ -79,9 +91,16 @@ class Inbound(Protocol):
 
     #: times redelivered locally by ``recover``/rollback (added to the peer's delivery count)
     local_redeliveries: int
+    #: the message as the peer sent it (``receive_encoded``); None if the provider has no bytes
+    data: bytes | None
 
     def decode(self) -> Any:
         """The JMS message (decoded once, cached)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget the decoded message: the next ``decode()`` reads the bytes again (a fresh,
+        read-only copy for a message ``recover`` redelivers)."""
         ...
 
 
@@ -103,16 +122,90 @@ class InboundSink(Protocol):
         link closes (the application never saw them: released, in the JMS layer's policy)."""
         ...
 
+    def clear(self) -> None:
+        """Drop every locally queued message without settling it: the connection was
+        interrupted, so the peer gives them to a consumer again (flagged redelivered)."""
+        ...
+
 
 class ProviderListener(Protocol):
+    """What a provider tells its connection (Qpid JMS's ``ProviderListener``). Every call comes
+    on the provider's I/O thread: hand off, never block, never call back into the provider."""
+
+    def on_connection_established(self, uri: str) -> None:
+        """The first connect succeeded: ``uri`` is the server connected to."""
+        ...
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        """The connection to ``uri`` was lost and the provider is reconnecting (a failover
+        provider only): prefetched messages are void, the peer will redeliver them."""
+        ...
+
+    def on_connection_restored(self, uri: str) -> None:
+        """Reconnected to ``uri`` with every session, producer and consumer re-created."""
+        ...
+
     def on_connection_failure(self, exc: JMSException) -> None:
-        """The connection died (called on the I/O thread: hand off, do not block)."""
+        """The provider gave up: the connection is dead for good (the ExceptionListener)."""
         ...
 
     def on_async_exception(self, exc: JMSException) -> None:
         """A send nobody waited for failed (the peer refused it); the connection lives on
         (called on the I/O thread: hand off, do not block)."""
         ...
+
+
+#: ``Capabilities.refusals`` keys: features a peer may lack, each refused with the reason
+BROWSERS = "queue browsers"
+DURABLE_SUBSCRIPTIONS = "durable subscriptions"
+SHARED_SUBSCRIPTIONS = "shared subscriptions"
+UNSUBSCRIBE = "unsubscribe"
+DELAYED_DELIVERY = "delivery delay"
+
+
+@dataclass(frozen=True, slots=True)
+class Capabilities:
+    """What the peer connected now supports, as the provider judged it from the peer's Open.
+
+    The JMS layer asks these instead of looking at capability symbols or the peer's product:
+    the rules that know AMQP and the quirks of particular brokers live in the provider
+    (``provider/amqp/capabilities.py``), and a failover provider reports those of the peer it
+    is connected to at the moment (they may change when the connection moves)."""
+
+    #: the peer routes a message sent on an anonymous link by its ``to`` (informational: the
+    #: provider falls back to a link per destination itself when it does not)
+    anonymous_relay: bool = True
+    #: feature name (the constants above) -> why the peer cannot do it; absent = supported
+    refusals: Mapping[str, str] = field(default_factory=dict)
+
+    def supports(self, feature: str) -> bool:
+        return feature not in self.refusals
+
+    def check(self, feature: str) -> None:
+        """Raise ``JMSException`` with the reason when the peer cannot do ``feature``."""
+        why = self.refusals.get(feature)
+        if why is not None:
+            raise JMSException(why)
+
+    @property
+    def supports_browsers(self) -> bool:
+        return self.supports(BROWSERS)
+
+    @property
+    def supports_durable_subscriptions(self) -> bool:
+        return self.supports(DURABLE_SUBSCRIPTIONS)
+
+    @property
+    def supports_shared_subscriptions(self) -> bool:
+        return self.supports(SHARED_SUBSCRIPTIONS)
+
+    @property
+    def supports_unsubscribe(self) -> bool:
+        return self.supports(UNSUBSCRIBE)
+
+    @property
+    def supports_delayed_delivery(self) -> bool:
+        return self.supports(DELAYED_DELIVERY)
 
 
 class ProviderProducer(ABC):
@@ -128,6 +221,16 @@ class ProviderProducer(ABC):
 
 
 class ProviderConsumer(ABC):
+    #: the credit it keeps out (0: the JMS layer pulls one message per receive)
+    prefetch: int = 0
+    #: whether the peer filters by the consumer's selector; False: the JMS layer must filter
+    #: itself. May change while the consumer lives (a failover provider re-attaches it to
+    #: another peer), so read it per message, never once at creation
+    selector_applied_remotely: bool = True
+    #: a browser's link: whether the peer answered distribution-mode copy (else browsing would
+    #: consume the messages)
+    copy_honoured: bool = True
+
     @abstractmethod
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
         """Settle one delivery with ``outcome`` (fire and forget, in order)."""
@@ -165,7 +268,10 @@ class ProviderSession(ABC):
     transacted: bool
 
     @abstractmethod
-    def create_producer(self, spec: ProducerSpec) -> Future[ProviderProducer]: ...
+    def create_producer(self, spec: ProducerSpec) -> Future[ProviderProducer]:
+        """A producer; ``ProducerSpec(None)`` (anonymous) always works: a provider whose peer
+        cannot relay builds one that opens a link per destination (Qpid JMS's
+        ``AmqpAnonymousFallbackProducer``)."""
 
     @abstractmethod
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[ProviderConsumer]: ...
@@ -184,6 +290,9 @@ class ProviderSession(ABC):
 
 class Provider(ABC):
     config: ConnectionConfig
+    #: ``ID:<uuid>:<n>``: stable for the connection's life (message and producer ids are built
+    #: from it; a failover provider keeps one across reconnects)
+    connection_id: str
 
     @abstractmethod
     def connect(self, listener: ProviderListener) -> Future[None]: ...
@@ -193,6 +302,27 @@ class Provider(ABC):
 
     @abstractmethod
     def close(self) -> Future[None]: ...
+
+    @abstractmethod
+    def shutdown(self) -> None:
+        """Stop the provider's I/O now, without a Close frame (after ``close``, or when
+        ``connect`` failed); idempotent."""
+
+    @property
+    @abstractmethod
+    def failure(self) -> JMSException | None:
+        """Why the provider gave up on the connection; None while it lives (for a failover
+        provider: also while it is reconnecting)."""
+
+    @property
+    @abstractmethod
+    def capabilities(self) -> Capabilities:
+        """What the peer connected now supports (see ``Capabilities``)."""
+
+    @property
+    @abstractmethod
+    def remote_uri(self) -> str:
+        """The server connected to now (``amqp://host:port``)."""
 
     @abstractmethod
     def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:

@@ -1,5 +1,6 @@
 """The AMQP 1.0 provider over proton's engine: one socket and one loop thread per connection."""
 
+from .anonymous import AnonymousFallbackProducer
 from .connection import AmqpProvider, generate_connection_id
 from .consumer import AmqpConsumer, AmqpInbound
 from .producer import AmqpProducer
@@ -11,5 +12,6 @@ __all__ = [
     "AmqpProducer",
     "AmqpProvider",
     "AmqpSession",
+    "AnonymousFallbackProducer",
     "generate_connection_id",
 ]

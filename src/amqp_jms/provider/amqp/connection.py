@@ -22,11 +22,12 @@ from proton import Condition, Event, symbol
 from ...engine import Engine, SaslConfig
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
-from ..base import Provider, ProviderListener, ProviderSession
+from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, to_jms
 from ..loop import LoopThread
 from .addressing import prefixes_in_force
+from .capabilities import capabilities_of, quirks_of
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array, symbols_of
 
@@ -80,17 +81,6 @@ class _Protocol(asyncio.Protocol):
         self.p._on_socket_lost(exc)
 
 
-def _version(text: object) -> tuple[int, ...]:
-    """``"3.10.8"`` -> ``(3, 10, 8)``; what cannot be read counts as very old: ``()``."""
-    parts = []
-    for piece in str(text or "").split("."):
-        digits = "".join(ch for ch in piece if ch.isdigit())
-        if not digits:
-            break
-        parts.append(int(digits))
-    return tuple(parts)
-
-
 def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
     t = config.transport
     ctx = ssl.create_default_context(cafile=t.trust_store_location)
@@ -120,12 +110,14 @@ class AmqpProvider(Provider):
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
         self._closed_fut: asyncio.Future[None] | None = None
-        self.failure: JMSException | None = None
+        self._failure: JMSException | None = None
         self.closing = False
         self._remote_caps: frozenset[str] = frozenset()
+        self._capabilities = Capabilities()
         self.remote_properties: dict[str, Any] = {}
         self.queue_prefix: str | None = None
         self.topic_prefix: str | None = None
+        #: peer quirks the links work around (``capabilities.PeerQuirks``)
         self.ignores_selectors = False
         self.drain_unsafe = False
         #: producers with transfers proton has not written yet (their send windows)
@@ -147,6 +139,18 @@ class AmqpProvider(Provider):
     @property
     def container_id(self) -> str:
         return self._container_id
+
+    @property
+    def failure(self) -> JMSException | None:
+        return self._failure
+
+    @property
+    def capabilities(self) -> Capabilities:
+        return self._capabilities
+
+    @property
+    def remote_uri(self) -> str:
+        return f"{'amqps' if self.config.secure else 'amqp'}://{self.config.host}:{self.config.port}"
 
     def set_client_id(self, client_id: str) -> None:
         self._container_id = client_id
@@ -299,6 +303,8 @@ class AmqpProvider(Provider):
         except BaseException:
             self._abort()
             raise
+        if self._listener is not None:
+            self._listener.on_connection_established(self.remote_uri)
 
     async def _close(self) -> None:
         if self.closing or self.engine is None:
@@ -445,13 +451,9 @@ class AmqpProvider(Provider):
         props = c.remote_properties or {}
         self.remote_properties = {str(k): v for k, v in props.items()}
         self.queue_prefix, self.topic_prefix = prefixes_in_force(self.config, self.remote_properties)
-        # RabbitMQ's AMQP 1.0 plugin echoes a selector filter on attach but never applies it
-        product = str(self.remote_properties.get("product", ""))
-        self.ignores_selectors = product == "RabbitMQ"
-        # RabbitMQ before 3.12 ends the session when a classic queue answers a drain that leaves
-        # credit unused (rabbitmq-server#7119): never drain it just to check an empty queue
-        version = _version(self.remote_properties.get("version"))
-        self.drain_unsafe = product == "RabbitMQ" and version < (3, 12)
+        self._capabilities = capabilities_of(self._remote_caps, self.remote_properties)
+        quirks = quirks_of(self.remote_properties)
+        self.ignores_selectors, self.drain_unsafe = quirks.ignores_selectors, quirks.drain_unsafe
         if "amqp:connection-establishment-failed" in self.remote_properties:
             self._establishment_failed = True  # a close with the reason follows at once
             return
@@ -514,15 +516,13 @@ class AmqpProvider(Provider):
         """A failure nobody waits for (an unawaited send refused): to the connection's listener."""
         listener = self._listener
         if listener is not None and not self.closing and self.failure is None:
-            report = getattr(listener, "on_async_exception", None)
-            if report is not None:
-                report(exc)
+            listener.on_async_exception(exc)
 
     def fail(self, exc: JMSException) -> None:
         """The connection is dead: fail every pending operation, tell the listener once."""
-        if self.failure is not None:
+        if self._failure is not None:
             return
-        self.failure = exc
+        self._failure = exc
         if self._opened is not None and not self._opened.done():
             self._opened.set_exception(exc)
             self._opened.exception()  # retrieved here; _connect re-raises it

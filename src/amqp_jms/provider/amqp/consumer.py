@@ -91,6 +91,9 @@ class AmqpInbound:
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
         return self._msg
 
+    def reset(self) -> None:
+        self._msg = None
+
 
 class AmqpConsumer(AmqpLink, ProviderConsumer):
     kind = "consumer"

@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING, Any
 from proton import Delivery
 
 from ...exceptions import JMSException, TransactionRolledBackException
-from ..base import ConsumerSpec, InboundSink, ProducerSpec, ProviderSession
+from ..base import ConsumerSpec, InboundSink, ProducerSpec, ProviderProducer, ProviderSession
 from ..errors import to_jms
+from .anonymous import AnonymousFallbackProducer
 from .consumer import AmqpConsumer
 from .producer import AmqpProducer, TxCoordinator
 
@@ -153,8 +154,11 @@ class AmqpSession(ProviderSession):
 
     # -- any thread ----------------------------------------------------------------------------
     def create_producer(self, spec: ProducerSpec) -> concurrent.futures.Future[Any]:
-        async def go() -> AmqpProducer:
+        async def go() -> ProviderProducer:
             self.check()
+            if spec.destination is None and not self.p.capabilities.anonymous_relay:
+                # the peer cannot relay: a link per destination, opened as sends need them
+                return AnonymousFallbackProducer(self, spec.presettle)
             addr = spec.destination.name if spec.destination is not None else None
             prod = AmqpProducer(self, spec, self._link_name("sender", addr))
             await prod.open()

@@ -7,8 +7,10 @@ destination on demand and keeps at most ``amqp.anonymousFallbackCacheSize`` of t
 the least recently used one beyond that and any idle for ``amqp.anonymousFallbackCacheTimeout``
 ms (checked at each send). With a cache size of 0 each link is closed once its send completes.
 
-This is a ``ProviderProducer`` built from other provider producers, so the JMS producer does
-not know which kind it holds.
+This is Qpid JMS's ``AmqpAnonymousFallbackProducer``: the session hands it out for
+``ProducerSpec(None)`` when the peer lacks ``ANONYMOUS-RELAY``, so an anonymous producer always
+works and the JMS layer does not know which kind it holds. A link is created on the sending
+thread (it waits up to ``jms.requestTimeout`` for the attach, as a ``create_producer`` does).
 """
 
 from __future__ import annotations
@@ -19,13 +21,12 @@ import time
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any
 
-from ..exceptions import IllegalStateException, InvalidDestinationException
-from ..provider.base import ProducerSpec, ProviderProducer
+from ...exceptions import IllegalStateException, InvalidDestinationException
+from ..base import ProducerSpec, ProviderProducer
 
 if TYPE_CHECKING:
-    from ..destination import Destination
-    from ..provider.base import ProviderSession
-    from .connection import Connection
+    from ...destination import Destination
+    from .session import AmqpSession
 
 __all__ = ["AnonymousFallbackProducer"]
 
@@ -40,11 +41,10 @@ class _Entry:
 
 
 class AnonymousFallbackProducer(ProviderProducer):
-    def __init__(self, psession: ProviderSession, presettle: bool, conn: Connection) -> None:
-        self._ps = psession
+    def __init__(self, session: AmqpSession, presettle: bool) -> None:
+        self._ps = session
         self._presettle = presettle
-        self._conn = conn
-        cfg = conn._config
+        cfg = session.p.config
         self._size = cfg.anonymous_fallback_cache_size
         self._timeout = cfg.anonymous_fallback_cache_timeout_ms / 1000.0
         self._links: OrderedDict[Destination, _Entry] = OrderedDict()
@@ -86,9 +86,9 @@ class AnonymousFallbackProducer(ProviderProducer):
             self._close_entry(e)
         if entry is not None:
             return entry
-        conn = self._conn
-        pprod = conn._provider_wait(self._ps.create_producer(ProducerSpec(dest, self._presettle)),
-                                    conn._request_timeout(), f"create a link to {dest}")
+        p = self._ps.p
+        pprod = p.wait(self._ps.create_producer(ProducerSpec(dest, self._presettle)),
+                       p.request_timeout(), f"create a link to {dest}")
         entry = _Entry(pprod)
         evicted: list[_Entry] = []
         with self._lock:

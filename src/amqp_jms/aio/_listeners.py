@@ -1,0 +1,68 @@
+"""Connection listeners on the asyncio face: each event runs on the application's event loop.
+
+The core (``amqp_jms.client.connection_events``) reports events in order on a thread of the
+connection's; ``OnLoop`` moves each call onto the loop the listener was added from, so an async
+application's listener runs where its other code does. A listener method may be a plain function
+or a coroutine function (its coroutine is run as a task).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+from typing import Any
+
+from ..client.connection_events import check_listener
+
+__all__ = ["OnLoop"]
+
+_log = logging.getLogger(__name__)
+
+
+class OnLoop:
+    """The core-side listener that forwards to ``listener`` on ``loop``."""
+
+    def __init__(self, listener: Any, loop: asyncio.AbstractEventLoop) -> None:
+        check_listener(listener)
+        self.listener = listener
+        self.loop = loop
+        self._tasks: set[asyncio.Future[Any]] = set()
+
+    def _forward(self, event: str, arg: Any) -> None:
+        call = getattr(self.listener, event, None)
+        if call is None:
+            return
+
+        def run() -> None:
+            try:
+                result = call(arg)
+            except Exception:
+                _log.exception("connection listener %r failed in %s", self.listener, event)
+                return
+            if inspect.isawaitable(result):
+                task = asyncio.ensure_future(result)
+                self._tasks.add(task)  # held until done: the loop keeps only weak references
+                task.add_done_callback(self._finished)
+
+        try:
+            self.loop.call_soon_threadsafe(run)
+        except RuntimeError:  # the application's loop is closed: nobody is listening
+            pass
+
+    def _finished(self, task: asyncio.Future[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            _log.error("connection listener %r failed", self.listener, exc_info=task.exception())
+
+    def on_connection_established(self, uri: str) -> None:
+        self._forward("on_connection_established", uri)
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        self._forward("on_connection_interrupted", uri)
+
+    def on_connection_restored(self, uri: str) -> None:
+        self._forward("on_connection_restored", uri)
+
+    def on_connection_failure(self, exc: Exception) -> None:
+        self._forward("on_connection_failure", exc)
