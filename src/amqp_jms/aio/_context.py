@@ -15,7 +15,7 @@ from ..client.context import JMSContext, JMSProducer, _runtime
 from ..destination import Destination
 from ..message import Message
 from ._bridge import bridge_for
-from ._core import AsyncConsumer, _thread
+from ._core import AsyncConsumer, Transacting, _thread
 
 __all__ = ["AsyncJMSConsumer", "AsyncJMSContext", "AsyncJMSProducer"]
 
@@ -29,7 +29,7 @@ _PASSTHROUGH = frozenset({
 })
 
 
-class AsyncJMSContext:
+class AsyncJMSContext(Transacting):
     """``async with await AsyncConnectionFactory(url).create_context() as ctx:``."""
 
     SESSION_TRANSACTED = JMSContext.SESSION_TRANSACTED
@@ -69,26 +69,9 @@ class AsyncJMSContext:
     async def create_temporary_queue(self) -> Any:
         return await _thread(self.sync.create_temporary_queue)
 
-    async def unsubscribe(self, name: str) -> None:
-        await _thread(self.sync.unsubscribe, name)
-
     async def start(self) -> None:
         await _thread(self.sync.start)
 
-    async def commit(self) -> None:
-        await _thread(self.sync.commit)
-
-    async def rollback(self) -> None:
-        await _thread(self.sync.rollback)
-
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncJMSContext:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 class AsyncJMSProducer:

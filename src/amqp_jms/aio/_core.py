@@ -19,7 +19,7 @@ import concurrent.futures
 import functools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..client.completion import RETURN_FUTURE
 from ..client.connection import Connection
@@ -50,6 +50,35 @@ async def _thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
 
+class Closing:
+    """What every asyncio object does the same way: ``close`` (in a worker thread: closing
+    waits for the peer) and ``async with``."""
+
+    sync: Any
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class Transacting(Closing):
+    """What a session and a context share: transactions and unsubscribing."""
+
+    async def commit(self) -> None:
+        await _thread(self.sync.commit)
+
+    async def rollback(self) -> None:
+        await _thread(self.sync.rollback)
+
+    async def unsubscribe(self, name: str) -> None:
+        await _thread(self.sync.unsubscribe, name)
+
+
 class AsyncConnectionFactory:
     """``AsyncConnectionFactory(url, **options)``: the options of ``ConnectionFactory``."""
 
@@ -67,7 +96,7 @@ class AsyncConnectionFactory:
         return AsyncJMSContext(await _thread(self.factory.create_context, *args))
 
 
-class AsyncConnection:
+class AsyncConnection(Closing):
     """``async with await factory.create_connection() as conn:``."""
 
     def __init__(self, connection: Connection) -> None:
@@ -95,8 +124,6 @@ class AsyncConnection:
     async def stop(self) -> None:
         await _thread(self.sync.stop)
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
 
     def get_client_id(self) -> str | None:
         return self.sync.get_client_id()
@@ -104,14 +131,9 @@ class AsyncConnection:
     async def set_client_id(self, client_id: str) -> None:
         await _thread(self.sync.set_client_id, client_id)
 
-    async def __aenter__(self) -> AsyncConnection:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncSession:
+class AsyncSession(Transacting):
     """A session; message factories stay synchronous (they do no I/O)."""
 
     def __init__(self, session: Session) -> None:
@@ -151,26 +173,9 @@ class AsyncSession:
     async def create_temporary_topic(self) -> Any:
         return await _thread(self.sync.create_temporary_topic)
 
-    async def unsubscribe(self, name: str) -> None:
-        await _thread(self.sync.unsubscribe, name)
-
-    async def commit(self) -> None:
-        await _thread(self.sync.commit)
-
-    async def rollback(self) -> None:
-        await _thread(self.sync.rollback)
-
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncSession:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncProducer:
+class AsyncProducer(Closing):
     """``await producer.send(message)`` / ``await producer.send(destination, message)``.
 
     Awaits the peer's outcome when the core would wait for it (PERSISTENT outside a
@@ -199,12 +204,12 @@ class AsyncProducer:
         pipeline many sends: ``await asyncio.gather(*(p.send_nowait(m) for m in batch))``.
         The arguments are the blocking ``send``'s (one parser, ``resolve_send_args``), but for a
         completion listener: await the future instead."""
-        p = self.sync
-        destination, message, mode, priority, ttl, listener = p.resolve_send_args(
+        producer = self.sync
+        destination, message, mode, priority, ttl, listener = producer.resolve_send_args(
             args, {k: v for k, v in kwargs.items() if v is not None})
         if listener is not None:
             raise TypeError("the asyncio producer takes no completion listener: await the send")
-        fut = p.send_resolved(destination, message, mode, priority, ttl, RETURN_FUTURE)
+        fut = producer.send_resolved(destination, message, mode, priority, ttl, RETURN_FUTURE)
         loop = asyncio.get_running_loop()
         if fut is None:  # presettled / asynchronous producer: nothing to wait for
             done: asyncio.Future[None] = loop.create_future()
@@ -212,17 +217,9 @@ class AsyncProducer:
             return done
         return bridge_for(loop).wrap(fut)
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncProducer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncConsumer:
+class AsyncConsumer(Closing):
     """``await consumer.receive(timeout_ms)`` and ``async for message in consumer``."""
 
     def __init__(self, consumer: MessageConsumer) -> None:
@@ -371,11 +368,3 @@ class AsyncConsumer:
                 return
             yield m
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncConsumer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()

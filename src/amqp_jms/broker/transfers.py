@@ -162,12 +162,17 @@ class TransferHandling:
         link.close()
         self.dirty()
 
+    def _parse(self, data: bytes) -> BrokerMessage:
+        """A message as the broker keeps it; ``ValueError`` (-> amqp:decode-error) when it is
+        malformed or nests deeper than ``max_value_depth``."""
+        if len(data) > self.depth_floor:
+            check_depth(data, self.max_value_depth)
+        return BrokerMessage.parse(data, now=self.router.clock(), origin=self.id)
+
     def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
         router = self.router
         try:
-            if len(data) > self.depth_floor:
-                check_depth(data, self.max_value_depth)
-            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+            msg = self._parse(data)
         except ValueError as exc:
             _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
             return
@@ -246,9 +251,7 @@ class TransferHandling:
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
         try:
-            if len(data) > self.depth_floor:
-                check_depth(data, self.max_value_depth)
-            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+            msg = self._parse(data)
         except ValueError as exc:
             self._refuse_message(dlv, "amqp:decode-error", str(exc))
             return

@@ -186,7 +186,7 @@ class MessageConsumer:
         self._selector = selector
         self._no_local = no_local
         self._queue = queue
-        self._p = pconsumer
+        self._provider_consumer = pconsumer
         #: the selector, evaluated here for messages whose peer did not apply it
         #: (``ProviderConsumer.selector_applied_remotely``, read per message)
         self._local_selector = local_selector
@@ -194,7 +194,7 @@ class MessageConsumer:
         self._closed = False
         self._prefetch: int = pconsumer.prefetch
         self._receiving = 0
-        cfg = session._connection._config
+        cfg = session.connection.config
         #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
         self._local_only_wait = cfg.receive_local_only
         self._local_only_nowait = cfg.receive_no_wait_local_only
@@ -215,8 +215,9 @@ class MessageConsumer:
         return self._listener
 
     def set_message_listener(self, listener: ListenerLike | None) -> None:
-        self._check_open()
-        self._session._set_listener(self, listener)
+        self.check_open()
+        self._listener = listener
+        self._session.listener_changed(self)
 
     def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message, waiting up to ``timeout_ms`` (None or 0: until one arrives or close)."""
@@ -276,22 +277,22 @@ class MessageConsumer:
         drains: RabbitMQ before 3.12, see docs/client.md): an empty ``receive_no_wait`` then
         proves nothing, and the caller must fall back to waiting for a quiet spell.
         """
-        self._check_open()
+        self.check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot drain: the consumer has a message listener")
-        if not self._p.drain_on_empty:
+        if not self._provider_consumer.drain_on_empty:
             return False
         if self._prefetch <= 0:
             return True
-        conn = self._session._connection
-        conn._provider_wait(self._p.drain(), self._drain_timeout, "drain")
-        self._p.taken()  # the drain used up the credit: let the provider top it up again
+        conn = self._session.connection
+        conn.wait_provider(self._provider_consumer.drain(), self._drain_timeout, "drain")
+        self._provider_consumer.taken()  # the drain used up the credit: let the provider top it up again
         return True
 
     def close(self) -> None:
         if self._closed:
             return
-        self._session._close_consumer(self)
+        self._session.close_consumer(self)
 
     def __iter__(self) -> Iterator[Message]:
         while True:
@@ -307,10 +308,10 @@ class MessageConsumer:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")
-        self._session._check_open()
+        self._session.check_open()
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
         self._receiving += 1
@@ -368,15 +369,15 @@ class MessageConsumer:
                         return arg, msg
                     got = None
                 elif op is TOP_UP:
-                    self._p.taken()
+                    self._provider_consumer.taken()
                     got = None
                 elif op is TAKE_SINCE:
                     got = q.get(arg[1], stops=arg[0])
                 elif op is WAIT_RUNNING:
                     got = q.wait_running(arg)
                 else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
-                    conn = self._session._connection
-                    got = conn._provider_wait(self.request(op), self._drain_timeout, arg)
+                    conn = self._session.connection
+                    got = conn.wait_provider(self.request(op), self._drain_timeout, arg)
                 step = flow.send(got)
         except StopIteration:
             return None
@@ -384,7 +385,7 @@ class MessageConsumer:
     # -- what the receive drivers share (the blocking one above, ``aio.AsyncConsumer``) -------
     def check_can_receive(self) -> None:
         """Raise unless a synchronous receive is allowed: open, and no message listener."""
-        self._check_open()
+        self.check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
 
@@ -392,29 +393,52 @@ class MessageConsumer:
         """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
         local_only = self._local_only_wait if timeout is None or timeout > 0 else self._local_only_nowait
         return receive_flow(self._queue, self._prefetch, timeout, ask_peer=ask_peer,
-                            peer_drains=self._p.drain_on_empty, local_only=local_only)
+                            peer_drains=self._provider_consumer.drain_on_empty, local_only=local_only)
 
     def request(self, op: Op) -> Any:
         """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
         if op is PULL:
-            return self._p.pull(drain=False)
+            return self._provider_consumer.pull(drain=False)
         if op is PULL_DRAIN:
-            return self._p.pull(drain=True)
+            return self._provider_consumer.pull(drain=True)
         if op is DRAIN:
-            return self._p.drain()
+            return self._provider_consumer.drain()
         raise ValueError(f"not a provider request: {op!r}")
 
     def top_up(self) -> None:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
-        self._p.taken()
+        self._provider_consumer.taken()
 
     def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None) -> Message | None:
         """A ``DELIVER`` step: the message handed over (counted as received), or None when the
         session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
-        msg = self._session._prepare(self, inbound)
+        msg = self._session.prepare_delivery(self, inbound)
         if msg is not None:
             self._hand_over(inbound, msg, vet)
         return msg
+
+    @property
+    def provider_consumer(self) -> ProviderConsumer:
+        """The provider's link for this consumer (the session settles through it)."""
+        return self._provider_consumer
+
+    @property
+    def prefetch(self) -> int:
+        return self._prefetch
+
+    @property
+    def local_selector(self) -> Any:
+        """The selector the client evaluates itself (the peer does not filter), or None."""
+        return self._local_selector
+
+    def mark_closed(self) -> None:
+        """The session closes this consumer (its link goes with the session)."""
+        self._closed = True
+
+    def receive_body_within(self, cls: type, timeout: float | None) -> Any:
+        """``JMSConsumer.receive_body``: the next message's body as ``cls``, waiting up to
+        ``timeout`` seconds (None: until one arrives; 0: no wait)."""
+        return self._receive_body(cls, timeout)
 
     @property
     def local_queue(self) -> LocalQueue:
@@ -439,6 +463,6 @@ class MessageConsumer:
                     inbound.reset()  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise
-                sess._after_receive(self, inbound, msg)
+                sess.after_receive(self, inbound, msg)
                 raise
-        sess._after_receive(self, inbound, msg)
+        sess.after_receive(self, inbound, msg)

@@ -20,7 +20,7 @@ from .acknowledgement import hands_back_refused
 if TYPE_CHECKING:
     from ..message import Message
     from .connection import Connection
-    from .consumer import ListenerLike, MessageConsumer
+    from .consumer import MessageConsumer
 
 __all__ = ["Dispatcher", "ListenerDispatch"]
 
@@ -61,15 +61,15 @@ class Dispatcher:
             self._thread.join(10)
 
     def _main(self) -> None:
-        conn = self._session._connection
+        conn = self._session.connection
         while True:
             item = self._q.get()
             if item is _STOP or self._stopped:
                 return
             if item is None:
                 continue
-            while not conn._started and not self._stopped:
-                conn._wait_started(0.5)
+            while not conn.started and not self._stopped:
+                conn.wait_started(0.5)
             if self._stopped:
                 return
             with self._busy:
@@ -93,41 +93,45 @@ class ListenerDispatch:
 
     if TYPE_CHECKING:
 
-        def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None: ...
+        @property
+        def connection(self) -> Connection: ...
 
-        def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None: ...
+        def prepare_delivery(self, consumer: MessageConsumer, inbound: Any) -> Message | None: ...
 
-    def _set_listener(self, consumer: MessageConsumer, listener: ListenerLike | None) -> None:
+        def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None: ...
+
+    def listener_changed(self, consumer: MessageConsumer) -> None:
+        """``consumer`` set (or cleared) its message listener: feed it from its queue."""
+        listener = consumer.get_message_listener()
         with self._lock:
-            consumer._listener = listener
             if listener is None:
-                consumer._queue.on_arrival = None
+                consumer.local_queue.on_arrival = None
                 return
             if self._dispatcher is None:
                 self._dispatcher = Dispatcher(self, f"amqp-jms-session-{self._index}")
             d = self._dispatcher
-            consumer._queue.on_arrival = lambda: d.notify(consumer)
-            for _ in range(len(consumer._queue)):
+            consumer.local_queue.on_arrival = lambda: d.notify(consumer)
+            for _ in range(len(consumer.local_queue)):
                 d.notify(consumer)
         self._pull_for_listener(consumer)
 
     def _pull_for_listener(self, consumer: MessageConsumer) -> None:
         """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
-        if consumer._prefetch == 0 and consumer._listener is not None and not consumer._closed \
-                and consumer._queue.running and self._connection._provider_alive():
-            consumer._p.pull(drain=False)
+        if consumer.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
+                and consumer.local_queue.running and self._connection.provider_alive():
+            consumer.provider_consumer.pull(drain=False)
 
     def dispatch_one(self, consumer: MessageConsumer) -> None:
         """On the dispatcher thread: hand one queued message to the consumer's listener."""
-        listener = consumer._listener
-        if listener is None or consumer._closed:
+        listener = consumer.get_message_listener()
+        if listener is None or consumer.closed:
             return
-        inbound = consumer._queue.pop_nowait()
+        inbound = consumer.local_queue.pop_nowait()
         if inbound is None:
             return
-        if consumer._prefetch > 0:
-            consumer._p.taken()
-        msg = self._prepare(consumer, inbound)
+        if consumer.prefetch > 0:
+            consumer.provider_consumer.taken()
+        msg = self.prepare_delivery(consumer, inbound)
         if msg is None:
             self._pull_for_listener(consumer)
             return
@@ -143,7 +147,7 @@ class ListenerDispatch:
                 return
             if hands_back_refused(mode):
                 inbound.local_redeliveries += 1
-                consumer._queue.push_front([inbound])
+                consumer.local_queue.push_front([inbound])
                 if self._dispatcher is not None:
                     self._dispatcher.notify(consumer)
                 return
@@ -152,5 +156,5 @@ class ListenerDispatch:
         if self._recovered_current:
             return  # recover() inside the listener already queued it again
         if not self._closed:
-            self._after_receive(consumer, inbound, msg)
+            self.after_receive(consumer, inbound, msg)
             self._pull_for_listener(consumer)

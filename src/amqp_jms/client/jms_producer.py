@@ -59,7 +59,7 @@ class JMSProducer:
     def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
         """The context's producer, configured, and the message with this producer's values."""
         ctx = self._ctx
-        ctx._check_open()
+        ctx.check_open()
         if destination is None:
             from ..exceptions import InvalidDestinationRuntimeException
 
@@ -76,14 +76,14 @@ class JMSProducer:
                 message.set_jms_type(self._type)
             if self._reply_to is not None:
                 message.set_jms_reply_to(self._reply_to)
-            p = ctx._message_producer()
+            p = ctx.message_producer()
             p.set_delivery_delay(self._delay)
             p.set_disable_message_id(self._disable_id)
             p.set_disable_message_timestamp(self._disable_ts)
         return p, message
 
     def _wrap(self, body: Any) -> Message:
-        s = self._ctx._session
+        s = self._ctx.session
         with _runtime():
             if body is None:
                 return s.create_message()
@@ -162,7 +162,7 @@ class JMSProducer:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
         probe = Message()
-        probe._validate_names = self._ctx._shared.connection._config.validate_property_names
+        probe._validate_names = self._ctx.connection.config.validate_property_names
         probe._props.update(self._props)
         return probe
 
