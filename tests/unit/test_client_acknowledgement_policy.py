@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms import JMSException, TextMessage
+from amqp_jms import JMSException, Queue, TextMessage, Topic
 from amqp_jms.client import acknowledgement as ack
 from amqp_jms.provider.base import (
     ACCEPTED,
@@ -94,7 +94,7 @@ class Selector:
 def _vet(msg: Any, **kw: Any) -> int | None:
     args: dict[str, Any] = {"now_ms": 10_000.0, "local_expiry": True, "redelivery_max": -1,
                             "redelivery_outcome": MODIFIED_FAILED_UNDELIVERABLE, "local_selector": None,
-                            "is_topic": False}
+                            "destination": Queue("q")}
     args.update(kw)
     return ack.settle_away_outcome(msg, **args)
 
@@ -109,8 +109,9 @@ def test_vetting_settles_away_expired_over_delivered_and_filtered_messages() -> 
     assert _vet(over, redelivery_max=3) is None
     assert _vet(over, redelivery_max=2) == MODIFIED_FAILED_UNDELIVERABLE
     assert _vet(over, redelivery_max=2, redelivery_outcome=REJECTED) == REJECTED
-    assert _vet(_msg(), local_selector=Selector(False), is_topic=True) == ACCEPTED
-    assert _vet(_msg(), local_selector=Selector(False), is_topic=False) == MODIFIED_FAILED_UNDELIVERABLE
+    assert _vet(_msg(), local_selector=Selector(False), destination=Topic("t")) == ACCEPTED
+    assert _vet(_msg(), local_selector=Selector(False), destination=Queue("q")) \
+        == MODIFIED_FAILED_UNDELIVERABLE
     assert _vet(_msg(), local_selector=Selector(True)) is None
 
 

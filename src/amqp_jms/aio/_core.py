@@ -24,7 +24,15 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from ..client.completion import RETURN_FUTURE
 from ..client.connection import Connection
 from ..client.factory import ConnectionFactory
-from ..client.receive_policy import DELIVER, STOPPED, TAKE, TAKE_SINCE, TOP_UP, WAIT_RUNNING
+from ..client.receive_policy import (
+    DELIVER,
+    DELIVER_PREFETCHED,
+    STOPPED,
+    TAKE,
+    TAKE_SINCE,
+    TOP_UP,
+    WAIT_RUNNING,
+)
 from ..destination import Destination
 from ..exceptions import JMSException
 from ._bridge import bridge_for
@@ -230,7 +238,11 @@ class AsyncConsumer(Closing):
         #: self-pipe write per prefetched message otherwise), and once per parking
         self._parked = 0
         self._woken = False
+        self._queue = consumer.local_queue
         consumer.local_queue.on_arrival = self._arrived  # called on the I/O thread
+        # the consumer's steps, looked up once (a receive is a hot path)
+        self._top_up = consumer.top_up
+        self._deliver = consumer.deliver
 
     def _arrived(self) -> None:
         loop, ev = self._loop, self._event
@@ -267,7 +279,7 @@ class AsyncConsumer(Closing):
         c = self.sync
         c.check_can_receive()
         flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
-        q = c.local_queue
+        q = self._queue
         try:
             step = next(flow)
             while True:
@@ -276,13 +288,15 @@ class AsyncConsumer(Closing):
                     got = q.pop_nowait()
                     if got is None and arg != 0:
                         got = await self._take(arg)
-                elif op is DELIVER:
-                    msg = c.deliver(arg, vet)
+                elif op is DELIVER_PREFETCHED or op is DELIVER:
+                    if op is DELIVER_PREFETCHED:
+                        self._top_up()
+                    msg = self._deliver(arg, vet)
                     if msg is not None:
                         return msg
                     got = None
                 elif op is TOP_UP:
-                    c.top_up()
+                    self._top_up()
                     got = None
                 elif op is TAKE_SINCE:
                     got = await self._take(arg[1], arg[0])
@@ -312,7 +326,7 @@ class AsyncConsumer(Closing):
 
     async def _take(self, wait: float | None, stops: int | None = None) -> Any:
         """A ``TAKE`` (or, given ``stops``, a ``TAKE_SINCE``) step that waits."""
-        q = self.sync.local_queue
+        q = self._queue
         deadline = None if wait is None else time.monotonic() + wait
         while True:
             inbound = q.pop_nowait()
@@ -329,7 +343,7 @@ class AsyncConsumer(Closing):
 
     async def _wait_running(self, wait: float | None) -> bool:
         """A ``WAIT_RUNNING`` step: True once the connection is started, False on timeout/close."""
-        q = self.sync.local_queue
+        q = self._queue
         deadline = None if wait is None else time.monotonic() + wait
         while not q.closed:
             if q.running:
@@ -349,7 +363,7 @@ class AsyncConsumer(Closing):
         self._woken = False
         self._parked += 1  # before the check: an arrival after it sees the count and wakes us
         try:
-            q = self.sync.local_queue
+            q = self._queue
             if q.running and len(q):  # arrived between the check and the clear
                 return
             await asyncio.wait_for(ev.wait(), _POLL if left is None else min(left, _POLL))

@@ -140,17 +140,18 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, where: str) -> Any:
+def decode_or_poison(inbound: Any, receiver: object) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log.
+    logged here, once per message, at WARNING, naming the ``receiver`` (its ``str``: "consumer
+    on queue://q", formatted only then).
     """
     try:
         return inbound.decode()
     except Exception as e:  # whatever the bytes did, the message is unreadable
         _log.warning("%s: a message that cannot be read as a JMS message was settled "
-                     "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)
+                     "modified(delivery-failed, undeliverable-here) and skipped: %s", receiver, e)
         return None
 
 
@@ -158,6 +159,9 @@ def auto_outcome(msg: Any) -> int:
     """The outcome of a message the session acknowledges by itself (AUTO, DUPS_OK, transacted):
     its ``JMS_AMQP_ACK_TYPE`` if a listener chose a valid one, else accepted (nobody is there to
     refuse an invalid one to)."""
+    props = msg._props
+    if not props or ACK_TYPE not in props:  # the common case, without the lookups below
+        return ACCEPTED
     try:
         return ack_type_of(msg)
     except JMSException:
@@ -186,13 +190,12 @@ def count_local_redelivery(inbound: Any, msg: Any) -> None:
 
 def settle_away_outcome(
     msg: Any,
-    *,
     now_ms: float,
     local_expiry: bool,
     redelivery_max: int,
     redelivery_outcome: int,
     local_selector: Any,
-    is_topic: bool,
+    destination: Any,
 ) -> int | None:
     """The outcome a decoded message is settled with instead of being delivered, or None to
     deliver it (Qpid JMS's order of checks):
@@ -210,7 +213,7 @@ def settle_away_outcome(
         if count is not None and int(count) - 1 > redelivery_max:
             return redelivery_outcome
     if local_selector is not None and not local_selector.matches(msg):
-        return ACCEPTED if is_topic else MODIFIED_FAILED_UNDELIVERABLE
+        return ACCEPTED if destination.is_topic else MODIFIED_FAILED_UNDELIVERABLE
     return None
 
 

@@ -28,6 +28,9 @@ __all__ = ["QueueBrowser"]
 class QueueBrowser:
     """``for message in session.create_browser(queue): ...`` or ``get_enumeration()``."""
 
+    def __str__(self) -> str:
+        return f"browser on {self._queue}"
+
     def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
         self._session = session
         self._queue = queue
@@ -117,7 +120,7 @@ class QueueBrowser:
                         return  # the peer had nothing more: the snapshot is exhausted
                 if prefetch > 0:
                     pcons.taken()
-                msg = decode_or_poison(inbound, f"browser on {self._queue}")
+                msg = decode_or_poison(inbound, self)
                 # settles the copy; the message stays queued (an unreadable one is skipped)
                 pcons.acknowledge(inbound, ACCEPTED if msg is not None else POISON)
                 if msg is None:

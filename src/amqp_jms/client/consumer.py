@@ -13,6 +13,7 @@ from ..exceptions import IllegalStateException, JMSException
 from .acknowledgement import hands_back_refused, unseen_outcome
 from .receive_policy import (
     DELIVER,
+    DELIVER_PREFETCHED,
     DRAIN,
     PULL,
     PULL_DRAIN,
@@ -193,7 +194,6 @@ class MessageConsumer:
         self._listener: ListenerLike | None = None
         self._closed = False
         self._prefetch: int = pconsumer.prefetch
-        self._receiving = 0
         cfg = session.connection.config
         #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
         self._local_only_wait = cfg.receive_local_only
@@ -314,19 +314,11 @@ class MessageConsumer:
         self._session.check_open()
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
-        self._receiving += 1
-        try:
-            got = self._receive_inbound(timeout, ask_peer)
-        finally:
-            self._receiving -= 1
+        got = self._receive_inbound(timeout, ask_peer)
         return None if got is None else got[1]
 
     def _receive_encoded(self, timeout: float | None) -> EncodedMessage | None:
-        self._receiving += 1
-        try:
-            got = self._receive_inbound(timeout)
-        finally:
-            self._receiving -= 1
+        got = self._receive_inbound(timeout)
         if got is None:
             return None
         inbound, message = got
@@ -363,6 +355,12 @@ class MessageConsumer:
                 op, arg = step
                 if op is TAKE:
                     got = q.get(arg)
+                elif op is DELIVER_PREFETCHED:
+                    self._provider_consumer.taken()
+                    msg = self.deliver(arg, vet)
+                    if msg is not None:
+                        return arg, msg
+                    got = None
                 elif op is DELIVER:
                     msg = self.deliver(arg, vet)
                     if msg is not None:
@@ -392,8 +390,8 @@ class MessageConsumer:
     def receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
         """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
         local_only = self._local_only_wait if timeout is None or timeout > 0 else self._local_only_nowait
-        return receive_flow(self._queue, self._prefetch, timeout, ask_peer=ask_peer,
-                            peer_drains=self._provider_consumer.drain_on_empty, local_only=local_only)
+        return receive_flow(self._queue, self._prefetch, timeout, ask_peer,
+                            self._provider_consumer.drain_on_empty, local_only)
 
     def request(self, op: Op) -> Any:
         """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
@@ -416,6 +414,9 @@ class MessageConsumer:
         if msg is not None:
             self._hand_over(inbound, msg, vet)
         return msg
+
+    def __str__(self) -> str:
+        return f"consumer on {self._destination}"
 
     @property
     def provider_consumer(self) -> ProviderConsumer:

@@ -31,12 +31,14 @@ Steps are tuples ``(op, arg)``; what the driver does, and sends back:
                         timeout error). Sends None.
 ``(PULL_DRAIN, what)``  one credit with drain: the peer sends a message or answers it has none.
 ``(DRAIN, what)``       drain the link's credit and wait for the peer's answer.
-``(TOP_UP, None)``      a prefetched message was taken, or a drain spent the credit: let the
-                        provider top the credit up (no wait). Sends None.
+``(TOP_UP, None)``      a drain spent the credit: let the provider top the credit up (no wait).
+                        Sends None.
 ``(DELIVER, inbound)``  vet the message (expiry, redelivery limit, local selector, poison) and
                         hand it to the application. When it is handed over the receive is done
                         and the driver stops driving; when it was settled away instead, the
                         driver sends None and the flow goes on (within the same deadline).
+``(DELIVER_PREFETCHED, inbound)``  a prefetched message was taken: it spent a credit, so first
+                        let the provider top the credit up (as ``TOP_UP``), then ``DELIVER``.
 ======================  =====================================================================
 
 The flow ends (``StopIteration``) when the receive answers None: timeout, close, or a stopped
@@ -64,10 +66,12 @@ class Op(enum.IntEnum):
     DRAIN = 6
     TOP_UP = 7
     DELIVER = 8
+    DELIVER_PREFETCHED = 9
 
 
 TAKE, TAKE_SINCE, WAIT_RUNNING = Op.TAKE, Op.TAKE_SINCE, Op.WAIT_RUNNING
 PULL, PULL_DRAIN, DRAIN, TOP_UP, DELIVER = Op.PULL, Op.PULL_DRAIN, Op.DRAIN, Op.TOP_UP, Op.DELIVER
+DELIVER_PREFETCHED = Op.DELIVER_PREFETCHED
 
 #: what a driver answers to ``TAKE_SINCE`` when the connection is or was stopped since
 STOPPED: Any = object()
@@ -94,7 +98,6 @@ def receive_flow(
     queue: QueueState,
     prefetch: int,
     timeout: float | None,
-    *,
     ask_peer: bool = True,
     peer_drains: bool = True,
     local_only: bool = False,
@@ -104,13 +107,14 @@ def receive_flow(
     None (wait until a message arrives or the consumer closes), ``receive_no_wait()`` is 0.
 
     * ``prefetch`` > 0: the provider keeps that many credits out and the messages wait in the
-      local queue. Taking one is a ``TOP_UP``. When the local queue stays empty for a bounded
-      receive, the peer is asked before answering None (a ``DRAIN``): an empty local buffer is not
-      "no message" until the peer says so (Qpid JMS). Not when ``ask_peer`` is False (the asyncio
-      face's ``receive_no_wait``, which must not wait), ``local_only`` (``jms.receiveLocalOnly``
-      / ``jms.receiveNoWaitLocalOnly`` for this kind of receive), the peer is known to fail on
-      such a drain (``peer_drains`` False: RabbitMQ before 3.12), the connection is stopped or the
-      consumer closed. The drain spends the credit: a ``TOP_UP`` follows, found or not.
+      local queue. Taking one tops the credit up (``DELIVER_PREFETCHED``). When the local queue
+      stays empty for a bounded receive, the peer is asked before answering None (a ``DRAIN``):
+      an empty local buffer is not "no message" until the peer says so (Qpid JMS). Not when
+      ``ask_peer`` is False (the asyncio face's ``receive_no_wait``, which must not wait),
+      ``local_only`` (``jms.receiveLocalOnly`` / ``jms.receiveNoWaitLocalOnly`` for this kind of
+      receive), the peer is known to fail on such a drain (``peer_drains`` False: RabbitMQ before
+      3.12), the connection is stopped or the consumer closed. The drain spends the credit: a
+      ``TOP_UP`` follows, found or not.
     * ``prefetch`` 0 (a pull consumer): nothing arrives unasked. ``receive_no_wait`` pulls one
       with drain (the peer answers at once); a waiting receive pulls one credit, waits for the
       message, and drains the credit back at the deadline (what came with it is taken). A stopped
@@ -123,25 +127,25 @@ def receive_flow(
     the same deadline.
     """
     deadline = None if timeout is None else clock() + timeout
-    drain_label = "receive (drain)" if timeout is None or timeout > 0 else "receive_no_wait (drain)"
+    left = timeout
     while True:
         if queue.closed:
             return
-        left = None if deadline is None else max(0.0, deadline - clock())
         if prefetch > 0:
             inbound = yield (TAKE, left)
+            if inbound is not None:
+                yield (DELIVER_PREFETCHED, inbound)  # handed over: the driver stops here
+                left = None if deadline is None else max(0.0, deadline - clock())
+                continue  # settled away while vetting: the next one, within the deadline
+            if (timeout is None or not ask_peer or local_only or not peer_drains
+                    or not queue.running or queue.closed):
+                return
+            # Qpid JMS: an empty local buffer is not "no message" until the peer says so
+            yield (DRAIN, "receive (drain)" if timeout > 0 else "receive_no_wait (drain)")
+            inbound = yield _TAKE_NOW
+            yield _TOP_UP  # the drain used up the credit: top it up again
             if inbound is None:
-                if (timeout is None or not ask_peer or local_only or not peer_drains
-                        or not queue.running or queue.closed):
-                    return
-                # Qpid JMS: an empty local buffer is not "no message" until the peer says so
-                yield (DRAIN, drain_label)
-                inbound = yield _TAKE_NOW
-                yield _TOP_UP  # the drain used up the credit: top it up again
-                if inbound is None:
-                    return
-            else:
-                yield _TOP_UP
+                return
         else:
             inbound = yield _TAKE_NOW
             if inbound is None:
@@ -155,6 +159,7 @@ def receive_flow(
                 if inbound is None:
                     return
         yield (DELIVER, inbound)  # handed over: the driver stops here; settled away: go on
+        left = None if deadline is None else max(0.0, deadline - clock())
 
 
 def _pull_one(queue: QueueState, deadline: float | None, clock: Callable[[], float]

@@ -68,6 +68,7 @@ class Session(SessionFeatures, ListenerDispatch):
         self._redelivery_max = cfg.redelivery.max_redeliveries
         self._redelivery_outcome = ack.OUTCOME_BY_NAME[cfg.redelivery.outcome]
         self._local_expiry = cfg.local_message_expiry
+        self._application_acknowledges = mode in (ack.CLIENT_ACKNOWLEDGE, ack.INDIVIDUAL_ACKNOWLEDGE)
         self._validate_names = cfg.validate_property_names
 
     # -- properties ----------------------------------------------------------------------------
@@ -206,26 +207,27 @@ class Session(SessionFeatures, ListenerDispatch):
     def prepare_delivery(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such)."""
-        msg = ack.decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        msg = ack.decode_or_poison(inbound, consumer)
         if msg is None:
             consumer.provider_consumer.acknowledge(inbound, ack.POISON)
             return None
-        ack.count_local_redelivery(inbound, msg)
-        outcome = ack.settle_away_outcome(
-            msg, now_ms=time.time() * 1000, local_expiry=self._local_expiry,
-            redelivery_max=self._redelivery_max, redelivery_outcome=self._redelivery_outcome,
-            # per message: a re-attach may move the consumer to a peer that filters or does not
-            local_selector=(None if consumer.provider_consumer.selector_applied_remotely
-                            else consumer.local_selector),
-            is_topic=consumer.destination.is_topic)
+        if inbound.local_redeliveries:
+            ack.count_local_redelivery(inbound, msg)
+        selector = consumer.local_selector
+        # per message: a re-attach may move the consumer to a peer that filters or does not
+        if selector is not None and consumer.provider_consumer.selector_applied_remotely:
+            selector = None
+        outcome = ack.settle_away_outcome(msg, time.time() * 1000, self._local_expiry, self._redelivery_max,
+                                          self._redelivery_outcome, selector, consumer.destination)
         if outcome is not None:
             consumer.provider_consumer.acknowledge(inbound, outcome)
             return None
         msg._mark_received()
         if not self._validate_names:
             msg._validate_names = False  # writable again after clear_properties()
-        msg._ack_callback = self._delivered.acknowledge_callback(
-            self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
+        if self._application_acknowledges:  # CLIENT / INDIVIDUAL: acknowledge() settles
+            msg._ack_callback = self._delivered.acknowledge_callback(
+                self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
         return msg
 
     def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
