@@ -1,8 +1,9 @@
 """The asyncio face of the simplified API: ``AsyncJMSContext`` and its producer and consumer.
 
-Wraps ``amqp_jms.client.context`` objects: the producer's values are applied by the same
-``JMSProducer._prepare``, the send is the core's ``MessageProducer._send`` with its future
-awaited, receiving is ``AsyncConsumer``. Errors are the runtime exceptions of the simplified API.
+Wraps ``amqp_jms.client.context`` objects: a send is ``JMSProducer.send_future`` (the same
+values applied, the core's ``MessageProducer.send_resolved``) with its future awaited, receiving
+is ``AsyncConsumer``. Errors, ``async for`` included, are the runtime exceptions of the
+simplified API.
 """
 
 from __future__ import annotations

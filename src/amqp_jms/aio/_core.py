@@ -266,7 +266,7 @@ class AsyncConsumer(Closing):
         return await self._receive(timeout_ms)
 
     async def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
-        """The next message's body as ``cls`` (see ``MessageConsumer._receive_body``)."""
+        """The next message's body as ``cls`` (see ``MessageConsumer.receive_body_within``)."""
         body: list[Any] = []
         m = await self._receive(timeout_ms, lambda msg: body.append(msg.get_body(cls)))
         return None if m is None else body[0]

@@ -43,7 +43,7 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: passed as the listener to ``MessageProducer._send`` by the asyncio API: "give me the
+#: passed as the listener to ``MessageProducer.send_resolved`` by the asyncio API: "give me the
 #: provider's future" (awaited with ``asyncio.wrap_future``) instead of blocking or a callback
 RETURN_FUTURE: Any = object()
 _ids = itertools.count(1)
