@@ -91,10 +91,15 @@ class Selector:
         return self.match
 
 
+@dataclass
+class Receiver:
+    destination: Any
+
+
 def _vet(msg: Any, **kw: Any) -> int | None:
-    args: dict[str, Any] = {"now_ms": 10_000.0, "local_expiry": True, "redelivery_max": -1,
+    args: dict[str, Any] = {"clock": lambda: 10.0, "local_expiry": True, "redelivery_max": -1,
                             "redelivery_outcome": MODIFIED_FAILED_UNDELIVERABLE, "local_selector": None,
-                            "destination": Queue("q")}
+                            "receiver": Receiver(Queue("q"))}
     args.update(kw)
     return ack.settle_away_outcome(msg, **args)
 
@@ -109,8 +114,8 @@ def test_vetting_settles_away_expired_over_delivered_and_filtered_messages() -> 
     assert _vet(over, redelivery_max=3) is None
     assert _vet(over, redelivery_max=2) == MODIFIED_FAILED_UNDELIVERABLE
     assert _vet(over, redelivery_max=2, redelivery_outcome=REJECTED) == REJECTED
-    assert _vet(_msg(), local_selector=Selector(False), destination=Topic("t")) == ACCEPTED
-    assert _vet(_msg(), local_selector=Selector(False), destination=Queue("q")) \
+    assert _vet(_msg(), local_selector=Selector(False), receiver=Receiver(Topic("t"))) == ACCEPTED
+    assert _vet(_msg(), local_selector=Selector(False), receiver=Receiver(Queue("q"))) \
         == MODIFIED_FAILED_UNDELIVERABLE
     assert _vet(_msg(), local_selector=Selector(True)) is None
 

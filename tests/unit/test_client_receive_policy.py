@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms.client.receive_policy import STOPPED, Op, ReceiveFlow, receive_flow
+from amqp_jms.client.receive_policy import STOPPED, Op, ReceiveFlow, ready_prefetched, receive_flow
 
 
 @dataclass
@@ -189,3 +189,36 @@ def test_pull_consumer_pulls_even_when_it_must_not_ask_the_peer() -> None:
     """A pull consumer has nothing local to answer from: ``ask_peer`` False still pulls."""
     steps = drive(receive_flow(State(), 0, 0.0, ask_peer=False), script(None, None))
     assert ops(steps) == [Op.TAKE, Op.PULL_DRAIN, Op.TAKE]
+
+
+# -- the shortcut a driver may take ---------------------------------------------------------------
+class Queue(State):
+    def __init__(self, items: list[Any], running: bool = True, closed: bool = False) -> None:
+        super().__init__(running=running, closed=closed)
+        self.items = items
+
+    def pop_nowait(self) -> Any:
+        return self.items.pop(0) if self.running and self.items else None
+
+
+@pytest.mark.parametrize(("prefetch", "items", "running", "closed"), [
+    (10, ["m"], True, False), (10, [], True, False), (10, ["m"], False, False), (10, ["m"], True, True),
+    (0, ["m"], True, False),
+])
+def test_ready_prefetched_is_the_flows_first_two_steps(prefetch: int, items: list[Any], running: bool,
+                                                       closed: bool) -> None:
+    """``ready_prefetched`` answers a message exactly when the flow's first steps would be TAKE
+    (answered at once) then DELIVER_PREFETCHED of it, and takes nothing otherwise."""
+    shortcut = ready_prefetched(Queue(list(items), running, closed), prefetch)
+    q = Queue(list(items), running, closed)
+    flow = receive_flow(q, prefetch, 0.0, clock=Clock())
+    expected = None
+    first = next(flow, None)
+    if first is not None and first[0] is Op.TAKE:
+        try:
+            second = flow.send(q.pop_nowait())
+        except StopIteration:
+            second = None
+        if second is not None and second[0] is Op.DELIVER_PREFETCHED:
+            expected = second[1]
+    assert shortcut == expected

@@ -32,6 +32,7 @@ from ..client.receive_policy import (
     TAKE_SINCE,
     TOP_UP,
     WAIT_RUNNING,
+    ready_prefetched,
 )
 from ..destination import Destination
 from ..exceptions import JMSException
@@ -278,8 +279,14 @@ class AsyncConsumer(Closing):
         arrivals the I/O thread signals, and never blocks the event loop."""
         c = self.sync
         c.check_can_receive()
-        flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
         q = self._queue
+        inbound = ready_prefetched(q, c.prefetch)  # the common case, without the flow
+        if inbound is not None:
+            self._top_up()
+            msg = self._deliver(inbound, vet)
+            if msg is not None:
+                return msg
+        flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
         try:
             step = next(flow)
             while True:

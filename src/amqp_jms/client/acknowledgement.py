@@ -190,15 +190,17 @@ def count_local_redelivery(inbound: Any, msg: Any) -> None:
 
 def settle_away_outcome(
     msg: Any,
-    now_ms: float,
+    clock: Callable[[], float],
     local_expiry: bool,
     redelivery_max: int,
     redelivery_outcome: int,
     local_selector: Any,
-    destination: Any,
+    receiver: Any,
 ) -> int | None:
     """The outcome a decoded message is settled with instead of being delivered, or None to
-    deliver it (Qpid JMS's order of checks):
+    deliver it (Qpid JMS's order of checks). ``clock`` is the wall clock in seconds
+    (``time.time``; read only for a message that expires), ``receiver`` has the ``destination``
+    it receives from (read only when the selector refuses the message):
 
     * expired (``jms.localMessageExpiry`` and JMSExpiration passed): modified-failed-undeliverable;
     * delivered more often than ``jms.redeliveryPolicy.maxRedeliveries`` (-1: no limit): the
@@ -206,14 +208,14 @@ def settle_away_outcome(
     * not matching a selector the client evaluates (the peer does not filter; topics only):
       accepted on a topic (the copy was this subscriber's), else modified-failed-undeliverable.
     """
-    if local_expiry and msg._expiration and msg._expiration <= now_ms:
+    if local_expiry and msg._expiration and msg._expiration <= clock() * 1000:
         return MODIFIED_FAILED_UNDELIVERABLE
     if redelivery_max >= 0:
         count = msg._props.get("JMSXDeliveryCount")
         if count is not None and int(count) - 1 > redelivery_max:
             return redelivery_outcome
     if local_selector is not None and not local_selector.matches(msg):
-        return ACCEPTED if destination.is_topic else MODIFIED_FAILED_UNDELIVERABLE
+        return ACCEPTED if receiver.destination.is_topic else MODIFIED_FAILED_UNDELIVERABLE
     return None
 
 

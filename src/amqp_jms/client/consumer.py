@@ -24,6 +24,7 @@ from .receive_policy import (
     WAIT_RUNNING,
     Op,
     ReceiveFlow,
+    ready_prefetched,
     receive_flow,
 )
 
@@ -348,6 +349,12 @@ class MessageConsumer:
         (``_receive_body``)."""
         self.check_can_receive()
         q = self._queue
+        inbound = ready_prefetched(q, self._prefetch)  # the common case, without the flow
+        if inbound is not None:
+            self._provider_consumer.taken()
+            msg = self.deliver(inbound, vet)
+            if msg is not None:
+                return inbound, msg
         flow = self.receive_flow(timeout, ask_peer)
         try:
             step = next(flow)

@@ -16,6 +16,7 @@ from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
+from .acknowledgement import POISON, count_local_redelivery, decode_or_poison, settle_away_outcome
 from .completion import Completions, wait_for_completions
 from .consumer import LocalQueue, MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
@@ -207,18 +208,18 @@ class Session(SessionFeatures, ListenerDispatch):
     def prepare_delivery(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such)."""
-        msg = ack.decode_or_poison(inbound, consumer)
+        msg = decode_or_poison(inbound, consumer)
         if msg is None:
-            consumer.provider_consumer.acknowledge(inbound, ack.POISON)
+            consumer.provider_consumer.acknowledge(inbound, POISON)
             return None
         if inbound.local_redeliveries:
-            ack.count_local_redelivery(inbound, msg)
+            count_local_redelivery(inbound, msg)
         selector = consumer.local_selector
         # per message: a re-attach may move the consumer to a peer that filters or does not
         if selector is not None and consumer.provider_consumer.selector_applied_remotely:
             selector = None
-        outcome = ack.settle_away_outcome(msg, time.time() * 1000, self._local_expiry, self._redelivery_max,
-                                          self._redelivery_outcome, selector, consumer.destination)
+        outcome = settle_away_outcome(msg, time.time, self._local_expiry, self._redelivery_max,
+                                      self._redelivery_outcome, selector, consumer)
         if outcome is not None:
             consumer.provider_consumer.acknowledge(inbound, outcome)
             return None
