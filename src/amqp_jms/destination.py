@@ -4,7 +4,7 @@ A destination is a name and a kind. Queues and topics compare by kind and name, 
 ``Queue("orders")`` built by the user equals the one decoded from a received message's
 ``JMSDestination``. Temporary destinations compare by name too (their names are unique, assigned
 by the peer) and can be deleted once a connection owns them; the owner is attached through
-``_bind`` by the client, which keeps this module free of any client or AMQP knowledge.
+``bind_deleter`` by the client, which keeps this module free of any client or AMQP knowledge.
 
 ``str(Queue("orders"))`` is ``queue://orders`` (the form ActiveMQ, Qpid JMS and our CLI use);
 ``parse_destination`` reads that form back. A temporary destination's name is the address its
@@ -120,7 +120,7 @@ class _Temporary(Destination):
         object.__setattr__(self, "_deleter", None)
         object.__setattr__(self, "_deleted", False)
 
-    def _bind(self, deleter: Callable[[Destination], None]) -> None:
+    def bind_deleter(self, deleter: Callable[[Destination], None]) -> None:
         """Called by the connection that created it: ``delete()`` then goes through it."""
         object.__setattr__(self, "_deleter", deleter)
 

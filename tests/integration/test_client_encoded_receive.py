@@ -121,5 +121,5 @@ def test_message_id_prefix_must_be_a_jms_id(conn: Connection, bad: Any) -> None:
 
 def test_drain_says_so_when_the_peer_cannot_be_asked(conn: Connection) -> None:
     consumer = conn.create_session(False).create_consumer(Queue("enc8"))
-    consumer._p.provider.drain_unsafe = True  # what the provider sets for RabbitMQ < 3.12
+    consumer._provider_consumer.provider.drain_unsafe = True  # what the provider sets for RabbitMQ < 3.12
     assert consumer.drain() is False  # at once, and an empty receive_no_wait proves nothing

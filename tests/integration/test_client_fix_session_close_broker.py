@@ -73,7 +73,7 @@ def test_broker_rolls_back_when_the_coordinator_link_detaches(broker: Any) -> No
         cons = tx.create_consumer(q)
         got = cons.receive(2000)
         assert got is not None
-        ps: Any = tx._p
+        ps: Any = tx._provider_session
         coordinator = ps.coordinator
         ps.p.lt.submit(coordinator.detach()).result(5)  # the session and consumer stay open
         # rolled back: the message is available again, and the open consumer gets it anew

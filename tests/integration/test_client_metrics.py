@@ -12,7 +12,7 @@ import pytest
 
 from amqp_jms import ConnectionFactory, DeliveryMode, Queue, Session
 from amqp_jms.aio import AsyncConnectionFactory
-from amqp_jms.provider import codec
+from amqp_jms.provider import payload
 from amqp_jms.provider.metrics import ConnectionMetrics
 from amqp_jms.testing.peer import TestPeer
 
@@ -33,8 +33,8 @@ def test_counters_follow_known_traffic(broker: Any) -> None:
             sent.append(m)
         p = producer_conn.metrics()
         assert (p.messages_sent, p.sends_accepted, p.messages_received) == (6, 6, 0)
-        assert p.bytes_sent == sum(len(codec.encode(m)) for m in sent)  # the transfers' payloads
-        assert p.connection_id == producer_conn._connection_id()
+        assert p.bytes_sent == sum(len(payload.encode(m)) for m in sent)  # the transfers' payloads
+        assert p.connection_id == producer_conn.connection_id()
         with pytest.raises(dataclasses.FrozenInstanceError):
             p.messages_sent = 0  # type: ignore[misc]
 

@@ -15,13 +15,13 @@ from amqp_jms.aio import AsyncConnectionFactory
 
 def _counting_drains(consumer: MessageConsumer) -> list[int]:
     calls: list[int] = []
-    real = consumer._p.drain
+    real = consumer._provider_consumer.drain
 
     def drain() -> Any:
         calls.append(1)
         return real()
 
-    consumer._p.drain = drain  # type: ignore[method-assign]
+    consumer._provider_consumer.drain = drain  # type: ignore[method-assign]
     return calls
 
 

@@ -182,7 +182,7 @@ def test_counters_are_exported_as_opentelemetry_metrics(broker: Any) -> None:
         producer.set_delivery_mode(DeliveryMode.PERSISTENT)
         for _ in range(3):
             producer.send(session.create_text_message("m"))
-        cid = conn._connection_id()
+        cid = conn.connection_id()
     data = READER.get_metrics_data()
     assert data is not None
     points: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}

@@ -1,5 +1,5 @@
 """The broker filters on its own view of a message's selector identifiers
-(``broker._codec.selector_view``); every client-side evaluator reads the message the mapping
+(``broker.message_bytes.selector_view``); every client-side evaluator reads the message the mapping
 decodes. The two must agree (``test_selector_differential`` pins them on generated selectors);
 this file pins the cases where they once disagreed (a missing timestamp, the id forms)."""
 

@@ -15,7 +15,7 @@ from amqp_jms.client.subscriptions import SubscriptionTracker, validate_subscrip
 
 class _Consumer:
     def __init__(self) -> None:
-        self._closed = False
+        self.closed = False
 
 
 def _shared(
@@ -49,10 +49,10 @@ def test_counter_restarts_once_every_consumer_closed() -> None:
         c = _Consumer()
         t.bind("sub", True, True, c)
         consumers.append(c)
-    consumers[0]._closed = True
+    consumers[0].closed = True
     assert t.reserve_shared("sub", True, Topic("t"), None, True) == "sub|3"  # one still open
     t.release("sub", True, True)
-    consumers[1]._closed = True
+    consumers[1].closed = True
     assert t.reserve_shared("sub", True, Topic("t"), None, True) == "sub"
     assert t.is_active("sub")
 

@@ -62,7 +62,7 @@ def _converse(peer: TestPeer, url: str) -> str:
         conn.start()
         m = consumer.receive(2000)
         assert m is not None and m.get_body(str) == "back"
-        cid = conn._connection_id()
+        cid = conn.connection_id()
         consumer.close()
         session.close()
     peer.wait()

@@ -40,7 +40,7 @@ def test_a_connection_failure_is_one_warning_naming_the_connection_and_the_reaso
         peer.expect_begin()
         with ConnectionFactory(peer.url + FAST).create_connection() as conn:
             conn.create_session()
-            cid = conn._connection_id()
+            cid = conn.connection_id()
             heard: list[object] = []
             conn.set_exception_listener(heard.append)
             peer.wait()
@@ -90,7 +90,7 @@ def test_a_skipped_unreadable_message_is_one_warning_naming_connection_session_a
             conn.start()
             m = consumer.receive(2000)
             assert m is not None and m.get_body(str) == "ok"
-            cid = conn._connection_id()
+            cid = conn.connection_id()
             peer.wait()
     (w,) = [r for r in caplog.records if r.name.startswith("amqp_jms") and r.levelno >= logging.INFO]
     assert w.name == "amqp_jms.client" and w.levelno == logging.WARNING

@@ -100,7 +100,7 @@ def test_temporary_destination_delete_needs_an_owner() -> None:
     with pytest.raises(ex.IllegalStateException):
         t.delete()
     deleted: list[object] = []
-    t._bind(deleted.append)
+    t.bind_deleter(deleted.append)
     t.delete()
     t.delete()  # idempotent
     assert deleted == [t] and t.deleted

@@ -43,7 +43,7 @@ SESSION = _declared(base.ProviderSession)
 PRODUCER = _declared(base.ProviderProducer)
 CONSUMER = _declared(base.ProviderConsumer)
 INBOUND = _declared(base.Inbound)
-#: ``<client object>._p`` is the provider handle of a session, producer or consumer
+#: the provider handle of a session, producer or consumer
 HANDLE = SESSION | PRODUCER | CONSUMER
 
 #: local names the client gives provider objects, and the interface each one has
@@ -52,7 +52,9 @@ NAMED = {
     "pproducer": PRODUCER, "pcons": CONSUMER, "pconsumer": CONSUMER, "inbound": INBOUND,
 }
 #: ``<client object>.<attr>`` holding a provider object
-HELD = {"_provider": PROVIDER, "_p": HANDLE}
+HELD = {"_provider": PROVIDER, "_p": HANDLE,
+        "_provider_session": SESSION, "_provider_producer": PRODUCER, "_provider_consumer": CONSUMER,
+        "provider_session": SESSION, "provider_producer": PRODUCER, "provider_consumer": CONSUMER}
 #: peer facts only the provider may look at
 PEER_WORDS = {"ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS", "RabbitMQ", "product",
               "remote_properties"}
@@ -78,7 +80,7 @@ class _Scan(ast.NodeVisitor):
         elif isinstance(node, ast.Attribute):
             k = HELD.get(node.attr)
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
-                and node.func.attr == "_prov":
+                and node.func.attr in ("_prov", "provider"):
             k = PROVIDER
         return self.provider if k is PROVIDER else k
 

@@ -1,21 +1,22 @@
 """The asyncio face of the simplified API: ``AsyncJMSContext`` and its producer and consumer.
 
-Wraps ``amqp_jms.client.context`` objects: the producer's values are applied by the same
-``JMSProducer._prepare``, the send is the core's ``MessageProducer._send`` with its future
-awaited, receiving is ``AsyncConsumer``. Errors are the runtime exceptions of the simplified API.
+Wraps ``amqp_jms.client.context`` objects: a send is ``JMSProducer.send_future`` (the same
+values applied, the core's ``MessageProducer.send_resolved``) with its future awaited, receiving
+is ``AsyncConsumer``. Errors, ``async for`` included, are the runtime exceptions of the
+simplified API.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from typing import Any, TypeVar
 
-from ..client.completion import RETURN_FUTURE
 from ..client.context import JMSContext, JMSProducer, _runtime
 from ..destination import Destination
 from ..message import Message
 from ._bridge import bridge_for
-from ._core import AsyncConsumer, _thread
+from ._core import AsyncConsumer, Transacting, _thread
 
 __all__ = ["AsyncJMSConsumer", "AsyncJMSContext", "AsyncJMSProducer"]
 
@@ -29,7 +30,7 @@ _PASSTHROUGH = frozenset({
 })
 
 
-class AsyncJMSContext:
+class AsyncJMSContext(Transacting):
     """``async with await AsyncConnectionFactory(url).create_context() as ctx:``."""
 
     SESSION_TRANSACTED = JMSContext.SESSION_TRANSACTED
@@ -69,26 +70,9 @@ class AsyncJMSContext:
     async def create_temporary_queue(self) -> Any:
         return await _thread(self.sync.create_temporary_queue)
 
-    async def unsubscribe(self, name: str) -> None:
-        await _thread(self.sync.unsubscribe, name)
-
     async def start(self) -> None:
         await _thread(self.sync.start)
 
-    async def commit(self) -> None:
-        await _thread(self.sync.commit)
-
-    async def rollback(self) -> None:
-        await _thread(self.sync.rollback)
-
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncJMSContext:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 class AsyncJMSProducer:
@@ -108,14 +92,9 @@ class AsyncJMSProducer:
         return attr
 
     async def send(self, destination: Destination, body: Any) -> AsyncJMSProducer:
-        jp = self.sync
-        if jp._listener is not None:
-            jp.send(destination, body)  # completion listener: the core's asynchronous send
-            return self
-        p, message = jp._prepare(destination, body)
-        with _runtime():
-            fut = p._send(destination, message, jp._delivery_mode, jp._priority, jp._ttl, RETURN_FUTURE)
-            if fut is not None:
+        fut = self.sync.send_future(destination, body)  # a completion listener: it hears instead
+        if fut is not None:
+            with _runtime():
                 await bridge_for(asyncio.get_running_loop()).wrap(fut)
         return self
 
@@ -133,8 +112,20 @@ class AsyncJMSConsumer:
             body: T | None = await self.consumer.receive_body(cls, timeout_ms)
             return body
 
-    def __aiter__(self) -> Any:
-        return self.consumer.__aiter__()
+    def __aiter__(self) -> AsyncIterator[Message]:
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[Message]:
+        """``async for``: receives until the consumer closes, each failure raised as its runtime
+        twin, as ``JMSConsumer.__iter__`` does."""
+        it = self.consumer.__aiter__()
+        while True:
+            with _runtime():
+                try:
+                    m = await it.__anext__()
+                except StopAsyncIteration:
+                    return
+            yield m
 
     async def close(self) -> None:
         await self.consumer.close()

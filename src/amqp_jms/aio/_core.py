@@ -1,28 +1,41 @@
 """The asyncio face of the standard API: connections, sessions, producers, consumers.
 
 One core, two faces: each async object wraps the blocking object of ``amqp_jms.client`` and the
-same provider. The hot paths await the provider's own futures through
-``asyncio.wrap_future`` (a send's outcome, credit and drain requests); a receive waits for the
-consumer's local queue to be fed by the I/O thread (woken with ``call_soon_threadsafe``).
-Operations that are rare and already blocking in the core (opening a connection, creating a
-session or link, commit, close) run in a worker thread (``asyncio.to_thread``) so the event
-loop never blocks. No JMS logic (headers, acknowledgement, redelivery, selectors) is repeated
-here: it is the core's ``MessageProducer._send`` and ``Session._prepare/_after_receive``.
+same provider, and only waits differently. A receive is the receive policy
+(``client.receive_policy``) driven by ``AsyncConsumer._receive``: it awaits the provider's
+futures (credit, drain) and the consumer's local queue, fed by the I/O thread (woken with
+``call_soon_threadsafe``); vetting and acknowledgement are the consumer's ``deliver``. A send
+is parsed by the producer's ``resolve_send_args`` and made by its ``send_resolved``, whose
+future is awaited. Operations that are rare and already blocking in the core (opening a
+connection, creating a session or link, commit, close) run in a worker thread
+(``asyncio.to_thread``) so the event loop never blocks. No JMS rule (headers, credit,
+acknowledgement, redelivery, selectors) is written here.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import time
 from collections.abc import AsyncIterator, Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Self, TypeVar
 
 from ..client.completion import RETURN_FUTURE
 from ..client.connection import Connection
 from ..client.factory import ConnectionFactory
+from ..client.receive_policy import (
+    DELIVER,
+    DELIVER_PREFETCHED,
+    STOPPED,
+    TAKE,
+    TAKE_SINCE,
+    TOP_UP,
+    WAIT_RUNNING,
+    ready_prefetched,
+)
 from ..destination import Destination
-from ..exceptions import IllegalStateException
+from ..exceptions import JMSException
 from ._bridge import bridge_for
 from ._listeners import OnLoop
 
@@ -47,6 +60,35 @@ async def _thread(fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     return await asyncio.to_thread(functools.partial(fn, *args, **kwargs))
 
 
+class Closing:
+    """What every asyncio object does the same way: ``close`` (in a worker thread: closing
+    waits for the peer) and ``async with``."""
+
+    sync: Any
+
+    async def close(self) -> None:
+        await _thread(self.sync.close)
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+
+class Transacting(Closing):
+    """What a session and a context share: transactions and unsubscribing."""
+
+    async def commit(self) -> None:
+        await _thread(self.sync.commit)
+
+    async def rollback(self) -> None:
+        await _thread(self.sync.rollback)
+
+    async def unsubscribe(self, name: str) -> None:
+        await _thread(self.sync.unsubscribe, name)
+
+
 class AsyncConnectionFactory:
     """``AsyncConnectionFactory(url, **options)``: the options of ``ConnectionFactory``."""
 
@@ -64,7 +106,7 @@ class AsyncConnectionFactory:
         return AsyncJMSContext(await _thread(self.factory.create_context, *args))
 
 
-class AsyncConnection:
+class AsyncConnection(Closing):
     """``async with await factory.create_connection() as conn:``."""
 
     def __init__(self, connection: Connection) -> None:
@@ -92,8 +134,6 @@ class AsyncConnection:
     async def stop(self) -> None:
         await _thread(self.sync.stop)
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
 
     def get_client_id(self) -> str | None:
         return self.sync.get_client_id()
@@ -105,14 +145,9 @@ class AsyncConnection:
     async def set_client_id(self, client_id: str) -> None:
         await _thread(self.sync.set_client_id, client_id)
 
-    async def __aenter__(self) -> AsyncConnection:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncSession:
+class AsyncSession(Transacting):
     """A session; message factories stay synchronous (they do no I/O)."""
 
     def __init__(self, session: Session) -> None:
@@ -152,26 +187,9 @@ class AsyncSession:
     async def create_temporary_topic(self) -> Any:
         return await _thread(self.sync.create_temporary_topic)
 
-    async def unsubscribe(self, name: str) -> None:
-        await _thread(self.sync.unsubscribe, name)
-
-    async def commit(self) -> None:
-        await _thread(self.sync.commit)
-
-    async def rollback(self) -> None:
-        await _thread(self.sync.rollback)
-
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncSession:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncProducer:
+class AsyncProducer(Closing):
     """``await producer.send(message)`` / ``await producer.send(destination, message)``.
 
     Awaits the peer's outcome when the core would wait for it (PERSISTENT outside a
@@ -187,36 +205,25 @@ class AsyncProducer:
             return getattr(self.sync, name)
         raise AttributeError(name)
 
-    async def send(self, *args: Any, delivery_mode: int | None = None, priority: int | None = None,
-                   time_to_live: int | None = None) -> None:
+    async def send(self, *args: Any, **kwargs: Any) -> None:
         """Send and wait for the outcome (when the core would): ``send(message)`` or, for an
-        anonymous producer, ``send(destination, message)``."""
-        af = self.send_nowait(*args, delivery_mode=delivery_mode, priority=priority,
-                              time_to_live=time_to_live)
-        cfg = self.sync._session._connection._config
-        timeout = cfg.seconds(cfg.send_timeout_ms)
+        anonymous producer, ``send(destination, message)``; ``delivery_mode``, ``priority`` and
+        ``time_to_live`` as in the blocking ``send``."""
+        af = self.send_nowait(*args, **kwargs)
+        timeout = self.sync.send_timeout
         await (af if timeout is None else asyncio.wait_for(af, timeout))
 
-    def send_nowait(self, *args: Any, delivery_mode: int | None = None, priority: int | None = None,
-                    time_to_live: int | None = None) -> asyncio.Future[None]:
+    def send_nowait(self, *args: Any, **kwargs: Any) -> asyncio.Future[None]:
         """Send now (in order, on the calling task) and return a future for the outcome, to
-        pipeline many sends: ``await asyncio.gather(*(p.send_nowait(m) for m in batch))``."""
-        p = self.sync
-        if args and isinstance(args[0], Destination):
-            if p.destination is not None:
-                raise TypeError(f"this producer was created for {p.destination}: send(message)")
-            destination, message = args[0], (args[1] if len(args) > 1 else None)
-        else:
-            if p.destination is None:
-                raise TypeError("this producer has no destination: use send(destination, message)")
-            destination, message = p.destination, (args[0] if args else None)
-        fut = p._send(
-            destination, message,
-            p.delivery_mode if delivery_mode is None else delivery_mode,
-            p.priority if priority is None else priority,
-            p.time_to_live if time_to_live is None else time_to_live,
-            RETURN_FUTURE,
-        )
+        pipeline many sends: ``await asyncio.gather(*(p.send_nowait(m) for m in batch))``.
+        The arguments are the blocking ``send``'s (one parser, ``resolve_send_args``), but for a
+        completion listener: await the future instead."""
+        producer = self.sync
+        destination, message, mode, priority, ttl, listener = producer.resolve_send_args(
+            args, {k: v for k, v in kwargs.items() if v is not None})
+        if listener is not None:
+            raise TypeError("the asyncio producer takes no completion listener: await the send")
+        fut = producer.send_resolved(destination, message, mode, priority, ttl, RETURN_FUTURE)
         loop = asyncio.get_running_loop()
         if fut is None:  # presettled / asynchronous producer: nothing to wait for
             done: asyncio.Future[None] = loop.create_future()
@@ -224,17 +231,9 @@ class AsyncProducer:
             return done
         return bridge_for(loop).wrap(fut)
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncProducer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
-class AsyncConsumer:
+class AsyncConsumer(Closing):
     """``await consumer.receive(timeout_ms)`` and ``async for message in consumer``."""
 
     def __init__(self, consumer: MessageConsumer) -> None:
@@ -245,7 +244,11 @@ class AsyncConsumer:
         #: self-pipe write per prefetched message otherwise), and once per parking
         self._parked = 0
         self._woken = False
-        consumer._queue.on_arrival = self._arrived  # called on the I/O thread
+        self._queue = consumer.local_queue
+        consumer.local_queue.on_arrival = self._arrived  # called on the I/O thread
+        # the consumer's steps, looked up once (a receive is a hot path)
+        self._top_up = consumer.top_up
+        self._deliver = consumer.deliver
 
     def _arrived(self) -> None:
         loop, ev = self._loop, self._event
@@ -262,60 +265,106 @@ class AsyncConsumer:
     def receive_no_wait(self) -> Message | None:
         """A message already here, or None: never waits, so it never asks the peer (that would
         block the event loop); ``await receive(t)`` asks it when ``t`` runs out."""
-        return self.sync._receive(0.0, ask_peer=False)
+        return self.sync.receive_local()
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
         return await self._receive(timeout_ms)
 
     async def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
-        """The next message's body as ``cls`` (see ``MessageConsumer._receive_body``)."""
+        """The next message's body as ``cls`` (see ``MessageConsumer.receive_body_within``)."""
         body: list[Any] = []
         m = await self._receive(timeout_ms, lambda msg: body.append(msg.get_body(cls)))
         return None if m is None else body[0]
 
     async def _receive(self, timeout_ms: int | None, vet: Callable[[Message], None] | None = None
                        ) -> Message | None:
+        """The asyncio driver of the receive policy (``client.receive_policy``), the twin of the
+        blocking ``MessageConsumer._receive_inbound``: it awaits the provider's futures and the
+        arrivals the I/O thread signals, and never blocks the event loop."""
         c = self.sync
-        c._check_open()
-        if c._listener is not None:
-            raise IllegalStateException("cannot receive: the consumer has a message listener")
-        deadline = None if not timeout_ms else time.monotonic() + timeout_ms / 1000.0
-        q, sess = c._queue, c._session
-        pulled = False
-        stops = q.stops
-        while True:
-            if c._closed or q.closed:
-                return None
-            inbound = q.pop_nowait()
-            if inbound is None:
-                if q.stops != stops:
-                    stops, pulled = q.stops, False  # stop() took the credit back: pull again
-                if c._prefetch <= 0 and not pulled and q.running:
-                    await asyncio.wrap_future(c._p.pull(drain=False))
-                    pulled = True
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    if c._prefetch <= 0 and pulled:
-                        await asyncio.wrap_future(c._p.drain())
-                        inbound = q.pop_nowait()
-                    elif c._prefetch > 0 and c._check_remote(timeout_ms or 0):
-                        await asyncio.wrap_future(c._p.drain())  # as the sync receive(t): ask first
-                        inbound = q.pop_nowait()
-                        if inbound is None:
-                            c._p.taken()  # the drain used up the credit: top it up again
-                    if inbound is None:
-                        return None
-                else:
-                    await self._wait(left)
-                    continue
-            if c._prefetch > 0:
-                c._p.taken()
-            msg = sess._prepare(c, inbound)
+        c.check_can_receive()
+        q = self._queue
+        inbound = ready_prefetched(q, c.prefetch)  # the common case, without the flow
+        if inbound is not None:
+            self._top_up()
+            msg = self._deliver(inbound, vet)
             if msg is not None:
-                c._hand_over(inbound, msg, vet)
                 return msg
-            pulled = False
+        flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
+        try:
+            step = next(flow)
+            while True:
+                op, arg = step
+                if op is TAKE:
+                    got = q.pop_nowait()
+                    if got is None and arg != 0:
+                        got = await self._take(arg)
+                elif op is DELIVER_PREFETCHED or op is DELIVER:
+                    if op is DELIVER_PREFETCHED:
+                        self._top_up()
+                    msg = self._deliver(arg, vet)
+                    if msg is not None:
+                        return msg
+                    got = None
+                elif op is TOP_UP:
+                    self._top_up()
+                    got = None
+                elif op is TAKE_SINCE:
+                    got = await self._take(arg[1], arg[0])
+                elif op is WAIT_RUNNING:
+                    got = await self._wait_running(arg)
+                else:  # PULL, PULL_DRAIN, DRAIN
+                    await self._provider(c.request(op), c.drain_timeout, arg)
+                    got = None
+                step = flow.send(got)
+        except StopIteration:
+            return None
+
+    @staticmethod
+    async def _provider(fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> None:
+        """Await a provider request, failing as the blocking wait (the provider's ``wait``) does."""
+        if fut.done() and not fut.cancelled() and fut.exception() is None:
+            return
+        try:
+            await asyncio.wait_for(asyncio.wrap_future(fut), timeout)
+        except TimeoutError:
+            fut.cancel()
+            raise JMSException(f"{what} timed out after {timeout} s") from None
+        except asyncio.CancelledError:
+            if not fut.cancelled():
+                raise  # our own task was cancelled
+            raise JMSException(f"{what} was cancelled: the connection closed") from None
+
+    async def _take(self, wait: float | None, stops: int | None = None) -> Any:
+        """A ``TAKE`` (or, given ``stops``, a ``TAKE_SINCE``) step that waits."""
+        q = self._queue
+        deadline = None if wait is None else time.monotonic() + wait
+        while True:
+            inbound = q.pop_nowait()
+            if inbound is not None:
+                return inbound
+            if q.closed:
+                return None
+            if stops is not None and (not q.running or q.stops != stops):
+                return STOPPED
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return None
+            await self._wait(left)
+
+    async def _wait_running(self, wait: float | None) -> bool:
+        """A ``WAIT_RUNNING`` step: True once the connection is started, False on timeout/close."""
+        q = self._queue
+        deadline = None if wait is None else time.monotonic() + wait
+        while not q.closed:
+            if q.running:
+                return True
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return False
+            await self._wait(left)
+        return False
 
     async def _wait(self, left: float | None) -> None:
         if self._event is None:
@@ -326,7 +375,7 @@ class AsyncConsumer:
         self._woken = False
         self._parked += 1  # before the check: an arrival after it sees the count and wakes us
         try:
-            q = self.sync._queue
+            q = self._queue
             if q.running and len(q):  # arrived between the check and the clear
                 return
             await asyncio.wait_for(ev.wait(), _POLL if left is None else min(left, _POLL))
@@ -339,17 +388,9 @@ class AsyncConsumer:
         return self._iterate()
 
     async def _iterate(self) -> AsyncIterator[Message]:
-        while not self.sync._closed:
+        while not self.sync.closed:
             m = await self.receive()
             if m is None:
                 return
             yield m
 
-    async def close(self) -> None:
-        await _thread(self.sync.close)
-
-    async def __aenter__(self) -> AsyncConsumer:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()

@@ -256,15 +256,7 @@ class BrokerConnection(TransferHandling):
             link.target.copy(target)
             st = IncomingLink(link, None, coordinator=True, window=100)
         elif target.dynamic:
-            caps = symbols(target.capabilities)
-            kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            address = self._temp_address(kind)
-            self._authorize(address, Permission.CREATE_TEMPORARY)
-            self._room_for_node()
-            self.router.ensure_node(address, kind)
-            self.core.temp_owner[address] = self.id
-            policy = lifetime_policy(target)
-            self.core.temps.created(address, policy)
+            address, _, policy = self._create_temporary(target, symbols(target.capabilities))
             link.target.copy(target)
             link.target.address = address
             set_lifetime_policy(link.target, policy)
@@ -313,6 +305,20 @@ class BrokerConnection(TransferHandling):
             )
         return have
 
+    def _create_temporary(self, terminus: Any, caps: Any) -> tuple[str, NodeKind, Any]:
+        """A dynamic terminus: create the temporary node it asks for (a queue unless its
+        capabilities say topic), owned by this connection, with its lifetime policy; the node's
+        address, kind and that policy."""
+        kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
+        address = self._temp_address(kind)
+        self._authorize(address, Permission.CREATE_TEMPORARY)
+        self._room_for_node()
+        self.router.ensure_node(address, kind)
+        self.core.temp_owner[address] = self.id
+        policy = lifetime_policy(terminus)
+        self.core.temps.created(address, policy)
+        return address, kind, policy
+
     def _temp_address(self, kind: NodeKind) -> str:
         """A new temporary node's address (with its ``temp-*://`` scheme in prefix mode)."""
         address = self.router.temp_address(kind)
@@ -347,14 +353,7 @@ class BrokerConnection(TransferHandling):
         set_filters(link.source, filters.selector, filters.no_local)
         st: OutgoingLink
         if source.dynamic:
-            kind = kind_from_caps(caps, NodeKind.TEMP_QUEUE)
-            address = self._temp_address(kind)
-            self._authorize(address, Permission.CREATE_TEMPORARY)
-            self._room_for_node()
-            self.router.ensure_node(address, kind)
-            self.core.temp_owner[address] = self.id
-            policy = lifetime_policy(source)
-            self.core.temps.created(address, policy)
+            address, kind, policy = self._create_temporary(source, caps)
             link.source.address = address
             set_lifetime_policy(link.source, policy)
             if kind.is_topic:

@@ -21,7 +21,7 @@ brokers our users migrate from write, so the tools they already have read it (th
   ``dlqDeliveryFailureTime`` (ms since the epoch).
 
 Only the message annotations and application properties sections are re-encoded; every other
-byte is reused, as redelivery reuses all but the header (``_codec.with_delivery_count``). A
+byte is reused, as redelivery reuses all but the header (``message_bytes.with_delivery_count``). A
 large message (a mapped file) gets a new file the same way, copied in pieces, never whole on the
 heap. What a peer controls (a consumer's error condition and description) is cut to a bound.
 """
@@ -54,7 +54,7 @@ from ..mapping.dead_letter import (
     TIME_PROPERTY,
 )
 from ..types import Symbol, Timestamp, ULong
-from . import _codec
+from . import message_bytes
 from .large import IncomingSpool
 
 __all__ = [
@@ -149,7 +149,7 @@ def dead_letter_bytes(
     (logged): the cause is lost, the message is not.
     """
     try:
-        head = _codec.head(data)
+        head = message_bytes.head(data)
         s = decode_sections(head, body=False)
         annotations = _annotations(s.message_annotations or {}, cause, address, queue, now)
         props = dict(s.application_properties or {})

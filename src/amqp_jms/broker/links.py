@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
-from . import _codec
+from . import message_bytes
 from ._fast import ffi, lib, ptr_addr
 from .dead_letter import Cause, Failure
 from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
@@ -125,7 +125,7 @@ class OutgoingLink:
         if msg.delivery_count and type(data) is not bytes:
             # redelivered: the header with its new delivery-count goes first, then the rest
             # streams unchanged from the mapped file (never the whole message on the heap)
-            head, at = _codec.header_rewrite(data, msg.delivery_count)
+            head, at = message_bytes.header_rewrite(data, msg.delivery_count)
             lib.pn_link_send(self._impl, ffi.from_buffer(head), len(head))
             self.conn.out_bytes += len(head)
         self.stream = OutgoingStream(d, memoryview(data)[at:], 0, msg, at)

@@ -5,7 +5,7 @@ reads only what routing needs (priority, durability, expiry, delivery time, the 
 and, lazily, the properties a selector asks for). A redelivered message gets its header's
 ``delivery-count`` bumped; that is the only time the bytes are rewritten.
 
-All AMQP decoding goes through :mod:`amqp_jms.broker._codec`, the one seam to the shared codec.
+All AMQP decoding goes through :mod:`amqp_jms.broker.message_bytes`, the one seam to the shared codec.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 from ..types import Int
-from . import _codec
+from . import message_bytes
 from .large import memory_size
 
 __all__ = ["BrokerMessage", "advance_seq", "next_seq"]
@@ -86,7 +86,7 @@ class BrokerMessage:
     @classmethod
     def parse(cls, data: Any, *, now: float, origin: int = 0) -> BrokerMessage:
         """Read the routing fields of an encoded message (raises ``ValueError`` if malformed)."""
-        info = _codec.inspect(data)
+        info = message_bytes.inspect(data)
         expiry = 0.0
         if info.absolute_expiry:
             expiry = info.absolute_expiry
@@ -130,13 +130,13 @@ class BrokerMessage:
         """The bytes to transfer: the original, or with the header's delivery-count updated."""
         if self.delivery_count == 0:
             return self.data
-        return _codec.with_delivery_count(self.data, self.delivery_count)
+        return message_bytes.with_delivery_count(self.data, self.delivery_count)
 
     def lookup(self, name: str) -> Any:
         """Value of a selector identifier: a JMS header field or an application property."""
         props = self._props
         if props is None:
-            props = self._props = _codec.selector_view(self.data)
+            props = self._props = message_bytes.selector_view(self.data)
         if name == "JMSDeliveryMode":
             return "PERSISTENT" if self.durable else "NON_PERSISTENT"
         if name == "JMSPriority":

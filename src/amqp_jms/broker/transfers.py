@@ -14,13 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Delivery, Described, ulong
 
-from ._codec import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
 from .authorization import Permission
 from .depth import check_depth
 from .large import DRAIN_AT, IncomingSpool
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 from .message import BrokerMessage
+from .message_bytes import coordinator_request
 from .nodes import NodeKind, Router
 from .transactions import TransactionManager
 
@@ -165,12 +165,17 @@ class TransferHandling:
         link.close()
         self.dirty()
 
+    def _parse(self, data: bytes) -> BrokerMessage:
+        """A message as the broker keeps it; ``ValueError`` (-> amqp:decode-error) when it is
+        malformed or nests deeper than ``max_value_depth``."""
+        if len(data) > self.depth_floor:
+            check_depth(data, self.max_value_depth)
+        return BrokerMessage.parse(data, now=self.router.clock(), origin=self.id)
+
     def _on_message_fast(self, st: IncomingLink, d: Any, data: bytes) -> None:
         router = self.router
         try:
-            if len(data) > self.depth_floor:
-                check_depth(data, self.max_value_depth)
-            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+            msg = self._parse(data)
         except ValueError as exc:
             _reject(Delivery.wrap(d), "amqp:decode-error", str(exc))
             return
@@ -238,18 +243,20 @@ class TransferHandling:
     def _refuse_message(self, dlv: Any, condition: str, description: str) -> None:
         """Reject a message; one sent in a transaction also dooms that transaction's commit."""
         if dlv.remote_state == TRANSACTIONAL_STATE:
-            txn_data = dlv.remote.data or []
-            txn = self.txns.get(txn_data[0] if txn_data else None)
+            txn = self._transaction_of(dlv)
             if txn is not None and txn.refused is None:
                 txn.refused = f"{condition}: {description}"
         _reject(dlv, condition, description)
 
+    def _transaction_of(self, dlv: Any) -> Any:
+        """The transaction a transfer in transactional state names, or None (unknown id)."""
+        txn_data = dlv.remote.data or []
+        return self.txns.get(txn_data[0] if txn_data else None)
+
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
         try:
-            if len(data) > self.depth_floor:
-                check_depth(data, self.max_value_depth)
-            msg = BrokerMessage.parse(data, now=router.clock(), origin=self.id)
+            msg = self._parse(data)
         except ValueError as exc:
             self._refuse_message(dlv, "amqp:decode-error", str(exc))
             return
@@ -269,8 +276,7 @@ class TransferHandling:
             self._refuse_message(dlv, "amqp:resource-limit-exceeded", full)
             return
         if dlv.remote_state == TRANSACTIONAL_STATE:
-            txn_data = dlv.remote.data or []
-            txn = self.txns.get(txn_data[0] if txn_data else None)
+            txn = self._transaction_of(dlv)
             if txn is None:
                 self._refuse_message(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
@@ -285,21 +291,28 @@ class TransferHandling:
         if dlv.settled:
             dlv.settle()
             return
-        waiter = self.core.store_barrier() if msg.stored else None
+        self._accept_when_stored(dlv, self.core.store_barrier() if msg.stored else None)
+
+    def _accept_when_stored(self, dlv: Any, waiter: Any) -> None:
+        """Accept and settle ``dlv`` now, or, given the store's ``waiter``, once the store has
+        written it: a peer that hears "accepted" may forget the message, so it must survive a
+        crash by then. (The raw fast path batches the same rule per store group:
+        ``_accept_stored``.)"""
         if waiter is None:
             dlv.update(ACCEPTED)
             dlv.settle()
-        else:
-            def done(_: object) -> None:
-                if not self.closed:
-                    dlv.update(ACCEPTED)
-                    dlv.settle()
-                    self.dirty()
+            return
 
-            waiter.add_done_callback(done)
+        def done(_: object) -> None:
+            if not self.closed:
+                dlv.update(ACCEPTED)
+                dlv.settle()
+                self.dirty()
+
+        waiter.add_done_callback(done)
 
     def _relay_target(self, data: bytes) -> str | None:
-        from ._codec import relay_address
+        from .message_bytes import relay_address
 
         try:
             to, kind = relay_address(data)
@@ -370,17 +383,7 @@ class TransferHandling:
                 self.txns.discharge(found, fail=fail)
             finally:
                 waiter = self.core.store_end_batch()
-            if waiter is None:
-                dlv.update(ACCEPTED)
-                dlv.settle()
-            else:
-                def done(_: object) -> None:
-                    if not self.closed:
-                        dlv.update(ACCEPTED)
-                        dlv.settle()
-                        self.dirty()
-
-                waiter.add_done_callback(done)
+            self._accept_when_stored(dlv, waiter)
         else:
             _reject(dlv, "amqp:not-implemented", f"coordinator request {code!r}")
 

@@ -1,7 +1,25 @@
-"""The acknowledgement policy: which outcome a settlement carries, and for which messages.
+"""The acknowledgement policy: which outcome a settlement carries, for which messages, when.
 
-No I/O, no threads: the session (``client.session``) and the asyncio face call these rules and
-hand the answer to the provider. Qpid JMS is the reference for every rule here:
+No I/O: the session (``client.session``) asks these rules and hands the answer to the provider
+(``ProviderConsumer.acknowledge``). What each acknowledgement mode decides (JMS 2.0 6.2.7,
+Qpid JMS for the two extra modes):
+
+* AUTO / DUPS_OK: a message is settled as ``receive`` returns it, or when its listener returns;
+  a listener that raises gets the message again at once (JMS 8.7), and a ``receive_body`` of
+  the wrong type leaves it unacknowledged at the front of the queue (``hands_back_refused``).
+* CLIENT: ``message.acknowledge()`` (or ``session.acknowledge()``) settles every message the
+  session has delivered so far (``DeliveredLedger.take_all``).
+* INDIVIDUAL_ACKNOWLEDGE (101): ``acknowledge()`` settles that one message (``take_one``).
+* NO_ACKNOWLEDGE (100): consumers' links are presettled; nothing to settle.
+* SESSION_TRANSACTED: each delivered message is accepted inside the current transaction as it
+  is delivered; ``commit``/``rollback`` discharge it.
+
+``recover()`` (not transacted) gives every delivered, unacknowledged message again, in order,
+marked redelivered (``DeliveredLedger.recover``); a consumer closed while it still had such
+messages keeps its link until they are acknowledged (``pending``).
+
+Before a message is delivered it is vetted (``settle_away_outcome``): one the client cannot
+use is settled away instead, with an outcome that says why. And these outcomes:
 
 * a message the application acknowledges is settled with the ``JMS_AMQP_ACK_TYPE`` chosen on it
   (1 accepted, 2 rejected, 3 released, 4 modified-failed, 5 modified-failed-undeliverable); in
@@ -20,6 +38,7 @@ hand the answer to the provider. Qpid JMS is the reference for every rule here:
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -36,14 +55,38 @@ from ..provider.base import (
 
 __all__ = [
     "ACK_TYPE",
+    "AUTO_ACKNOWLEDGE",
+    "CLIENT_ACKNOWLEDGE",
+    "DUPS_OK_ACKNOWLEDGE",
+    "INDIVIDUAL_ACKNOWLEDGE",
+    "MODES",
+    "NO_ACKNOWLEDGE",
     "OUTCOME_BY_NAME",
     "POISON",
+    "SESSION_TRANSACTED",
     "UNSEEN",
+    "DeliveredLedger",
     "ack_type_of",
+    "auto_outcome",
+    "count_local_redelivery",
     "decode_or_poison",
+    "hands_back_refused",
     "outcome_for_ack_type",
+    "settle_away_outcome",
     "unseen_outcome",
 ]
+
+SESSION_TRANSACTED = 0
+AUTO_ACKNOWLEDGE = 1
+CLIENT_ACKNOWLEDGE = 2
+DUPS_OK_ACKNOWLEDGE = 3
+#: Qpid JMS extensions: presettled consumers; acknowledge() settles one message
+NO_ACKNOWLEDGE = 100
+INDIVIDUAL_ACKNOWLEDGE = 101
+MODES = (SESSION_TRANSACTED, AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, NO_ACKNOWLEDGE,
+         INDIVIDUAL_ACKNOWLEDGE)
+_SELF_ACKNOWLEDGING = frozenset({AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE})
+_APPLICATION_ACKNOWLEDGES = frozenset({CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE})
 
 ACK_TYPE = "JMS_AMQP_ACK_TYPE"
 
@@ -97,13 +140,13 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, where: str | Callable[[], str]) -> Any:
+def decode_or_poison(inbound: Any, receiver: object) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
-    logged here, once per message, at WARNING. ``where`` names the consumer for the log (or is
-    a function that does: only called for the log, not for every message received), the
-    inbound's ``log_ids`` its connection, session and link.
+    logged here, once per message, at WARNING, naming the ``receiver`` (its ``str``: "consumer
+    on queue://q", formatted only then) and, by the inbound's ``log_ids``, its connection,
+    session and link.
     """
     try:
         return inbound.decode()
@@ -111,6 +154,149 @@ def decode_or_poison(inbound: Any, where: str | Callable[[], str]) -> Any:
         ids = inbound.log_ids
         log = with_ids(_log, **ids) if ids else _log
         log.warning("%s: a message that cannot be read as a JMS message was settled "
-                    "modified(delivery-failed, undeliverable-here) and skipped: %s",
-                    where() if callable(where) else where, e)
+                    "modified(delivery-failed, undeliverable-here) and skipped: %s", receiver, e)
         return None
+
+
+def auto_outcome(msg: Any) -> int:
+    """The outcome of a message the session acknowledges by itself (AUTO, DUPS_OK, transacted):
+    its ``JMS_AMQP_ACK_TYPE`` if a listener chose a valid one, else accepted (nobody is there to
+    refuse an invalid one to)."""
+    props = msg._props
+    if not props or ACK_TYPE not in props:  # the common case, without the lookups below
+        return ACCEPTED
+    try:
+        return ack_type_of(msg)
+    except JMSException:
+        return ACCEPTED
+
+
+def hands_back_refused(mode: int) -> bool:
+    """Whether a message the application refused as it was delivered (a listener that raised, a
+    ``receive_body`` of another type) goes back to the front of the queue, unacknowledged: only
+    in the modes where the session acknowledges by itself (AUTO, DUPS_OK; JMS 8.7). In the
+    others it counts as delivered."""
+    return mode in _SELF_ACKNOWLEDGING
+
+
+def count_local_redelivery(inbound: Any, msg: Any) -> None:
+    """A message ``recover()`` (or a failed listener) gave again is redelivered: JMSRedelivered
+    true and JMSXDeliveryCount one more (counted once, into the message)."""
+    if not inbound.local_redeliveries:
+        return
+    props = msg._props
+    msg._redelivered = True
+    base = props.get("JMSXDeliveryCount")
+    props["JMSXDeliveryCount"] = _int_like(base, (int(base) if base else 1) + 1)
+    inbound.local_redeliveries = 0  # counted into the message now
+
+
+def settle_away_outcome(
+    msg: Any,
+    clock: Callable[[], float],
+    local_expiry: bool,
+    redelivery_max: int,
+    redelivery_outcome: int,
+    local_selector: Any,
+    receiver: Any,
+) -> int | None:
+    """The outcome a decoded message is settled with instead of being delivered, or None to
+    deliver it (Qpid JMS's order of checks). ``clock`` is the wall clock in seconds
+    (``time.time``; read only for a message that expires), ``receiver`` has the ``destination``
+    it receives from (read only when the selector refuses the message):
+
+    * expired (``jms.localMessageExpiry`` and JMSExpiration passed): modified-failed-undeliverable;
+    * delivered more often than ``jms.redeliveryPolicy.maxRedeliveries`` (-1: no limit): the
+      policy's outcome (``jms.redeliveryPolicy.outcome``);
+    * not matching a selector the client evaluates (the peer does not filter; topics only):
+      accepted on a topic (the copy was this subscriber's), else modified-failed-undeliverable.
+    """
+    if local_expiry and msg._expiration and msg._expiration <= clock() * 1000:
+        return MODIFIED_FAILED_UNDELIVERABLE
+    if redelivery_max >= 0:
+        count = msg._props.get("JMSXDeliveryCount")
+        if count is not None and int(count) - 1 > redelivery_max:
+            return redelivery_outcome
+    if local_selector is not None and not local_selector.matches(msg):
+        return ACCEPTED if receiver.destination.is_topic else MODIFIED_FAILED_UNDELIVERABLE
+    return None
+
+
+class DeliveredLedger:
+    """The messages a session has delivered and not yet settled, in delivery order: what
+    ``acknowledge()``, ``recover()`` and a transaction's end act on. Thread-safe (a listener's
+    thread and the application's both deliver)."""
+
+    def __init__(self, mode: int) -> None:
+        self.mode = mode
+        self._lock = threading.Lock()
+        self._items: list[tuple[Any, Any]] = []
+
+    def delivered(self, consumer: Any, inbound: Any, msg: Any) -> int | None:
+        """``msg`` was handed to the application: the outcome to settle it with now (AUTO,
+        DUPS_OK, transacted: inside the transaction), or None (settled later, or never: NO_ACK)."""
+        mode = self.mode
+        if mode in _SELF_ACKNOWLEDGING:
+            return auto_outcome(msg)
+        if mode == SESSION_TRANSACTED:
+            with self._lock:
+                self._items.append((consumer, inbound))
+            return auto_outcome(msg)
+        if mode in _APPLICATION_ACKNOWLEDGES:
+            with self._lock:
+                self._items.append((consumer, inbound))
+        return None
+
+    def acknowledge_callback(self, on_all: Callable[[int], None], on_one: Callable[[], None], msg: Any
+                             ) -> Callable[[], None] | None:
+        """What ``message.acknowledge()`` does in this mode: CLIENT settles everything delivered
+        so far with the ``JMS_AMQP_ACK_TYPE`` of the message it is called on (Qpid JMS);
+        INDIVIDUAL settles that one; the other modes ignore it (None)."""
+        if self.mode == CLIENT_ACKNOWLEDGE:
+            return lambda: on_all(ack_type_of(msg))
+        if self.mode == INDIVIDUAL_ACKNOWLEDGE:
+            return on_one
+        return None
+
+    def take_all(self) -> list[tuple[Any, Any]]:
+        """Everything delivered so far, forgotten here (CLIENT ``acknowledge()``, recover, a
+        transaction's end)."""
+        with self._lock:
+            items, self._items = self._items, []
+        return items
+
+    def take_one(self, inbound: Any) -> None:
+        """Forget ``inbound`` (INDIVIDUAL ``acknowledge()`` settles it)."""
+        with self._lock:
+            self._items = [d for d in self._items if d[1] is not inbound]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._items.clear()
+
+    def pending(self, consumer: Any) -> bool:
+        """Whether ``consumer`` has delivered, unsettled messages (its link must stay)."""
+        with self._lock:
+            return any(c is consumer for c, _ in self._items)
+
+    def pending_consumers(self) -> set[int]:
+        with self._lock:
+            return {id(c) for c, _ in self._items}
+
+    @staticmethod
+    def recover(delivered: list[tuple[Any, Any]]) -> list[tuple[Any, list[Any]]]:
+        """``recover()``: the delivered messages to give again, per consumer, in order; each
+        counts one more local redelivery and is decoded again (a fresh, read-only copy)."""
+        by_consumer: dict[int, tuple[Any, list[Any]]] = {}
+        for consumer, inbound in delivered:
+            inbound.local_redeliveries += 1
+            inbound.reset()
+            by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
+        return list(by_consumer.values())
+
+
+def _int_like(template: Any, value: int) -> Any:
+    """``value`` with the typed-int class of ``template`` (JMSXDeliveryCount is an Int)."""
+    from ..types import Int
+
+    return type(template)(value) if template is not None and type(template) is not bool else Int(value)

@@ -28,16 +28,19 @@ __all__ = ["QueueBrowser"]
 class QueueBrowser:
     """``for message in session.create_browser(queue): ...`` or ``get_enumeration()``."""
 
+    def __str__(self) -> str:
+        return f"browser on {self._queue}"
+
     def __init__(self, session: Session, queue: Queue, selector: str | None) -> None:
         self._session = session
         self._queue = queue
         self._selector = selector
         self._closed = False
         self._open: list[ProviderConsumer] = []  # provider consumers of enumerations still running
-        session._connection._capabilities().check(BROWSERS)  # a browser must be able to drain
+        session.connection.capabilities().check(BROWSERS)  # a browser must be able to drain
 
     def get_queue(self) -> Queue:
-        self._check_open()
+        self.check_open()
         return self._queue
 
     @property
@@ -45,12 +48,12 @@ class QueueBrowser:
         return self._queue
 
     def get_message_selector(self) -> str | None:
-        self._check_open()
+        self.check_open()
         return self._selector
 
     def get_enumeration(self) -> Iterator[Message]:
         """A fresh snapshot of the queue, as an iterator that ends when it is exhausted."""
-        self._check_open()
+        self.check_open()
         pcons, sink, local = self._attach()
         return self._enumerate(pcons, sink, local)
 
@@ -71,23 +74,23 @@ class QueueBrowser:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the browser is closed")
-        self._session._check_open()
+        self._session.check_open()
 
     def _attach(self) -> tuple[ProviderConsumer, LocalQueue, Any]:
-        conn = self._session._connection
-        cfg = conn._config
+        conn = self._session.connection
+        cfg = conn.config
         prefetch = cfg.prefetch.for_destination(False, browser=True)
         spec = ConsumerSpec(self._queue, self._selector, False, prefetch, False, browser=True)
         sink = LocalQueue()
         sink.running = True
-        pcons = conn._provider_wait(self._session._p.create_consumer(spec, sink), conn._request_timeout(),
-                                    "create_browser")
+        pcons = conn.wait_provider(self._session.provider_session.create_consumer(spec, sink),
+                                   conn.request_timeout(), "create_browser")
         if not pcons.copy_honoured:
             try:
-                conn._provider_wait(pcons.close(), conn._close_timeout(), "close browser")
+                conn.wait_provider(pcons.close(), conn.close_timeout(), "close browser")
             finally:
                 raise JMSException(
                     f"the peer cannot browse {self._queue}: it did not answer distribution-mode "
@@ -102,22 +105,22 @@ class QueueBrowser:
         return pcons, sink, local
 
     def _enumerate(self, pcons: ProviderConsumer, sink: LocalQueue, local: Any) -> Iterator[Message]:
-        conn = self._session._connection
-        drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
+        conn = self._session.connection
+        drain_timeout = conn.config.seconds(conn.config.drain_timeout_ms)
         prefetch = pcons.prefetch
         try:
-            while not self._closed and not self._session._closed:
+            while not self._closed and not self._session.closed:
                 inbound = sink.get(0)
                 if inbound is None:
                     # one credit if none is left, then drain: the peer sends what it has or
                     # says it has nothing more
-                    conn._provider_wait(pcons.pull(drain=True), drain_timeout, "browse (drain)")
+                    conn.wait_provider(pcons.pull(drain=True), drain_timeout, "browse (drain)")
                     inbound = sink.get(0)
                     if inbound is None:
                         return  # the peer had nothing more: the snapshot is exhausted
                 if prefetch > 0:
                     pcons.taken()
-                msg = decode_or_poison(inbound, f"browser on {self._queue}")
+                msg = decode_or_poison(inbound, self)
                 # settles the copy; the message stays queued (an unreadable one is skipped)
                 pcons.acknowledge(inbound, ACCEPTED if msg is not None else POISON)
                 if msg is None:
@@ -133,9 +136,9 @@ class QueueBrowser:
         if pcons not in self._open:
             return
         self._open.remove(pcons)
-        conn = self._session._connection
-        if conn._provider_alive() and not self._session._closed:
+        conn = self._session.connection
+        if conn.provider_alive() and not self._session.closed:
             try:
-                conn._provider_wait(pcons.close(), conn._close_timeout(), "close browser")
+                conn.wait_provider(pcons.close(), conn.close_timeout(), "close browser")
             except Exception:  # closing a finished snapshot must not mask the caller's error
                 pass

@@ -43,7 +43,7 @@ __all__ = [
 
 _log = CLIENT
 
-#: passed as the listener to ``MessageProducer._send`` by the asyncio API: "give me the
+#: passed as the listener to ``MessageProducer.send_resolved`` by the asyncio API: "give me the
 #: provider's future" (awaited with ``asyncio.wrap_future``) instead of blocking or a callback
 RETURN_FUTURE: Any = object()
 _ids = itertools.count(1)
@@ -164,17 +164,16 @@ def _call(listener: Any, message: Any, exc: Exception | None) -> None:
 
 # -- hooks called from the session / producer / connection -------------------------------------
 def completions_for(session: Any) -> Completions:
-    c: Completions | None = getattr(session, "_completions", None)
+    c: Completions | None = session.completions
     if c is None:
-        c = Completions(f"amqp-jms-completion-{getattr(session, '_index', 0)}")
-        session._completions = c
+        c = session.completions = Completions(f"amqp-jms-completion-{session.index}")
     return c
 
 
 def refuse_in_callback(sessions: Iterable[Any], what: str) -> None:
     """Raise IllegalStateException if called from a completion callback of one of ``sessions``."""
     for s in list(sessions):
-        c: Completions | None = getattr(s, "_completions", None)
+        c: Completions | None = s.completions
         if c is not None and c.on_own_thread():
             raise IllegalStateException(
                 f"a CompletionListener must not call {what}() on its own {what_of(what)}"
@@ -187,12 +186,12 @@ def what_of(what: str) -> str:
 
 def wait_for_completions(session: Any, what: str, producer: Any = None) -> None:
     """Hook for close/commit/rollback: refuse inside a callback, else wait for incomplete sends."""
-    c: Completions | None = getattr(session, "_completions", None)
+    c: Completions | None = session.completions
     if c is None:
         return
     if c.on_own_thread():
         raise IllegalStateException(f"a CompletionListener must not call {what}() on its own {what_of(what)}")
-    cfg = session._connection._config
+    cfg = session.connection.config
     c.wait_all(cfg.seconds(cfg.close_timeout_ms), producer)  # a dead connection must not hang us
     if what == "close" and producer is None:
         c.stop()

@@ -112,11 +112,11 @@ class Connection:
 
     # -- client id / metadata / listener -------------------------------------------------------
     def get_client_id(self) -> str | None:
-        self._check_open()
+        self.check_open()
         return self._client_id
 
     def set_client_id(self, client_id: str) -> None:
-        self._check_open()
+        self.check_open()
         if not isinstance(client_id, str) or not client_id:
             raise InvalidClientIDException(f"invalid client ID {client_id!r}: must be a non-empty str")
         with self._lock:
@@ -134,7 +134,7 @@ class Connection:
         return self._client_id
 
     def get_meta_data(self) -> ConnectionMetaData:
-        self._check_open()
+        self.check_open()
         return ConnectionMetaData.current()
 
     def metrics(self) -> ConnectionMetrics:
@@ -144,13 +144,13 @@ class Connection:
         return p.metrics() if p is not None else ConnectionMetrics()
 
     def get_exception_listener(self) -> ExceptionListenerLike | None:
-        self._check_open()
+        self.check_open()
         return self._exception_listener
 
     def set_exception_listener(self, listener: ExceptionListenerLike | None) -> None:
         """Called (on a thread of its own) when the connection is lost for good: with failover,
         only once reconnecting gave up (Qpid JMS)."""
-        self._check_open()
+        self.check_open()
         self._exception_listener = listener
 
     def add_connection_listener(self, listener: Any) -> None:
@@ -168,7 +168,7 @@ class Connection:
     # -- sessions ------------------------------------------------------------------------------
     def create_session(self, transacted: bool | int = False, acknowledge_mode: int | None = None) -> Session:
         """``create_session(transacted, acknowledge_mode)`` or JMS 2.0 ``create_session(session_mode)``."""
-        self._check_open()
+        self.check_open()
         if isinstance(transacted, bool):
             mode = Session.SESSION_TRANSACTED if transacted else (
                 Session.AUTO_ACKNOWLEDGE if acknowledge_mode is None else acknowledge_mode)
@@ -181,48 +181,48 @@ class Connection:
         if mode not in Session.MODES:
             raise JMSException(f"invalid session mode {mode!r}: expected one of {Session.MODES}")
         prov = self._connect()
-        psession = self._provider_wait(
-            prov.create_session(mode == Session.SESSION_TRANSACTED), self._request_timeout(), "create_session"
+        psession = self.wait_provider(
+            prov.create_session(mode == Session.SESSION_TRANSACTED), self.request_timeout(), "create_session"
         )
         with self._lock:
             self._session_index += 1
             s = Session(self, psession, mode, self._session_index)
             self._sessions.append(s)
         if self._started:
-            s._set_running(True)
+            s.set_running(True)
         return s
 
     # -- start / stop / close ------------------------------------------------------------------
     def start(self) -> None:
-        self._check_open()
+        self.check_open()
         self._connect()
         with self._started_cond:
             self._started = True
             self._started_cond.notify_all()
         for s in list(self._sessions):
-            s._set_running(True)
+            s.set_running(True)
 
     def stop(self) -> None:
         """Pause delivery; returns once running listeners have finished (JMS 4.3.4)."""
-        self._check_open()
-        self._refuse_on_dispatcher("stop")
+        self.check_open()
+        self.refuse_on_dispatcher("stop")
         with self._started_cond:
             self._started = False
         for s in list(self._sessions):
-            s._set_running(False)
+            s.set_running(False)
         for s in list(self._sessions):
-            d = s._dispatcher
+            d = s.dispatcher
             if d is not None:
                 d.wait_idle()
         for s in list(self._sessions):
-            s._stopped()
+            s.after_stop()
 
     def close(self) -> None:
         """Close every session, then the AMQP connection; idempotent."""
         with self._lock:
             if self._closed:
                 return
-            self._refuse_on_dispatcher("close")
+            self.refuse_on_dispatcher("close")
             refuse_in_callback(self._sessions, "close")  # JMS 4.6.2: not from a CompletionListener
             self._closed = True
         with self._started_cond:
@@ -238,7 +238,7 @@ class Connection:
             if prov is not None:
                 try:
                     if prov.failure is None:
-                        self._provider_wait(prov.close(), self._close_timeout(), "close")
+                        self.wait_provider(prov.close(), self.close_timeout(), "close")
                 except JMSException:
                     pass
                 finally:
@@ -260,8 +260,8 @@ class Connection:
         """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
         to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``)."""
         for s in list(self._sessions):
-            for c in list(s._consumers):
-                c._queue.clear()
+            for c in list(s.consumers):
+                c.local_queue.clear()
         self._events.post("on_connection_interrupted", uri)
 
     def on_connection_restored(self, uri: str) -> None:
@@ -270,7 +270,7 @@ class Connection:
     def on_connection_failure(self, exc: JMSException) -> None:
         self._failure = exc
         for s in list(self._sessions):
-            s._connection_failed(exc)
+            s.connection_failed(exc)
         self._events.post("on_connection_failure", exc)
         listener = self._exception_listener
         if listener is not None:
@@ -285,7 +285,7 @@ class Connection:
         if listener is None:
             from .._logs import CLIENT, with_ids
 
-            log = with_ids(CLIENT, connection=self._connection_id())
+            log = with_ids(CLIENT, connection=self.connection_id())
             log.warning("a send nobody waited for failed: %s", exc)
             return
         call: Any = getattr(listener, "on_exception", listener)
@@ -308,83 +308,106 @@ class Connection:
                 self._client_id = None
             return prov
 
-    def _check_open(self) -> None:
+    # -- the connection's side for its own sessions, consumers and producers (not JMS API) ------
+    @property
+    def config(self) -> ConnectionConfig:
+        """The options this connection was made with (``jms.*`` URL options)."""
+        return self._config
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    @property
+    def sessions(self) -> list[Session]:
+        """The open sessions (the list itself: callers copy it to iterate)."""
+        return self._sessions
+
+    @property
+    def subscriptions(self) -> SubscriptionTracker:
+        return self._subscriptions
+
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the connection is closed")
         failure = self._failure
         if failure is not None:  # the connection died: every further use says why
             raise type(failure)(failure.reason, failure.error_code, failure)
 
-    def _refuse_on_dispatcher(self, what: str) -> None:
+    def refuse_on_dispatcher(self, what: str) -> None:
         for s in list(self._sessions):
-            d = s._dispatcher
+            d = s.dispatcher
             if d is not None and d.on_own_thread():
                 raise IllegalStateException(
                     f"a message listener must not call {what}() on its own connection"
                 )
 
-    def _wait_started(self, timeout: float) -> None:
+    def wait_started(self, timeout: float) -> None:
         with self._started_cond:
             if not self._started:
                 self._started_cond.wait(timeout)
 
-    def _prov(self) -> Provider:
+    def provider(self) -> Provider:
         """The provider of an opened connection (every caller opened it first)."""
         p = self._provider
         if p is None:
             raise IllegalStateException("the connection is not open")
         return p
 
-    def _provider_wait(self, fut: Any, timeout: float | None, what: str) -> Any:
-        return self._prov().wait(fut, timeout, what)
+    def wait_provider(self, fut: Any, timeout: float | None, what: str) -> Any:
+        return self.provider().wait(fut, timeout, what)
 
-    def _provider_alive(self) -> bool:
+    def provider_alive(self) -> bool:
         p = self._provider
         return p is not None and p.failure is None
 
-    def _request_timeout(self) -> float | None:
+    def request_timeout(self) -> float | None:
         return self._config.seconds(self._config.request_timeout_ms)
 
-    def _close_timeout(self) -> float | None:
+    def close_timeout(self) -> float | None:
         return self._config.seconds(self._config.close_timeout_ms)
 
-    def _sent_user_id(self) -> str | None:
+    def sent_user_id(self) -> str | None:
         """A sent message's JMSXUserID, as Qpid JMS decides it: the connection's user name with
         ``jms.populateJMSXUserID=true``, else none at all (an application's own value is dropped,
         so a message cannot claim to come from another user)."""
         return self._config.username if self._config.populate_jmsx_user_id else None
 
-    def _capabilities(self) -> Capabilities:
+    def capabilities(self) -> Capabilities:
         """What the peer connected now supports (asked each time: a failover may change it)."""
-        return self._prov().capabilities
+        return self.provider().capabilities
 
-    def _connection_id(self) -> str:
-        return self._prov().connection_id
+    def connection_id(self) -> str:
+        return self.provider().connection_id
 
     # -- temporary destinations (the connection owns them: JMS 6.2.2) --------------------------
-    def _own_temporary(self, dest: TemporaryQueue | TemporaryTopic) -> None:
-        dest._bind(self._delete_temporary)
+    def own_temporary(self, dest: TemporaryQueue | TemporaryTopic) -> None:
+        dest.bind_deleter(self._delete_temporary)
         with self._temporaries_lock:
             self._temporaries.add(dest)
 
-    def _owns_temporary(self, dest: Destination) -> bool:
+    def owns_temporary(self, dest: Destination) -> bool:
         with self._temporaries_lock:
             return dest in self._temporaries
 
     def _delete_temporary(self, dest: Destination) -> None:
         """``TemporaryQueue.delete()``: refused while one of this connection's consumers uses it."""
-        self._check_open()
+        self.check_open()
         for s in list(self._sessions):
-            for c in list(s._consumers):
-                if not c._closed and c.destination == dest:
+            for c in list(s.consumers):
+                if not c.closed and c.destination == dest:
                     raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
-        if self._provider_alive():
-            self._provider_wait(self._prov().delete_temporary(dest.name), self._request_timeout(),
+        if self.provider_alive():
+            self.wait_provider(self.provider().delete_temporary(dest.name), self.request_timeout(),
                                 "delete temporary destination")
         with self._temporaries_lock:
             self._temporaries.discard(dest)
 
-    def _forget_session(self, s: Session) -> None:
+    def forget_session(self, s: Session) -> None:
         with self._lock:
             if s in self._sessions:
                 self._sessions.remove(s)

@@ -10,7 +10,23 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
-from .acknowledgement import unseen_outcome
+from .acknowledgement import hands_back_refused, unseen_outcome
+from .receive_policy import (
+    DELIVER,
+    DELIVER_PREFETCHED,
+    DRAIN,
+    PULL,
+    PULL_DRAIN,
+    STOPPED,
+    TAKE,
+    TAKE_SINCE,
+    TOP_UP,
+    WAIT_RUNNING,
+    Op,
+    ReceiveFlow,
+    ready_prefetched,
+    receive_flow,
+)
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -18,9 +34,6 @@ if TYPE_CHECKING:
     from .session import Session
 
 __all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
-
-#: ``LocalQueue.get(stop_aware=True)``: the connection was stopped while waiting
-STOPPED: Any = object()
 
 
 class MessageListener(Protocol):
@@ -195,14 +208,18 @@ class MessageConsumer:
         self._selector = selector
         self._no_local = no_local
         self._queue = queue
-        self._p = pconsumer
+        self._provider_consumer = pconsumer
         #: the selector, evaluated here for messages whose peer did not apply it
         #: (``ProviderConsumer.selector_applied_remotely``, read per message)
         self._local_selector = local_selector
         self._listener: ListenerLike | None = None
         self._closed = False
         self._prefetch: int = pconsumer.prefetch
-        self._receiving = 0
+        cfg = session.connection.config
+        #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
+        self._local_only_wait = cfg.receive_local_only
+        self._local_only_nowait = cfg.receive_no_wait_local_only
+        self._drain_timeout = cfg.seconds(cfg.drain_timeout_ms)
 
     # -- JMS API -------------------------------------------------------------------------------
     def get_message_selector(self) -> str | None:
@@ -219,8 +236,9 @@ class MessageConsumer:
         return self._listener
 
     def set_message_listener(self, listener: ListenerLike | None) -> None:
-        self._check_open()
-        self._session._set_listener(self, listener)
+        self.check_open()
+        self._listener = listener
+        self._session.listener_changed(self)
 
     def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message, waiting up to ``timeout_ms`` (None or 0: until one arrives or close)."""
@@ -231,6 +249,16 @@ class MessageConsumer:
 
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
+
+    def receive_local(self) -> Message | None:
+        """``receive_no_wait`` that never asks the peer: a message that has already arrived, or
+        None (a pull consumer still pulls, with drain: it has nothing local). For the asyncio
+        face, whose ``receive_no_wait`` must not wait on the event loop."""
+        return self._receive(0.0, ask_peer=False)
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     def receive_encoded(self, timeout_ms: int | None = None) -> EncodedMessage | None:
         """``receive``, also handing back the bytes the message arrived as.
@@ -270,22 +298,22 @@ class MessageConsumer:
         drains: RabbitMQ before 3.12, see docs/client.md): an empty ``receive_no_wait`` then
         proves nothing, and the caller must fall back to waiting for a quiet spell.
         """
-        self._check_open()
+        self.check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot drain: the consumer has a message listener")
-        if not self._p.drain_on_empty:
+        if not self._provider_consumer.drain_on_empty:
             return False
         if self._prefetch <= 0:
             return True
-        conn = self._session._connection
-        conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms), "drain")
-        self._p.taken()  # the drain used up the credit: let the provider top it up again
+        conn = self._session.connection
+        conn.wait_provider(self._provider_consumer.drain(), self._drain_timeout, "drain")
+        self._provider_consumer.taken()  # the drain used up the credit: let the provider top it up again
         return True
 
     def close(self) -> None:
         if self._closed:
             return
-        self._session._close_consumer(self)
+        self._session.close_consumer(self)
 
     def __iter__(self) -> Iterator[Message]:
         while True:
@@ -301,29 +329,17 @@ class MessageConsumer:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def _describe(self) -> str:
-        """This consumer, as logs name it."""
-        return f"consumer on {self.destination}"
-
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")
-        self._session._check_open()
+        self._session.check_open()
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
-        self._receiving += 1
-        try:
-            got = self._receive_inbound(timeout, ask_peer)
-        finally:
-            self._receiving -= 1
+        got = self._receive_inbound(timeout, ask_peer)
         return None if got is None else got[1]
 
     def _receive_encoded(self, timeout: float | None) -> EncodedMessage | None:
-        self._receiving += 1
-        try:
-            got = self._receive_inbound(timeout)
-        finally:
-            self._receiving -= 1
+        got = self._receive_inbound(timeout)
         if got is None:
             return None
         inbound, message = got
@@ -347,24 +363,120 @@ class MessageConsumer:
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
                          vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
-        """``_receive`` keeping the provider's inbound (for ``receive_encoded``); ``vet`` runs
-        before the message counts as received (``_receive_body``)."""
-        self._check_open()
+        """The blocking driver of the receive policy (``client.receive_policy``): waits on the
+        local queue's condition and on the provider's futures. Keeps the provider's inbound
+        (for ``receive_encoded``); ``vet`` runs before the message counts as received
+        (``_receive_body``)."""
+        self.check_can_receive()
+        q = self._queue
+        inbound = ready_prefetched(q, self._prefetch)  # the common case, without the flow
+        if inbound is not None:
+            self._provider_consumer.taken()
+            msg = self.deliver(inbound, vet)
+            if msg is not None:
+                return inbound, msg
+        flow = self.receive_flow(timeout, ask_peer)
+        try:
+            step = next(flow)
+            while True:
+                op, arg = step
+                if op is TAKE:
+                    got = q.get(arg)
+                elif op is DELIVER_PREFETCHED:
+                    self._provider_consumer.taken()
+                    msg = self.deliver(arg, vet)
+                    if msg is not None:
+                        return arg, msg
+                    got = None
+                elif op is DELIVER:
+                    msg = self.deliver(arg, vet)
+                    if msg is not None:
+                        return arg, msg
+                    got = None
+                elif op is TOP_UP:
+                    self._provider_consumer.taken()
+                    got = None
+                elif op is TAKE_SINCE:
+                    got = q.get(arg[1], stops=arg[0])
+                elif op is WAIT_RUNNING:
+                    got = q.wait_running(arg)
+                else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
+                    conn = self._session.connection
+                    got = conn.wait_provider(self.request(op), self._drain_timeout, arg)
+                step = flow.send(got)
+        except StopIteration:
+            return None
+
+    # -- what the receive drivers share (the blocking one above, ``aio.AsyncConsumer``) -------
+    def check_can_receive(self) -> None:
+        """Raise unless a synchronous receive is allowed: open, and no message listener."""
+        self.check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
-        sess = self._session
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            if self._closed:
-                return None
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            inbound = self._next(left, ask_peer)
-            if inbound is None:
-                return None
-            msg = sess._prepare(self, inbound)
-            if msg is not None:
-                self._hand_over(inbound, msg, vet)
-                return inbound, msg
+
+    def receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
+        """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
+        local_only = self._local_only_wait if timeout is None or timeout > 0 else self._local_only_nowait
+        return receive_flow(self._queue, self._prefetch, timeout, ask_peer,
+                            self._provider_consumer.drain_on_empty, local_only)
+
+    def request(self, op: Op) -> Any:
+        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
+        if op is PULL:
+            return self._provider_consumer.pull(drain=False)
+        if op is PULL_DRAIN:
+            return self._provider_consumer.pull(drain=True)
+        if op is DRAIN:
+            return self._provider_consumer.drain()
+        raise ValueError(f"not a provider request: {op!r}")
+
+    def top_up(self) -> None:
+        """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
+        self._provider_consumer.taken()
+
+    def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None) -> Message | None:
+        """A ``DELIVER`` step: the message handed over (counted as received), or None when the
+        session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
+        msg = self._session.prepare_delivery(self, inbound)
+        if msg is not None:
+            self._hand_over(inbound, msg, vet)
+        return msg
+
+    def __str__(self) -> str:
+        return f"consumer on {self._destination}"
+
+    @property
+    def provider_consumer(self) -> ProviderConsumer:
+        """The provider's link for this consumer (the session settles through it)."""
+        return self._provider_consumer
+
+    @property
+    def prefetch(self) -> int:
+        return self._prefetch
+
+    @property
+    def local_selector(self) -> Any:
+        """The selector the client evaluates itself (the peer does not filter), or None."""
+        return self._local_selector
+
+    def mark_closed(self) -> None:
+        """The session closes this consumer (its link goes with the session)."""
+        self._closed = True
+
+    def receive_body_within(self, cls: type, timeout: float | None) -> Any:
+        """``JMSConsumer.receive_body``: the next message's body as ``cls``, waiting up to
+        ``timeout`` seconds (None: until one arrives; 0: no wait)."""
+        return self._receive_body(cls, timeout)
+
+    @property
+    def local_queue(self) -> LocalQueue:
+        """The queue the provider delivers into (an asyncio driver waits on its arrivals)."""
+        return self._queue
+
+    @property
+    def drain_timeout(self) -> float | None:
+        """How long a pull or drain waits for the peer (``jms.drainTimeout``), in seconds."""
+        return self._drain_timeout
 
     def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
         """The message counts as received (acknowledged per the session's mode) unless ``vet``
@@ -375,63 +487,10 @@ class MessageConsumer:
             try:
                 vet(msg)
             except JMSException:
-                if sess._mode in (sess.AUTO_ACKNOWLEDGE, sess.DUPS_OK_ACKNOWLEDGE):
+                if hands_back_refused(sess.acknowledge_mode):
                     inbound.reset()  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise
-                sess._after_receive(self, inbound, msg)
+                sess.after_receive(self, inbound, msg)
                 raise
-        sess._after_receive(self, inbound, msg)
-
-    def _check_remote(self, timeout: float) -> bool:
-        """Whether a prefetching ``receive(t)``/``receive_no_wait`` that found nothing locally
-        asks the peer (a drain) before answering None: yes unless ``jms.receiveLocalOnly`` /
-        ``jms.receiveNoWaitLocalOnly`` say otherwise, as in Qpid JMS; never while stopped, nor
-        with a peer the provider knows to fail on such a drain (old RabbitMQ)."""
-        cfg = self._session._connection._config
-        local_only = cfg.receive_no_wait_local_only if timeout <= 0 else cfg.receive_local_only
-        return (not local_only and self._p.drain_on_empty and self._queue.running
-                and not self._closed and not self._queue.closed)
-
-    def _next(self, timeout: float | None, ask_peer: bool = True) -> Any:
-        """One inbound from the local queue, pulling from the peer when prefetch is 0."""
-        q = self._queue
-        if self._prefetch > 0:
-            inbound = q.get(timeout)
-            if inbound is None and timeout is not None and ask_peer and self._check_remote(timeout):
-                # Qpid JMS: an empty local buffer is not "no message" until the peer says so
-                conn = self._session._connection
-                conn._provider_wait(self._p.drain(), conn._config.seconds(conn._config.drain_timeout_ms),
-                                    "receive (drain)" if timeout > 0 else "receive_no_wait (drain)")
-                inbound = q.pop_nowait()
-                self._p.taken()  # the drain used up the credit: top it up again
-            elif inbound is not None:
-                self._p.taken()
-            return inbound
-        inbound = q.pop_nowait()
-        if inbound is not None:
-            return inbound
-        conn = self._session._connection
-        drain_timeout = conn._config.seconds(conn._config.drain_timeout_ms)
-        if timeout is not None and timeout <= 0:
-            if not q.running:
-                return None
-            conn._provider_wait(self._p.pull(drain=True), drain_timeout, "receive_no_wait (drain)")
-            return q.pop_nowait()
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            if not q.running:
-                # stopped: nothing is pulled until start (stop() took the credit back)
-                if not q.wait_running(left):
-                    return None
-                continue
-            stops = q.stops
-            conn._provider_wait(self._p.pull(drain=False), drain_timeout, "receive (credit)")
-            inbound = q.get(left, stops=stops)
-            if inbound is STOPPED:
-                continue  # stop() drained the credit and released what came: pull again on start
-            if inbound is None and not self._closed and not q.closed:
-                conn._provider_wait(self._p.drain(), drain_timeout, "receive (drain at timeout)")
-                inbound = q.pop_nowait()
-            return inbound
+        sess.after_receive(self, inbound, msg)

@@ -102,7 +102,7 @@ class JMSContext:
                     with _runtime():
                         self._session_obj = self._shared.connection.create_session(self._mode)
                 except BaseException:
-                    if self._shared.connection._closed:
+                    if self._shared.connection.closed:
                         self._closed = True
                     raise
             return self._session_obj
@@ -110,7 +110,7 @@ class JMSContext:
     # -- contexts, connection-level ------------------------------------------------------------
     def create_context(self, session_mode: int) -> JMSContext:
         """Another context (own session) on this context's connection."""
-        self._check_open()
+        self.check_open()
         return JMSContext(self._shared, session_mode)
 
     @property
@@ -154,12 +154,12 @@ class JMSContext:
         return self._mode == self.SESSION_TRANSACTED
 
     def start(self) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._shared.connection.start()
 
     def stop(self) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._shared.connection.stop()
 
@@ -173,8 +173,8 @@ class JMSContext:
             return
         sh = self._shared
         with _runtime():
-            sh.connection._refuse_on_dispatcher("close")
-            refuse_in_callback(sh.connection._sessions, "close")
+            sh.connection.refuse_on_dispatcher("close")
+            refuse_in_callback(sh.connection.sessions, "close")
         self._closed = True
         with sh.lock:
             sh.users -= 1
@@ -195,23 +195,23 @@ class JMSContext:
 
     # -- session-level ---------------------------------------------------------------------------
     def commit(self) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._session.commit()
 
     def rollback(self) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._session.rollback()
 
     def recover(self) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._session.recover()
 
     def acknowledge(self) -> None:
         """Acknowledge every message consumed by this context (CLIENT_ACKNOWLEDGE)."""
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._session.acknowledge()
 
@@ -222,12 +222,12 @@ class JMSContext:
         return Topic(name)
 
     def create_temporary_queue(self) -> TemporaryQueue:
-        self._check_open()
+        self.check_open()
         with _runtime():
             return self._session.create_temporary_queue()
 
     def create_temporary_topic(self) -> TemporaryTopic:
-        self._check_open()
+        self.check_open()
         with _runtime():
             return self._session.create_temporary_topic()
 
@@ -250,16 +250,16 @@ class JMSContext:
         return self._session_call("create_object_message", obj)
 
     def _session_call(self, name: str, *args: Any) -> Any:
-        self._check_open()
+        self.check_open()
         with _runtime():
             return getattr(self._session, name)(*args)
 
     # -- producers and consumers ---------------------------------------------------------------
     def create_producer(self) -> JMSProducer:
-        self._check_open()
+        self.check_open()
         return JMSProducer(self)
 
-    def _message_producer(self) -> MessageProducer:
+    def message_producer(self) -> MessageProducer:
         with self._lock:
             if self._producer is None:
                 with _runtime():
@@ -287,24 +287,24 @@ class JMSContext:
         return self._consumer("create_shared_durable_consumer", topic, name, message_selector)
 
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
-        self._check_open()
+        self.check_open()
         with _runtime():
             return self._session.create_browser(queue, message_selector)
 
     def unsubscribe(self, name: str) -> None:
-        self._check_open()
+        self.check_open()
         with _runtime():
             self._session.unsubscribe(name)
 
     def _consumer(self, method: str, *args: Any) -> JMSConsumer:
-        self._check_open()
+        self.check_open()
         with _runtime():
             cons = getattr(self._session, method)(*args)
             if self._autostart:
                 self._shared.connection.start()
         return JMSConsumer(cons)
 
-    def _check_open(self) -> None:
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the JMSContext is closed")
 
@@ -345,12 +345,12 @@ class JMSConsumer:
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         with _runtime():
-            body: T | None = self._c._receive_body(cls, None if not timeout_ms else timeout_ms / 1000.0)
+            body: T | None = self._c.receive_body_within(cls, None if not timeout_ms else timeout_ms / 1000.0)
             return body
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
         with _runtime():
-            body: T | None = self._c._receive_body(cls, 0.0)
+            body: T | None = self._c.receive_body_within(cls, 0.0)
             return body
 
     def close(self) -> None:

@@ -1,8 +1,11 @@
-"""The per-session dispatcher thread: message listeners run here, one at a time (JMS 4.4.14).
+"""Listener dispatch: message listeners run on a per-session thread, one at a time (JMS 4.4.14).
 
-Never on the provider's I/O thread. The dispatcher takes one token per queued message; it
-pauses while the connection is stopped, and ``wait_idle`` lets ``Connection.stop``/consumer
-close wait for a listener call in progress, as the spec requires.
+Never on the provider's I/O thread. The ``Dispatcher`` thread takes one token per queued
+message; it pauses while the connection is stopped, and ``wait_idle`` lets
+``Connection.stop``/consumer close wait for a listener call in progress, as the spec requires.
+``ListenerDispatch`` is the session's side (a mixin of ``Session``): setting a listener, keeping
+a pull consumer's credit out for it, and handing one message to it with the acknowledgement
+policy's rules (a listener that raises under AUTO/DUPS_OK gets the message again at once).
 """
 
 from __future__ import annotations
@@ -11,16 +14,23 @@ import queue
 import threading
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from .session import Session
+from .._logs import CLIENT
+from .acknowledgement import hands_back_refused
 
-__all__ = ["Dispatcher"]
+if TYPE_CHECKING:
+    from ..message import Message
+    from .connection import Connection
+    from .consumer import MessageConsumer
+
+__all__ = ["Dispatcher", "ListenerDispatch"]
+
+_log = CLIENT
 
 _STOP = object()
 
 
 class Dispatcher:
-    def __init__(self, session: Session, name: str) -> None:
+    def __init__(self, session: ListenerDispatch, name: str) -> None:
         self._session = session
         self._q: queue.SimpleQueue[Any] = queue.SimpleQueue()
         self._busy = threading.Lock()
@@ -51,21 +61,100 @@ class Dispatcher:
             self._thread.join(10)
 
     def _main(self) -> None:
-        conn = self._session._connection
+        conn = self._session.connection
         while True:
             item = self._q.get()
             if item is _STOP or self._stopped:
                 return
             if item is None:
                 continue
-            while not conn._started and not self._stopped:
-                conn._wait_started(0.5)
+            while not conn.started and not self._stopped:
+                conn.wait_started(0.5)
             if self._stopped:
                 return
             with self._busy:
                 try:
-                    self._session._dispatch_one(item)
+                    self._session.dispatch_one(item)
                 except Exception:  # keep dispatching; the error is the listener's or logged
-                    from .._logs import CLIENT
+                    _log.exception("message dispatch failed")
 
-                    CLIENT.exception("message dispatch failed")
+
+class ListenerDispatch:
+    """Mixin for ``Session``: its message listeners (set, fed, called)."""
+
+    _connection: Connection
+    _lock: threading.RLock
+    _index: int
+    _mode: int
+    _closed: bool
+    _dispatcher: Dispatcher | None
+    _current: tuple[MessageConsumer, Any] | None
+    _recovered_current: bool
+
+    if TYPE_CHECKING:
+
+        @property
+        def connection(self) -> Connection: ...
+
+        def prepare_delivery(self, consumer: MessageConsumer, inbound: Any) -> Message | None: ...
+
+        def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None: ...
+
+    def listener_changed(self, consumer: MessageConsumer) -> None:
+        """``consumer`` set (or cleared) its message listener: feed it from its queue."""
+        listener = consumer.get_message_listener()
+        with self._lock:
+            if listener is None:
+                consumer.local_queue.on_arrival = None
+                return
+            if self._dispatcher is None:
+                self._dispatcher = Dispatcher(self, f"amqp-jms-session-{self._index}")
+            d = self._dispatcher
+            consumer.local_queue.on_arrival = lambda: d.notify(consumer)
+            for _ in range(len(consumer.local_queue)):
+                d.notify(consumer)
+        self._pull_for_listener(consumer)
+
+    def _pull_for_listener(self, consumer: MessageConsumer) -> None:
+        """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
+        if consumer.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
+                and consumer.local_queue.running and self._connection.provider_alive():
+            consumer.provider_consumer.pull(drain=False)
+
+    def dispatch_one(self, consumer: MessageConsumer) -> None:
+        """On the dispatcher thread: hand one queued message to the consumer's listener."""
+        listener = consumer.get_message_listener()
+        if listener is None or consumer.closed:
+            return
+        inbound = consumer.local_queue.pop_nowait()
+        if inbound is None:
+            return
+        if consumer.prefetch > 0:
+            consumer.provider_consumer.taken()
+        msg = self.prepare_delivery(consumer, inbound)
+        if msg is None:
+            self._pull_for_listener(consumer)
+            return
+        mode = self._mode
+        on_message: Any = getattr(listener, "on_message", listener)
+        self._current = (consumer, inbound)
+        self._recovered_current = False
+        try:
+            inbound.dispatch(on_message, msg)  # the provider may wrap it (the delivery's span)
+        except Exception:
+            self._current = None
+            if self._recovered_current:
+                return
+            if hands_back_refused(mode):
+                inbound.local_redeliveries += 1
+                consumer.local_queue.push_front([inbound])
+                if self._dispatcher is not None:
+                    self._dispatcher.notify(consumer)
+                return
+            _log.exception("message listener raised")
+        self._current = None
+        if self._recovered_current:
+            return  # recover() inside the listener already queued it again
+        if not self._closed:
+            self.after_receive(consumer, inbound, msg)
+            self._pull_for_listener(consumer)

@@ -12,6 +12,7 @@ from ..destination import Destination
 from ..exceptions import JMSRuntimeException, MessageFormatRuntimeException
 from ..message import DeliveryMode, Message
 from ._runtime import runtime as _runtime
+from .completion import RETURN_FUTURE
 
 if TYPE_CHECKING:
     from .context import JMSContext
@@ -40,18 +41,25 @@ class JMSProducer:
     # -- sending -------------------------------------------------------------------------------
     def send(self, destination: Destination, body: Any) -> JMSProducer:
         """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``."""
+        self._send(destination, body, self._listener)
+        return self
+
+    def send_future(self, destination: Destination, body: Any) -> Any:
+        """``send`` for the asyncio face: the provider's future for the outcome, unawaited (None
+        when there is nothing to wait for, or when ``set_async`` set a completion listener,
+        which then hears the outcome)."""
+        return self._send(destination, body, RETURN_FUTURE if self._listener is None else self._listener)
+
+    def _send(self, destination: Destination, body: Any, listener: Any) -> Any:
         p, message = self._prepare(destination, body)
         with _runtime():
-            kw: dict[str, Any] = {}
-            if self._listener is not None:
-                kw["completion_listener"] = self._listener
-            p.send(destination, message, self._delivery_mode, self._priority, self._ttl, **kw)
-        return self
+            return p.send_resolved(destination, message, self._delivery_mode, self._priority, self._ttl,
+                                   listener)
 
     def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
         """The context's producer, configured, and the message with this producer's values."""
         ctx = self._ctx
-        ctx._check_open()
+        ctx.check_open()
         if destination is None:
             from ..exceptions import InvalidDestinationRuntimeException
 
@@ -68,14 +76,14 @@ class JMSProducer:
                 message.set_jms_type(self._type)
             if self._reply_to is not None:
                 message.set_jms_reply_to(self._reply_to)
-            p = ctx._message_producer()
+            p = ctx.message_producer()
             p.set_delivery_delay(self._delay)
             p.set_disable_message_id(self._disable_id)
             p.set_disable_message_timestamp(self._disable_ts)
         return p, message
 
     def _wrap(self, body: Any) -> Message:
-        s = self._ctx._session
+        s = self._ctx.session
         with _runtime():
             if body is None:
                 return s.create_message()
@@ -154,7 +162,7 @@ class JMSProducer:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
         probe = Message()
-        probe._validate_names = self._ctx._shared.connection._config.validate_property_names
+        probe._validate_names = self._ctx.connection.config.validate_property_names
         probe._props.update(self._props)
         return probe
 

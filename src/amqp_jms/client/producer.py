@@ -18,8 +18,6 @@ if TYPE_CHECKING:
 __all__ = ["MessageProducer"]
 
 
-
-
 class MessageProducer:
     """Sends messages to its destination (or, created with ``None``, to one named per send)."""
 
@@ -33,7 +31,7 @@ class MessageProducer:
     ) -> None:
         self._session = session
         self._destination = destination
-        self._p = pproducer
+        self._provider_producer = pproducer
         self._id = producer_id
         self._presettle = presettle
         self._seq = 0
@@ -44,14 +42,14 @@ class MessageProducer:
         self.delivery_delay = 0
         self.disable_message_id = False
         self.disable_message_timestamp = False
-        cfg = session._connection._config
+        cfg = session.connection.config
         self._force_async = cfg.force_async_send
         self._force_sync = cfg.force_sync_send
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
 
     # -- JMS getters/setters -------------------------------------------------------------------
     def get_destination(self) -> Destination | None:
-        self._check_open()
+        self.check_open()
         return self._destination
 
     @property
@@ -59,7 +57,7 @@ class MessageProducer:
         return self._destination
 
     def set_delivery_mode(self, mode: int) -> None:
-        self._check_open()
+        self.check_open()
         if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
             raise JMSException(
                 f"invalid delivery mode {mode!r}: use DeliveryMode.PERSISTENT or NON_PERSISTENT"
@@ -67,48 +65,48 @@ class MessageProducer:
         self.delivery_mode = mode
 
     def get_delivery_mode(self) -> int:
-        self._check_open()
+        self.check_open()
         return self.delivery_mode
 
     def set_priority(self, priority: int) -> None:
-        self._check_open()
+        self.check_open()
         _check_priority(priority)
         self.priority = priority
 
     def get_priority(self) -> int:
-        self._check_open()
+        self.check_open()
         return self.priority
 
     def set_time_to_live(self, ttl_ms: int) -> None:
-        self._check_open()
+        self.check_open()
         self.time_to_live = int(ttl_ms)
 
     def get_time_to_live(self) -> int:
-        self._check_open()
+        self.check_open()
         return self.time_to_live
 
     def set_delivery_delay(self, delay_ms: int) -> None:
-        self._check_open()
+        self.check_open()
         self.delivery_delay = int(delay_ms)
 
     def get_delivery_delay(self) -> int:
-        self._check_open()
+        self.check_open()
         return self.delivery_delay
 
     def set_disable_message_id(self, value: bool) -> None:
-        self._check_open()
+        self.check_open()
         self.disable_message_id = bool(value)
 
     def get_disable_message_id(self) -> bool:
-        self._check_open()
+        self.check_open()
         return self.disable_message_id
 
     def set_disable_message_timestamp(self, value: bool) -> None:
-        self._check_open()
+        self.check_open()
         self.disable_message_timestamp = bool(value)
 
     def get_disable_message_timestamp(self) -> bool:
-        self._check_open()
+        self.check_open()
         return self.disable_message_timestamp
 
     def set_message_id_prefix(self, prefix: str) -> None:
@@ -120,7 +118,7 @@ class MessageProducer:
         replay re-sends the same ids, and a consumer can de-duplicate on JMSMessageID. The
         counter restarts at 1 with each call. ``prefix`` must start with ``ID:`` (JMS 3.4.3).
         """
-        self._check_open()
+        self.check_open()
         if not isinstance(prefix, str) or not prefix.startswith("ID:"):
             raise JMSException(f"invalid message id prefix {prefix!r}: must be a str starting with 'ID:'")
         self._id = prefix
@@ -133,6 +131,18 @@ class MessageProducer:
         ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too. A
         ``completion_listener`` (keyword, or last positional argument) makes the send
         asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
+        self.send_resolved(*self.resolve_send_args(args, kwargs))
+
+    def resolve_send_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+                          ) -> tuple[Destination, Any, int, int, int, Any]:
+        """``send``'s arguments as ``(destination, message, delivery_mode, priority,
+        time_to_live, completion_listener)``, this producer's values filling what is not given.
+
+        The one parser of a send's arguments, for every face (the asyncio producer's too):
+        ``(message[, delivery_mode, priority, time_to_live])``, or for a producer created
+        without a destination ``(destination, message[, ...])``; those three as keywords; a
+        ``completion_listener`` as keyword or last positional argument."""
+        kwargs = dict(kwargs)
         listener = kwargs.pop("completion_listener", None)
         if len(args) > 1 and is_listener(args[-1]):
             listener, args = args[-1], args[:-1]
@@ -158,21 +168,22 @@ class MessageProducer:
             if k not in names:
                 raise TypeError(f"send() got an unexpected keyword argument {k!r}")
             opts[k] = v
-        self._send(
-            destination,
-            message,
-            opts.get("delivery_mode", self.delivery_mode),
-            opts.get("priority", self.priority),
-            opts.get("time_to_live", self.time_to_live),
-            listener,
-        )
+        return (destination, message, opts.get("delivery_mode", self.delivery_mode),
+                opts.get("priority", self.priority), opts.get("time_to_live", self.time_to_live), listener)
 
-    def _send(
+    @property
+    def send_timeout(self) -> float | None:
+        """How long a send waits for the peer's outcome (``jms.sendTimeout``), in seconds."""
+        return self._send_timeout
+
+    def send_resolved(
         self, destination: Destination, message: Any, mode: int, priority: int, ttl: int, listener: Any = None
     ) -> Any:
-        """Set the headers and send; ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
-        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio)."""
-        self._check_open()
+        """The send every face ends in, its arguments resolved (``resolve_send_args``): set the
+        headers and send. ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
+        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio);
+        None waits for the outcome when the send waits (``_waits``)."""
+        self.check_open()
         if message is None:
             raise TypeError("message must not be None")
         if not hasattr(message, "_props"):
@@ -186,14 +197,14 @@ class MessageProducer:
         message._priority = priority
         message._timestamp = 0 if self.disable_message_timestamp else now
         message._expiration = now + ttl if ttl > 0 else 0
-        user_id = self._session._connection._sent_user_id()
+        user_id = self._session.connection.sent_user_id()
         if user_id is not None:
             message._props["JMSXUserID"] = user_id
         elif "JMSXUserID" in message._props:
             del message._props["JMSXUserID"]
         delay = self.delivery_delay
         if delay > 0:
-            self._session._connection._capabilities().check(DELAYED_DELIVERY)
+            self._session.connection.capabilities().check(DELAYED_DELIVERY)
         if self.disable_message_id:
             message._message_id = None
         else:
@@ -208,7 +219,7 @@ class MessageProducer:
         else:
             return_future = False
         sync = listener is not None or self._waits(mode)
-        fut = self._p.send(message, sync, ttl if ttl > 0 else 0)
+        fut = self._provider_producer.send(message, sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
         if return_future:
@@ -219,8 +230,8 @@ class MessageProducer:
             completions_for(self._session).add(fut, message, listener, self)
             return
         if fut is not None:
-            conn = self._session._connection
-            conn._provider_wait(fut, self._send_timeout, "send")
+            conn = self._session.connection
+            conn.wait_provider(fut, self._send_timeout, "send")
 
     def _waits(self, mode: int) -> bool:
         """Qpid JMS's rule: a send waits for the peer's outcome only when it is PERSISTENT and
@@ -241,12 +252,20 @@ class MessageProducer:
 
         wait_for_completions(self._session, "close", self)  # JMS 4.6.2: incomplete sends first
         self._closed = True
-        self._session._close_producer(self)
+        self._session.close_producer(self)
 
-    def _check_open(self) -> None:
+    @property
+    def provider_producer(self) -> ProviderProducer:
+        return self._provider_producer
+
+    def mark_closed(self) -> None:
+        """The session closes this producer (its link goes with the session)."""
+        self._closed = True
+
+    def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the producer is closed")
-        self._session._check_open()
+        self._session.check_open()
 
     def __enter__(self) -> MessageProducer:
         return self

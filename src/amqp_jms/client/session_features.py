@@ -31,7 +31,7 @@ class SessionFeatures:
 
     if TYPE_CHECKING:
 
-        def _check_open(self) -> None: ...
+        def check_open(self) -> None: ...
 
         def create_consumer(
             self,
@@ -70,38 +70,38 @@ class SessionFeatures:
 
     def unsubscribe(self, name: str) -> None:
         """Delete durable subscription ``name``; it must have no active consumer."""
-        self._check_open()
+        self.check_open()
         validate_subscription_name(name)
         conn = self._connection
-        if conn._subscriptions.is_active(name):
+        if conn.subscriptions.is_active(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
-        conn._capabilities().check(UNSUBSCRIBE)
-        link = name if conn._client_id is not None else f"{name}|global"
-        conn._provider_wait(conn._prov().unsubscribe(link), conn._request_timeout(), "unsubscribe")
+        conn.capabilities().check(UNSUBSCRIBE)
+        link = name if conn.get_client_id() is not None else f"{name}|global"
+        conn.wait_provider(conn.provider().unsubscribe(link), conn.request_timeout(), "unsubscribe")
 
     def _subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool
     ) -> MessageConsumer:
-        self._check_open()
+        self.check_open()
         if topic is None or not isinstance(topic, Topic):
             raise InvalidDestinationException(f"a subscription needs a Topic, got {topic!r}")
         validate_subscription_name(name)
         conn = self._connection
-        has_client_id = conn._client_id is not None
+        has_client_id = conn.get_client_id() is not None
         if durable and not shared and not has_client_id:
             raise IllegalStateException(
                 "a durable subscription needs a client ID: set jms.clientID or call set_client_id first"
             )
-        caps = conn._capabilities()
+        caps = conn.capabilities()
         if shared:
             caps.check(SHARED_SUBSCRIPTIONS)
         if durable:
             caps.check(DURABLE_SUBSCRIPTIONS)
         if selector is not None and not selector.strip():
             selector = None
-        tracker = conn._subscriptions
+        tracker = conn.subscriptions
         if shared:
             link = tracker.reserve_shared(name, durable, topic, selector, has_client_id)
         else:
@@ -124,19 +124,19 @@ class SessionFeatures:
         return self._temporary(True)  # type: ignore[return-value]
 
     def _temporary(self, topic: bool) -> Destination:
-        self._check_open()
+        self.check_open()
         conn = self._connection
         what = "create_temporary_topic" if topic else "create_temporary_queue"
-        address = conn._provider_wait(conn._prov().create_temporary(topic), conn._request_timeout(), what)
+        address = conn.wait_provider(conn.provider().create_temporary(topic), conn.request_timeout(), what)
         dest: TemporaryQueue | TemporaryTopic = TemporaryTopic(address) if topic else TemporaryQueue(address)
-        conn._own_temporary(dest)
+        conn.own_temporary(dest)
         return dest
 
     def _check_consumer_destination(self, destination: Destination) -> None:
         """Hook of ``create_consumer``: a temporary destination is consumable only by its owner."""
         if not destination.is_temporary:
             return
-        if not self._connection._owns_temporary(destination):
+        if not self._connection.owns_temporary(destination):
             raise InvalidDestinationException(
                 f"{destination} was not created by this connection (or was deleted): only the "
                 "connection that created a temporary destination may consume from it"
@@ -147,7 +147,7 @@ class SessionFeatures:
         """Look at the messages on ``queue`` without consuming them (JMS 4.9)."""
         from .browser import QueueBrowser
 
-        self._check_open()
+        self.check_open()
         if queue is None or not isinstance(queue, Queue):
             raise InvalidDestinationException(f"a browser needs a Queue, got {queue!r}")
         if message_selector is not None and not message_selector.strip():

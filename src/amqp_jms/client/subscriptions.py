@@ -132,9 +132,9 @@ class SubscriptionTracker:
 
     def _prune(self) -> None:
         for name, c in list(self._exclusive.items()):
-            if c is not None and getattr(c, "_closed", False):
+            if c is not None and getattr(c, "closed", False):
                 del self._exclusive[name]
         for key, sub in list(self._shared.items()):
-            sub.consumers = [c for c in sub.consumers if c is None or not getattr(c, "_closed", False)]
+            sub.consumers = [c for c in sub.consumers if c is None or not getattr(c, "closed", False)]
             if not sub.consumers:
                 del self._shared[key]

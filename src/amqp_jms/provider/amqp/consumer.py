@@ -11,7 +11,7 @@ from proton import Delivery, Described, Link, Terminus, ulong
 
 from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
-from .. import codec
+from .. import payload
 from ..base import (
     ACCEPTED,
     MODIFIED_FAILED,
@@ -95,7 +95,7 @@ class AmqpInbound:
     def decode(self) -> Any:
         if self._msg is None:
             p = self.consumer.provider
-            self._msg = codec.decode(self.data, self.consumer.spec.destination,
+            self._msg = payload.decode(self.data, self.consumer.spec.destination,
                                      queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
             if self._msg._redelivered:
                 p.counters.count_redelivery()

@@ -14,7 +14,27 @@ from ..errors import to_jms
 if TYPE_CHECKING:
     from .session import AmqpSession
 
-__all__ = ["AmqpLink"]
+__all__ = ["AmqpLink", "fail_waiting", "take_answer"]
+
+
+def take_answer(waiting: dict[str, Any], delivery: Any) -> tuple[Any, Any] | None:
+    """The peer's answer to a delivery a link sent (a producer's message, a coordinator's
+    declare or discharge): None while the update carries none (no remote state, not settled);
+    else ``(remote state, the future waiting for its tag, or None)``, that future forgotten.
+    The caller resolves the future, then settles the delivery."""
+    state = delivery.remote_state
+    if not state and not delivery.settled:
+        return None
+    return state, waiting.pop(delivery.tag, None)
+
+
+def fail_waiting(waiting: dict[str, Any], exc: JMSException) -> None:
+    """Fail every future still waiting for an answer (the link failed or is detaching)."""
+    futures = list(waiting.values())
+    waiting.clear()
+    for fut in futures:
+        if not fut.done():
+            fut.set_exception(exc)
 
 
 class AmqpLink:

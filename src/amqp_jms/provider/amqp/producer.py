@@ -11,11 +11,11 @@ from proton import Delivery, Link
 
 from ...engine.raw import ffi, lib
 from ...exceptions import JMSException
-from .. import codec
+from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .addressing import link_address
-from .link import AmqpLink
+from .link import AmqpLink, fail_waiting, take_answer
 from .terminus import OUTCOMES, capability_for, put_symbols
 
 if TYPE_CHECKING:
@@ -101,7 +101,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         p = self.provider
         tracing = p.tracing
         span = tracing.sending(message, self.spec.destination) if tracing is not None else None
-        data = codec.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
+        data = payload.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
                             topic_prefix=p.topic_prefix)
         self._window.acquire(self._send_timeout)
         lt = self.provider.lt
@@ -169,10 +169,10 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         return True
 
     def on_delivery(self, delivery: Delivery) -> None:
-        state = delivery.remote_state
-        if not state and not delivery.settled:
+        answer = take_answer(self._waiting, delivery)
+        if answer is None:
             return
-        fut = self._waiting.pop(delivery.tag, None)
+        state, fut = answer
         self._counters.count_outcome("sends_", state)
         if fut is not None and not fut.done():
             err = outcome_error(state, delivery, "the message")
@@ -218,18 +218,14 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         await super().detach(close)
 
     def before_detach(self) -> None:
-        self._fail_waiting(JMSException("the producer was closed before the peer settled the message"))
+        fail_waiting(self._waiting,
+                     JMSException("the producer was closed before the peer settled the message"))
         self._window.break_(JMSException("the producer is closed"))
 
     def on_failed(self, exc: JMSException) -> None:
-        self._fail_waiting(exc)
+        fail_waiting(self._waiting, exc)
         self._window.break_(exc)
 
-    def _fail_waiting(self, exc: JMSException) -> None:
-        waiting, self._waiting = self._waiting, {}
-        for fut in waiting.values():
-            if not fut.done():
-                fut.set_exception(exc)
 
 
 class TxCoordinator(AmqpLink):
@@ -274,17 +270,14 @@ class TxCoordinator(AmqpLink):
         return result
 
     def on_delivery(self, delivery: Delivery) -> None:
-        state = delivery.remote_state
-        if not state and not delivery.settled:
+        answer = take_answer(self._waiting, delivery)
+        if answer is None:
             return
-        fut = self._waiting.pop(delivery.tag, None)
+        state, fut = answer
         if fut is not None and not fut.done():
             fut.set_result((state, delivery))
         delivery.settle()
 
     def on_failed(self, exc: JMSException) -> None:
-        waiting, self._waiting = self._waiting, {}
-        for fut in waiting.values():
-            if not fut.done():
-                fut.set_exception(exc)
+        fail_waiting(self._waiting, exc)
 

@@ -1,0 +1,55 @@
+"""A JMS message as a transfer's payload, and back: the provider's one door to the mapping.
+
+Everything that turns a JMS message into transfer bytes and back goes through ``encode`` and
+``decode`` here, so the provider never grows a codec of its own: both delegate to
+``amqp_jms.mapping`` with a mapping context (the link's destination, the peer's address
+prefixes, the producer's time to live) cached per combination. Only JMS messages go through:
+frame-level tests that need raw bytes on the wire send them with the scripted peer
+(``amqp_jms.testing.peer``) or proton, not through the client.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from ..destination import Destination
+from ..mapping.context import MappingContext
+from ..mapping.inbound import decode as _map_decode
+from ..mapping.outbound import encode as _map_encode
+
+__all__ = ["decode", "encode"]
+
+
+@lru_cache(maxsize=256)
+def _context(
+    consumer_destination: Destination | None,
+    queue_prefix: str | None,
+    topic_prefix: str | None,
+    time_to_live: int,
+) -> MappingContext:
+    return MappingContext(
+        consumer_destination=consumer_destination,
+        queue_prefix=queue_prefix,
+        topic_prefix=topic_prefix,
+        time_to_live=time_to_live,
+    )
+
+
+def encode(
+    message: Any, *, time_to_live: int = 0, queue_prefix: str | None = None, topic_prefix: str | None = None
+) -> bytes:
+    """Transfer payload for the JMS ``message``."""
+    ctx = _context(None, queue_prefix, topic_prefix, time_to_live if time_to_live > 0 else 0)
+    return _map_encode(message, context=ctx)
+
+
+def decode(
+    data: bytes,
+    consumer_destination: Destination | None = None,
+    *,
+    queue_prefix: str | None = None,
+    topic_prefix: str | None = None,
+) -> Any:
+    """The JMS message for transfer payload ``data``."""
+    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))

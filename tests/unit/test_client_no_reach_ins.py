@@ -1,0 +1,81 @@
+"""The client's objects talk to each other through declared members only (issue 19).
+
+A connection, its sessions, their consumers and producers, the simplified API and the asyncio
+face each declare what the others may use (``Connection.wait_provider``, ``Session.connection``,
+``MessageConsumer.deliver``, ...: the blocks marked "not JMS API" in each class). A reach into
+another object's private member (``conn._provider_wait``, ``consumer._queue``) is a join that
+the owner cannot see or change safely; this test reads ``amqp_jms.client`` and ``amqp_jms.aio``
+and fails on each one. (What the client may use of the *provider* is held by
+``test_provider_interface.py``.)
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "amqp_jms"
+SCANNED = [SRC / "client", SRC / "aio"]
+
+#: The declared exceptions: the message model's provider SPI, which ``amqp_jms.message``
+#: documents (its module docstring, "Lifecycle" and the header fields): the producer sets the
+#: send-time headers on the caller's message (JMS 3.4.11), the session marks a delivered one
+#: received and hangs its acknowledge callback on it, the acknowledgement policy reads its
+#: properties and expiration, ``JMSProducer`` applies its values to a probe message.
+MESSAGE_SPI = frozenset({
+    "_props", "_destination", "_delivery_mode", "_priority", "_timestamp", "_expiration",
+    "_delivery_time", "_message_id", "_redelivered", "_correlation_id", "_mark_received",
+    "_ack_callback", "_validate_names",
+})
+
+
+def reach_ins(source: str, where: str) -> list[str]:
+    """Every ``<expr>._name`` (or ``getattr(<expr>, "_name")``) in ``source`` where ``<expr>``
+    is not ``self``/``cls`` and the name is private (not dunder) and not a declared exception."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) > 1:
+            target, name_arg = node.args[0], node.args[1]
+            if isinstance(name_arg, ast.Constant) and isinstance(name_arg.value, str) \
+                    and _private(name_arg.value) and not _own(target):
+                found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+            continue
+        if not isinstance(node, ast.Attribute):
+            continue
+        name = node.attr
+        if not _private(name) or _own(node.value):
+            continue
+        found.append(f"{where}:{node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def _private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__") and name not in MESSAGE_SPI
+
+
+def _own(node: ast.expr) -> bool:
+    return isinstance(node, ast.Name) and node.id in ("self", "cls")
+
+
+def test_the_scan_finds_a_reach_in() -> None:
+    code = ("def f(self, conn, consumer):\n"
+            "    self._own()\n"
+            "    conn._provider_wait(1)\n"
+            "    consumer._queue.get()\n"
+            "    self._session._connection\n"
+            "    consumer.local_queue.get()\n"
+            "    msg._props\n"
+            "    getattr(session, '_completions', None)\n"
+            "    getattr(self, '_own', None)\n")
+    assert sorted(reach_ins(code, "x")) == [
+        "x:3: conn._provider_wait", "x:4: consumer._queue", "x:5: self._session._connection",
+        "x:8: getattr(session, '_completions', None)"]
+
+
+def test_the_client_reaches_no_private_member_of_another_object() -> None:
+    found: list[str] = []
+    for folder in SCANNED:
+        for path in sorted(folder.rglob("*.py")):
+            found += reach_ins(path.read_text(), str(path.relative_to(SRC)))
+    assert not found, "reach-ins into another object's private members:\n" + "\n".join(found)
