@@ -63,22 +63,14 @@ class SegmentPartition(InputPartition):
 def decode_segment(
     wal_path: str, segment_id: int, body_as: str, include_amqp: bool
 ) -> Iterator[pa.RecordBatch]:
-    """The messages of one segment as Arrow batches of the row schema."""
-    from ._client import decode
-    from .reader import BATCH_ROWS
-    from .schema import arrow_schema, message_to_values, rows_to_batch
+    """The messages of one segment as Arrow batches of the row schema (:mod:`.columns`)."""
+    from .columns import segment_batches
+    from .schema import arrow_schema
     from .wal import read_segment
 
     schema = arrow_schema(body_as, include_amqp)
-    raw = read_segment(wal_path, segment_id).to_pylist()
-    for start in range(0, len(raw), BATCH_ROWS):
-        rows = []
-        for data in raw[start : start + BATCH_ROWS]:
-            values = message_to_values(decode(data), body_as)
-            if include_amqp:
-                values["amqp"] = data
-            rows.append(values)
-        yield rows_to_batch(rows, schema)
+    for batch in segment_batches(read_segment(wal_path, segment_id), schema, body_as, include_amqp):
+        yield batch
         crash_point("during_sink")
 
 
