@@ -255,6 +255,54 @@ def test_a_poison_message_is_skipped_with_a_warning_and_the_stream_goes_on(
     assert len([r for r in caplog.records if "cannot be read as a JMS message" in r.getMessage()]) == 1
 
 
+def test_the_driver_vets_headers_only_and_a_bad_body_is_a_row_not_a_loss(
+    broker_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Decode once: the driver's receiver vets each message from its headers and properties (a
+    bad type annotation is still poison, settled by the client and never logged), and leaves the
+    body to the executors. A body that does not decode (text bytes not in their charset) was
+    accepted and is in the log, so it is not dropped: its row has its headers and properties,
+    null ``message_type`` and body, and a WARNING names it."""
+    from proton import Message
+    from proton.utils import BlockingConnection
+
+    _send(broker_url, "badbody", 2)
+    conn = BlockingConnection(broker_url, timeout=10)
+    sender = conn.create_sender("badbody")
+    sender.send(Message(body="bad", annotations={"x-opt-jms-msg-type": 9}))
+    bad = Message(id="bad-body-1", body=b"\xff\xfe not utf-8", inferred=True, properties={"k": "v"})
+    bad.content_type = "text/plain; charset=utf-8"
+    sender.send(bad)
+    conn.close()
+    _send(broker_url, "badbody", 2, start=2)
+    reader = _reader(broker_url, "badbody", tmp_path, includeAmqp="true")
+    reader.prepareForTriggerAvailableNow()
+    start = reader.initialOffset()
+    rows: list[dict[str, Any]] = []
+    with caplog.at_level("WARNING"):
+        for _ in range(50):
+            end = reader.latestOffset(start, ReadAllAvailable())
+            if end == start:
+                if reader._receiver is not None and reader._receiver.wait_drained(0):
+                    break
+                continue
+            for partition in reader.partitions(start, end):
+                for batch in reader.read(partition):
+                    rows.extend(batch.to_pylist())
+            reader.commit(end)
+            start = end
+    reader.stop()
+    assert [r["text"] for r in rows] == ["m0", "m1", None, "m2", "m3"]
+    odd = rows[2]
+    assert (
+        odd["message_id"] == "ID:AMQP_NO_PREFIX:bad-body-1"
+        and odd["message_type"] is None
+        and odd["body"] is None
+    )
+    assert dict(odd["properties"])["k"] == "v" and b"\xff\xfe not utf-8" in odd["amqp"]
+    assert any("bad-body-1" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
+    assert len([r for r in caplog.records if "cannot be read as a JMS message" in r.getMessage()]) == 1
+
 
 def test_min_offsets_per_trigger_waits_for_enough_messages_or_the_delay(
     broker_url: str, tmp_path: Path

@@ -89,14 +89,15 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, where: str) -> Any:
+def decode_or_poison(inbound: Any, where: str, body: bool = True) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
     logged here, once per message, at WARNING. ``where`` names the consumer for the log.
+    ``body=False``: vetted from its headers and properties only (``receive_encoded``).
     """
     try:
-        return inbound.decode()
+        return inbound.decode() if body else inbound.decode(body=False)
     except Exception as e:  # whatever the bytes did, the message is unreadable
         _log.warning("%s: a message that cannot be read as a JMS message was settled "
                      "modified(delivery-failed, undeliverable-here) and skipped: %s", where, e)

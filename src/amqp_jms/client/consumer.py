@@ -205,7 +205,9 @@ class MessageConsumer:
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
 
-    def receive_encoded(self, timeout_ms: int | None = None) -> EncodedMessage | None:
+    def receive_encoded(
+        self, timeout_ms: int | None = None, *, decode_body: bool = True
+    ) -> EncodedMessage | None:
         """``receive``, also handing back the bytes the message arrived as.
 
         Why: a pipeline that must keep what it received before acknowledging it (a write-ahead
@@ -217,14 +219,20 @@ class MessageConsumer:
         message (a poison message) is never returned: it is settled
         ``modified(delivery-failed, undeliverable-here)``, logged once at WARNING, and the
         receive goes on to the next one, exactly as ``receive`` does.
+
+        ``decode_body=False``: the message is vetted from its headers and properties only (its
+        body's framing checked, its body-type annotation vetted, its content not decoded), and
+        ``message`` is a plain ``Message`` carrying them: for a pipeline that stores the bytes
+        and decodes them elsewhere (the Spark source's executors), which then meets a body that
+        does not decode (text not in its charset) itself.
         """
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
-        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0)
+        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0, decode_body)
 
-    def receive_encoded_no_wait(self) -> EncodedMessage | None:
+    def receive_encoded_no_wait(self, *, decode_body: bool = True) -> EncodedMessage | None:
         """``receive_no_wait``, also handing back the bytes (see ``receive_encoded``)."""
-        return self._receive_encoded(0.0)
+        return self._receive_encoded(0.0, decode_body)
 
     def drain(self) -> bool:
         """Ask the peer to send now everything it has for this consumer, and wait for its answer.
@@ -287,10 +295,10 @@ class MessageConsumer:
             self._receiving -= 1
         return None if got is None else got[1]
 
-    def _receive_encoded(self, timeout: float | None) -> EncodedMessage | None:
+    def _receive_encoded(self, timeout: float | None, body: bool = True) -> EncodedMessage | None:
         self._receiving += 1
         try:
-            got = self._receive_inbound(timeout)
+            got = self._receive_inbound(timeout, body=body)
         finally:
             self._receiving -= 1
         if got is None:
@@ -315,9 +323,11 @@ class MessageConsumer:
         return None if got is None else body[0]
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
-                         vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
+                         vet: Callable[[Message], None] | None = None,
+                         body: bool = True) -> tuple[Any, Message] | None:
         """``_receive`` keeping the provider's inbound (for ``receive_encoded``); ``vet`` runs
-        before the message counts as received (``_receive_body``)."""
+        before the message counts as received (``_receive_body``); ``body=False`` vets from the
+        headers and properties only."""
         self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
@@ -330,7 +340,7 @@ class MessageConsumer:
             inbound = self._next(left, ask_peer)
             if inbound is None:
                 return None
-            msg = sess._prepare(self, inbound)
+            msg = sess._prepare(self, inbound, body)
             if msg is not None:
                 self._hand_over(inbound, msg, vet)
                 return inbound, msg

@@ -221,10 +221,10 @@ class Session(SessionFeatures):
         return cons
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
-    def _prepare(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
+    def _prepare(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
-        filtered (and settled as such)."""
-        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}")
+        filtered (and settled as such). ``body=False``: from its headers and properties only."""
+        msg = decode_or_poison(inbound, f"consumer on {consumer.destination}", body)
         if msg is None:
             consumer._p.acknowledge(inbound, POISON)
             return None

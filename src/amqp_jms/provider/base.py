@@ -80,8 +80,9 @@ class Inbound(Protocol):
     #: times redelivered locally by ``recover``/rollback (added to the peer's delivery count)
     local_redeliveries: int
 
-    def decode(self) -> Any:
-        """The JMS message (decoded once, cached)."""
+    def decode(self, body: bool = True) -> Any:
+        """The JMS message (decoded once, cached); ``body=False``: headers and properties only,
+        on a plain message (not cached)."""
         ...
 
 

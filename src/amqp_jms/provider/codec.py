@@ -69,8 +69,10 @@ def decode(
     *,
     queue_prefix: str | None = None,
     topic_prefix: str | None = None,
+    body: bool = True,
 ) -> Any:
-    """The JMS message for transfer payload ``data``."""
+    """The JMS message for transfer payload ``data`` (``body=False``: headers and properties
+    only, see :func:`amqp_jms.mapping.decode`)."""
     if _map_decode is None:
         _bind()
-    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))
+    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0), body=body)

@@ -268,18 +268,43 @@ def segment_batches(
 ) -> Iterator[pa.RecordBatch]:
     """A write-ahead segment's encoded messages as record batches: each message decoded once,
     the ``amqp`` column a slice of ``encoded`` itself."""
-    from ._client import decoder
+    from ._client import decoder, unreadable_errors
 
     decode = decoder()
+    unreadable = unreadable_errors()
     builder = ColumnBuilder(schema, body_as)
     messages = _buffers(encoded)
     for start in range(0, len(encoded), BATCH_ROWS):
         add = builder.rows.append
         with _no_gc():
             for data in islice(messages, BATCH_ROWS):
-                add(message_row(decode(data), body_as))
+                try:
+                    message = decode(data)
+                except unreadable as exc:
+                    add(_unreadable_body_row(decode, data, exc, body_as))
+                    continue
+                add(message_row(message, body_as))
             batch = builder.batch(encoded.slice(start, BATCH_ROWS) if include_amqp else None)
         yield batch
+
+
+def _unreadable_body_row(decode: Any, data: bytes, exc: BaseException, body_as: str) -> tuple[Any, ...]:
+    """The row of a logged message whose body does not decode (text bytes not in their charset,
+    a map body with a key that is not a string …): the driver vets headers and properties only,
+    so such a message is accepted and in the log. It is not dropped: its row has every header
+    and property column, ``message_type`` and the body columns null (``includeAmqp`` keeps its
+    bytes), and a WARNING names it."""
+    import logging
+
+    row = list(message_row(decode(data, body=False), body_as))  # headers: vetted on the driver
+    row[_NAMES.index("message_type")] = None
+    logging.getLogger(__name__).warning(
+        "jms data source: message %s has a body that cannot be read (%s); its row has null "
+        "message_type and body columns",
+        row[0],
+        exc,
+    )
+    return tuple(row)
 
 
 @contextmanager

@@ -84,12 +84,15 @@ class AmqpInbound:
         self.raw = None
         self._wrapped = None
 
-    def decode(self) -> Any:
-        if self._msg is None:
-            p = self.consumer.provider
-            self._msg = codec.decode(self.data, self.consumer.spec.destination,
-                                     queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
-        return self._msg
+    def decode(self, body: bool = True) -> Any:
+        if self._msg is not None:
+            return self._msg
+        p = self.consumer.provider
+        msg = codec.decode(self.data, self.consumer.spec.destination,
+                           queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix, body=body)
+        if body:  # a headers-only message is not what a later full receive may hand out
+            self._msg = msg
+        return msg
 
 
 class AmqpConsumer(AmqpLink, ProviderConsumer):
