@@ -7,6 +7,7 @@ segments as offsets, replay of planned-but-uncommitted batches, deletion after c
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from amqp_jms.client import ConnectionFactory
 from amqp_jms.exceptions import IllegalStateException
 from amqp_jms.message import TextMessage
 from amqp_jms.spark.options import parse_options
-from amqp_jms.spark.stream import JmsStreamReader
+from amqp_jms.spark.stream import JmsStreamReader, SegmentPartition
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +185,7 @@ _EXIT_WITHOUT_STOP = """
 import sys, time
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from amqp_jms.spark.options import parse_options
-from amqp_jms.spark.stream import JmsStreamReader
+from amqp_jms.spark.stream import JmsStreamReader, SegmentPartition
 url, queue, wal = sys.argv[1:4]
 reader = JmsStreamReader(parse_options({"url": url, "destination": "queue://" + queue, "walPath": wal,
                                         "segmentMessages": "5", "maxBufferedMessages": "10"}))
@@ -351,3 +352,61 @@ def test_the_first_available_now_batch_takes_what_is_buffered_up_to_the_limit(
     batches, _ = _run_batches(reader, reader.initialOffset(), ReadAllAvailable(), 3000)
     reader.stop()
     assert len(batches[0]) >= 2000 and sum(map(len, batches)) == 3000
+
+
+def test_two_receivers_each_in_its_own_process_lose_nothing_and_keep_their_order(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """numReceivers=2: two competing consumers, each a process of its own with its own
+    connection and log (receiver-0/, receiver-1/); every message is read exactly once, each
+    receiver's messages come in the queue's order, and all are accepted."""
+    from amqp_jms.spark.stream_multi import MultiReceiverStreamReader
+
+    options = {
+        "url": broker_url,
+        "destination": "queue://multi",
+        "walPath": str(tmp_path),
+        "pollMs": "200",
+        "numReceivers": "2",
+        "segmentMessages": "7",
+        "jms.prefetchPolicy.all": "3",  # small prefetch: the broker alternates between the two
+    }
+    reader = pickle.loads(pickle.dumps(MultiReceiverStreamReader(parse_options(options))))
+    start = reader.initialOffset()
+    assert start["segments"] == [0, 0]
+    start = reader.latestOffset(start, ReadAllAvailable())  # both receivers attach, nothing there
+    pids = {r.proc.pid for r in reader._receivers or []}
+    assert len(pids) == 2 and os.getpid() not in pids
+    _send(broker_url, "multi", 60)
+    by_log: dict[str, list[int]] = {}
+    for _ in range(100):
+        if sum(map(len, by_log.values())) >= 60:
+            break
+        end = reader.latestOffset(start, ReadAllAvailable())
+        for partition in reader.partitions(start, end):
+            assert isinstance(partition, SegmentPartition)
+            for batch in reader.read(pickle.loads(pickle.dumps(partition))):
+                by_log.setdefault(partition.wal_path, []).extend(
+                    int(t[1:]) for t in batch.column("text").to_pylist()
+                )
+        reader.commit(end)
+        start = end
+    reader.stop()
+    assert sorted(n for ns in by_log.values() for n in ns) == list(range(60))  # each once
+    assert sorted(Path(p).name for p in by_log) == ["receiver-0", "receiver-1"]  # both took part
+    assert all(ns == sorted(ns) for ns in by_log.values())  # in order per receiver
+    assert _remaining(broker_url, "multi") == []  # all accepted
+    assert not [p for p in tmp_path.glob("receiver-*/seg-*")]  # committed segments deleted
+
+
+def test_num_receivers_is_refused_where_it_cannot_be_sound() -> None:
+    with pytest.raises(ValueError, match="clientId"):
+        parse_options({"url": "amqp://h", "destination": "queue://q", "numReceivers": "2", "clientId": "c"})
+    with pytest.raises(ValueError, match="needs a 'subscription'"):
+        parse_options({"url": "amqp://h", "destination": "topic://t", "numReceivers": "2"})
+    assert (
+        parse_options(
+            {"url": "amqp://h", "destination": "topic://t", "numReceivers": "2", "subscription": "s"}
+        ).num_receivers
+        == 2
+    )

@@ -56,6 +56,8 @@ def open_consumer(session: Any, options: JmsOptions) -> Any:
     if options.subscription:
         if not isinstance(destination, Topic):
             raise ValueError("jms data source: 'subscription' needs a topic:// destination")
+        if options.num_receivers > 1:  # competing receivers share one durable subscription
+            return session.create_shared_durable_consumer(destination, options.subscription, options.selector)
         return session.create_durable_consumer(destination, options.subscription, options.selector)
     return session.create_consumer(destination, options.selector)
 

@@ -167,16 +167,21 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._at(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        import logging
-
-        from .wal import segment_exists
-
         wal_path = self.options.require_wal_path()
         if self._wal is not None and self._log_id and not self._confirmed:
             self._wal.confirm(self._log_id)  # Spark wrote this batch's offsets: the log is ours
             self._confirmed = True
+        return self._segment_partitions(wal_path, _offset(start), _offset(end))
+
+    def _segment_partitions(self, wal_path: str, first: int, last: int) -> list[InputPartition]:
+        """One task per segment of the log at ``wal_path`` in ``(first, last]``; a missing one
+        fails the query (or, with ``failOnDataLoss=false``, is skipped with a WARNING)."""
+        import logging
+
+        from .wal import segment_exists
+
         parts: list[InputPartition] = []
-        for segment_id in range(_offset(start) + 1, _offset(end) + 1):
+        for segment_id in range(first + 1, last + 1):
             if not segment_exists(wal_path, segment_id):
                 if not self.options.fail_on_data_loss:
                     logging.getLogger(__name__).warning(
