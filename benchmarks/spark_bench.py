@@ -15,9 +15,12 @@ as in production, not inside the benchmark's process.
 3. write: a batch ``df.write.format("jms")`` of N rows (``text`` column), against the client's
    send loop (one transacted session, persistent sends, one commit).
 
-Goal: each Spark ratio >= 0.8x the client's. The last line is the ingest ratio (one receiver;
-``numReceivers`` is not implemented yet, so there is no 1-vs-2 figure).
-usage: spark_bench.py [--quick] [--n N]
+4. receivers: the ingest again with ``numReceivers=2`` (full runs; ``--receivers R`` to choose,
+   ``--quick`` skips it to stay under a minute): rate start to end and the receivers' own.
+
+Goal: each Spark ratio >= 0.8x the client's. The last line is the per-receiver ingest ratio
+(one receiver).
+usage: spark_bench.py [--quick] [--n N] [--receivers R]
 """
 
 from __future__ import annotations
@@ -104,22 +107,29 @@ def _spark(work: str) -> Any:
     return spark
 
 
-def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
+def _ingest(
+    spark: Any, url: str, queue: str, n: int, work: str, receivers: int = 1
+) -> tuple[float, float, float, float]:
+    """Query start to end, first batch done after, steady rate after it, and the rate per
+    receiver (all receivers' messages over the longest receiver's run, divided by their number)."""
     stats = os.environ["AMQP_JMS_SPARK_STATS"]
+    if os.path.exists(stats):
+        os.unlink(stats)
     start = time.perf_counter()
     wall = time.time()
     df = (
         spark.readStream.format("jms")
         .option("url", url)
         .option("destination", f"queue://{queue}")
-        .option("walPath", os.path.join(work, "wal"))
+        .option("walPath", os.path.join(work, f"wal-{queue}"))
         .option("pollMs", 500)
+        .option("numReceivers", receivers)
         .load()
     )
     query = (
         df.writeStream.format("parquet")
-        .option("path", os.path.join(work, "out"))
-        .option("checkpointLocation", os.path.join(work, "chk"))
+        .option("path", os.path.join(work, f"out-{queue}"))
+        .option("checkpointLocation", os.path.join(work, f"chk-{queue}"))
         .trigger(availableNow=True)
         .start()
     )
@@ -127,8 +137,9 @@ def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
     elapsed = time.perf_counter() - start
     for progress in query.recentProgress:
         _log(f"  batch {progress['batchId']}: {progress['numInputRows']} rows, {progress['durationMs']}")
-    receiver_rate = 0.0
-    if os.path.exists(stats):  # the source's own phases (receiver thread in Spark's source process)
+    received = 0
+    longest = 0.0
+    if os.path.exists(stats):  # the source's own phases (receiver threads in the driver's processes)
         import re
 
         with open(stats) as handle:
@@ -136,8 +147,10 @@ def _ingest(spark: Any, url: str, queue: str, n: int, work: str) -> float:
                 at, _, text = line.partition(" ")
                 _log(f"  +{float(at) - wall:6.2f} s {text.rstrip()}")
                 ended = re.match(r"receiver ended: (\d+) messages.* ([\d.]+) s since start", text)
-                if ended and float(ended.group(2)) > 0:
-                    receiver_rate = int(ended.group(1)) / float(ended.group(2))
+                if ended:
+                    received += int(ended.group(1))
+                    longest = max(longest, float(ended.group(2)))
+    receiver_rate = received / longest / receivers if longest > 0 else 0.0
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     rows = sum(p["numInputRows"] for p in progress)
     if rows != n:
@@ -202,8 +215,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="10^4 messages (< 60 s)")
     parser.add_argument("--n", type=int, default=None)
+    parser.add_argument(
+        "--receivers",
+        type=int,
+        default=None,
+        help="also ingest with numReceivers=R (default 2; --quick: 1, none)",
+    )
     args = parser.parse_args()
     n = args.n or (10_000 if args.quick else 100_000)
+    if args.receivers is None:
+        args.receivers = 1 if args.quick else 2
     work = tempfile.mkdtemp(prefix="spark_bench-")
     broker = BrokerProcess("--data-dir", os.path.join(work, "store"))
     try:
@@ -218,6 +239,11 @@ def main() -> None:
             _send(url, "bench-spark", n)
             spark_rx, startup, steady, receiver_rate = _ingest(spark, url, "bench-spark", n, work)
             _log(f"spark ingest: {spark_rx:.2f} s")
+            two: tuple[float, float, float, float] | None = None
+            if args.receivers > 1:
+                _send(url, "bench-spark-2", n)
+                two = _ingest(spark, url, "bench-spark-2", n, work, args.receivers)
+                _log(f"spark ingest, {args.receivers} receivers: {two[0]:.2f} s")
             client_tx = _send(url, "bench-client-tx", n)
             _log(f"client send loop: {client_tx:.2f} s")
             spark_tx = _write(spark, url, "bench-spark-tx", n)

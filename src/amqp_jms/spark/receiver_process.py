@@ -78,8 +78,9 @@ class ReceiverProcess:
             )
         finally:
             theirs.close()
+        # no wait for the answer here: the caller starts every receiver, then collects with
+        # ``result()``, so they start together (each process takes a second or more to import)
         self.request("start", options, wal_path, available_now, rows_per_batch)
-        self.result()
 
     def request(self, *call: Any) -> None:
         try:

@@ -96,6 +96,8 @@ class MultiReceiverStreamReader(JmsStreamReader):
                         _share(max_rows, self.count, i),
                     )
                 )
+            for receiver in receivers:
+                receiver.result()  # started (each connects on its own thread from here)
         except BaseException:
             for receiver in receivers:
                 receiver.stop()
