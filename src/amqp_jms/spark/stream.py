@@ -78,6 +78,11 @@ def _offset(start: dict[str, Any]) -> int:
     try:
         return int(start["segment"])
     except (KeyError, TypeError, ValueError):
+        if isinstance(start, dict) and isinstance(start.get("segments"), list):
+            raise IllegalStateException(
+                f"jms data source: the checkpoint's offset {start!r} was written with numReceivers="
+                f"{len(start['segments'])}, now 1: restart with the one the query was started with"
+            ) from None
         raise IllegalStateException(f"jms data source: unexpected stream offset {start!r}") from None
 
 
