@@ -32,7 +32,7 @@ __all__ = ["BATCH_ROWS", "ColumnBuilder", "message_batches", "message_row", "seg
 BATCH_ROWS = 4096
 
 _NAMES = tuple(name for name, _ in COLUMNS)
-_PROPERTIES = _NAMES.index("properties")
+_BINARY = (bytes, bytearray)
 _TIMESTAMPS = frozenset({"timestamp", "expiration", "delivery_time"})
 
 #: str() of a destination, by destination (a stream carries a handful of them)
@@ -110,14 +110,19 @@ def _body(data: Any, body_as: str) -> bytes | str | None:
 
 def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
     """One JMS message as its column values in :data:`~amqp_jms.spark.schema.COLUMNS` order
-    (times in epoch microseconds, ``properties`` as a list of ``(name, string)`` pairs).
+    (times in epoch microseconds, ``properties`` as a ``(names, strings)`` pair of lists, or
+    None).
 
     Reads the message model's provider SPI (the documented ``_`` attributes of
     :mod:`amqp_jms.message`), not the public getters: this runs once per message in the
     executors, and the getters' checks (read-only state, conversions) cost more than the rest.
     """
     correlation = message._correlation_id
-    if isinstance(correlation, bytes | bytearray):
+    if (
+        type(correlation) is not str
+        and correlation is not None
+        and isinstance(correlation, bytes | bytearray)
+    ):
         correlation = message.get_jms_correlation_id()
     props: dict[str, Any] = message._props
     if props:
@@ -126,9 +131,10 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
         content_type = get("JMS_AMQP_CONTENT_TYPE")
         group = get("JMSXGroupID")
         seq = get("JMSXGroupSeq")
-        pairs: list[tuple[str, Any]] | None = [
-            (k, v if type(v) is str or v is None else _property_string(v)) for k, v in props.items()
-        ]
+        pairs: tuple[list[str], list[str | None]] | None = (
+            list(props),
+            [v if type(v) is str or v is None else _property_string(v) for v in props.values()],
+        )
         typed: str | None = dumps_map(props)
         delivery_count = None if count is None else int(count)
         content = None if content_type is None else str(content_type)
@@ -138,7 +144,7 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
         pairs = typed = None
         delivery_count = content = group_id = group_seq = None
     text = body = map_body = stream_body = object_body = None
-    kind = _kind(message)
+    kind = _KINDS.get(type(message)) or _kind(message)
     if kind == "Text":
         text = message._text
     elif kind == "Bytes":
@@ -220,19 +226,22 @@ class ColumnBuilder:
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
 
-def _map_array(values: Iterable[list[tuple[str, Any]] | None], map_type: pa.DataType) -> pa.Array:
-    """``MAP<STRING,STRING>`` from one list of pairs (or None) per row, through flat key/value
-    lists and offsets (pyarrow's inference from pairs costs several times more)."""
+def _map_array(
+    values: Iterable[tuple[list[str], list[str | None]] | None], map_type: pa.DataType
+) -> pa.Array:
+    """``MAP<STRING,STRING>`` from one ``(names, strings)`` pair (or None) per row, through flat
+    key/value lists and offsets (pyarrow's inference from pairs costs several times more)."""
     keys: list[str] = []
-    items: list[Any] = []
+    items: list[str | None] = []
     offsets = [0]
     nulls: list[bool] = []
-    for pairs in values:
-        nulls.append(pairs is None)
-        if pairs is not None:
-            for key, item in pairs:
-                keys.append(key)
-                items.append(item)
+    for pair in values:
+        if pair is None:
+            nulls.append(True)
+        else:
+            nulls.append(False)
+            keys.extend(pair[0])
+            items.extend(pair[1])
         offsets.append(len(keys))
     return pa.MapArray.from_arrays(
         pa.array(offsets, type=pa.int32()),

@@ -87,6 +87,7 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 WRITE_COLUMNS = frozenset(name for name, _ in COLUMNS) - {"redelivered", "delivery_count"}
 
 _NAMES = tuple(name for name, _ in COLUMNS)
+_PROPERTIES = _NAMES.index("properties")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -152,7 +153,10 @@ def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
     of :func:`amqp_jms.spark.columns.message_row`, where the conversion lives."""
     from .columns import message_row
 
-    return dict(zip(_NAMES, message_row(message, body_as), strict=True))
+    values = dict(zip(_NAMES, message_row(message, body_as), strict=True))
+    if values["properties"] is not None:  # (names, strings) -> [(name, string), ...]
+        values["properties"] = list(zip(*values["properties"], strict=True))
+    return values
 
 
 def rows_to_batch(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
@@ -163,7 +167,12 @@ def rows_to_batch(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.Re
     builder = ColumnBuilder(schema, "binary")
     raw: list[Any] = []
     for row in rows:
-        builder.rows.append(tuple(row.get(name) for name in _NAMES))
+        values = [row.get(name) for name in _NAMES]
+        props = values[_PROPERTIES]
+        if props is not None:  # pairs (or a mapping) -> (names, strings)
+            pairs = list(props.items()) if isinstance(props, Mapping) else list(props)
+            values[_PROPERTIES] = ([k for k, _ in pairs], [v for _, v in pairs])
+        builder.rows.append(tuple(values))
         raw.append(row.get("amqp"))
     amqp = pa.array(raw, type=pa.binary()) if "amqp" in schema.names else None
     return builder.batch(amqp)
