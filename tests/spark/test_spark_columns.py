@@ -446,7 +446,7 @@ _SIMPLE = st.one_of(
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.dictionaries(st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True), _SIMPLE, max_size=6))
+@given(st.dictionaries(st.from_regex(r"p_[a-z0-9_]{0,6}", fullmatch=True), _SIMPLE, max_size=6))
 def test_any_property_map_gives_the_same_columns(props: dict[str, Any]) -> None:
     m = MapMessage()
     for name, value in props.items():

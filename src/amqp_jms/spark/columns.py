@@ -39,9 +39,9 @@ _TIMESTAMPS = frozenset({"timestamp", "expiration", "delivery_time"})
 _DEST_NAMES: dict[Any, str] = {}
 #: message class -> ``message_type`` column value
 _KINDS: dict[type, str] = {}
-#: property value type -> its JMS String conversion, for the types whose conversion is
-#: ``int.__repr__`` (every integral JMS type); the others go through the message model
-_INT_STRING: dict[type, Any] = {}
+#: property value type -> its JMS String conversion, learnt for the types whose conversion is
+#: ``int.__repr__`` (every integral JMS type); the others go through :func:`_property_string`
+_STRING_OF: dict[type, Any] = {}
 
 
 def _dest(value: Any) -> str | None:
@@ -86,9 +86,6 @@ def _property_string(value: Any) -> str | None:
     a type JMS cannot convert to String (an AMQP extra such as binary) falls back to
     :func:`~amqp_jms.spark.schema.jms_string`."""
     kind = type(value)
-    fast = _INT_STRING.get(kind)
-    if fast is not None:
-        return fast(value)
     from ..message import _conversions as cv
 
     try:
@@ -96,7 +93,7 @@ def _property_string(value: Any) -> str | None:
     except Exception:
         return jms_string(value)
     if text is not None and kind is not bool and isinstance(value, int) and text == int.__repr__(value):
-        _INT_STRING[kind] = int.__repr__  # integral: the same conversion for every value
+        _STRING_OF[kind] = int.__repr__  # integral: the same conversion for every value
     return None if text is None else str(text)
 
 
@@ -133,7 +130,10 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
         seq = get("JMSXGroupSeq")
         pairs: tuple[list[str], list[str | None]] | None = (
             list(props),
-            [v if type(v) is str or v is None else _property_string(v) for v in props.values()],
+            [
+                v if type(v) is str or v is None else _STRING_OF.get(type(v), _property_string)(v)
+                for v in props.values()
+            ],
         )
         typed: str | None = dumps_map(props)
         delivery_count = None if count is None else int(count)
