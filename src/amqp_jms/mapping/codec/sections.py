@@ -21,6 +21,7 @@ from __future__ import annotations
 import struct
 from typing import Any, NamedTuple
 
+from ..._accel import load_accelerator
 from ...exceptions import MessageFormatException
 from ...types import (
     UUID,
@@ -360,8 +361,9 @@ def _remember(cache: dict[bytes, Any], raw: bytes, value: Any) -> None:
     cache[raw] = value
 
 
-def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) -> Sections:
-    """Parse a transfer payload into :class:`Sections` (see the module doc)."""
+def decode_sections_py(data: bytes | bytearray | memoryview, *, body: bool = True) -> Sections:
+    """Parse a transfer payload into :class:`Sections` (see the module doc). The pure-Python
+    twin of the C accelerator ``_csections`` (which hands it the rare forms and every error)."""
     b = data if type(data) is bytes else bytes(data)
     s = Sections(b)
     n = len(b)
@@ -443,6 +445,29 @@ def decode_sections(data: bytes | bytearray | memoryview, *, body: bool = True) 
     except _DECODE_ERRORS as e:
         raise format_error(e, f"the {SECTION_NAMES.get(code, 'first')} section") from None
     return s
+
+
+decode_sections = decode_sections_py
+_accel = load_accelerator("amqp_jms.mapping.codec._csections")
+if _accel is not None:
+    _accel.init(
+        Sections,
+        Header,
+        Properties,
+        UByte,
+        UShort,
+        UInt,
+        ULong,
+        Byte,
+        Short,
+        Int,
+        Float,
+        Timestamp,
+        Symbol,
+        lambda raw: UUID(bytes=raw),
+        decode_sections_py,
+    )
+    decode_sections = _accel.decode_sections  # (the same function, in C)
 
 
 # -- encoding ---------------------------------------------------------------------------------
