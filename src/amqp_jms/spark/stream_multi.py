@@ -12,16 +12,14 @@ A query restarted from its checkpoint must keep its ``numReceivers`` (the offset
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from typing import Any
 
-import pyarrow as pa
 from pyspark.sql.datasource import InputPartition
 from pyspark.sql.streaming.datasource import ReadLimit, ReadMaxRows
 
 from ..exceptions import IllegalStateException
 from .receiver_process import ReceiverProcess, receiver_log_path
-from .stream import JmsStreamReader, SegmentPartition, decode_segment, describe_source
+from .stream import JmsStreamReader, describe_source
 
 __all__ = ["MultiReceiverStreamReader"]
 
@@ -142,12 +140,6 @@ class MultiReceiverStreamReader(JmsStreamReader):
             sub = receiver_log_path(wal_path, i)
             parts.extend(self._segment_partitions(sub, first, last))
         return parts
-
-    def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        assert isinstance(partition, SegmentPartition)
-        yield from decode_segment(
-            partition.wal_path, partition.segment_id, self.options.body_as, self.options.include_amqp
-        )
 
     def commit(self, end: dict[str, Any]) -> None:
         from .wal import delete_segments_through
