@@ -284,8 +284,8 @@ def segment_batches(
     builder = ColumnBuilder(schema, body_as)
     messages = _buffers(encoded)
     for start in range(0, len(encoded), BATCH_ROWS):
-        add = builder.rows.append
         with _no_gc():
+            add = builder.rows.append
             for data in islice(messages, BATCH_ROWS):
                 try:
                     message = decode(data)
@@ -293,6 +293,7 @@ def segment_batches(
                     add(_unreadable_body_row(decode, data, exc, body_as))
                     continue
                 add(message_row(message, body_as))
+            del add  # it holds the rows' list: they must be garbage once the batch is built
             batch = builder.batch(encoded.slice(start, BATCH_ROWS) if include_amqp else None)
         yield batch
 
