@@ -410,3 +410,30 @@ def test_num_receivers_is_refused_where_it_cannot_be_sound() -> None:
         ).num_receivers
         == 2
     )
+
+
+def test_receiver_processes_end_with_the_driver_process(broker_url: str, tmp_path: Path) -> None:
+    """A driver that dies (os._exit, no cleanup) leaves no receiver behind: each sees its pipe
+    close and exits (what it held un-accepted goes back to the broker)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "from pyspark.sql.streaming.datasource import ReadAllAvailable\n"
+        "from amqp_jms.spark.options import parse_options\n"
+        "from amqp_jms.spark.stream_multi import MultiReceiverStreamReader\n"
+        f"r = MultiReceiverStreamReader(parse_options({{'url': {broker_url!r}, "
+        f"'destination': 'queue://orphans', 'walPath': {str(tmp_path)!r}, 'numReceivers': '2', "
+        "'pollMs': '100'}))\n"
+        "r.latestOffset(r.initialOffset(), ReadAllAvailable())\n"
+        "print(' '.join(str(p.proc.pid) for p in r._receivers), flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2, out.stderr
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+        time.sleep(0.2)
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]
