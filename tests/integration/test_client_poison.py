@@ -141,6 +141,32 @@ def test_receive_encoded_skips_a_poison_message(dl_broker: Any) -> None:
     assert len(_dlq(dl_broker.url, 1)) == 1
 
 
+def test_receive_encoded_without_the_body_vets_the_headers_only(dl_broker: Any) -> None:
+    """``decode_body=False`` (what the Spark source's driver uses): a message whose headers are
+    not JMS (unknown type annotation, user-id not UTF-8) is still settled as poison; one whose
+    body alone does not decode (text not in its charset) is handed over with its bytes, headers
+    and properties, for whoever decodes the body to report."""
+    bad_body = _text_bytes(b"\xff\xfe not utf-8")
+    bad_body.properties = {"n": 7}
+    _send_raw(
+        dl_broker.url,
+        "p-enc-headers",
+        [POISONS["unknown-msg-type"](), POISONS["user-id-not-utf8"](), bad_body, _good("y")],
+    )
+    with ConnectionFactory(dl_broker.url).create_connection() as conn:
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("p-enc-headers"))
+        got = consumer.receive_encoded(5000, decode_body=False)
+        assert got is not None and got.message.get_long_property("n") == 7
+        assert b"\xff\xfe not utf-8" in got.data
+        assert got.message.get_jms_delivery_mode() == 1 and got.message.get_jms_message_id() is None
+        last = consumer.receive_encoded_no_wait(decode_body=False) or consumer.receive_encoded(
+            5000, decode_body=False
+        )
+        assert last is not None and b"y" in last.data
+    assert len(_dlq(dl_broker.url, 2)) == 2
+
+
 def test_asyncio_receive_skips_a_poison_message(dl_broker: Any) -> None:
     _send_raw(dl_broker.url, "p-aio", [POISONS["unknown-msg-type"](), _good("z")])
 

@@ -7,6 +7,7 @@ segments as offsets, replay of planned-but-uncommitted batches, deletion after c
 
 from __future__ import annotations
 
+import os
 import pickle
 import time
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from amqp_jms.client import ConnectionFactory
 from amqp_jms.exceptions import IllegalStateException
 from amqp_jms.message import TextMessage
 from amqp_jms.spark.options import parse_options
-from amqp_jms.spark.stream import JmsStreamReader
+from amqp_jms.spark.stream import JmsStreamReader, SegmentPartition
 
 
 @pytest.fixture(scope="module")
@@ -184,7 +185,7 @@ _EXIT_WITHOUT_STOP = """
 import sys, time
 from pyspark.sql.streaming.datasource import ReadAllAvailable
 from amqp_jms.spark.options import parse_options
-from amqp_jms.spark.stream import JmsStreamReader
+from amqp_jms.spark.stream import JmsStreamReader, SegmentPartition
 url, queue, wal = sys.argv[1:4]
 reader = JmsStreamReader(parse_options({"url": url, "destination": "queue://" + queue, "walPath": wal,
                                         "segmentMessages": "5", "maxBufferedMessages": "10"}))
@@ -255,6 +256,54 @@ def test_a_poison_message_is_skipped_with_a_warning_and_the_stream_goes_on(
     assert len([r for r in caplog.records if "cannot be read as a JMS message" in r.getMessage()]) == 1
 
 
+def test_the_driver_vets_headers_only_and_a_bad_body_is_a_row_not_a_loss(
+    broker_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Decode once: the driver's receiver vets each message from its headers and properties (a
+    bad type annotation is still poison, settled by the client and never logged), and leaves the
+    body to the executors. A body that does not decode (text bytes not in their charset) was
+    accepted and is in the log, so it is not dropped: its row has its headers and properties,
+    null ``message_type`` and body, and a WARNING names it."""
+    from proton import Message
+    from proton.utils import BlockingConnection
+
+    _send(broker_url, "badbody", 2)
+    conn = BlockingConnection(broker_url, timeout=10)
+    sender = conn.create_sender("badbody")
+    sender.send(Message(body="bad", annotations={"x-opt-jms-msg-type": 9}))
+    bad = Message(id="bad-body-1", body=b"\xff\xfe not utf-8", inferred=True, properties={"k": "v"})
+    bad.content_type = "text/plain; charset=utf-8"
+    sender.send(bad)
+    conn.close()
+    _send(broker_url, "badbody", 2, start=2)
+    reader = _reader(broker_url, "badbody", tmp_path, includeAmqp="true")
+    reader.prepareForTriggerAvailableNow()
+    start = reader.initialOffset()
+    rows: list[dict[str, Any]] = []
+    with caplog.at_level("WARNING"):
+        for _ in range(50):
+            end = reader.latestOffset(start, ReadAllAvailable())
+            if end == start:
+                if reader._receiver is not None and reader._receiver.wait_drained(0):
+                    break
+                continue
+            for partition in reader.partitions(start, end):
+                for batch in reader.read(partition):
+                    rows.extend(batch.to_pylist())
+            reader.commit(end)
+            start = end
+    reader.stop()
+    assert [r["text"] for r in rows] == ["m0", "m1", None, "m2", "m3"]
+    odd = rows[2]
+    assert (
+        odd["message_id"] == "ID:AMQP_NO_PREFIX:bad-body-1"
+        and odd["message_type"] is None
+        and odd["body"] is None
+    )
+    assert dict(odd["properties"])["k"] == "v" and b"\xff\xfe not utf-8" in odd["amqp"]
+    assert any("bad-body-1" in r.getMessage() and "cannot be read" in r.getMessage() for r in caplog.records)
+    assert len([r for r in caplog.records if "cannot be read as a JMS message" in r.getMessage()]) == 1
+
 
 def test_min_offsets_per_trigger_waits_for_enough_messages_or_the_delay(
     broker_url: str, tmp_path: Path
@@ -303,3 +352,88 @@ def test_the_first_available_now_batch_takes_what_is_buffered_up_to_the_limit(
     batches, _ = _run_batches(reader, reader.initialOffset(), ReadAllAvailable(), 3000)
     reader.stop()
     assert len(batches[0]) >= 2000 and sum(map(len, batches)) == 3000
+
+
+def test_two_receivers_each_in_its_own_process_lose_nothing_and_keep_their_order(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """numReceivers=2: two competing consumers, each a process of its own with its own
+    connection and log (receiver-0/, receiver-1/); every message is read exactly once, each
+    receiver's messages come in the queue's order, and all are accepted."""
+    from amqp_jms.spark.stream_multi import MultiReceiverStreamReader
+
+    options = {
+        "url": broker_url,
+        "destination": "queue://multi",
+        "walPath": str(tmp_path),
+        "pollMs": "200",
+        "numReceivers": "2",
+        "segmentMessages": "7",
+        "jms.prefetchPolicy.all": "3",  # small prefetch: the broker alternates between the two
+    }
+    reader = pickle.loads(pickle.dumps(MultiReceiverStreamReader(parse_options(options))))
+    start = reader.initialOffset()
+    assert start["segments"] == [0, 0]
+    start = reader.latestOffset(start, ReadAllAvailable())  # both receivers attach, nothing there
+    pids = {r.proc.pid for r in reader._receivers or []}
+    assert len(pids) == 2 and os.getpid() not in pids
+    _send(broker_url, "multi", 60)
+    by_log: dict[str, list[int]] = {}
+    for _ in range(100):
+        if sum(map(len, by_log.values())) >= 60:
+            break
+        end = reader.latestOffset(start, ReadAllAvailable())
+        for partition in reader.partitions(start, end):
+            assert isinstance(partition, SegmentPartition)
+            for batch in reader.read(pickle.loads(pickle.dumps(partition))):
+                by_log.setdefault(partition.wal_path, []).extend(
+                    int(t[1:]) for t in batch.column("text").to_pylist()
+                )
+        reader.commit(end)
+        start = end
+    reader.stop()
+    assert sorted(n for ns in by_log.values() for n in ns) == list(range(60))  # each once
+    assert sorted(Path(p).name for p in by_log) == ["receiver-0", "receiver-1"]  # both took part
+    assert all(ns == sorted(ns) for ns in by_log.values())  # in order per receiver
+    assert _remaining(broker_url, "multi") == []  # all accepted
+    assert not [p for p in tmp_path.glob("receiver-*/seg-*")]  # committed segments deleted
+
+
+def test_num_receivers_is_refused_where_it_cannot_be_sound() -> None:
+    with pytest.raises(ValueError, match="clientId"):
+        parse_options({"url": "amqp://h", "destination": "queue://q", "numReceivers": "2", "clientId": "c"})
+    with pytest.raises(ValueError, match="needs a 'subscription'"):
+        parse_options({"url": "amqp://h", "destination": "topic://t", "numReceivers": "2"})
+    assert (
+        parse_options(
+            {"url": "amqp://h", "destination": "topic://t", "numReceivers": "2", "subscription": "s"}
+        ).num_receivers
+        == 2
+    )
+
+
+def test_receiver_processes_end_with_the_driver_process(broker_url: str, tmp_path: Path) -> None:
+    """A driver that dies (os._exit, no cleanup) leaves no receiver behind: each sees its pipe
+    close and exits (what it held un-accepted goes back to the broker)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import os, sys\n"
+        "from pyspark.sql.streaming.datasource import ReadAllAvailable\n"
+        "from amqp_jms.spark.options import parse_options\n"
+        "from amqp_jms.spark.stream_multi import MultiReceiverStreamReader\n"
+        f"r = MultiReceiverStreamReader(parse_options({{'url': {broker_url!r}, "
+        f"'destination': 'queue://orphans', 'walPath': {str(tmp_path)!r}, 'numReceivers': '2', "
+        "'pollMs': '100'}))\n"
+        "r.latestOffset(r.initialOffset(), ReadAllAvailable())\n"
+        "print(' '.join(str(p.proc.pid) for p in r._receivers), flush=True)\n"
+        "os._exit(0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) == 2, out.stderr
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
+        time.sleep(0.2)
+    assert not [p for p in pids if Path(f"/proc/{p}").exists()]

@@ -171,6 +171,43 @@ def test_durable_subscription_stream_from_topic(spark: Any, broker_url: str, tmp
     assert sorted(r.text for r in out.collect()) == sorted(f"m{i}" for i in range(6))
 
 
+def test_two_receivers_share_a_topic_subscription_and_keep_their_count(
+    spark: Any, broker_url: str, tmp_path: Path
+) -> None:
+    """numReceivers=2 on a topic: two receiver processes share one durable subscription (JMS 2.0
+    shared, no clientId); what was published while no query ran is read once; a restart with
+    another numReceivers is refused, naming it."""
+    from pyspark.errors import StreamingQueryException
+
+    def run(out: Path, receivers: int) -> None:
+        df = _reader(
+            spark,
+            broker_url,
+            "topic://shared-prices",
+            tmp_path / "wal",
+            subscription="spark-shared",
+            numReceivers=receivers,
+        )
+        _start(
+            lambda: (
+                df.writeStream.format("parquet")
+                .option("path", str(out))
+                .option("checkpointLocation", str(tmp_path / "chk"))
+                .trigger(availableNow=True)
+            )
+        )
+
+    run(tmp_path / "out", 2)  # creates the shared subscription
+    _send(broker_url, Topic("shared-prices"), 20)
+    run(tmp_path / "out", 2)
+    out = spark.read.parquet(str(tmp_path / "out"))
+    texts = [r.text for r in out.collect()]
+    assert sorted(texts) == sorted(f"m{i}" for i in range(20))
+    assert sorted(p.name for p in (tmp_path / "wal").glob("receiver-*")) == ["receiver-0", "receiver-1"]
+    with pytest.raises(StreamingQueryException, match="numReceivers"):
+        run(tmp_path / "out", 1)
+
+
 def test_stream_write_uses_deterministic_message_ids(spark: Any, broker_url: str, tmp_path: Path) -> None:
     _send(broker_url, Queue("src3"), 4)
     df = _reader(spark, broker_url, "queue://src3", tmp_path / "wal")

@@ -140,16 +140,17 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
 
 
-def decode_or_poison(inbound: Any, receiver: object) -> Any:
+def decode_or_poison(inbound: Any, receiver: object, body: bool = True) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
     logged here, once per message, at WARNING, naming the ``receiver`` (its ``str``: "consumer
     on queue://q", formatted only then) and, by the inbound's ``log_ids``, its connection,
-    session and link.
+    session and link. ``body=False``: vetted from its headers and properties only
+    (``receive_encoded``).
     """
     try:
-        return inbound.decode()
+        return inbound.decode() if body else inbound.decode(body=False)
     except Exception as e:  # whatever the bytes did, the message is unreadable
         ids = inbound.log_ids
         log = with_ids(_log, **ids) if ids else _log

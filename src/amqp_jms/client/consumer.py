@@ -260,7 +260,9 @@ class MessageConsumer:
     def closed(self) -> bool:
         return self._closed
 
-    def receive_encoded(self, timeout_ms: int | None = None) -> EncodedMessage | None:
+    def receive_encoded(
+        self, timeout_ms: int | None = None, *, decode_body: bool = True
+    ) -> EncodedMessage | None:
         """``receive``, also handing back the bytes the message arrived as.
 
         Why: a pipeline that must keep what it received before acknowledging it (a write-ahead
@@ -272,14 +274,20 @@ class MessageConsumer:
         message (a poison message) is never returned: it is settled
         ``modified(delivery-failed, undeliverable-here)``, logged once at WARNING, and the
         receive goes on to the next one, exactly as ``receive`` does.
+
+        ``decode_body=False``: the message is vetted from its headers and properties only (its
+        body's framing checked, its body-type annotation vetted, its content not decoded), and
+        ``message`` is a plain ``Message`` carrying them: for a pipeline that stores the bytes
+        and decodes them elsewhere (the Spark source's executors), which then meets a body that
+        does not decode (text not in its charset) itself.
         """
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
-        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0)
+        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0, decode_body)
 
-    def receive_encoded_no_wait(self) -> EncodedMessage | None:
+    def receive_encoded_no_wait(self, *, decode_body: bool = True) -> EncodedMessage | None:
         """``receive_no_wait``, also handing back the bytes (see ``receive_encoded``)."""
-        return self._receive_encoded(0.0)
+        return self._receive_encoded(0.0, decode_body)
 
     def drain(self) -> bool:
         """Ask the peer to send now everything it has for this consumer, and wait for its answer.
@@ -338,8 +346,8 @@ class MessageConsumer:
         got = self._receive_inbound(timeout, ask_peer)
         return None if got is None else got[1]
 
-    def _receive_encoded(self, timeout: float | None) -> EncodedMessage | None:
-        got = self._receive_inbound(timeout)
+    def _receive_encoded(self, timeout: float | None, body: bool = True) -> EncodedMessage | None:
+        got = self._receive_inbound(timeout, body=body)
         if got is None:
             return None
         inbound, message = got
@@ -362,17 +370,19 @@ class MessageConsumer:
         return None if got is None else body[0]
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
-                         vet: Callable[[Message], None] | None = None) -> tuple[Any, Message] | None:
+                         vet: Callable[[Message], None] | None = None,
+                         body: bool = True) -> tuple[Any, Message] | None:
         """The blocking driver of the receive policy (``client.receive_policy``): waits on the
         local queue's condition and on the provider's futures. Keeps the provider's inbound
         (for ``receive_encoded``); ``vet`` runs before the message counts as received
-        (``_receive_body``)."""
+        (``_receive_body``); ``body=False`` vets from the headers and
+        properties only (``receive_encoded``)."""
         self.check_can_receive()
         q = self._queue
         inbound = ready_prefetched(q, self._prefetch)  # the common case, without the flow
         if inbound is not None:
             self._provider_consumer.taken()
-            msg = self.deliver(inbound, vet)
+            msg = self.deliver(inbound, vet, body)
             if msg is not None:
                 return inbound, msg
         flow = self.receive_flow(timeout, ask_peer)
@@ -384,12 +394,12 @@ class MessageConsumer:
                     got = q.get(arg)
                 elif op is DELIVER_PREFETCHED:
                     self._provider_consumer.taken()
-                    msg = self.deliver(arg, vet)
+                    msg = self.deliver(arg, vet, body)
                     if msg is not None:
                         return arg, msg
                     got = None
                 elif op is DELIVER:
-                    msg = self.deliver(arg, vet)
+                    msg = self.deliver(arg, vet, body)
                     if msg is not None:
                         return arg, msg
                     got = None
@@ -434,10 +444,11 @@ class MessageConsumer:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
         self._provider_consumer.taken()
 
-    def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None) -> Message | None:
+    def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None,
+                body: bool = True) -> Message | None:
         """A ``DELIVER`` step: the message handed over (counted as received), or None when the
         session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
-        msg = self._session.prepare_delivery(self, inbound)
+        msg = self._session.prepare_delivery(self, inbound, body)
         if msg is not None:
             self._hand_over(inbound, msg, vet)
         return msg

@@ -205,10 +205,10 @@ class Session(SessionFeatures, ListenerDispatch):
         return cons
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
-    def prepare_delivery(self, consumer: MessageConsumer, inbound: Any) -> Message | None:
+    def prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
-        filtered (and settled as such)."""
-        msg = decode_or_poison(inbound, consumer)
+        filtered (and settled as such). ``body=False``: from its headers and properties only."""
+        msg = decode_or_poison(inbound, consumer, body)
         if msg is None:
             consumer.provider_consumer.acknowledge(inbound, POISON)
             return None

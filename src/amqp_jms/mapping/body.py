@@ -37,6 +37,7 @@ __all__ = [
     "MSG_TYPE",
     "OCTET_STREAM",
     "encode_body",
+    "headers_only_message",
     "message_for",
     "parse_content_type",
 ]
@@ -188,16 +189,29 @@ def _wrong(code: int, s: Sections) -> MessageFormatException:
     )
 
 
+def _annotated_type(annotations: dict[Any, Any] | None) -> Any:
+    """The ``x-opt-jms-msg-type`` code (None when absent); an invalid one is refused."""
+    code = annotations.get(MSG_TYPE) if annotations else None
+    if code is not None and (type(code) is bool or not isinstance(code, int) or code not in _CLASSES):
+        raise MessageFormatException(f"invalid x-opt-jms-msg-type {code!r}: expected a byte from 0 to 5")
+    return code
+
+
+def headers_only_message(annotations: dict[Any, Any] | None) -> Message:
+    """A plain message to carry the headers and properties of one whose body is not decoded
+    (``decode(..., body=False)``): its body-type annotation is vetted, its body is not read."""
+    _annotated_type(annotations)
+    return Message._blank()
+
+
 def message_for(s: Sections, annotations: dict[Any, Any] | None) -> Message:
     """A blank message of the right class with its body filled in from ``s``."""
     props = s.properties
     content_type = props.content_type if props is not None else None
-    code = annotations.get(MSG_TYPE) if annotations else None
+    code = _annotated_type(annotations)
     codec: str | None = "utf-8"
     if code is None:
         code, codec = _infer(s, content_type)
-    elif type(code) is bool or not isinstance(code, int) or code not in _CLASSES:
-        raise MessageFormatException(f"invalid x-opt-jms-msg-type {code!r}: expected a byte from 0 to 5")
     elif code == TEXT and content_type is not None:
         codec = _text_codec(parse_content_type(content_type)[1]) or "utf-8"
     kind = s.body_type

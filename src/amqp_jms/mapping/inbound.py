@@ -19,7 +19,7 @@ from ..exceptions import MessageFormatException
 from ..message import Message
 from ..message._mutf8 import decode_java_utf8
 from ..types import Int
-from .body import MSG_TYPE, message_for
+from .body import MSG_TYPE, headers_only_message, message_for
 from .codec import Sections, decode_sections
 from .context import MappingContext, resolve_context
 from .destinations import JMS_DEST, JMS_REPLY_TO, LEGACY_REPLY_TYPE, LEGACY_TO_TYPE, destination_from
@@ -51,19 +51,31 @@ _PRIORITIES = list(range(10))
 _MAX_INT = 2**31 - 1
 
 
-def decode(data: bytes | bytearray | memoryview, *, context: MappingContext | None = None) -> Message:
-    """The JMS message a consumer receives for this AMQP payload (read-only, headers set)."""
-    return message_from_sections(decode_sections(data), context=context)
+def decode(
+    data: bytes | bytearray | memoryview, *, context: MappingContext | None = None, body: bool = True
+) -> Message:
+    """The JMS message a consumer receives for this AMQP payload (read-only, headers set).
+
+    ``body=False``: headers and properties only, on a plain :class:`Message` (the body's
+    sections are checked for framing, its type annotation vetted, its content not decoded):
+    what a receiver that stores the bytes needs to vet a message (expiry, delivery count,
+    selector) without paying for a body someone else decodes."""
+    return message_from_sections(decode_sections(data, body=body), context=context, body=body)
 
 
-def message_from_sections(s: Sections, *, context: MappingContext | None = None) -> Message:
+def message_from_sections(
+    s: Sections, *, context: MappingContext | None = None, body: bool = True
+) -> Message:
     """As :func:`decode`, for a payload already parsed with ``decode_sections``. The message
     takes ownership of the section values (do not reuse ``s`` afterwards)."""
     ctx = context if type(context) is MappingContext else resolve_context(context)
-    if not s.body_decoded:
-        s.decode_body()
     ma = s.message_annotations
-    m = message_for(s, ma)
+    if body:
+        if not s.body_decoded:
+            s.decode_body()
+        m = message_for(s, ma)
+    else:
+        m = headers_only_message(ma)
     ap = s.application_properties
     props: dict[str, Any] = ap if ap is not None else {}
     m._props = props

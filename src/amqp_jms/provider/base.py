@@ -100,8 +100,9 @@ class Inbound(Protocol):
     #: the message as the peer sent it (``receive_encoded``); None if the provider has no bytes
     data: bytes | None
 
-    def decode(self) -> Any:
-        """The JMS message (decoded once, cached)."""
+    def decode(self, body: bool = True) -> Any:
+        """The JMS message (decoded once, cached); ``body=False``: headers and properties only,
+        on a plain message (not cached)."""
         ...
 
     def reset(self) -> None:

@@ -50,6 +50,9 @@ def decode(
     *,
     queue_prefix: str | None = None,
     topic_prefix: str | None = None,
+    body: bool = True,
 ) -> Any:
-    """The JMS message for transfer payload ``data``."""
-    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))
+    """The JMS message for transfer payload ``data`` (``body=False``: headers and properties
+    only, see :func:`amqp_jms.mapping.decode`)."""
+    return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0),
+                       body=body)

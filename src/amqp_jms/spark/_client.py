@@ -14,6 +14,7 @@ from .options import JmsOptions
 
 __all__ = [
     "decode",
+    "decoder",
     "drain",
     "encode",
     "is_connection_loss",
@@ -22,6 +23,7 @@ __all__ = [
     "raw_bytes",
     "receive_raw",
     "set_message_id_prefix",
+    "unreadable_errors",
 ]
 
 
@@ -51,6 +53,8 @@ def open_consumer(session: Any, options: JmsOptions) -> Any:
     if options.subscription:
         if not isinstance(destination, Topic):
             raise ValueError("jms data source: 'subscription' needs a topic:// destination")
+        if options.num_receivers > 1:  # competing receivers share one durable subscription
+            return session.create_shared_durable_consumer(destination, options.subscription, options.selector)
         return session.create_durable_consumer(destination, options.subscription, options.selector)
     return session.create_consumer(destination, options.selector)
 
@@ -67,6 +71,22 @@ def decode(data: bytes) -> Any:
     return mapping.decode(bytes(data))
 
 
+def decoder() -> Any:
+    """``decode`` as one function to call per message (``bytes`` in; ``body=False`` for the
+    headers and properties only): the executors' hot loop binds it once instead of importing
+    per message."""
+    from ..mapping import decode as map_decode
+
+    return map_decode
+
+
+def unreadable_errors() -> tuple[type[BaseException], ...]:
+    """What ``decode`` raises for bytes that are not a readable JMS message."""
+    from ..exceptions import MessageFormatException
+
+    return (MessageFormatException,)
+
+
 def raw_bytes(message: Any) -> bytes:
     """The encoded form of a message (re-encoded: for messages not received by :func:`receive_raw`)."""
     return encode(message)
@@ -76,12 +96,17 @@ def receive_raw(consumer: Any, timeout_ms: int) -> tuple[Any, bytes] | None:
     """Receive one message and the exact bytes it arrived as (``None`` at the timeout; ``0``: no wait).
 
     The write-ahead log stores what the broker sent (header and delivery count included, no
-    re-encoding cost): the client's ``MessageConsumer.receive_encoded``. A message the client
-    cannot read as JMS (a poison message) never comes out of it: the client settles it
-    ``modified(delivery-failed, undeliverable-here)`` with one WARNING and goes on, so it never
-    fails the stream nor reaches a segment.
+    re-encoding cost): the client's ``MessageConsumer.receive_encoded``, vetting each message
+    from its headers and properties only (``decode_body=False``: the executors decode the body,
+    the driver does not decode it too). A message whose headers the client cannot read as JMS
+    (a poison message) never comes out of it: the client settles it ``modified(delivery-failed,
+    undeliverable-here)`` with one WARNING and goes on, so it never fails the stream nor reaches
+    a segment. A body that does not decode is the executors' to report (:mod:`.columns`).
     """
-    got = consumer.receive_encoded(timeout_ms) if timeout_ms > 0 else consumer.receive_encoded_no_wait()
+    if timeout_ms > 0:
+        got = consumer.receive_encoded(timeout_ms, decode_body=False)
+    else:
+        got = consumer.receive_encoded_no_wait(decode_body=False)
     return None if got is None else (got.message, got.data)
 
 

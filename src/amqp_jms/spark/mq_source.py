@@ -24,7 +24,6 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 __all__ = ["MQDumpDataSource", "MQDumpOptions", "MQDumpReader", "MQFilePartition", "register_mq"]
 
-BATCH_ROWS = 4096
 _FORMATS = ("auto", "dump", "raw")
 _ARROW = {
     "string": pa.string(),
@@ -125,34 +124,27 @@ class MQDumpReader(DataSourceReader):
         return [MQFilePartition(p) for p in _files(self.options.path)]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
-        from .. import mapping
         from ..mq import MQFormatError, from_mq
-        from .schema import message_to_values, rows_to_batch
+        from .columns import message_batches
 
         assert isinstance(partition, MQFilePartition)
         opts = self.options
         schema = arrow_row_schema(opts.body_as, opts.include_amqp)
-        rows: list[dict[str, Any]] = []
-        n = 0
-        try:
+        counted = [0]
+
+        def messages() -> Iterator[Any]:
             for md, data in read_mq_file(partition.path, opts.file_format):
-                n += 1
-                message = from_mq(md, data)
-                values = message_to_values(message, opts.body_as)
-                if opts.include_amqp:
-                    values["amqp"] = mapping.encode(message)
-                rows.append(values)
-                if len(rows) >= BATCH_ROWS:
-                    yield rows_to_batch(rows, schema)
-                    rows = []
+                counted[0] += 1
+                yield from_mq(md, data)
+
+        try:
+            yield from message_batches(messages(), schema, opts.body_as, opts.include_amqp)
         except MQFormatError as exc:
-            raise MQFormatError(f"{partition.path}, message {n}: {exc.reason}") from exc
+            raise MQFormatError(f"{partition.path}, message {counted[0]}: {exc.reason}") from exc
         except UnicodeDecodeError as exc:
             raise MQFormatError(
                 f"{partition.path} is neither an MQ message nor a UTF-8 dump: {exc}"
             ) from None
-        if rows:
-            yield rows_to_batch(rows, schema)
 
 
 class MQDumpDataSource(DataSource):

@@ -32,6 +32,8 @@ option                     default     meaning
                                        query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
 ``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
+``numReceivers``           ``1``       streaming reads: competing consumers, each its own process on the
+                                       driver with its own connection and log segments (see docs/spark.md)
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
 ``includeAmqp``            ``false``   add the ``amqp`` column (the raw encoded message)
 ``deliveryMode``           ``2``       writes: default delivery mode (1, 2, ``PERSISTENT``,
@@ -129,6 +131,7 @@ _KNOWN = (
     "reconnectTimeoutMs",
     "segmentMessages",
     "maxBufferedMessages",
+    "numReceivers",
     "bodyAs",
     "includeAmqp",
     "deliveryMode",
@@ -162,6 +165,7 @@ class JmsOptions:
     reconnect_timeout_ms: int = 300_000
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
+    num_receivers: int = 1
     body_as: str = "binary"
     include_amqp: bool = False
     delivery_mode: int = 2
@@ -355,6 +359,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["segment_messages"] = _int("segmentMessages", values["segmentMessages"], 1)
     if "maxBufferedMessages" in values:
         kwargs["max_buffered_messages"] = _int("maxBufferedMessages", values["maxBufferedMessages"], 1)
+    if "numReceivers" in values:
+        kwargs["num_receivers"] = _int("numReceivers", values["numReceivers"], 1, 64)
     if "bodyAs" in values:
         kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
     if "includeAmqp" in values:
@@ -370,4 +376,20 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     opts = JmsOptions(**kwargs)  # type: ignore[arg-type]
     if opts.subscription and isinstance(opts.destination, Queue):
         raise ValueError("jms data source: option 'subscription' only applies to topic:// destinations")
+    if opts.num_receivers > 1 and opts.client_id:
+        raise ValueError(
+            "jms data source: numReceivers > 1 opens one connection per receiver, and a clientId "
+            "can be used by one connection only: leave clientId out (a topic's subscription is "
+            "then a shared one)"
+        )
+    if (
+        opts.num_receivers > 1
+        and opts.destination is not None
+        and opts.destination.is_topic
+        and not opts.subscription
+    ):
+        raise ValueError(
+            "jms data source: numReceivers > 1 on a topic needs a 'subscription' (the receivers "
+            "share it, each taking part of the messages); without one each would get every message"
+        )
     return opts

@@ -21,10 +21,7 @@ from pyspark.sql.datasource import DataSourceReader, InputPartition
 
 from .options import JmsOptions
 
-__all__ = ["BATCH_ROWS", "JmsBatchReader", "ReadPartition", "messages_to_batches"]
-
-#: Rows per Arrow record batch handed to Spark.
-BATCH_ROWS = 4096
+__all__ = ["JmsBatchReader", "ReadPartition"]
 
 
 @dataclass(frozen=True)
@@ -32,26 +29,6 @@ class ReadPartition(InputPartition):
     """The whole destination (batch reads are one task)."""
 
     index: int = 0
-
-
-def messages_to_batches(
-    messages: Iterator[Any], schema: pa.Schema, body_as: str, include_amqp: bool
-) -> Iterator[pa.RecordBatch]:
-    """Received messages (with their raw bytes when ``include_amqp``) as Arrow batches."""
-    from ._client import raw_bytes
-    from .schema import message_to_values, rows_to_batch
-
-    rows: list[dict[str, Any]] = []
-    for message in messages:
-        values = message_to_values(message, body_as)
-        if include_amqp:
-            values["amqp"] = raw_bytes(message)
-        rows.append(values)
-        if len(rows) >= BATCH_ROWS:
-            yield rows_to_batch(rows, schema)
-            rows = []
-    if rows:
-        yield rows_to_batch(rows, schema)
 
 
 class _OptionalPushFilters:
@@ -101,6 +78,7 @@ class JmsBatchReader(DataSourceReader):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from ._client import open_connection
+        from .columns import message_batches
         from .schema import arrow_schema
 
         opts = self.options
@@ -115,7 +93,7 @@ class JmsBatchReader(DataSourceReader):
         try:
             session = connection.create_session(False)
             browser = session.create_browser(destination, opts.selector)
-            yield from messages_to_batches(
+            yield from message_batches(
                 _limited(iter(browser), opts.max_messages), schema, opts.body_as, opts.include_amqp
             )
         finally:

@@ -86,7 +86,8 @@ COLUMNS: tuple[tuple[str, str], ...] = (
 #: producer assigns ids).
 WRITE_COLUMNS = frozenset(name for name, _ in COLUMNS) - {"redelivered", "delivery_count"}
 
-_TIMESTAMPS = frozenset({"timestamp", "expiration", "delivery_time"})
+_NAMES = tuple(name for name, _ in COLUMNS)
+_PROPERTIES = _NAMES.index("properties")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
@@ -147,135 +148,34 @@ def jms_string(value: Any) -> str | None:
     return str.__str__(value) if isinstance(value, str) else str(value)
 
 
-def _property_string(message: Any, name: str, value: Any) -> str | None:
-    """The JMS String conversion (table 3.2, Java spelling of numbers) of one property."""
-    if type(value) is str or value is None:
-        return value
-    try:
-        text = message.get_string_property(name)
-        return None if text is None else str(text)
-    except Exception:  # a type JMS cannot convert to String (an AMQP extra): fall back
-        return jms_string(value)
-
-
-def _millis(value: int | None) -> int | None:
-    """JMS millisecond times become microseconds for Arrow; 0 means unset."""
-    if not value:
-        return None
-    return int(value) * 1000
-
-
-def _dest(value: Any) -> str | None:
-    return None if value is None else str(value)
-
-
-_KINDS: dict[type, str] = {}
-
-
-def _kind(message: Any) -> str:
-    """``Text``/``Bytes``/``Map``/``Stream``/``Object``/``Message`` for a message's class (cached)."""
-    cls = type(message)
-    kind = _KINDS.get(cls)
-    if kind is None:
-        from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
-
-        kind = "Message"
-        for base, name in (
-            (TextMessage, "Text"),
-            (BytesMessage, "Bytes"),
-            (MapMessage, "Map"),
-            (StreamMessage, "Stream"),
-            (ObjectMessage, "Object"),
-        ):
-            if issubclass(cls, base):
-                kind = name
-                break
-        _KINDS[cls] = kind
-    return kind
-
-
 def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
-    """One JMS message as a dict of column values (times in epoch microseconds).
+    """One JMS message as a dict of column values (times in epoch microseconds): the dict form
+    of :func:`amqp_jms.spark.columns.message_row`, where the conversion lives."""
+    from .columns import message_row
 
-    Reads the message model's provider SPI (the documented ``_`` attributes of
-    :mod:`amqp_jms.message`), not the public getters: this runs once per message per row in the
-    executors, and the getters' checks (read-only state, conversions) cost more than the rest.
-    """
-    from .typed_json import dumps_list, dumps_map, to_typed
-
-    correlation = message._correlation_id
-    if isinstance(correlation, bytes | bytearray):
-        correlation = message.get_jms_correlation_id()
-    props: dict[str, Any] = message._props
-    out: dict[str, Any] = {
-        "message_id": message._message_id,
-        "correlation_id": correlation,
-        "destination": _dest(message._destination),
-        "reply_to": _dest(message._reply_to),
-        "jms_type": message._type,
-        "delivery_mode": message._delivery_mode,
-        "priority": message._priority,
-        "redelivered": message._redelivered,
-        "timestamp": _millis(message._timestamp),
-        "expiration": _millis(message._expiration),
-        "delivery_time": _millis(message._delivery_time),
-    }
-    if props:
-        count = props.get("JMSXDeliveryCount")
-        out["delivery_count"] = None if count is None else int(count)
-        content_type = props.get("JMS_AMQP_CONTENT_TYPE")
-        out["content_type"] = None if content_type is None else str(content_type)
-        group = props.get("JMSXGroupID")
-        out["group_id"] = None if group is None else str(group)
-        seq = props.get("JMSXGroupSeq")
-        out["group_seq"] = None if seq is None else int(seq)
-        out["properties"] = [(k, _property_string(message, k, v)) for k, v in props.items()]
-        out["typed_properties"] = dumps_map(props)
-    kind = _kind(message)
-    out["message_type"] = kind
-    if kind == "Text":
-        out["text"] = message._text
-    elif kind == "Bytes":
-        out["body"] = _body(message._body_bytes(), body_as)
-    elif kind == "Map":
-        out["map_body"] = dumps_map(message._map)
-    elif kind == "Stream":
-        out["stream_body"] = dumps_list(message._items)
-    elif kind == "Object":
-        value = message._object
-        raw = getattr(value, "data", None)
-        if type(value).__name__ == "JavaSerializedObject" and isinstance(raw, bytes | bytearray):
-            out["body"] = _body(bytes(raw), body_as)
-        else:
-            import json
-
-            out["object_body"] = json.dumps(to_typed(value), separators=(",", ":"))
-    return out
-
-
-def _body(data: bytes | None, body_as: str) -> bytes | str | None:
-    if data is None:
-        return None
-    if body_as == "string":
-        return bytes(data).decode("utf-8", errors="replace")
-    return bytes(data)
+    values = dict(zip(_NAMES, message_row(message, body_as), strict=True))
+    if values["properties"] is not None:  # (names, strings) -> [(name, string), ...]
+        values["properties"] = list(zip(*values["properties"], strict=True))
+    return values
 
 
 def rows_to_batch(rows: Iterable[Mapping[str, Any]], schema: pa.Schema) -> pa.RecordBatch:
-    """Column dicts (from :func:`message_to_values`) as one record batch of ``schema``."""
-    names = schema.names
-    columns: dict[str, list[Any]] = {name: [] for name in names}
+    """Column dicts (from :func:`message_to_values`, ``amqp`` included when the schema has it)
+    as one record batch of ``schema``."""
+    from .columns import ColumnBuilder
+
+    builder = ColumnBuilder(schema, "binary")
+    raw: list[Any] = []
     for row in rows:
-        for name in names:
-            columns[name].append(row.get(name))
-    arrays = []
-    for field in schema:
-        values = columns[field.name]
-        if field.name in _TIMESTAMPS:
-            arrays.append(pa.array(values, type=pa.int64()).cast(field.type))
-        else:
-            arrays.append(pa.array(values, type=field.type))
-    return pa.RecordBatch.from_arrays(arrays, schema=schema)
+        values = [row.get(name) for name in _NAMES]
+        props = values[_PROPERTIES]
+        if props is not None:  # pairs (or a mapping) -> (names, strings)
+            pairs = list(props.items()) if isinstance(props, Mapping) else list(props)
+            values[_PROPERTIES] = ([k for k, _ in pairs], [v for _, v in pairs])
+        builder.rows.append(tuple(values))
+        raw.append(row.get("amqp"))
+    amqp = pa.array(raw, type=pa.binary()) if "amqp" in schema.names else None
+    return builder.batch(amqp)
 
 
 def epoch_millis(value: Any) -> int:

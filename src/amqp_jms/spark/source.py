@@ -67,6 +67,10 @@ class JmsDataSource(DataSource):
             # ``streamReader`` raised, burying the error under an UnboundLocalError: a reader
             # that fails its first call reports this error alone, as the query's first act.
             return RefusedStreamReader(str(exc))
+        if opts.num_receivers > 1:
+            from .stream_multi import MultiReceiverStreamReader
+
+            return MultiReceiverStreamReader(opts)
         return JmsStreamReader(opts)
 
     def writer(self, schema: Any, overwrite: bool) -> DataSourceWriter:

@@ -63,22 +63,14 @@ class SegmentPartition(InputPartition):
 def decode_segment(
     wal_path: str, segment_id: int, body_as: str, include_amqp: bool
 ) -> Iterator[pa.RecordBatch]:
-    """The messages of one segment as Arrow batches of the row schema."""
-    from ._client import decode
-    from .reader import BATCH_ROWS
-    from .schema import arrow_schema, message_to_values, rows_to_batch
+    """The messages of one segment as Arrow batches of the row schema (:mod:`.columns`)."""
+    from .columns import segment_batches
+    from .schema import arrow_schema
     from .wal import read_segment
 
     schema = arrow_schema(body_as, include_amqp)
-    raw = read_segment(wal_path, segment_id).to_pylist()
-    for start in range(0, len(raw), BATCH_ROWS):
-        rows = []
-        for data in raw[start : start + BATCH_ROWS]:
-            values = message_to_values(decode(data), body_as)
-            if include_amqp:
-                values["amqp"] = data
-            rows.append(values)
-        yield rows_to_batch(rows, schema)
+    for batch in segment_batches(read_segment(wal_path, segment_id), schema, body_as, include_amqp):
+        yield batch
         crash_point("during_sink")
 
 
@@ -86,6 +78,11 @@ def _offset(start: dict[str, Any]) -> int:
     try:
         return int(start["segment"])
     except (KeyError, TypeError, ValueError):
+        if isinstance(start, dict) and isinstance(start.get("segments"), list):
+            raise IllegalStateException(
+                f"jms data source: the checkpoint's offset {start!r} was written with numReceivers="
+                f"{len(start['segments'])}, now 1: restart with the one the query was started with"
+            ) from None
         raise IllegalStateException(f"jms data source: unexpected stream offset {start!r}") from None
 
 
@@ -175,15 +172,20 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return self._at(end)
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
-        from .._logs import SPARK
-        from .wal import segment_exists
-
         wal_path = self.options.require_wal_path()
         if self._wal is not None and self._log_id and not self._confirmed:
             self._wal.confirm(self._log_id)  # Spark wrote this batch's offsets: the log is ours
             self._confirmed = True
+        return self._segment_partitions(wal_path, _offset(start), _offset(end))
+
+    def _segment_partitions(self, wal_path: str, first: int, last: int) -> list[InputPartition]:
+        """One task per segment of the log at ``wal_path`` in ``(first, last]``; a missing one
+        fails the query (or, with ``failOnDataLoss=false``, is skipped with a WARNING)."""
+        from .._logs import SPARK
+        from .wal import segment_exists
+
         parts: list[InputPartition] = []
-        for segment_id in range(_offset(start) + 1, _offset(end) + 1):
+        for segment_id in range(first + 1, last + 1):
             if not segment_exists(wal_path, segment_id):
                 if not self.options.fail_on_data_loss:
                     SPARK.warning(

@@ -189,9 +189,33 @@ def _dump_one(value: Any) -> str:
     return json.dumps(to_typed(value), separators=(",", ":"))
 
 
+#: ``"name":`` for property and map keys seen (a stream repeats the same few names)
+_KEYS: dict[str, str] = {}
+#: ``{"type":"int","value":`` … for the integral types (what most typed values are)
+_INT_PREFIXES = {kind: '{"type":"' + name + '","value":' for kind, name in _INTS.items()}
+
+
 def dumps_map(values: Mapping[str, Any]) -> str:
     """``{"name": typed, ...}`` as compact JSON (same text as ``json.dumps`` of the typed dicts)."""
-    return "{" + ",".join(_quote(str(k)) + ":" + _dump_one(v) for k, v in values.items()) + "}"
+    parts = []
+    keys = _KEYS
+    ints = _INT_PREFIXES
+    for k, v in values.items():
+        key = keys.get(k) if type(k) is str else None
+        if key is None:
+            key = _quote(str(k)) + ":"
+            if type(k) is str:
+                if len(keys) >= 4096:
+                    keys.clear()
+                keys[k] = key
+        kind = type(v)
+        if kind is str:
+            parts.append(key + '{"type":"string","value":' + _quote(v) + "}")
+        elif kind in ints:
+            parts.append(key + ints[kind] + int.__repr__(v) + "}")
+        else:
+            parts.append(key + _dump_one(v))
+    return "{" + ",".join(parts) + "}"
 
 
 def dumps_list(values: Sequence[Any]) -> str:

@@ -92,16 +92,19 @@ class AmqpInbound:
         c = self.consumer
         return {"connection": c.provider.connection_id, "session": c.session.id, "link": c.name}
 
-    def decode(self) -> Any:
-        if self._msg is None:
-            p = self.consumer.provider
-            self._msg = payload.decode(self.data, self.consumer.spec.destination,
-                                     queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix)
-            if self._msg._redelivered:
-                p.counters.count_redelivery()
-            if p.tracing is not None:
-                self._span = p.tracing.received(self._msg, self.consumer.spec.destination)
-        return self._msg
+    def decode(self, body: bool = True) -> Any:
+        if self._msg is not None:
+            return self._msg
+        p = self.consumer.provider
+        msg = payload.decode(self.data, self.consumer.spec.destination,
+                             queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix, body=body)
+        if msg._redelivered:
+            p.counters.count_redelivery()
+        if p.tracing is not None:
+            self._span = p.tracing.received(msg, self.consumer.spec.destination)
+        if body:  # a headers-only message is not what a later full receive may hand out
+            self._msg = msg
+        return msg
 
     def dispatch(self, on_message: Callable[[Any], None], message: Any) -> None:
         tracing = self.consumer.provider.tracing

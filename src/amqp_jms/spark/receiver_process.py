@@ -1,0 +1,184 @@
+"""A background receiver in a process of its own: how ``numReceivers`` uses the driver's cores.
+
+Why a process: one receiver is bound by one core (the client's receive loop holds the GIL for
+every message it vets), so several receivers as threads of the source's process would share
+that core. Each :class:`ReceiverProcess` runs one :class:`~amqp_jms.spark.receiver.SegmentReceiver`
+in ``python -m amqp_jms.spark.receiver_process``, with its own connection (a competing consumer
+on the queue, or on the shared subscription of a topic) and its own write-ahead log under the
+query's ``walPath`` (``receiver-<i>/``), so every guarantee of the single receiver holds per
+receiver: receive → durable segment → accept, in order, at least once.
+
+The proxy forwards the reader's calls (``latest``, ``delete_through``, ``wait_drained``,
+``stop``) over a socket pair as pickled tuples; an exception in the child comes back and is
+raised in the reader. A plain ``subprocess`` (not ``multiprocessing``) because the source runs in
+a Python worker Spark started, whose ``__main__`` a spawned child must not import again. The
+child ends when the pipe closes: a driver that dies takes its receivers with it, and what they
+held un-accepted is redelivered.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import struct
+import subprocess
+import sys
+from typing import Any
+
+from ..exceptions import IllegalStateException
+from .options import JmsOptions
+
+__all__ = ["ReceiverProcess", "receiver_log_path"]
+
+_LEN = struct.Struct(">I")
+
+
+def receiver_log_path(wal_path: str, index: int) -> str:
+    """The log of receiver ``index`` (0-based) under the query's ``walPath``."""
+    return wal_path.rstrip("/") + f"/receiver-{index}"
+
+
+def _send(sock: socket.socket, value: Any) -> None:
+    data = pickle.dumps(value)
+    sock.sendall(_LEN.pack(len(data)) + data)
+
+
+def _recv(sock: socket.socket) -> Any:
+    head = _exactly(sock, _LEN.size)
+    return pickle.loads(_exactly(sock, _LEN.unpack(head)[0]))
+
+
+def _exactly(sock: socket.socket, n: int) -> bytes:
+    chunks = []
+    while n:
+        chunk = sock.recv(min(n, 1 << 20))
+        if not chunk:
+            raise EOFError("the other end closed")
+        chunks.append(chunk)
+        n -= len(chunk)
+    return b"".join(chunks)
+
+
+class ReceiverProcess:
+    """One receiver process and the reader's end of its pipe. ``request`` and ``result`` split
+    a call so the reader can ask every receiver first and then collect (they wait in parallel)."""
+
+    def __init__(
+        self, options: JmsOptions, wal_path: str, available_now: bool, rows_per_batch: int | None
+    ) -> None:
+        ours, theirs = socket.socketpair()
+        self._sock = ours
+        self.wal_path = wal_path
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "amqp_jms.spark.receiver_process", str(theirs.fileno())],
+                pass_fds=[theirs.fileno()],
+                env=os.environ.copy(),
+            )
+        finally:
+            theirs.close()
+        # no wait for the answer here: the caller starts every receiver, then collects with
+        # ``result()``, so they start together (each process takes a second or more to import)
+        self.request("start", options, wal_path, available_now, rows_per_batch)
+
+    def request(self, *call: Any) -> None:
+        try:
+            _send(self._sock, call)
+        except OSError as exc:
+            raise IllegalStateException(
+                f"jms data source: receiver process {self.proc.pid} is gone: {exc}"
+            ) from None
+
+    def result(self) -> Any:
+        try:
+            kind, value = _recv(self._sock)
+        except (EOFError, OSError) as exc:
+            raise IllegalStateException(
+                f"jms data source: receiver process {self.proc.pid} ended (exit status "
+                f"{self.proc.poll()}): {exc}"
+            ) from None
+        if kind == "error":
+            raise value
+        return value
+
+    def call(self, *call: Any) -> Any:
+        self.request(*call)
+        return self.result()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        try:
+            self.call("stop", timeout_s)
+        except IllegalStateException:
+            pass
+        finally:
+            self._sock.close()
+            try:
+                self.proc.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _serve(sock: socket.socket) -> None:
+    """The child: build the receiver on ``start``, then answer calls until ``stop`` or EOF."""
+    from .receiver import SegmentReceiver
+    from .wal import WriteAheadLog
+
+    receiver: SegmentReceiver | None = None
+    try:
+        while True:
+            try:
+                call = _recv(sock)
+            except (EOFError, OSError):
+                return  # the reader's process is gone
+            name, args = call[0], call[1:]
+            try:
+                if name == "start":
+                    options, wal_path, available_now, rows_per_batch = args
+                    receiver = SegmentReceiver(
+                        options, WriteAheadLog(wal_path), available_now, rows_per_batch
+                    )
+                    value: Any = None
+                elif receiver is None:
+                    raise IllegalStateException("jms data source: receiver process not started")
+                elif name == "latest":
+                    value = receiver.latest(*args)
+                elif name == "delete_through":
+                    receiver.delete_through(*args)
+                    value = None
+                elif name == "wait_drained":
+                    value = receiver.wait_drained(*args)
+                elif name == "stop":
+                    receiver.stop(*args)
+                    _send(sock, ("ok", None))
+                    return
+                else:
+                    raise IllegalStateException(f"jms data source: unknown receiver call {name!r}")
+                reply: tuple[str, Any] = ("ok", value)
+            except Exception as exc:
+                reply = ("error", _picklable(exc))
+            _send(sock, reply)
+    finally:
+        if receiver is not None:
+            receiver.stop()
+
+
+def _picklable(exc: BaseException) -> BaseException:
+    try:
+        pickle.loads(pickle.dumps(exc))
+        return exc
+    except Exception:
+        return IllegalStateException(f"{type(exc).__name__}: {exc}")
+
+
+def main(argv: list[str]) -> None:
+    sock = socket.socket(fileno=int(argv[1]))
+    try:
+        _serve(sock)
+    finally:
+        sock.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv)
