@@ -12,6 +12,7 @@ are translated into them at one seam in the provider, keeping the AMQP error con
     │   ├── InvalidDestinationException
     │   ├── InvalidSelectorException
     │   ├── JMSSecurityException
+    │   │   └── JMSSecuritySaslException   (the login was refused: the SASL outcome code)
     │   ├── MessageEOFException
     │   ├── MessageFormatException
     │   │   └── MQFormatError              (amqp_jms.mq: a malformed MQ structure)
@@ -50,6 +51,7 @@ __all__ = [
     "JMSException",
     "JMSRuntimeException",
     "JMSSecurityException",
+    "JMSSecuritySaslException",
     "JMSSecurityRuntimeException",
     "MessageEOFException",
     "MessageFormatException",
@@ -138,6 +140,35 @@ class InvalidSelectorException(JMSException):
 
 class JMSSecurityException(JMSException):
     """Authentication failed or an operation was not authorized."""
+
+
+SASL_SYS_TEMP = 4  # AMQP 1.0 part 5.3.3.6, sasl-code sys-temp
+
+
+class JMSSecuritySaslException(JMSSecurityException):
+    """The server refused the SASL login; ``outcome`` is its sasl-code (1 auth, 2 sys,
+    3 sys-perm, 4 sys-temp; 0 when unknown), as Qpid JMS's exception of the same name carries.
+
+    Only sys-temp (a temporary system error) is worth trying again: failover retries it, and
+    stops at once on the others."""
+
+    def __init__(
+        self,
+        reason: str,
+        error_code: str | None = None,
+        linked_exception: BaseException | None = None,
+        *,
+        outcome: int = 0,
+    ) -> None:
+        super().__init__(reason, error_code, linked_exception)
+        self.outcome = outcome
+        if isinstance(linked_exception, JMSSecuritySaslException) and not outcome:
+            self.outcome = linked_exception.outcome  # a re-raised copy keeps the code
+
+    @property
+    def sys_temp_failure(self) -> bool:
+        """The server had a temporary problem: another attempt may succeed."""
+        return self.outcome == SASL_SYS_TEMP
 
 
 class MessageEOFException(JMSException):

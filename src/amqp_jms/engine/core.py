@@ -76,6 +76,7 @@ class Engine:
             self.transport.max_frame_size = max_frame_size
         if idle_timeout_s:
             self.transport.idle_timeout = idle_timeout_s
+        self._sasl_on = sasl is not None and sasl.enabled
         if sasl is not None and sasl.enabled:
             s = self.transport.sasl()
             if sasl.mechanisms:
@@ -205,6 +206,15 @@ class Engine:
     def closed(self) -> bool:
         """Both directions are finished: the adapter can close the socket."""
         return self.transport.closed or (self._head_closed and self._tail_closed)
+
+    @property
+    def sasl_outcome(self) -> int | None:
+        """The sasl-code the peer answered the login with (0 ok, 1 auth, 2 sys, 3 sys-perm,
+        4 sys-temp), or ``None`` without a SASL layer or before the outcome arrived."""
+        if not self._sasl_on:
+            return None
+        outcome = self.transport.sasl().outcome
+        return None if outcome is None or outcome < 0 else int(outcome)
 
     @property
     def error(self) -> EngineError | None:

@@ -16,12 +16,14 @@ from ..exceptions import (
     InvalidDestinationException,
     JMSException,
     JMSSecurityException,
+    JMSSecuritySaslException,
     ResourceAllocationException,
     SendFailedException,
     TransactionRolledBackException,
 )
 
-__all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "tls_error", "to_jms"]
+__all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "sasl_refused", "tls_error",
+           "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -73,6 +75,18 @@ def to_jms(
     detail = f": {description}" if description else ""
     cond = f" ({condition})" if condition else ""
     return cls(f"{context}{cond}{detail}", condition)
+
+
+_SASL_CODES: dict[int, str] = {1: "auth", 2: "sys", 3: "sys-perm", 4: "sys-temp"}
+
+
+def sasl_refused(outcome: int, description: str | None, where: str) -> JMSSecuritySaslException:
+    """The login ``where`` was refused with sasl-code ``outcome``: a JMSSecuritySaslException
+    carrying the code, so failover can tell a temporary refusal (sys-temp) from a final one."""
+    name = _SASL_CODES.get(outcome, f"code {outcome}")
+    detail = f": {description}" if description else ""
+    return JMSSecuritySaslException(f"the login to {where} was refused (SASL outcome {name}){detail}",
+                                    "amqp:unauthorized-access", outcome=outcome)
 
 
 TRANSACTIONAL_STATE = 0x34

@@ -80,6 +80,7 @@ class _Conn:
     links: dict[str, Any] = field(default_factory=dict)
     tags: int = 0
     wire: _AttachSniffer = field(default_factory=lambda: _AttachSniffer())
+    sasl_outcome: int | None = None  # the sasl-outcome code to answer with instead of ok
 
 
 class TestPeer:
@@ -94,7 +95,11 @@ class TestPeer:
         sasl: bool = True,
         idle_timeout_s: float | None = None,
         trace_frames: bool = False,
+        sasl_outcomes: list[int] | None = None,
     ) -> None:
+        # the sasl-outcome codes (AMQP 1.0 5.3.3.6: 1 auth, 2 sys, 3 sys-perm, 4 sys-temp) the
+        # 1st, 2nd, ... connection is answered with; connections past the list log in (ok)
+        self._sasl_outcomes = list(sasl_outcomes or [])
         self._lsock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         self._lsock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         self._lsock.bind(("127.0.0.1", 0))
@@ -416,6 +421,8 @@ class TestPeer:
                     except KeyError:
                         pass
                     c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
+                    if self._sasl is not None and self._sasl_outcomes:
+                        c.sasl_outcome = self._sasl_outcomes.pop(0)
                     if self._trace_frames:
                         c.engine.trace_frames(self.frames.append)
                     self._conns.append(c)
@@ -449,6 +456,10 @@ class TestPeer:
         eng = c.engine
         for ev in eng.events():
             self._on_event(c, ev)
+        if c.sasl_outcome is not None and eng.transport.sasl().mech:
+            # sasl-init has been read (proton names the mechanism), its outcome not yet
+            # written: overriding proton's decision answers with the chosen code
+            eng.transport.sasl().done(c.sasl_outcome)
         out = eng.data_to_send()
         if out:
             try:

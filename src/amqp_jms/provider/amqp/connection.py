@@ -26,7 +26,7 @@ from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
-from ..errors import tls_error, to_jms
+from ..errors import sasl_refused, tls_error, to_jms
 from ..frames import frame_logger
 from ..loop import LoopThread, wait_for
 from ..metrics import Counters
@@ -524,6 +524,9 @@ class AmqpProvider(Provider):
         a lost connection (JMSException), not a protocol error nor a resource limit."""
         where = f"{self.config.host}:{self.config.port}"
         assert self.engine is not None
+        outcome = self.engine.sasl_outcome
+        if outcome:  # the login was refused: the code says whether trying again can help
+            return sasl_refused(outcome, err.description if err is not None else None, where)
         if err is None or self.engine.eof_received:
             return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
         if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):

@@ -31,6 +31,7 @@ from ...exceptions import (
     InvalidClientIDException,
     JMSException,
     JMSSecurityException,
+    JMSSecuritySaslException,
 )
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
@@ -487,7 +488,10 @@ class FailoverProvider(Provider):
             except JMSException as e:
                 last = e
                 self._follow_redirect(e, step.server)
-                fatal = isinstance(e, JMSSecurityException) or (
+                # a refused login is final, except a SASL sys-temp (the server's temporary
+                # trouble): that one is retried, as Qpid JMS does
+                fatal = (isinstance(e, JMSSecurityException) and not (
+                    isinstance(e, JMSSecuritySaslException) and e.sys_temp_failure)) or (
                     isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected)
                 self.log.warning("failover: reconnect attempt %d to %s failed: %s", step.attempt, uri, e)
                 self._reconnector.failed(fatal=fatal)
