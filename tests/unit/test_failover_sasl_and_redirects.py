@@ -10,7 +10,11 @@ import time
 
 import pytest
 
-from amqp_jms import ConnectionFactory, JMSSecurityException, JMSSecuritySaslException
+from amqp_jms import ConnectionFactory, JMSException, JMSSecurityException, JMSSecuritySaslException
+from amqp_jms.provider.config import parse_url
+from amqp_jms.provider.errors import RedirectedException
+from amqp_jms.provider.failover import parse_failover_url
+from amqp_jms.provider.failover.provider import FailoverProvider
 from amqp_jms.testing.peer import TestPeer
 
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=20&failover.maxReconnectDelay=100" \
@@ -46,3 +50,29 @@ def test_without_failover_a_refused_login_carries_its_sasl_code() -> None:
             ConnectionFactory(peer.url).create_connection().start()
     assert info.value.sys_temp_failure
     assert "sys-temp" in str(info.value)
+
+
+@pytest.mark.parametrize("allow", [None, "false", "true"])
+def test_redirect_from_amqps_to_amqp_needs_allow_non_secure_redirects(allow: str | None) -> None:
+    """amqp.allowNonSecureRedirects (default false), Qpid JMS's AmqpRedirect rule: a redirect
+    from a secure connection to a plain amqp server is ignored (the list is unchanged) unless
+    the option is true; it is an ordinary amqp.* option, per server or nested."""
+    query = "" if allow is None else f"?failover.nested.amqp.allowNonSecureRedirects={allow}"
+    cfg = parse_failover_url(f"failover:(amqps://secure:5671){query}")
+    provider = FailoverProvider(cfg)
+    redirect = RedirectedException("moved", "amqp:connection:redirect",
+                                   {"network-host": "plain", "port": 5672, "scheme": "amqp"})
+    provider._follow_redirect(redirect, cfg.servers[0])
+    hosts = [(s.scheme, s.host) for s in provider._reconnector.servers]
+    if allow == "true":
+        assert hosts == [("amqp", "plain"), ("amqps", "secure")]
+    else:
+        assert hosts == [("amqps", "secure")]
+
+
+def test_allow_non_secure_redirects_is_a_known_per_server_option() -> None:
+    cfg = parse_failover_url("failover:(amqps://a:5671?amqp.allowNonSecureRedirects=true,amqps://b:5671)")
+    assert [s.allow_non_secure_redirects for s in cfg.servers] == [True, False]
+    assert parse_url("amqps://a:5671").allow_non_secure_redirects is False
+    with pytest.raises(JMSException, match=r"amqp\.allowNonSecureRedirect'"):
+        parse_url("amqps://a:5671?amqp.allowNonSecureRedirect=true")  # misspelt: refused

@@ -131,6 +131,8 @@ class ConnectionConfig:
     sasl_layer: bool = True
     max_frame_size: int = 1048576
     vhost: str | None = None
+    #: follow a redirect from an amqps server to a non-secure amqp one (else it is refused)
+    allow_non_secure_redirects: bool = False
     drain_timeout_ms: int = 60000
     anonymous_fallback_cache_size: int = 1
     anonymous_fallback_cache_timeout_ms: int = 30000
@@ -280,6 +282,7 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "amqp.saslLayer": (None, "sasl_layer", _bool),
     "amqp.maxFrameSize": (None, "max_frame_size", _nonneg),
     "amqp.vhost": (None, "vhost", _str),
+    "amqp.allowNonSecureRedirects": (None, "allow_non_secure_redirects", _bool),
     "amqp.drainTimeout": (None, "drain_timeout_ms", _int),
     "amqp.anonymousFallbackCacheSize": (None, "anonymous_fallback_cache_size", _nonneg),
     "amqp.anonymousFallbackCacheTimeout": (None, "anonymous_fallback_cache_timeout_ms", _int),

@@ -540,11 +540,13 @@ class FailoverProvider(Provider):
                 self.log.debug("failover: shutting down the lost connection", exc_info=True)
 
     def _follow_redirect(self, exc: JMSException, current: ConnectionConfig | None) -> None:
-        """A redirect (of the connection or of a link) puts its target first in the list."""
+        """A redirect (of the connection or of a link) puts its target first in the list; one
+        from amqps to amqp only with ``amqp.allowNonSecureRedirects=true`` (Qpid JMS's rule)."""
         if not isinstance(exc, RedirectedException) or current is None:
             return
         try:
-            target = server_from_redirect(exc.info, current)
+            target = server_from_redirect(exc.info, current,
+                                          allow_insecure=current.allow_non_secure_redirects)
         except JMSException as e:
             self.log.warning("failover: ignoring a redirect: %s", e)
             return
