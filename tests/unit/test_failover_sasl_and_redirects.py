@@ -13,7 +13,7 @@ import pytest
 from amqp_jms import ConnectionFactory, JMSException, JMSSecurityException, JMSSecuritySaslException
 from amqp_jms.provider.config import parse_url
 from amqp_jms.provider.errors import RedirectedException
-from amqp_jms.provider.failover import parse_failover_url
+from amqp_jms.provider.failover import alternates_from_open, parse_failover_url
 from amqp_jms.provider.failover.provider import FailoverProvider
 from amqp_jms.testing.peer import TestPeer
 
@@ -76,3 +76,13 @@ def test_allow_non_secure_redirects_is_a_known_per_server_option() -> None:
     assert parse_url("amqps://a:5671").allow_non_secure_redirects is False
     with pytest.raises(JMSException, match=r"amqp\.allowNonSecureRedirect'"):
         parse_url("amqps://a:5671?amqp.allowNonSecureRedirect=true")  # misspelt: refused
+
+
+@pytest.mark.parametrize("allow", [False, True])
+def test_an_insecure_server_advertised_in_open_follows_the_same_option(allow: bool) -> None:
+    # FailoverWithAmqpOpenProvidedServerListIntegrationTest
+    # .testFailover{Ignores,Accepts}InsecureServerWhen{Not,}ConfiguredToAllow
+    secure = parse_url(f"amqps://a:5671?amqp.allowNonSecureRedirects={str(allow).lower()}")
+    entry = {"network-host": "plain", "port": 5672, "scheme": "amqp"}
+    hosts = [s.host for s in alternates_from_open({"failover-server-list": [entry]}, secure)]
+    assert hosts == (["plain"] if allow else [])

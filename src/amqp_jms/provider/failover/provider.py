@@ -545,8 +545,7 @@ class FailoverProvider(Provider):
         if not isinstance(exc, RedirectedException) or current is None:
             return
         try:
-            target = server_from_redirect(exc.info, current,
-                                          allow_insecure=current.allow_non_secure_redirects)
+            target = server_from_redirect(exc.info, current)
         except JMSException as e:
             self.log.warning("failover: ignoring a redirect: %s", e)
             return

@@ -101,9 +101,12 @@ def _get(entry: Mapping[Any, Any], key: str) -> Any:
 
 
 def server_from_redirect(
-    entry: Mapping[Any, Any], current: ConnectionConfig, allow_insecure: bool = False
+    entry: Mapping[Any, Any], current: ConnectionConfig, allow_insecure: bool | None = None
 ) -> ConnectionConfig:
     """The server a redirect map (or one ``failover-server-list`` entry) names.
+
+    A move from amqps to plain amqp is refused unless ``allow_insecure`` (by default the
+    current server's ``amqp.allowNonSecureRedirects``, Qpid JMS's AmqpRedirect rule).
 
     Everything not in the map comes from ``current``, the server it was learnt on; ``hostname``
     becomes the vhost to open. Raises JMSException naming what is wrong with the map."""
@@ -120,6 +123,8 @@ def server_from_redirect(
     if not isinstance(scheme, str) or scheme.lower() not in SUPPORTED_SCHEMES:
         raise JMSException(f"redirect {dict(entry)!r}: unsupported {SCHEME} {scheme!r}")
     scheme = scheme.lower()
+    if allow_insecure is None:
+        allow_insecure = current.allow_non_secure_redirects
     if current.secure and scheme != "amqps" and not allow_insecure:
         raise JMSException(f"redirect {dict(entry)!r}: refusing to move from amqps to {scheme}")
     vhost = _get(entry, OPEN_HOSTNAME)
