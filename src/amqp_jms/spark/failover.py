@@ -1,0 +1,78 @@
+"""The ``jms`` source and sink with a ``failover:`` URL: who reconnects, and what a loss voids.
+
+One policy owns reconnecting. With a plain ``amqp://`` URL the streaming receiver reconnects
+itself (``reconnectTimeoutMs``) and a write task that loses its connection fails (Spark retries
+the task). With ``failover:(amqp://a,amqp://b)?failover.*`` the client's failover provider
+reconnects (``failover.maxReconnectAttempts`` and its delays) under a connection that stays
+open; the receiver then never reconnects on its own, and fails the query only when failover
+gives up. What a failover voids, and how the connector keeps "nothing lost, no silent
+redelivery":
+
+- the receiver's transaction: messages received into the in-memory chunk before the loss are
+  no longer accepted by anyone; the broker redelivers them. :class:`LossWatch` tells the
+  receiver, which drops the chunk and rolls back (so the copies that come again are not
+  appended twice); a segment already durable whose commit the loss voided stays in the log and
+  its messages come again (``TransactionRolledBackException``): duplicates with the same
+  ``message_id``, as after any lost accept;
+- a write task's transaction: its sends on the lost connection are gone and ``commit`` raises
+  ``TransactionRolledBackException``; the task re-sends its messages in the new transaction with
+  the same message ids (:func:`resend_ids`), so a commit that was in doubt (the broker had
+  committed) leaves duplicates with the same ``message_id`` only.
+"""
+
+from __future__ import annotations
+
+import threading
+
+from ..provider.failover.uri import OPTION_NAMES, is_failover_url
+
+__all__ = [
+    "FAILOVER_OPTION_NAMES",
+    "PROBE_OPTIONS",
+    "LossWatch",
+    "append_client_options",
+    "is_failover_url",
+]
+
+#: ``failover.*`` option names in their documented spelling (Spark lower-cases option keys).
+FAILOVER_OPTION_NAMES = OPTION_NAMES
+#: The planning-time connection check makes one pass over the servers, not the provider's
+#: default of trying forever: an unreachable broker fails the query when it is planned.
+PROBE_OPTIONS = {"failover.startupMaxReconnectAttempts": "1"}
+
+
+def append_client_options(url: str, options: list[tuple[str, str]]) -> str:
+    """``url`` with the source's client options (``jms.*``, ``amqp.*``, ``transport.*``,
+    ``failover.*``) appended to a failover URL's own query: ``amqp.*``/``transport.*`` apply to
+    every server, so they become ``failover.nested.*`` (a failover URL's top level refuses them)."""
+    from urllib.parse import urlencode
+
+    text = url.strip()
+    rest = text[len("failover:") :].strip()
+    if not rest.startswith("("):  # ``failover:amqp://a,amqp://b``: no top-level query possible
+        text = f"failover:({rest})"
+    close = text.rfind(")")
+    tail = text[close + 1 :]
+    moved = [
+        (f"failover.nested.{name}" if name.startswith(("amqp.", "transport.")) else name, value)
+        for name, value in options
+    ]
+    return text + ("&" if "?" in tail else "?") + urlencode(moved, safe=".:/")
+
+
+class LossWatch:
+    """A connection listener counting interruptions: the receiver compares the count it saw when
+    it started a chunk with the count now, and drops a chunk a failover has voided."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._losses = 0
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        with self._lock:
+            self._losses += 1
+
+    @property
+    def losses(self) -> int:
+        with self._lock:
+            return self._losses
