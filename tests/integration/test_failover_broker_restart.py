@@ -20,32 +20,17 @@ from typing import Any
 import pytest
 
 from amqp_jms import ConnectionFactory, Queue, Session, TransactionRolledBackException
-from amqp_jms.testing.broker_process import BrokerProcess
+from amqp_jms.testing.broker_process import RestartableBroker
 
 N = 300
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=50&failover.maxReconnectDelay=250"
 
 
-class Crashable:
+class Crashable(RestartableBroker):
     """A broker subprocess on a store that can be killed and brought back on the same port."""
 
     def __init__(self, data_dir: Path) -> None:
-        self.data_dir = str(data_dir)
-        self.proc = BrokerProcess("--data-dir", self.data_dir)
-        self.port = self.proc.addr[1]
-
-    def kill(self) -> None:
-        self.proc.proc.kill()
-        self.proc.proc.wait()
-        self.proc.stop()
-
-    def start(self) -> None:
-        self.proc = BrokerProcess("--data-dir", self.data_dir, "--port", str(self.port))
-
-    def crash_and_restart(self, down_s: float = 0.5) -> None:
-        self.kill()
-        time.sleep(down_s)
-        self.start()
+        super().__init__(str(data_dir))
 
     def url(self, options: str = FAST) -> str:
         return f"failover:(amqp://127.0.0.1:{self.port})?{options}"

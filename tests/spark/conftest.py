@@ -122,3 +122,19 @@ def send_texts() -> Callable[[str, str, int], None]:
 @pytest.fixture
 def check_each_once() -> Callable[[list[Any], int], None]:
     return _check_each_once
+
+
+def _check_same_ids(pairs: list[tuple[str, str]], expected: set[str]) -> None:
+    """Every text of ``expected`` arrived; copies of one text all carry one message id (a
+    duplicate is the same message again, never a new one)."""
+    assert {text for _, text in pairs} == expected
+    ids: dict[str, set[str]] = {}
+    for message_id, text in pairs:
+        ids.setdefault(text, set()).add(message_id)
+    assert all(len(v) == 1 for v in ids.values()), [t for t, v in ids.items() if len(v) > 1][:5]
+
+
+@pytest.fixture
+def check_same_ids() -> Callable[[list[tuple[str, str]], set[str]], None]:
+    """``check_same_ids(pairs of (message_id, text), expected texts)``."""
+    return _check_same_ids

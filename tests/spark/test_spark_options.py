@@ -89,7 +89,7 @@ def test_spark_own_sink_options_are_ignored() -> None:
 
 
 def test_url_scheme_checked_and_path_is_destination_alias() -> None:
-    with pytest.raises(ValueError, match="amqp:// or amqps://"):
+    with pytest.raises(ValueError, match="amqp://, amqps:// or failover:"):
         parse_options({"url": "http://h:1"})
     assert parse_options({"url": "amqps://h:1", "path": "topic://t"}).destination == Topic("t")
 

@@ -27,15 +27,18 @@ __all__ = [
 ]
 
 
-def open_connection(options: JmsOptions) -> Any:
-    """A started connection to ``options.url`` (with the client ID when one is set)."""
+def open_connection(options: JmsOptions, probe: bool = False) -> Any:
+    """A started connection to ``options.url`` (with the client ID when one is set); ``probe``:
+    the planning-time check (a failover url makes one pass over its servers, see ``failover.py``)."""
     from .. import client
+    from .failover import PROBE_OPTIONS, is_failover_url
 
     # The source drains explicitly when it needs "everything the broker has"; its polls must not
     # each cost a drain round trip (Qpid JMS's default for an empty receive), so: local only.
-    factory = client.ConnectionFactory(
-        options.url, **{"jms.receiveLocalOnly": "true", "jms.receiveNoWaitLocalOnly": "true"}
-    )
+    extra = {"jms.receiveLocalOnly": "true", "jms.receiveNoWaitLocalOnly": "true"}
+    if probe and is_failover_url(options.url):
+        extra.update(PROBE_OPTIONS)
+    factory = client.ConnectionFactory(options.url, **extra)
     connection = factory.create_connection()
     try:
         if options.client_id:

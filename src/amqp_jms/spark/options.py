@@ -8,9 +8,11 @@ the option instead of being silently ignored:
 =========================  ==========  ==============================================================
 option                     default     meaning
 =========================  ==========  ==============================================================
-``url``                    (required)  the broker, ``amqp://host:port`` or ``amqps://…``
+``url``                    (required)  the broker, ``amqp://host:port`` or ``amqps://…``, or
+                                       ``failover:(amqp://a,amqp://b)?failover.*`` (see ``failover.py``)
 ``jms.*`` ``amqp.*``       —           any client URL option (``jms.prefetchPolicy.all`` …), appended
 ``transport.*``                        to the URL's query string exactly as the client documents them
+``failover.*``                         (with a failover url: ``amqp.*``/``transport.*`` for every server)
 ``destination``            (required)  ``queue://name`` or ``topic://name`` (a bare name is a queue)
 ``selector``               none        JMS message selector, pushed to the broker as the consumer's
 ``subscription``           none        durable subscription name (topics; needs ``clientId``)
@@ -25,7 +27,7 @@ option                     default     meaning
 ``walPath``                see below   streaming reads: the write-ahead log, an absolute path or a
                                        URI (``s3://``, ``gs://``, ``hdfs://``, ``abfs://``, ``file://``)
 ``reconnectTimeoutMs``     ``300000``  streaming reads: how long the receiver keeps reconnecting to a
-                                       lost broker before the query fails
+                                       lost broker before the query fails (not with a failover url)
 ``minOffsetsPerTrigger``   none        streaming reads: fewer messages make no batch until
                                        ``maxTriggerDelay`` (default ``15m``) passed since the last one
 ``failOnDataLoss``         ``true``    streaming reads: a planned segment that vanished fails the
@@ -109,7 +111,7 @@ CLIENT_OPTION_NAMES = (
     "transport.verifyHost",
 )
 _CLIENT_BY_LOWER = {name.lower(): name for name in CLIENT_OPTION_NAMES}
-_CLIENT_PREFIXES = ("jms.", "amqp.", "transport.")
+_CLIENT_PREFIXES = ("jms.", "amqp.", "transport.", "failover.")
 
 _KNOWN = (
     "url",
@@ -289,6 +291,40 @@ def _selector(text: str) -> str:
     return text
 
 
+def _client_option_name(lower: str, key: str) -> str:
+    """A client option's documented spelling (``failover.nested.<client option>`` too)."""
+    from .failover import FAILOVER_OPTION_NAMES
+
+    nested = "failover.nested."
+    if lower.startswith(nested):
+        return nested + _CLIENT_BY_LOWER.get(lower[len(nested) :], key[len(nested) :])
+    by_lower = {name.lower(): name for name in FAILOVER_OPTION_NAMES}
+    return _CLIENT_BY_LOWER.get(lower) or by_lower.get(lower, key)
+
+
+def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, str]) -> str:
+    """A ``failover:`` url with the client options appended, checked now (planning time). The
+    failover provider owns reconnecting, so the receiver's own ``reconnectTimeoutMs`` is refused
+    (``failover.maxReconnectAttempts`` and the ``failover.*`` delays bound it instead)."""
+    from ..exceptions import JMSException
+    from ..provider.failover.uri import parse_failover_url
+    from .failover import append_client_options
+
+    if "reconnectTimeoutMs" in values:
+        raise ValueError(
+            "jms data source: option 'reconnectTimeoutMs' does not apply to a failover: url (the "
+            "failover provider reconnects): bound it with failover.maxReconnectAttempts and "
+            "failover.maxReconnectDelay instead"
+        )
+    if client:
+        url = append_client_options(url, client)
+    try:
+        parse_failover_url(url)
+    except JMSException as exc:
+        raise ValueError(f"jms data source: option 'url': {exc}") from None
+    return url
+
+
 def parse_options(options: Mapping[str, str]) -> JmsOptions:
     """Parse Spark's option dict; raise ``ValueError`` naming any unknown or malformed option."""
     values: dict[str, str] = {}
@@ -301,7 +337,7 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         if lower in _KNOWN_BY_LOWER:
             values[_KNOWN_BY_LOWER[lower]] = value
         elif lower.startswith(_CLIENT_PREFIXES):
-            client.append((_CLIENT_BY_LOWER.get(lower, key), value))
+            client.append((_client_option_name(lower, key), value))
         else:
             raise ValueError(
                 f"jms data source: unknown option {key!r}; known options are "
@@ -312,9 +348,15 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     if not url:
         raise ValueError("jms data source: option 'url' is required (amqp://host:port)")
     parts = urlsplit(url)
-    if parts.scheme not in ("amqp", "amqps"):
-        raise ValueError(f"jms data source: option 'url' must start with amqp:// or amqps://, got {url!r}")
-    if client:
+    if parts.scheme == "failover":
+        url = _failover_url(url, client, values)
+    elif parts.scheme not in ("amqp", "amqps"):
+        raise ValueError(
+            f"jms data source: option 'url' must start with amqp://, amqps:// or failover:, got {url!r}"
+        )
+    elif any(name.startswith("failover.") for name, _ in client):
+        raise ValueError("jms data source: failover.* options need a failover:(amqp://…,amqp://…) url")
+    elif client:
         query = parse_qsl(parts.query, keep_blank_values=True) + client
         url = urlunsplit(parts._replace(query=urlencode(query, safe=".:/")))
     dest_text = values.get("destination") or values.get("path")

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._logs import SPARK
-from ..exceptions import IllegalStateException
+from ..exceptions import IllegalStateException, TransactionRolledBackException
 from ._faults import crash_point
 from .options import JmsOptions
 from .wal import WriteAheadLog
@@ -124,6 +124,7 @@ class SegmentReceiver:
         self._batch_at = time.monotonic()  # when the last non-empty batch was handed out
         self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
+        self._failover = False  # a failover url: the provider reconnects (``failover.py``)
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
 
@@ -244,6 +245,7 @@ class SegmentReceiver:
         to ``reconnectTimeoutMs`` before it gives up and fails the query.
         """
         from ._client import is_connection_loss, open_connection, open_consumer
+        from .failover import LossLog, is_failover_url
 
         backoff = _BACKOFF_FIRST_S
         lost_since: float | None = None
@@ -252,6 +254,9 @@ class SegmentReceiver:
                 connection = None
                 try:
                     connection = open_connection(self.options)
+                    if is_failover_url(self.options.url):
+                        self._failover = True
+                        connection.add_connection_listener(LossLog(self.stats))
                     session = connection.create_session(True)
                     consumer = open_consumer(session, self.options)
                     if lost_since is not None:
@@ -271,6 +276,8 @@ class SegmentReceiver:
                     # never connected: the broker the query was planned against is gone, or
                     # the options are wrong; fail the trigger clearly rather than wait
                     if self._stopping or not self._attached or not is_connection_loss(exc):
+                        raise
+                    if self._failover:  # failover gave up (failover.maxReconnectAttempts)
                         raise
                     now = time.monotonic()
                     if lost_since is None:
@@ -377,7 +384,14 @@ class SegmentReceiver:
             self._chunk_len = 0
         crash_point("after_append")
         began = time.monotonic()
-        session.commit()  # accept only what is durable (a lost accept: redelivered, duplicates)
+        try:
+            session.commit()  # accept only what is durable (a lost accept: redelivered, duplicates)
+        except TransactionRolledBackException:
+            if not self._failover:
+                raise
+            # a failover voided the accept: the segments stay, their messages come again
+            # (duplicates with the same message_id); the session goes on in a new transaction
+            _log.warning("jms receiver: a failover voided the accept of %d durable messages", len(chunk))
         stats.accept_s += time.monotonic() - began
         crash_point("after_accept")
         with self._cond:

@@ -93,7 +93,7 @@ def check_connection(opts: JmsOptions) -> None:
     from ._client import open_connection
 
     try:
-        connection = open_connection(opts)
+        connection = open_connection(opts, probe=True)
     except Exception as exc:
         raise ValueError(f"jms data source: cannot connect to {_redacted(opts.url)}: {exc}") from None
     connection.close()
@@ -102,6 +102,13 @@ def check_connection(opts: JmsOptions) -> None:
 def _redacted(url: str) -> str:
     from urllib.parse import urlsplit
 
+    from .failover import is_failover_url
+
+    if is_failover_url(url):
+        from ..provider.failover.uri import parse_failover_url
+
+        servers = parse_failover_url(url).servers
+        return "failover:(" + ",".join(f"{s.scheme}://{s.host}:{s.port}" for s in servers) + ")"
     parts = urlsplit(url)
     return f"{parts.scheme}://{parts.hostname}:{parts.port}"
 

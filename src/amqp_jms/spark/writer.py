@@ -45,10 +45,17 @@ def send_partition(options: JmsOptions, rows: Iterator[Any], id_prefix: str | No
     """Send ``rows`` in one transaction; return the count. Rows may name their own destination."""
     from ..destination import parse_destination
     from ._client import open_connection
+    from .failover import is_failover_url
     from .schema import epoch_millis, values_to_message
 
+    failover = is_failover_url(options.url)
+    if failover and id_prefix is None:  # a re-send after a failover keeps the message ids
+        import uuid
+
+        id_prefix = f"{uuid.uuid4()}:{_task_ids()[0]}"
     connection = open_connection(options)
     count = 0
+    sent: _Sent | None = [] if failover else None
     try:
         session = connection.create_session(True)
         producers: dict[Any, Any] = {}
@@ -74,12 +81,43 @@ def send_partition(options: JmsOptions, rows: Iterator[Any], id_prefix: str | No
                 import time
 
                 ttl = max(1, expiration - int(time.time() * 1000))
-            producer.send(message, delivery_mode=int(mode), priority=int(priority), time_to_live=ttl)
+            how = {"delivery_mode": int(mode), "priority": int(priority), "time_to_live": ttl}
+            producer.send(message, **how)
+            if sent is not None:
+                sent.append((dest, message, how))
             count += 1
-        session.commit()
+        _commit(session, producers, sent, id_prefix)
     finally:
         connection.close()
     return count
+
+
+#: Re-sends of a partition a failover voided before its commit gives up.
+_MAX_RESENDS = 5
+
+
+_Sent = list[tuple[Any, Any, dict[str, int]]]  # (destination, message, send keywords)
+
+
+def _commit(session: Any, producers: dict[Any, Any], sent: _Sent | None, prefix: str | None) -> None:
+    """Commit the task's transaction. With a failover url (``sent`` holds the task's messages) a
+    commit a failover voided (``TransactionRolledBackException``: the sends on the lost connection
+    are gone) re-sends them all, in order and under the same message ids, in the session's new
+    transaction; a commit that was in doubt so leaves duplicates with the same ``message_id`` only."""
+    from ..exceptions import TransactionRolledBackException
+
+    for attempt in range(_MAX_RESENDS + 1):
+        try:
+            session.commit()
+            return
+        except TransactionRolledBackException:
+            if sent is None or attempt == _MAX_RESENDS:
+                raise
+        if prefix is not None:
+            for producer in producers.values():
+                _fix_message_ids(producer, prefix)  # the counter restarts: the same ids again
+        for dest, message, how in sent:
+            producers[dest].send(message, **how)
 
 
 def _fix_message_ids(producer: Any, prefix: str) -> None:

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 
-__all__ = ["BrokerProcess"]
+__all__ = ["BrokerProcess", "RestartableBroker"]
 
 
 class BrokerProcess:
@@ -80,3 +80,33 @@ class BrokerProcess:
         if self.proc.stdout is not None:
             self.proc.stdout.close()
         return self._stopped
+
+
+class RestartableBroker:
+    """A :class:`BrokerProcess` on a store that can be SIGKILLed and brought back on the same
+    port and store: for tests of what a client rides through when its broker crashes."""
+
+    def __init__(self, data_dir: str, *args: str) -> None:
+        self.data_dir = str(data_dir)
+        self.args = args
+        self.proc = BrokerProcess("--data-dir", self.data_dir, *args)
+        self.port = self.proc.addr[1]
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown, the store as the crash left it."""
+        self.proc.proc.kill()
+        self.proc.proc.wait()
+        self.proc.stop()
+
+    def start(self) -> None:
+        self.proc = BrokerProcess("--data-dir", self.data_dir, "--port", str(self.port), *self.args)
+
+    def crash_and_restart(self, down_s: float = 0.5) -> None:
+        import time
+
+        self.kill()
+        time.sleep(down_s)
+        self.start()
+
+    def stop(self) -> str:
+        return self.proc.stop()
