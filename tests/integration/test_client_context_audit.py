@@ -137,7 +137,8 @@ def test_jms_consumer_listener_closing_itself_and_its_context(broker: Any) -> No
     ctx.close()  # the context stayed open: this really closes it, and its threads end
     deadline = time.monotonic() + 5
     conn = ctx.connection
-    while time.monotonic() < deadline and conn._provider is not None and conn._provider.lt._thread.is_alive():
+    provider = conn._provider
+    while time.monotonic() < deadline and provider is not None and provider.loop_thread._thread.is_alive():
         time.sleep(0.05)
     assert conn._closed
-    assert not conn._provider.lt._thread.is_alive()
+    assert not conn._provider.loop_thread._thread.is_alive()

@@ -75,7 +75,7 @@ def test_broker_rolls_back_when_the_coordinator_link_detaches(broker: Any) -> No
         assert got is not None
         ps: Any = tx._provider_session
         coordinator = ps.coordinator
-        ps.p.lt.submit(coordinator.detach()).result(5)  # the session and consumer stay open
+        ps.provider.loop_thread.submit(coordinator.detach()).result(5)  # the session and consumer stay open
         # rolled back: the message is available again, and the open consumer gets it anew
         m = cons.receive(3000)
         assert m is not None and m.get_body(str) == "m" and m.get_jms_redelivered()

@@ -210,7 +210,7 @@ def test_blocking_call_on_the_io_thread_is_refused(peer: TestPeer) -> None:
     peer.expect_close()
     with ConnectionFactory(peer.url + FAST).create_connection() as conn:
         conn.start()
-        lt = conn._provider.lt
+        lt = conn._provider.loop_thread
         out: list[BaseException] = []
 
         async def probe() -> None:

@@ -44,7 +44,7 @@ class AnonymousFallbackProducer(ProviderProducer):
     def __init__(self, session: AmqpSession, presettle: bool) -> None:
         self._ps = session
         self._presettle = presettle
-        cfg = session.p.config
+        cfg = session.provider.config
         self._size = cfg.anonymous_fallback_cache_size
         self._timeout = cfg.anonymous_fallback_cache_timeout_ms / 1000.0
         self._links: OrderedDict[Destination, _Entry] = OrderedDict()
@@ -86,9 +86,9 @@ class AnonymousFallbackProducer(ProviderProducer):
             self._close_entry(e)
         if entry is not None:
             return entry
-        p = self._ps.p
-        pprod = p.wait(self._ps.create_producer(ProducerSpec(dest, self._presettle)),
-                       p.request_timeout(), f"create a link to {dest}")
+        provider = self._ps.provider
+        pprod = provider.wait(self._ps.create_producer(ProducerSpec(dest, self._presettle)),
+                              provider.request_timeout(), f"create a link to {dest}")
         entry = _Entry(pprod)
         evicted: list[_Entry] = []
         with self._lock:

@@ -5,6 +5,8 @@ the bytes it reads, every batch of work ends with one ``_flush`` (process events
 proton produced, re-arm the heartbeat timer). Protocol state (proton objects, our resource
 objects) is touched only on the loop thread; the JMS layer reaches it through futures
 (``submit``/``run``) or batched posts (``LoopThread.post``).
+What the peer's Open and Close mean (capabilities, prefixes, the exception a close turns into) is
+in :mod:`amqp_jms.provider.amqp.open_close`.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import sys
 import uuid
 from typing import Any
 
-from proton import Condition, Event, symbol
+from proton import Event, symbol
 
 from ..._logs import PROVIDER, with_ids
 from ...engine import Engine, SaslConfig
@@ -26,15 +28,14 @@ from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
-from ..errors import sasl_refused, tls_error, to_jms
+from ..errors import tls_error
 from ..frames import frame_logger
 from ..loop import LoopThread, wait_for
 from ..metrics import Counters
 from ..tracing import tracing_for
-from .addressing import prefixes_in_force
-from .capabilities import capabilities_of, quirks_of
+from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
-from .terminus import symbol_array, symbols_of
+from .terminus import symbol_array
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
 
@@ -63,27 +64,27 @@ def generate_connection_id() -> str:
 
 class _Protocol(asyncio.Protocol):
     def __init__(self, provider: AmqpProvider) -> None:
-        self.p = provider
+        self.provider = provider
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
-        self.p._transport = transport
+        self.provider._transport = transport
         sock = transport.get_extra_info("socket")
-        if sock is not None and self.p.config.transport.tcp_no_delay:
+        if sock is not None and self.provider.config.transport.tcp_no_delay:
             import socket
 
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        self.p.flush()
+        self.provider.flush()
 
     def data_received(self, data: bytes) -> None:
-        self.p._on_data(data)
+        self.provider._on_data(data)
 
     def eof_received(self) -> bool:
-        self.p._on_data(b"")
+        self.provider._on_data(b"")
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self.p._on_socket_lost(exc)
+        self.provider._on_socket_lost(exc)
 
 
 def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
@@ -99,7 +100,7 @@ def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
     return ctx
 
 
-class AmqpProvider(Provider):
+class AmqpProvider(OpenCloseHandling, Provider):
     """The provider for one JMS connection."""
 
     def __init__(
@@ -123,9 +124,9 @@ class AmqpProvider(Provider):
             from ..otel_metrics import export
 
             export(self.counters)
-        self.lt = LoopThread("amqp-jms-io")
-        self.lt.set_after_ops(self.flush)
-        self.loop = self.lt.loop
+        self.loop_thread = LoopThread("amqp-jms-io")
+        self.loop_thread.set_after_ops(self.flush)
+        self.loop = self.loop_thread.loop
         self.engine: Engine | None = None
         self._frames = OutgoingFrames()
         self._transport: asyncio.Transport | None = None
@@ -155,6 +156,12 @@ class AmqpProvider(Provider):
 
     # -- Provider API (any thread) -------------------------------------------------------------
     @property
+    def lt(self) -> LoopThread:
+        """Old name of :attr:`loop_thread`, still read by ``provider/failover`` (``wait``'s
+        deadlock check); remove once that reads ``loop_thread``."""
+        return self.loop_thread
+
+    @property
     def remote_capabilities(self) -> frozenset[str]:
         return self._remote_caps
 
@@ -179,7 +186,7 @@ class AmqpProvider(Provider):
 
     def connect(self, listener: ProviderListener) -> concurrent.futures.Future[None]:
         self._listener = listener
-        return self.lt.submit(self._connect())
+        return self.loop_thread.submit(self._connect())
 
     def create_session(self, transacted: bool) -> concurrent.futures.Future[ProviderSession]:
         from .session import AmqpSession
@@ -190,17 +197,17 @@ class AmqpProvider(Provider):
             await s.open()
             return s
 
-        return self.lt.submit(go())
+        return self.loop_thread.submit(go())
 
     def close(self) -> concurrent.futures.Future[None]:
         if self.loop.is_closed():
             f: concurrent.futures.Future[None] = concurrent.futures.Future()
             f.set_result(None)
             return f
-        return self.lt.submit(self._close())
+        return self.loop_thread.submit(self._close())
 
     def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
-        if self.lt.in_loop():
+        if self.loop_thread.in_loop():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
         return wait_for(fut, timeout, what)
 
@@ -221,8 +228,8 @@ class AmqpProvider(Provider):
 
     def shutdown(self) -> None:
         """Stop the I/O thread (after close) and let go of proton's objects; idempotent."""
-        self.lt.stop()
-        if not self.lt.thread.is_alive():
+        self.loop_thread.stop()
+        if not self.loop_thread.thread.is_alive():
             self._release_engine()
 
     def _release_engine(self) -> None:
@@ -243,9 +250,9 @@ class AmqpProvider(Provider):
             link.jms = None
             link = link.next(0)
         for s in list(self.sessions):
-            s.pn = None
+            s.endpoint = None
             for lk in list(s.links):
-                lk.pn = None
+                lk.endpoint = None
         self.sessions.clear()
         self.links_by_addr.clear()
 
@@ -462,77 +469,11 @@ class AmqpProvider(Provider):
                 # an error (failed SASL, framing) ends us at once: the peer may never hang up
                 self._on_transport_closed()
 
-    def _on_remote_open(self) -> None:
-        assert self.engine is not None
-        c = self.engine.connection
-        self._remote_caps = symbols_of(c.remote_offered_capabilities)
-        props = c.remote_properties or {}
-        self.remote_properties = {str(k): v for k, v in props.items()}
-        self.queue_prefix, self.topic_prefix = prefixes_in_force(self.config, self.remote_properties)
-        self._capabilities = capabilities_of(self._remote_caps, self.remote_properties)
-        quirks = quirks_of(self.remote_properties)
-        self.ignores_selectors, self.drain_unsafe = quirks.ignores_selectors, quirks.drain_unsafe
-        if "amqp:connection-establishment-failed" in self.remote_properties:
-            self._establishment_failed = True  # a close with the reason follows at once
-            return
-        self._timer_reset()
-        if self._opened is not None and not self._opened.done():
-            self._opened.set_result(None)
-
     def _timer_reset(self) -> None:
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         self._arm_timer()
-
-    def _on_remote_close(self) -> None:
-        assert self.engine is not None
-        c = self.engine.connection
-        cond: Condition | None = c.remote_condition
-        name = str(cond.name) if cond is not None and cond.name else None
-        desc = cond.description if cond is not None else None
-        if self.closing:
-            if self._closed_fut is not None and not self._closed_fut.done():
-                self._closed_fut.set_result(None)
-            return
-        opening = self._opened is not None and not self._opened.done()
-        refused_id = opening and name == "amqp:invalid-field" and (
-            self._establishment_failed or bool(self.config.client_id)
-        )
-        what = "the peer refused to open the connection" if opening else "the peer closed the connection"
-        exc = to_jms(name, desc, what, container_id_refused=refused_id,
-                     info=cond.info if cond is not None else None)
-        c.close()
-        self.fail(exc)
-
-    def _on_transport_closed(self) -> None:
-        assert self.engine is not None
-        err = self.engine.error
-        if self.closing:
-            if self._closed_fut is not None and not self._closed_fut.done():
-                self._closed_fut.set_result(None)
-            return
-        self.fail(self._transport_failure(err))
-        self._abort()
-
-    def _transport_failure(self, err: Any) -> JMSException:
-        """What a transport that ended without a close frame means for the application.
-
-        Proton words two of them as conditions that would map to the wrong exception: the
-        peer's socket closing (EOF) as ``amqp:connection:framing-error`` "connection aborted",
-        and its silence past ``amqp.idleTimeout`` as ``amqp:resource-limit-exceeded``. Both are
-        a lost connection (JMSException), not a protocol error nor a resource limit."""
-        where = f"{self.config.host}:{self.config.port}"
-        assert self.engine is not None
-        outcome = self.engine.sasl_outcome
-        if outcome:  # the login was refused: the code says whether trying again can help
-            return sasl_refused(outcome, err.description if err is not None else None, where)
-        if err is None or self.engine.eof_received:
-            return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
-        if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):
-            return JMSException(f"connection to {where} lost: the peer sent nothing for "
-                                f"{self.config.idle_timeout_ms} ms (amqp.idleTimeout)")
-        return to_jms(err.name, err.description, "the connection failed")
 
     def report_async(self, exc: JMSException) -> None:
         """A failure nobody waits for (an unawaited send refused): to the connection's listener."""

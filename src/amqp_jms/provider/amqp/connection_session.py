@@ -40,7 +40,7 @@ class _TempCreator(AmqpLink):
     kind = "temporary destination"
 
     async def open_dynamic(self, capability: str) -> str:
-        snd = self.session.pn.sender(self.name)
+        snd = self.session.endpoint.sender(self.name)
         t = snd.target
         t.dynamic = True
         t.durability = Terminus.NONDURABLE
@@ -65,7 +65,7 @@ class _SubscriptionLookup(AmqpLink):
     found = False
 
     async def lookup(self) -> bool:
-        rcv = self.session.pn.receiver(self.name)
+        rcv = self.session.endpoint.receiver(self.name)
         rcv.source.type = Terminus.UNSPECIFIED  # null source: "give me the stored one"
         rcv.snd_settle_mode = Link.SND_UNSETTLED
         rcv.rcv_settle_mode = Link.RCV_FIRST
@@ -77,8 +77,8 @@ class _SubscriptionLookup(AmqpLink):
         # not the first half of a refusal
         if self._attached is None or self._attached.done():
             return
-        assert self.pn is not None
-        self.found = self.pn.remote_source.type != Terminus.UNSPECIFIED
+        assert self.endpoint is not None
+        self.found = self.endpoint.remote_source.type != Terminus.UNSPECIFIED
         self._attached.set_result(None)
 
 
@@ -86,7 +86,7 @@ class ConnectionSession:
     """Lazily begun private session of one provider, with the temporary nodes it created."""
 
     def __init__(self, provider: AmqpProvider) -> None:
-        self.p = provider
+        self.provider = provider
         self._session: AmqpSession | None = None
         self._opening: asyncio.Future[AmqpSession] | None = None
         self._temps: dict[str, _TempCreator] = {}
@@ -100,9 +100,9 @@ class ConnectionSession:
             return s
         if self._opening is not None:
             return await asyncio.shield(self._opening)
-        self._opening = self.p.loop.create_future()
+        self._opening = self.provider.loop.create_future()
         try:
-            s = AmqpSession(self.p, f"{self.p.connection_id}:0", False)
+            s = AmqpSession(self.provider, f"{self.provider.connection_id}:0", False)
             await s.open()
             self._session = s
             self._opening.set_result(s)
@@ -117,29 +117,29 @@ class ConnectionSession:
     # -- any thread ----------------------------------------------------------------------------
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         async def go() -> str:
-            self.p.check_usable()
+            self.provider.check_usable()
             s = await self.session()
             kind = "temporary-topic" if topic else "temporary-queue"
             n = next(self._ids)
             link = _TempCreator(s, f"qpid-jms:{'temp-topic' if topic else 'temp-queue'}-creator:"
-                                   f"{self.p.connection_id}:{n}")
+                                   f"{self.provider.connection_id}:{n}")
             address = await link.open_dynamic(kind)
             self._temps[address] = link
             return address
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
     def delete_temporary(self, address: str) -> concurrent.futures.Future[None]:
         async def go() -> None:
             link = self._temps.pop(address, None)
-            if link is not None and self.p.failure is None and not self.p.closing:
+            if link is not None and self.provider.failure is None and not self.provider.closing:
                 await link.detach()
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
     def unsubscribe(self, link_name: str) -> concurrent.futures.Future[None]:
         async def go() -> None:
-            self.p.check_usable()
+            self.provider.check_usable()
             s = await self.session()
             link = _SubscriptionLookup(s, link_name)
             found = await link.lookup()
@@ -149,7 +149,7 @@ class ConnectionSession:
                     f"no durable subscription named {link_name!r} exists", "amqp:not-found"
                 )
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
 
 def connection_session(provider: Any) -> ConnectionSession:

@@ -95,13 +95,13 @@ class AmqpInbound:
     def decode(self, body: bool = True) -> Any:
         if self._msg is not None:
             return self._msg
-        p = self.consumer.provider
-        msg = payload.decode(self.data, self.consumer.spec.destination,
-                             queue_prefix=p.queue_prefix, topic_prefix=p.topic_prefix, body=body)
+        provider = self.consumer.provider
+        msg = payload.decode(self.data, self.consumer.spec.destination, queue_prefix=provider.queue_prefix,
+                             topic_prefix=provider.topic_prefix, body=body)
         if msg._redelivered:
-            p.counters.count_redelivery()
-        if p.tracing is not None:
-            self._span = p.tracing.received(msg, self.consumer.spec.destination)
+            provider.counters.count_redelivery()
+        if provider.tracing is not None:
+            self._span = provider.tracing.received(msg, self.consumer.spec.destination)
         if body:  # a headers-only message is not what a later full receive may hand out
             self._msg = msg
         return msg
@@ -132,7 +132,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self.copy_honoured = True  # browser: the peer answered distribution-mode copy
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
-        self._counters = session.p.counters
+        self._counters = session.provider.counters
         # a sink that can take deliveries without waking its reader is woken once per batch
         quietly, wake = getattr(sink, "deliver_quietly", None), getattr(sink, "wake", None)
         self._deliver_quietly = quietly if wake is not None else None
@@ -141,7 +141,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     async def open(self) -> None:
         spec = self.spec
-        rcv = self.session.pn.receiver(self.name)
+        rcv = self.session.endpoint.receiver(self.name)
         src = rcv.source
         src.address = link_address(spec.destination, self.provider)
         caps = [capability_for(spec.destination)]
@@ -162,17 +162,17 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         await self.attach(rcv, f"attach consumer link {self.name!r}")
 
     def on_attached(self) -> None:
-        assert self.pn is not None
+        assert self.endpoint is not None
         if self.spec.selector:
-            echoed = has_filter(self.pn.remote_source.filter, "jms-selector")
+            echoed = has_filter(self.endpoint.remote_source.filter, "jms-selector")
             self.selector_applied_remotely = echoed and not self.provider.ignores_selectors
         if self.spec.browser:  # a peer that does not answer distribution-mode copy would consume
-            self.copy_honoured = self.pn.remote_source.distribution_mode == Terminus.DIST_MODE_COPY
+            self.copy_honoured = self.endpoint.remote_source.distribution_mode == Terminus.DIST_MODE_COPY
             if not self.copy_honoured:
                 return  # no credit: the browser refuses (amqp_jms.client.browser)
         if self.prefetch > 0:
-            self.pn.flow(self.prefetch)
-            self.credit = self.pn.credit
+            self.endpoint.flow(self.prefetch)
+            self.credit = self.endpoint.credit
 
     # -- loop: inbound -------------------------------------------------------------------------
     def on_delivery_raw(self, delivery: Any) -> bool:
@@ -180,7 +180,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         unsettled message (kept for its settlement) instead of an Event and its wrappers."""
         if _partial(delivery) or not _readable(delivery):
             return True  # more frames to come, or an update of one already taken: nothing to do
-        rcv = self.pn
+        rcv = self.endpoint
         assert rcv is not None
         link = rcv._impl
         size = _pending(delivery)
@@ -226,7 +226,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def on_delivery(self, delivery: Delivery) -> None:
         if delivery.partial or not delivery.readable:
             return
-        rcv = self.pn
+        rcv = self.endpoint
         assert rcv is not None
         data = bytes(rcv.recv(delivery.pending) or b"")
         rcv.advance()
@@ -249,7 +249,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self._drain_done()
 
     def on_flow(self) -> None:
-        rcv = self.pn
+        rcv = self.endpoint
         if rcv is None:
             return
         self.credit = rcv.credit
@@ -257,8 +257,8 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self._drain_done()
 
     def _drain_done(self) -> None:
-        assert self.pn is not None
-        self.pn.drain_mode = False
+        assert self.endpoint is not None
+        self.endpoint.drain_mode = False
         waiters, self._drain_waiters = self._drain_waiters, []
         for w in waiters:
             if not w.done():
@@ -268,14 +268,14 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
         if inbound.raw is None:  # (not ``delivery``: that builds a proton wrapper per message)
             return
-        self.provider.lt.post(lambda: self.settle(inbound, outcome))
+        self.provider.loop_thread.post(lambda: self.settle(inbound, outcome))
 
     def taken(self) -> None:
         if self.prefetch <= 0 or self._refill_posted:
             return
         if self.credit + len(self.sink) <= self.prefetch // 2:
             self._refill_posted = True
-            self.provider.lt.post(self.refill)
+            self.provider.loop_thread.post(self.refill)
 
     @property
     def drain_on_empty(self) -> bool:
@@ -285,7 +285,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def go() -> None:
-            rcv = self.pn
+            rcv = self.endpoint
             if self.failure is not None or rcv is None or self.closed:
                 fut.set_exception(self.failure or JMSException("the consumer is closed"))
                 return
@@ -297,23 +297,23 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
                 return
             self._start_drain(fut)
 
-        self.provider.lt.post(go)
+        self.provider.loop_thread.post(go)
         return fut
 
     def drain(self) -> concurrent.futures.Future[None]:
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
 
         def go() -> None:
-            if self.failure is not None or self.pn is None or self.closed:
+            if self.failure is not None or self.endpoint is None or self.closed:
                 fut.set_result(None)
                 return
             self._start_drain(fut)
 
-        self.provider.lt.post(go)
+        self.provider.loop_thread.post(go)
         return fut
 
     def _start_drain(self, fut: concurrent.futures.Future[None]) -> None:
-        rcv = self.pn
+        rcv = self.endpoint
         assert rcv is not None
         if rcv.credit == 0 or self.provider.drain_unsafe:
             # (a peer that fails on drains keeps its credit: a pull consumer then holds one
@@ -328,16 +328,16 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
         def go() -> None:
             self.prefetch = 0  # no refill from now on
-            if self.failure is not None or self.pn is None or self.closed or self.spec.presettle:
+            if self.failure is not None or self.endpoint is None or self.closed or self.spec.presettle:
                 fut.set_result(None)
                 return
             self._start_drain(fut)
 
-        self.provider.lt.post(go)
+        self.provider.loop_thread.post(go)
         return fut
 
     def close(self) -> concurrent.futures.Future[None]:
-        return self.provider.lt.submit(self.detach())
+        return self.provider.loop_thread.submit(self.detach())
 
     async def detach(self, close: bool = True) -> None:
         await self._take_back_credit()
@@ -350,7 +350,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         the sink gives back (released) is not sent to this link again while it detaches (Qpid
         JMS's stop-and-release). What is in flight arrives during the drain and is given back
         with the rest. With nothing to give back the link just detaches (no round trip)."""
-        rcv = self.pn
+        rcv = self.endpoint
         if (rcv is None or len(self.sink) == 0 or self.closed or self.failure is not None
                 or self.session.failure is not None or self.provider.failure is not None
                 or self.provider.closing or self.spec.presettle
@@ -403,7 +403,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
 
     def refill(self) -> None:
         self._refill_posted = False
-        rcv = self.pn
+        rcv = self.endpoint
         if rcv is None or self.closed or self.failure is not None or self.prefetch <= 0:
             return
         # (this runs after every settled message: the credit mirror, kept by every transfer and

@@ -44,9 +44,9 @@ class AmqpLink:
 
     def __init__(self, session: AmqpSession, name: str) -> None:
         self.session = session
-        self.provider = session.p
+        self.provider = session.provider
         self.name = name
-        self.pn: Link | None = None
+        self.endpoint: Link | None = None
         self._attached: asyncio.Future[None] | None = None
         self._detached: asyncio.Future[None] | None = None
         self.failure: JMSException | None = None
@@ -54,7 +54,7 @@ class AmqpLink:
 
     # -- attach --------------------------------------------------------------------------------
     async def attach(self, link: Link, what: str) -> None:
-        self.pn = link
+        self.endpoint = link
         link.jms = self
         self.session.links.add(self)
         self.provider.links_by_addr[addr(link)] = self
@@ -72,8 +72,8 @@ class AmqpLink:
             raise
 
     def _remote_terminus_missing(self) -> bool:
-        assert self.pn is not None
-        term = self.pn.remote_target if self.pn.is_sender else self.pn.remote_source
+        assert self.endpoint is not None
+        term = self.endpoint.remote_target if self.endpoint.is_sender else self.endpoint.remote_source
         return term.type == Terminus.UNSPECIFIED
 
     def on_remote_open(self) -> None:
@@ -88,28 +88,28 @@ class AmqpLink:
         """Hook: the peer accepted the attach."""
 
     def on_remote_close(self) -> None:
-        assert self.pn is not None
-        cond = self.pn.remote_condition
+        assert self.endpoint is not None
+        cond = self.endpoint.remote_condition
         name = str(cond.name) if cond is not None and cond.name else None
         desc = cond.description if cond is not None else None
         if self._attached is not None and not self._attached.done():
             exc = to_jms(name, desc, f"the peer refused the {self.kind} link {self.name!r}")
             self._attached.set_exception(exc)
             self.closed = True
-            self.pn.close()
+            self.endpoint.close()
             return
         if self._detached is not None and not self._detached.done():
             self._detached.set_result(None)
             self._forget()
             return
         # detached by the peer while in use
-        self.pn.close()
+        self.endpoint.close()
         self.fail(to_jms(name, desc, f"the peer closed the {self.kind} link {self.name!r}",
                          info=cond.info if cond is not None else None))
 
     # -- close / failure -----------------------------------------------------------------------
     async def detach(self, close: bool = True) -> None:
-        if self.closed or self.pn is None:
+        if self.closed or self.endpoint is None:
             return
         self.closed = True
         self.before_detach()
@@ -118,9 +118,9 @@ class AmqpLink:
             return
         self._detached = self.provider.loop.create_future()
         if close:
-            self.pn.close()
+            self.endpoint.close()
         else:
-            self.pn.detach()
+            self.endpoint.detach()
         try:
             await self.provider.await_remote(
                 self._detached, self.provider.config.seconds(self.provider.config.close_timeout_ms), "detach"
@@ -133,8 +133,8 @@ class AmqpLink:
 
     def _forget(self) -> None:
         self.session.links.discard(self)
-        if self.pn is not None:
-            self.provider.links_by_addr.pop(addr(self.pn), None)
+        if self.endpoint is not None:
+            self.provider.links_by_addr.pop(addr(self.endpoint), None)
 
     def on_delivery_raw(self, delivery: Any) -> bool:
         """Hook: a delivery update as proton-c's ``pn_delivery_t`` pointer (``engine.raw``);

@@ -79,12 +79,12 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._window = _Window(SEND_WINDOW)
         self._unwritten = 0  # slots taken by messages proton has not written yet (loop side)
         self._all_written: asyncio.Future[None] | None = None
-        cfg = session.p.config
+        cfg = session.provider.config
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
-        self._counters = session.p.counters
+        self._counters = session.provider.counters
 
     async def open(self) -> None:
-        snd = self.session.pn.sender(self.name)
+        snd = self.session.endpoint.sender(self.name)
         dest = self.spec.destination
         if dest is not None:
             snd.target.address = link_address(dest, self.provider)
@@ -98,23 +98,23 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     def send(
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
-        p = self.provider
-        tracing = p.tracing
+        provider = self.provider
+        tracing = provider.tracing
         span = tracing.sending(message, self.spec.destination) if tracing is not None else None
-        data = payload.encode(message, time_to_live=time_to_live, queue_prefix=p.queue_prefix,
-                            topic_prefix=p.topic_prefix)
+        data = payload.encode(message, time_to_live=time_to_live, queue_prefix=provider.queue_prefix,
+                              topic_prefix=provider.topic_prefix)
         self._window.acquire(self._send_timeout)
-        lt = self.provider.lt
+        loop_thread = self.provider.loop_thread
         fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
             fut = concurrent.futures.Future()
-        lt.post(lambda: self._transfer(data, fut))
+        loop_thread.post(lambda: self._transfer(data, fut))
         if tracing is not None:
             tracing.sent(span, fut)
         return fut
 
     def close(self) -> concurrent.futures.Future[None]:
-        return self.provider.lt.submit(self.detach())
+        return self.provider.loop_thread.submit(self.detach())
 
     # -- loop ----------------------------------------------------------------------------------
     def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
@@ -123,7 +123,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             if fut is not None:
                 fut.set_exception(self.failure or JMSException("the producer is closed"))
             return
-        snd = self.pn
+        snd = self.endpoint
         assert snd is not None
         self._tag += 1
         tag = str(self._tag)
@@ -190,7 +190,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         """After the engine's output: give back the slots of transfers proton has written.
 
         Returns True while some are still waiting for credit."""
-        snd = self.pn
+        snd = self.endpoint
         queued = snd.queued if snd is not None and not self.closed else 0
         done = self._unwritten - queued
         if done > 0:
@@ -242,7 +242,7 @@ class TxCoordinator(AmqpLink):
     async def open(self) -> None:
         from proton import Terminus
 
-        snd = self.session.pn.sender(self.name)
+        snd = self.session.endpoint.sender(self.name)
         snd.target.type = Terminus.COORDINATOR
         put_symbols(snd.target.capabilities, ["amqp:local-transactions"])
         put_symbols(snd.source.outcomes, OUTCOMES)
@@ -255,7 +255,7 @@ class TxCoordinator(AmqpLink):
         # proton may write a new transfer before dispositions queued earlier on other links:
         # push those out first, so every transactional ack precedes its discharge on the wire
         self.provider.flush()
-        snd = self.pn
+        snd = self.endpoint
         assert snd is not None
         self._tag += 1
         tag = f"txn-{self._tag}"

@@ -29,10 +29,10 @@ DECLARED = 0x33
 
 class AmqpSession(ProviderSession):
     def __init__(self, provider: AmqpProvider, session_id: str, transacted: bool) -> None:
-        self.p = provider
+        self.provider = provider
         self.id = session_id
         self.transacted = transacted
-        self.pn: Any = None
+        self.endpoint: Any = None
         self.links: set[Any] = set()
         self.failure: JMSException | None = None
         self.closed = False
@@ -45,21 +45,21 @@ class AmqpSession(ProviderSession):
 
     # -- loop ----------------------------------------------------------------------------------
     async def open(self) -> None:
-        assert self.p.engine is not None
-        pn = self.p.engine.connection.session()
-        pn.jms = self
-        self.pn = pn
-        self.p.sessions.add(self)
-        self._opened = self.p.loop.create_future()
-        pn.open()
+        assert self.provider.engine is not None
+        endpoint = self.provider.engine.connection.session()
+        endpoint.jms = self
+        self.endpoint = endpoint
+        self.provider.sessions.add(self)
+        self._opened = self.provider.loop.create_future()
+        endpoint.open()
         try:
-            await self.p.await_remote(self._opened, self.p.request_timeout(), "begin a session")
+            await self.provider.await_remote(self._opened, self.provider.request_timeout(), "begin a session")
             if self.transacted:
                 self.coordinator = TxCoordinator(self, f"qpid-jms:coordinator:{self.id}")
                 await self.coordinator.open()
                 await self._declare()
         except BaseException:
-            self.p.sessions.discard(self)
+            self.provider.sessions.discard(self)
             raise
 
     def on_remote_open(self) -> None:
@@ -67,13 +67,13 @@ class AmqpSession(ProviderSession):
             self._opened.set_result(None)
 
     def on_remote_close(self) -> None:
-        cond = self.pn.remote_condition
+        cond = self.endpoint.remote_condition
         name = str(cond.name) if cond is not None and cond.name else None
         desc = cond.description if cond is not None else None
         if self._ended is not None and not self._ended.done():
             self._ended.set_result(None)
             return
-        self.pn.close()
+        self.endpoint.close()
         self.fail(to_jms(name, desc, "the peer ended the session"))
 
     def fail(self, exc: JMSException) -> None:
@@ -86,7 +86,7 @@ class AmqpSession(ProviderSession):
                 fut.exception()
         for link in list(self.links):
             link.fail(exc)
-        self.p.sessions.discard(self)
+        self.provider.sessions.discard(self)
 
     def unawaited_send_failed(self, exc: JMSException) -> None:
         """The peer refused a send nobody waited for (Qpid JMS): in a transaction the commit
@@ -95,7 +95,7 @@ class AmqpSession(ProviderSession):
             if self.txn_send_failure is None:
                 self.txn_send_failure = exc
             return
-        self.p.report_async(exc)
+        self.provider.report_async(exc)
 
     def txn_id(self) -> Any:
         c = self.coordinator
@@ -126,8 +126,9 @@ class AmqpSession(ProviderSession):
         if not fail:
             # sends of the transaction do not wait for their outcome: each must be on the wire
             # (some may wait for credit) before the discharge that commits them
+            timeout = self.provider.request_timeout()
             for link in list(self.links):
-                if isinstance(link, AmqpProducer) and not await link.all_written(self.p.request_timeout()):
+                if isinstance(link, AmqpProducer) and not await link.all_written(timeout):
                     self.txn_send_failure = self.txn_send_failure or JMSException(
                         f"a message of the transaction got no credit from the peer on {link.name!r}")
         self.coordinator.txn_id = None
@@ -156,7 +157,7 @@ class AmqpSession(ProviderSession):
     def create_producer(self, spec: ProducerSpec) -> concurrent.futures.Future[Any]:
         async def go() -> ProviderProducer:
             self.check()
-            if spec.destination is None and not self.p.capabilities.anonymous_relay:
+            if spec.destination is None and not self.provider.capabilities.anonymous_relay:
                 # the peer cannot relay: a link per destination, opened as sends need them
                 return AnonymousFallbackProducer(self, spec.presettle)
             addr = spec.destination.name if spec.destination is not None else None
@@ -164,7 +165,7 @@ class AmqpSession(ProviderSession):
             await prod.open()
             return prod
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> concurrent.futures.Future[Any]:
         async def go() -> AmqpConsumer:
@@ -175,10 +176,10 @@ class AmqpSession(ProviderSession):
             await cons.open()
             return cons
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
     def commit(self) -> concurrent.futures.Future[None]:
-        return self.p.lt.submit(self._discharge(False))
+        return self.provider.loop_thread.submit(self._discharge(False))
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> concurrent.futures.Future[None]:
         async def go() -> None:
@@ -190,7 +191,7 @@ class AmqpSession(ProviderSession):
                 if isinstance(link, AmqpConsumer):
                     link.refill()
 
-        return self.p.lt.submit(go())
+        return self.provider.loop_thread.submit(go())
 
     @staticmethod
     def _release(inbound: Any) -> None:
@@ -202,7 +203,7 @@ class AmqpSession(ProviderSession):
             d.settle()
 
     def close(self, before: Callable[[], Iterable[Any]] | None = None) -> concurrent.futures.Future[None]:
-        return self.p.lt.submit(self._close(before))
+        return self.provider.loop_thread.submit(self._close(before))
 
     async def _close(self, before: Callable[[], Iterable[Any]] | None = None) -> None:
         if self.closed:
@@ -214,14 +215,14 @@ class AmqpSession(ProviderSession):
                 await link.detach()
             except JMSException:
                 pass
-        self.p.sessions.discard(self)
-        if self.failure is not None or self.p.failure is not None or self.p.closing:
+        self.provider.sessions.discard(self)
+        if self.failure is not None or self.provider.failure is not None or self.provider.closing:
             return
-        self._ended = self.p.loop.create_future()
-        self.pn.close()
+        self._ended = self.provider.loop.create_future()
+        self.endpoint.close()
         try:
-            timeout = self.p.config.seconds(self.p.config.close_timeout_ms)
-            await self.p.await_remote(self._ended, timeout, "end")
+            timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
+            await self.provider.await_remote(self._ended, timeout, "end")
         except JMSException:
             pass
 
@@ -233,8 +234,8 @@ class AmqpSession(ProviderSession):
         prefetched but never delivered are released first, as on rollback().
         """
         c = self.coordinator
-        if c is None or c.txn_id is None or self.failure is not None or self.p.failure is not None \
-                or self.p.closing:
+        if c is None or c.txn_id is None or self.failure is not None or self.provider.failure is not None \
+                or self.provider.closing:
             return
         await self._drain_consumers()
         for inbound in before() if before is not None else ():
@@ -249,22 +250,22 @@ class AmqpSession(ProviderSession):
         to links about to detach (each bounce would count as another delivery attempt)."""
         waits: list[asyncio.Future[None]] = []
         for link in list(self.links):
-            rcv = link.pn if isinstance(link, AmqpConsumer) else None
+            rcv = link.endpoint if isinstance(link, AmqpConsumer) else None
             if rcv is not None and not link.closed and link.failure is None and rcv.credit > 0:
                 fut: concurrent.futures.Future[None] = concurrent.futures.Future()
                 link._start_drain(fut)
                 waits.append(asyncio.wrap_future(fut))
         if not waits:
             return
-        self.p.flush()
-        timeout = self.p.config.seconds(self.p.config.close_timeout_ms)
+        self.provider.flush()
+        timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
         try:
             await asyncio.wait_for(asyncio.gather(*waits), timeout)
         except (TimeoutError, JMSException):
             pass  # roll back anyway; what still arrives is released when its link detaches
 
     def check(self) -> None:
-        self.p.check_usable()
+        self.provider.check_usable()
         if self.failure is not None:
             raise type(self.failure)(self.failure.reason, self.failure.error_code, self.failure)
         if self.closed:
