@@ -162,8 +162,10 @@ class TestPeer:
 
         self._add(_Expect("open", check, respond, label="open"))
 
-    def expect_begin(self) -> None:
-        self._add(_Expect("begin", None, lambda c, s: s.open(), label="begin"))
+    def expect_begin(self, *, respond: bool = True) -> None:
+        """Answer the client's begin; ``respond=False`` leaves it unanswered (a session create
+        in flight when the connection drops)."""
+        self._add(_Expect("begin", None, lambda c, s: s.open() if respond else None, label="begin"))
 
     def expect_attach(
         self,
@@ -281,15 +283,20 @@ class TestPeer:
 
         self._add(_Expect("transfer", check, respond, label="declare"))
 
-    def expect_discharge(self, fail: bool | None = None, *, reject: tuple[str, str] | None = None) -> None:
-        """Match a ``discharge`` (with ``fail`` if given); accept it, or reject with a condition."""
+    def expect_discharge(
+        self, fail: bool | None = None, *, reject: tuple[str, str] | None = None, respond: bool = True
+    ) -> None:
+        """Match a ``discharge`` (with ``fail`` if given); accept it, or reject with a condition;
+        ``respond=False`` leaves it unanswered (an outcome the connection loses)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
             ok = isinstance(body, Described) and int(body.descriptor) == 0x32  # type: ignore[arg-type]
             return ok and (fail is None or bool(body.value[1]) == fail)
 
-        def respond(c: _Conn, d: Delivery) -> None:
+        def answer(c: _Conn, d: Delivery) -> None:
+            if not respond:
+                return
             if reject:
                 d.local.condition = Condition(reject[0], reject[1])
                 d.update(Delivery.REJECTED)
@@ -297,7 +304,7 @@ class TestPeer:
                 d.update(Delivery.ACCEPTED)
             d.settle()
 
-        self._add(_Expect("transfer", check, respond, label=f"discharge(fail={fail})"))
+        self._add(_Expect("transfer", check, answer, label=f"discharge(fail={fail})"))
 
     def expect_disposition(self, check: Callable[[Disposition], Any] | None = None) -> None:
         self._add(_Expect("disposition", check, lambda c, d: None, label="disposition"))

@@ -1,0 +1,241 @@
+"""What a failover connection does with work in flight when the connection goes, frame by frame
+against the scripted peer (Qpid JMS's FailoverIntegrationTest): a commit whose discharge was never
+answered, a session or link whose create was never answered, a send whose outcome never came, a
+remote Close with ``amqp:connection:forced``.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from proton import Message as PMessage
+from test_failover_peer_frames import url, wait_for
+
+from amqp_jms import (
+    ConnectionFactory,
+    JMSException,
+    Queue,
+    Session,
+    TransactionRolledBackException,
+)
+from amqp_jms.testing.peer import Attach, TestPeer
+
+
+def _in_thread(call: Any) -> tuple[threading.Thread, list[Any]]:
+    """Run ``call`` on a thread; the list gets ``("ok", result)`` or ``("raised", exc)``."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(("ok", call()))
+        except Exception as e:
+            out.append(("raised", e))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
+
+
+def _text(body: str) -> PMessage:
+    return PMessage(body=body, annotations={"x-opt-jms-msg-type": 5})
+
+
+def test_commit_whose_discharge_was_not_answered_fails_rolled_back_and_the_session_carries_on() -> None:
+    """testTxCommitThrowsWhenNoDischargeResponseSentAndConnectionDrops with a reconnect: the
+    discharge went out, its answer went with the connection, so the outcome is unknown: the
+    commit raises TransactionRolledBackException (Qpid JMS's rule), the session declares a new
+    transaction on the new connection and its next commit works."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_attach(offer=10)
+        peer.expect_transfer()
+        peer.expect_discharge(fail=False, respond=False)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            p = s.create_producer(Queue("q"))
+            p.send(s.create_text_message("in the lost transaction"))
+            t, out = _in_thread(s.commit)
+            peer.wait()
+            assert not out, "the commit returned before the discharge was answered"
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
+            peer.expect_attach(lambda a: a.target_address == "q", offer=10)
+            peer.drop()
+            t.join(5)
+            assert out and out[0][0] == "raised" and isinstance(out[0][1], TransactionRolledBackException)
+            peer.wait()
+            peer.expect_transfer(lambda tr: tr.message.body == "kept")
+            peer.expect_discharge(fail=False)
+            peer.expect_declare(b"txn-3")
+            p.send(s.create_text_message("kept"))
+            s.commit()
+            peer.wait()
+
+
+def test_commit_whose_discharge_was_not_answered_fails_when_failover_gives_up() -> None:
+    """testTxCommitThrowsWhenNoDischargeResponseSentAndConnectionDrops as Qpid JMS runs it: the
+    peer closes the connection (amqp:connection:forced) instead of answering the discharge and
+    no reconnect succeeds: the commit raises, and the ExceptionListener and the connection
+    listener's on_connection_failure each hear it once."""
+    errors: list[JMSException] = []
+    failures: list[BaseException] = []
+
+    class Listener:
+        def on_connection_failure(self, exc: BaseException) -> None:
+            failures.append(exc)
+
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_discharge(fail=False, respond=False)
+        u = url(peer, options="&failover.maxReconnectAttempts=1")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            conn.add_connection_listener(Listener())
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            t, out = _in_thread(s.commit)
+            peer.wait()
+            peer.expect_open(refuse=("amqp:unauthorized-access", "not any more"))
+            peer.close_connection(("amqp:connection:forced", "Server is going away"))
+            t.join(5)
+            assert out and out[0][0] == "raised" and isinstance(out[0][1], JMSException)
+            assert wait_for(lambda: len(errors) == 1 and len(failures) == 1)
+            peer.wait()
+    assert len(errors) == 1 and len(failures) == 1
+
+
+def test_session_whose_begin_was_not_answered_is_created_on_the_next_connection() -> None:
+    """testSessionCreationRecoversAfterDropWithNoBeginResponse (and the multiple-session one):
+    a create_session waiting for its Begin when the connection drops returns once the session is
+    begun on the next connection, after the sessions created before it; its consumer works."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_begin(respond=False)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            conn.create_session()
+            t, out = _in_thread(conn.create_session)
+            peer.wait()
+            assert not out, "create_session returned before its Begin was answered"
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_begin()
+            peer.drop()
+            t.join(5)
+            assert out and out[0][0] == "ok", out
+            peer.wait()
+            s2: Session = out[0][1]
+            peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "myQueue")
+            peer.expect_flow()
+            c = s2.create_consumer(Queue("myQueue"))
+            peer.wait()
+            peer.send(names[0], _text("myContent"))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "myContent"
+
+
+def test_sender_and_receiver_whose_attach_was_not_answered_survive_a_failed_recovery_attempt() -> None:
+    """testSenderAndReceiverCreationRecoversAfterDropWithNoAttachResponseAndFailedRecoveryAttempt
+    (and testMultipleSenderCreationRecovers...): a consumer create waiting for its Attach at the
+    drop; the next connection drops too while the producer's re-attach is unanswered; the third
+    re-creates both, producer first, and the waiting create returns the consumer."""
+    first: list[Attach] = []
+    last: list[Attach] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(first.append, offer=10)
+        peer.expect_attach(first.append, respond=False)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            s = conn.create_session()
+            p = s.create_producer(Queue("myQueue"))
+            t, out = _in_thread(lambda: s.create_consumer(Queue("myQueue")))
+            peer.wait()
+            assert not out, "create_consumer returned before its Attach was answered"
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.role == "sender", respond=False)
+            peer.drop()
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(last.append, offer=10)
+            peer.expect_attach(last.append)
+            peer.expect_flow()
+            peer.drop()
+            t.join(5)
+            assert out and out[0][0] == "ok", out
+            peer.wait()
+            assert [(a.role, a.name) for a in last] == [(a.role, a.name) for a in first]
+            peer.expect_transfer(lambda tr: tr.message.body == "after")
+            p.send(s.create_text_message("after"))
+            peer.wait()
+            peer.send(last[1].name, _text("back"))
+            m = out[0][1].receive(5000)
+            assert m is not None and m.get_text() == "back"
+
+
+def test_remote_close_with_connection_forced_fails_over_to_the_backup() -> None:
+    """testFailoverHandlesRemotelyEndConnectionForced: a Close with amqp:connection:forced is a
+    loss, not an end: the connection moves to the next server (on_connection_restored names it),
+    the session is begun there and the ExceptionListener hears nothing."""
+    errors: list[JMSException] = []
+    restored: list[str] = []
+
+    class Listener:
+        def on_connection_restored(self, uri: str) -> None:
+            restored.append(uri)
+
+    with TestPeer() as forcing, TestPeer() as backup:
+        forcing.expect_open()
+        forcing.expect_begin()
+        backup.expect_open()
+        backup.expect_begin()
+        with ConnectionFactory(url(forcing, backup)).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            conn.add_connection_listener(Listener())
+            conn.create_session()
+            forcing.wait()
+            forcing.close_connection(("amqp:connection:forced", "Server is going away"))
+            backup.wait()
+            assert wait_for(lambda: restored == [f"amqp://127.0.0.1:{backup.port}"]), restored
+    assert errors == []
+
+
+def test_send_whose_outcome_a_forced_close_lost_is_resent_on_the_next_server() -> None:
+    """testFailoverHandlesRemoteCloseBeforeDispositionRecieived: a persistent send on the wire
+    when the peer closes the connection (forced) is sent again on the next server, with the same
+    message id and a durable header, and the send returns once that one is accepted."""
+    ids: list[Any] = []
+    with TestPeer() as original, TestPeer() as final:
+        original.expect_open()
+        original.expect_begin()
+        original.expect_attach(offer=10)
+        original.expect_transfer(lambda t: ids.append(t.message.id) or t.message.durable, outcome=None)
+        with ConnectionFactory(url(original, final)).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue("myQueue"))
+            t, out = _in_thread(lambda: p.send(s.create_text_message("x")))
+            original.wait()
+            assert not out
+            final.expect_open()
+            final.expect_begin()
+            final.expect_attach(offer=10)
+            final.expect_transfer(lambda t: ids.append(t.message.id) or t.message.durable)
+            original.close_connection(("amqp:connection:forced", "Server is going away"))
+            t.join(5)
+            assert out == [("ok", None)]
+            final.wait()
+    assert len(ids) == 2 and ids[0] == ids[1]
+
