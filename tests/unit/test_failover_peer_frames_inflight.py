@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from proton import Endpoint
 from proton import Message as PMessage
 from test_failover_peer_frames import url, wait_for
 
@@ -239,3 +240,192 @@ def test_send_whose_outcome_a_forced_close_lost_is_resent_on_the_next_server() -
             final.wait()
     assert len(ids) == 2 and ids[0] == ids[1]
 
+
+
+def test_transacted_acks_before_a_drop_are_void_the_commit_fails_and_the_message_comes_back() -> None:
+    """testTransactionalAcknowledgeAfterRecoveredWhileSendBlocked, for a consumer: a message
+    received (and acknowledged in txn-1) before the drop; after the reconnect the broker
+    redelivers it and the client acknowledges it in txn-2, never sending the old delivery's ack
+    on the new connection; the commit fails with TransactionRolledBackException (txn-2 is
+    discharged as failed) and the session goes on with txn-3."""
+    names: list[str] = []
+    disp: list[tuple[int, bytes]] = []
+
+    def ack(d: Any) -> None:  # (the state's bytes are proton's, valid only during the check)
+        disp.append((d.state, bytes(d.state_data[0])))
+
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_attach()
+        peer.expect_flow(send=[_text("a")])
+        peer.expect_disposition(ack)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            c = s.create_consumer(Queue("q"))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "a" and not m.get_jms_redelivered()
+            peer.wait()
+            again = PMessage(body="a", annotations={"x-opt-jms-msg-type": 5}, delivery_count=1)
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
+            peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "q")
+            peer.expect_flow(send=[again])
+            peer.expect_disposition(ack)
+            peer.drop()
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "a" and m.get_jms_redelivered()
+            peer.wait()
+            peer.expect_discharge(fail=True)
+            peer.expect_declare(b"txn-3")
+            try:
+                s.commit()
+                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
+            except TransactionRolledBackException:
+                pass
+            peer.wait()
+    assert disp == [(0x34, b"txn-1"), (0x34, b"txn-2")]
+
+
+class _Completions:
+    """A CompletionListener that records every callback, to count them per message."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, Exception | None]] = []
+        self.lock = threading.Lock()
+
+    def on_completion(self, message: Any) -> None:
+        with self.lock:
+            self.calls.append(("completed", message.get_text(), None))
+
+    def on_exception(self, message: Any, exc: Exception) -> None:
+        with self.lock:
+            self.calls.append(("failed", message.get_text(), exc))
+
+    def of(self, text: str) -> list[str]:
+        with self.lock:
+            return [kind for kind, t, _ in self.calls if t == text]
+
+
+def test_async_sends_in_an_in_doubt_transaction_complete_once_and_the_commit_fails() -> None:
+    """testInDoubtTransactionFromFailoverCompletesAsyncCompletions: a CompletionListener send in
+    a transaction answered before the drop completes; one still unanswered at the drop is sent
+    again (same message id) on the new connection, in the new transaction, and completes once; a
+    send after the reconnect completes; the commit fails (in doubt), discharging txn-2 as failed."""
+    ids: list[Any] = []
+    done = _Completions()
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_attach(offer=10)
+        peer.expect_transfer(lambda t: t.message.body == "one")
+        peer.expect_transfer(lambda t: ids.append(t.message.id) or t.message.body == "two", outcome=None)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            p = s.create_producer(Queue("q"))
+            p.send(s.create_text_message("one"), completion_listener=done)
+            p.send(s.create_text_message("two"), completion_listener=done)
+            peer.wait()
+            assert wait_for(lambda: done.of("one") == ["completed"])
+            assert done.of("two") == []
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
+            peer.expect_attach(offer=10)
+            peer.expect_transfer(lambda t: ids.append(t.message.id) or t.state_data == [b"txn-2"])
+            peer.drop()
+            peer.wait()
+            assert wait_for(lambda: done.of("two") == ["completed"])
+            peer.expect_transfer(lambda t: t.message.body == "three")
+            p.send(s.create_text_message("three"), completion_listener=done)
+            assert wait_for(lambda: done.of("three") == ["completed"])
+            peer.wait()
+            peer.expect_discharge(fail=True)
+            peer.expect_declare(b"txn-3")
+            try:
+                s.commit()
+                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
+            except TransactionRolledBackException:
+                pass
+            peer.wait()
+    assert len(ids) == 2 and ids[0] == ids[1]
+    assert [(k, t) for k, t, _ in done.calls] == [
+        ("completed", "one"), ("completed", "two"), ("completed", "three")]
+
+
+def test_each_async_send_waiting_when_failover_gives_up_gets_exactly_one_exception() -> None:
+    """testFailoverConnectionLossFailsWaitingAsyncCompletionSends, once failover gives up: every
+    CompletionListener send still without an outcome gets exactly one on_exception, the one
+    answered before gets its on_completion only, and the ExceptionListener is called once."""
+    done = _Completions()
+    errors: list[JMSException] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(offer=10)
+        for i in range(3):
+            peer.expect_transfer(lambda t, i=i: t.message.body == f"m{i}", outcome=None)
+        peer.expect_transfer(lambda t: t.message.body == "m3")
+        u = url(peer, options="&failover.maxReconnectAttempts=1")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            s = conn.create_session()
+            p = s.create_producer(Queue("q"))
+            for i in range(4):
+                p.send(s.create_text_message(f"m{i}"), completion_listener=done)
+            peer.wait()  # (callbacks come in send order: m3's waits for the first three)
+            assert done.calls == []
+            peer.expect_open(refuse=("amqp:internal-error", "not ready"))
+            peer.drop()
+            assert wait_for(lambda: len(done.calls) == 4 and len(errors) == 1)
+            peer.wait()
+            time_for_strays = wait_for(lambda: len(done.calls) > 4, timeout=0.5)
+            assert not time_for_strays, done.calls
+    for i in range(3):
+        assert done.of(f"m{i}") == ["failed"]
+    assert done.of("m3") == ["completed"]
+    assert all(isinstance(e, JMSException) for k, _, e in done.calls if k == "failed")
+
+
+def test_a_message_received_before_the_replay_ends_is_acknowledged_on_the_new_connection() -> None:
+    """A consumer re-created early in the replay gets a message while a later session's Begin is
+    still unanswered: the application's acknowledgement of it is sent on the new connection (it
+    was dropped as 'offline' once, leaving the delivery unsettled and the message to come twice)."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: names.append(a.name) or True)
+        peer.expect_begin()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            conn.create_session()
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.name == names[0])
+            peer.expect_flow(send=[_text("b")])
+            peer.expect_begin(respond=False)  # the replay waits here
+            peer.drop()
+            peer.wait()
+            peer.expect_disposition(lambda d: d.state == 0x24 and d.settled)  # accepted
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "b"
+            peer.wait()
+            assert not conn._provider.online
+
+            def answer_begin(c_: Any) -> None:
+                ssn = c_.engine.connection.session_head(Endpoint.LOCAL_UNINIT)
+                ssn.open()
+
+            peer.run(answer_begin)
+            assert wait_for(lambda: conn._provider.online)

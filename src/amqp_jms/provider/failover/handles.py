@@ -116,6 +116,15 @@ class _Bound:
             return inner
         return None
 
+    def live(self) -> Any:
+        """The wrapped handle if it belongs to the wrapped connection of the moment and that has
+        not failed, whether online or still replaying: what arrives on a re-created link before
+        the replay ends is acknowledged on it (``current()`` would drop those acks)."""
+        inner = self.inner
+        if inner is not None and self.gen == self.fp.gen and not self.fp.inner_failed():
+            return inner
+        return None
+
     def forget(self) -> None:
         """Remove the record (closed, or refused): nothing to re-create."""
 
@@ -370,7 +379,7 @@ class PendingSend:
             return True
         p = self.producer
         # (not ``current()``: the queue is sent before the connection is declared online)
-        inner = p.inner if p.gen == p.fp.gen and not p.fp.inner_failed() else None
+        inner = p.live()
         if p.closed:
             if fut is not None:
                 reject(fut, IllegalStateException("the producer was closed before the send"))
@@ -484,7 +493,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
 
     # -- operations ----------------------------------------------------------------------------
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
-        inner = self.current()
+        inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the message
         owner = getattr(inbound, "consumer", inner)
@@ -494,7 +503,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         inner.acknowledge(inbound, outcome)
 
     def taken(self) -> None:
-        inner = self.current()
+        inner = self.live()
         if inner is not None:
             inner.taken()
 
