@@ -140,8 +140,10 @@ class TestPeer:
         offered_capabilities: Sequence[str] = (),
         properties: dict[str, Any] | None = None,
         refuse: tuple[str, str] | None = None,
+        refuse_info: dict[str, Any] | None = None,
     ) -> None:
-        """Answer the client's open; ``refuse=(condition, description)`` opens then closes."""
+        """Answer the client's open; ``refuse=(condition, description)`` opens then closes,
+        with ``refuse_info`` as the error's info (a redirect's host and port, an invalid field)."""
 
         def respond(c: _Conn, info: Open) -> None:
             conn = c.engine.connection
@@ -157,7 +159,8 @@ class TestPeer:
                 conn.properties = props
             conn.open()
             if refuse:
-                conn.condition = Condition(refuse[0], refuse[1])
+                info = {symbol(k): v for k, v in refuse_info.items()} if refuse_info else None
+                conn.condition = Condition(refuse[0], refuse[1], info)
                 conn.close()
 
         self._add(_Expect("open", check, respond, label="open"))
@@ -269,19 +272,22 @@ class TestPeer:
 
         self._add(_Expect("transfer", check, respond, label="transfer"))
 
-    def expect_declare(self, txn_id: bytes = b"txn-1") -> None:
-        """Match a coordinator ``declare``; answer ``declared(txn_id)``."""
+    def expect_declare(self, txn_id: bytes = b"txn-1", *, respond: bool = True) -> None:
+        """Match a coordinator ``declare``; answer ``declared(txn_id)`` (``respond=False``:
+        leave it unanswered)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
             return isinstance(body, Described) and int(body.descriptor) == 0x31  # type: ignore[arg-type]
 
-        def respond(c: _Conn, d: Delivery) -> None:
+        def answer(c: _Conn, d: Delivery) -> None:
+            if not respond:
+                return
             d.local.data = [txn_id]  # type: ignore[list-item]
             d.update(0x33)
             d.settle()
 
-        self._add(_Expect("transfer", check, respond, label="declare"))
+        self._add(_Expect("transfer", check, answer, label="declare"))
 
     def expect_discharge(
         self, fail: bool | None = None, *, reject: tuple[str, str] | None = None, respond: bool = True
