@@ -159,8 +159,8 @@ class TestPeer:
                 conn.properties = props
             conn.open()
             if refuse:
-                info = {symbol(k): v for k, v in refuse_info.items()} if refuse_info else None
-                conn.condition = Condition(refuse[0], refuse[1], info)
+                why: Any = {symbol(k): v for k, v in refuse_info.items()} if refuse_info else None
+                conn.condition = Condition(refuse[0], refuse[1], why)
                 conn.close()
 
         self._add(_Expect("open", check, respond, label="open"))
