@@ -131,26 +131,6 @@ def test_durable_subscriber_reattaches_under_its_subscription_name() -> None:
     assert names == ["my-sub", "my-sub"]
 
 
-def test_server_list_in_open_is_followed() -> None:
-    """FailoverWithAmqpOpenProvidedServerListIntegrationTest: the first peer's Open names the
-    second in failover-server-list; the URL names only the first. When the first goes, the client
-    connects to the second (REPLACE, the default)."""
-    with TestPeer() as first, TestPeer() as second:
-        first.expect_open(properties={"failover-server-list": [
-            {"network-host": "127.0.0.1", "port": second.port}]})
-        first.expect_begin()
-        second.expect_open()
-        second.expect_begin()
-        with ConnectionFactory(url(first)).create_connection() as conn:
-            conn.create_session()
-            first.wait()
-            first.drop()
-            first.close()  # gone for good: only the learnt server is left
-            second.wait()
-            provider = conn._provider
-            assert wait_for(lambda: provider.current_uri == f"amqp://127.0.0.1:{second.port}")
-
-
 def test_server_list_in_open_ignored() -> None:
     with TestPeer() as first:
         first.expect_open(properties={"failover-server-list": [{"network-host": "10.9.9.9", "port": 5672}]})

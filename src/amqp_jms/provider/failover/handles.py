@@ -89,8 +89,7 @@ class _Bound:
 
     def bind(self, inner: Any, gen: int) -> None:
         self.inner, self.gen = inner, gen
-        if not self.ready.done():
-            self.ready.set_result(self)
+        resolve(self.ready, self)  # (a replayed consumer is bound from two threads)
 
     def refuse(self, exc: BaseException) -> None:
         """The first create was refused (not an I/O failure): the client hears it."""

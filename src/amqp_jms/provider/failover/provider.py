@@ -563,8 +563,12 @@ class FailoverProvider(Provider):
                 raise IllegalStateException("the connection was closed")
             self._attempting = prov  # shutdown() stops it: a close never waits for a connect
         try:
-            prov.wait(prov.connect(_InnerListener(self, gen)), None, "connect")
-            self._take_server_list(prov, server)
+            try:
+                prov.wait(prov.connect(_InnerListener(self, gen)), None, "connect")
+            finally:
+                # the server list comes with the Open, also one the peer closes at once (a
+                # redirect while connecting): Qpid JMS takes it then too
+                self._take_server_list(prov, server)
             with self._cond:
                 if self._closed:
                     raise IllegalStateException("the connection was closed")
