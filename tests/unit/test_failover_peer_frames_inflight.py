@@ -429,3 +429,62 @@ def test_a_message_received_before_the_replay_ends_is_acknowledged_on_the_new_co
 
             peer.run(answer_begin)
             assert wait_for(lambda: conn._provider.online)
+
+
+def test_rollback_whose_discharge_was_not_answered_returns_and_the_session_carries_on() -> None:
+    """testTransactionRollbackWithNoResponseRecoveredAsInDoubtAndPerformsNoWork: a rollback whose
+    discharge the connection lost returns normally (the work is undone either way); the next
+    transaction, on the new connection, commits."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(b"txn-1")
+        peer.expect_attach(offer=10)
+        peer.expect_transfer()
+        peer.expect_discharge(fail=True, respond=False)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session(Session.SESSION_TRANSACTED)
+            p = s.create_producer(Queue("q"))
+            p.send(s.create_text_message("undone"))
+            t, out = _in_thread(s.rollback)
+            peer.wait()
+            assert not out
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
+            peer.expect_attach(offer=10)
+            peer.drop()
+            t.join(5)
+            assert out == [("ok", None)]
+            peer.wait()
+            peer.expect_transfer(lambda tr: tr.message.body == "kept" and tr.state_data == [b"txn-2"])
+            peer.expect_discharge(fail=False)
+            peer.expect_declare(b"txn-3")
+            p.send(s.create_text_message("kept"))
+            s.commit()
+            peer.wait()
+
+
+def test_async_send_waiting_for_credit_at_a_drop_completes_on_the_next_connection() -> None:
+    """testFailoverDoesNotFailPendingAsyncCompletionSend: a CompletionListener send still waiting
+    for credit when the connection drops is sent on the next one and completes, once."""
+    done = _Completions()
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()  # no credit
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue("q"))
+            p.send(s.create_text_message("waiting"), completion_listener=done)
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(offer=10)
+            peer.expect_transfer(lambda t: t.message.body == "waiting")
+            peer.drop()
+            peer.wait()
+            assert wait_for(lambda: done.of("waiting") == ["completed"])
+            assert not wait_for(lambda: len(done.calls) > 1, timeout=0.3)
