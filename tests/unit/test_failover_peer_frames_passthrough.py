@@ -174,11 +174,10 @@ def test_open_refused_as_not_found_moves_to_the_next_server() -> None:
 
 
 def test_client_id_refused_at_the_first_connect_is_reported_not_retried() -> None:
-    """Different by design from testFailoverHandlesConnectErrorInvalidField(WithContainerIdHint),
-    which moves on to the next server: a client id another connection holds when the application
-    first connects is a clash it must hear (with Qpid JMS's default of unlimited attempts it would
-    wait forever); after a connection was made it is retried (a broker still holding our old
-    connection: test_failover_faults.py)."""
+    """Different by design from testFailoverHandlesConnectErrorInvalidField(WithContainerIdHint)
+    when the application set the client id: one another connection holds at the first connect is
+    a clash it must hear (with Qpid JMS's default of unlimited attempts it would wait forever);
+    after a connection was made it is retried (a broker still holding our old connection)."""
     with TestPeer() as refusing, TestPeer() as other:
         refusing.expect_open(refuse=("amqp:invalid-field", "Client ID already in use"),
                              refuse_info={"invalid-field": "container-id"})
@@ -186,6 +185,50 @@ def test_client_id_refused_at_the_first_connect_is_reported_not_retried() -> Non
             ConnectionFactory(url(refusing, other, options="&jms.clientID=taken")).create_connection()
         refusing.wait()
         assert other.log == []
+
+
+@pytest.mark.parametrize("hint", [False, True])
+def test_generated_container_id_refused_moves_to_the_next_server(hint: bool) -> None:
+    """testFailoverHandlesConnectErrorInvalidField(WithContainerIdHint): without a client id of the
+    application's, a refused container id is the server's trouble: the next server is tried and
+    the connection works there."""
+    names: list[Attach] = []
+    with TestPeer() as refusing, TestPeer() as final:
+        refusing.expect_open(refuse=("amqp:invalid-field", "Client ID already in use"),
+                             refuse_info={"invalid-field": "container-id"} if hint else None)
+        final.expect_open()
+        final.expect_begin()
+        final.expect_attach(names.append)
+        final.expect_flow()
+        with ConnectionFactory(url(refusing, final)).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("myQueue"))
+            final.wait()
+            refusing.wait()
+            final.send(names[0].name, PMessage(body=None))
+            assert c.receive(5000) is not None
+
+
+def test_client_id_refused_on_a_reconnect_is_retried() -> None:
+    """testFailoverHandlesConnectErrorInvalidFieldOnReconnect(WithContainerIdHint): after a drop the
+    broker may still hold the old connection and refuse the client id: that is retried, and the
+    next attempt restores the connection; the application hears nothing."""
+    errors: list[JMSException] = []
+    with TestPeer() as peer:
+        peer.expect_open(lambda o: o.container_id == "mine")
+        peer.expect_begin()
+        with ConnectionFactory(url(peer, options="&jms.clientID=mine")).create_connection() as conn:
+            conn.set_exception_listener(errors.append)
+            conn.create_session()
+            peer.wait()
+            peer.expect_open(refuse=("amqp:invalid-field", "Client ID already in use"),
+                             refuse_info={"invalid-field": "container-id"})
+            peer.expect_open(lambda o: o.container_id == "mine")
+            peer.expect_begin()
+            peer.drop()
+            peer.wait()
+            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+    assert errors == []
 
 
 def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it() -> None:

@@ -489,10 +489,13 @@ class FailoverProvider(Provider):
                 last = e
                 self._follow_redirect(e, step.server)
                 # a refused login is final, except a SASL sys-temp (the server's temporary
-                # trouble): that one is retried, as Qpid JMS does
+                # trouble): that one is retried, as Qpid JMS does; so is the application's
+                # client id refused at the first connect (a clash it must hear). A generated
+                # container id refused is the server's trouble: the next server is tried (Qpid JMS)
                 fatal = (isinstance(e, JMSSecurityException) and not (
                     isinstance(e, JMSSecuritySaslException) and e.sys_temp_failure)) or (
-                    isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected)
+                    isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected
+                    and self.config.client_id is not None)
                 self.log.warning("failover: reconnect attempt %d to %s failed: %s", step.attempt, uri, e)
                 self._reconnector.failed(fatal=fatal)
                 continue
