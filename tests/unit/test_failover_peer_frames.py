@@ -17,6 +17,7 @@ from proton import Message as PMessage
 
 from amqp_jms import (
     ConnectionFactory,
+    JMSException,
     Queue,
     SendFailedException,
     Session,
@@ -411,3 +412,140 @@ def test_temporary_queue_is_recreated_before_the_sessions_under_a_new_name() -> 
             assert tq.name == "TempQueue-1"  # the application's value; it follows (aliases)
     assert second[0].dynamic and second[0].target_capabilities == ("temporary-queue",)
     assert second[1].source_address == "TempQueue-2"
+
+
+def test_session_producer_and_consumer_created_after_a_drop_are_made_on_the_new_connection() -> None:
+    """testCreateSessionAfterConnectionDrops, testCreateProducerAfterConnectionDrops,
+    testCreateConsumerAfterConnectionDrops: what the application creates once the connection has
+    dropped (offline or just restored) is created on the new connection, and works there."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            conn._provider.wait_online(5, "connect")
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_address == "out", offer=10)
+            peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "in")
+            peer.expect_flow()
+            peer.drop()
+            s = conn.create_session()
+            p = s.create_producer(Queue("out"))
+            c = s.create_consumer(Queue("in"))
+            peer.wait()
+            peer.expect_transfer(lambda t: t.message.body == "sent")
+            p.send(s.create_text_message("sent"))
+            peer.wait()
+            peer.send(names[0], PMessage(body="got", annotations={"x-opt-jms-msg-type": 5}))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "got"
+
+
+def test_a_server_that_drops_the_socket_at_once_is_skipped() -> None:
+    """testFailoverHandlesImmediateTransportDropAfterConnect: a server that accepts the TCP
+    connection and closes it before any AMQP is skipped; the next server is used."""
+    import socket
+
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(4)
+    stop = threading.Event()
+
+    def drop_all() -> None:
+        lsock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                s, _ = lsock.accept()
+            except OSError:
+                continue
+            s.close()
+
+    t = threading.Thread(target=drop_all, daemon=True)
+    t.start()
+    try:
+        with TestPeer() as final:
+            final.expect_open()
+            final.expect_begin()
+            dropping = f"amqp://127.0.0.1:{lsock.getsockname()[1]}"
+            u = f"failover:({dropping},{final.url})?{FAST}"
+            with ConnectionFactory(u).create_connection() as conn:
+                conn.create_session()
+                final.wait()
+                assert conn._provider.current_uri == final.url
+    finally:
+        stop.set()
+        t.join(2)
+        lsock.close()
+
+
+def test_creates_waiting_for_the_reconnect_time_out_at_the_request_timeout() -> None:
+    """testFailoverEnforcesRequestTimeoutSessionWhenBeginSent,
+    testFailoverEnforcesRequestTimeoutCreateTenpDestination: a session whose Begin went with the
+    connection, and a temporary queue asked for while offline, fail after jms.requestTimeout when
+    no reconnect comes in time."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_begin(respond=False)
+        u = url(peer, options="&jms.requestTimeout=500&failover.initialReconnectDelay=5000")
+        with ConnectionFactory(u).create_connection() as conn:
+            s = conn.create_session()
+            t0 = time.monotonic()
+            box: list[BaseException] = []
+
+            def create() -> None:
+                try:
+                    conn.create_session()
+                except Exception as e:
+                    box.append(e)
+
+            th = threading.Thread(target=create, daemon=True)
+            th.start()
+            peer.wait()
+            peer.drop()
+            th.join(5)
+            assert box and isinstance(box[0], JMSException) and "timed out" in str(box[0])
+            assert time.monotonic() - t0 < 3
+            t0 = time.monotonic()
+            with pytest.raises(JMSException, match="timed out"):
+                s.create_temporary_queue()
+            assert 0.4 < time.monotonic() - t0 < 3
+
+
+def test_zero_prefetch_receive_waiting_at_a_drop_gets_its_credit_again() -> None:
+    """testFailoverHandlesDropZeroPrefetchPullConsumerReceive(WithTimeout, NoWait): a prefetch-0
+    receive that granted one credit before the drop grants it again on the new link and gets the
+    message sent there; a receive_no_wait during the drop returns None at once."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        peer.expect_flow(lambda f: f.credit == 1)
+        u = url(peer, options="&jms.prefetchPolicy.all=0")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            got: list[Any] = []
+            th = threading.Thread(target=lambda: got.append(c.receive(5000)), daemon=True)
+            th.start()
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: names.append(a.name) or True)
+            peer.expect_flow(lambda f: f.credit == 1,
+                             send=[PMessage(body="pulled", annotations={"x-opt-jms-msg-type": 5})])
+            peer.drop()
+            th.join(5)
+            peer.wait()
+            assert got and got[0] is not None and got[0].get_text() == "pulled"
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach()
+            t0 = time.monotonic()
+            peer.drop()
+            assert c.receive_no_wait() is None
+            assert time.monotonic() - t0 < 2
+            peer.wait()
