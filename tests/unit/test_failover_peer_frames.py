@@ -537,6 +537,7 @@ def test_zero_prefetch_receive_waiting_at_a_drop_gets_its_credit_again() -> None
             peer.expect_attach(lambda a: names.append(a.name) or True)
             peer.expect_flow(lambda f: f.credit == 1,
                              send=[PMessage(body="pulled", annotations={"x-opt-jms-msg-type": 5})])
+            peer.expect_disposition(lambda d: d.state == 0x24)  # accepted
             peer.drop()
             th.join(5)
             peer.wait()
