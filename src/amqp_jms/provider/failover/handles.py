@@ -419,8 +419,15 @@ class _Sink:
         self.gen = gen
 
     def deliver(self, inbound: Any) -> None:
-        self.c.pulled = False
-        self.c.sink.deliver(inbound)
+        c = self.c
+        c.pulled = False
+        if c.gen != self.gen and self.gen == c.fp.gen and not c.closed:
+            # a re-created link delivers before the replay has bound it: bind it now, or the
+            # message's acknowledgement would find the old link and be dropped
+            owner = getattr(inbound, "consumer", None)
+            if owner is not None:
+                c.bind(owner, self.gen)
+        c.sink.deliver(inbound)
 
     def __len__(self) -> int:
         return len(self.c.sink)

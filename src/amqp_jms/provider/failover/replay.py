@@ -20,7 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import JMSException
-from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound, failure_of, renamed
+from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound, renamed
 
 if TYPE_CHECKING:
     from .provider import FailoverProvider
@@ -120,30 +120,19 @@ class Replay:
                 c.forget()
                 continue
             try:
-                self.consumer(s.inner, c)
+                c.bind(self.consumer(s.inner, c), gen)
             except JMSException as e:
                 self.refused(c, e)
 
-    def consumer(self, session: Any, c: FailoverConsumer) -> None:
-        """A consumer's attach again, bound as the attach completes (on the I/O thread, before
-        any message of the new link is delivered: its acknowledgement must find the new link);
-        a subscription the broker still holds for the old link (``amqp:resource-locked``) is
-        retried until it lets go, not reported."""
+    def consumer(self, session: Any, c: FailoverConsumer) -> Any:
+        """A consumer's attach again; a subscription the broker still holds for the old link
+        (``amqp:resource-locked``) is retried until it lets go, not reported."""
         deadline = time.monotonic() + LOCKED_RETRY_S
         delay = 0.05
-        gen = self.gen
-
-        def attached(f: Future[Any]) -> None:
-            if failure_of(f) is None:
-                c.bind(f.result(), gen)
-
         while True:
             try:
-                fut = session.create_consumer(consumer_spec(c, self.fp.aliases), c.wrapped_sink(gen))
-                fut.add_done_callback(attached)
-                # bound here too: a future wakes its waiters before it runs its callbacks
-                c.bind(self.step(fut, "re-create a consumer"), gen)
-                return
+                return self.step(session.create_consumer(consumer_spec(c, self.fp.aliases),
+                                                         c.wrapped_sink(self.gen)), "re-create a consumer")
             except JMSException as e:
                 if e.error_code != "amqp:resource-locked" or time.monotonic() >= deadline:
                     raise
