@@ -9,9 +9,10 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+import pytest
 from proton import Endpoint
 from proton import Message as PMessage
-from test_failover_peer_frames import url, wait_for
+from test_failover_peer_frames import expect_transacted_connection, in_thread, url, wait_for
 
 from amqp_jms import (
     ConnectionFactory,
@@ -23,55 +24,40 @@ from amqp_jms import (
 from amqp_jms.testing.peer import Attach, TestPeer
 
 
-def _in_thread(call: Any) -> tuple[threading.Thread, list[Any]]:
-    """Run ``call`` on a thread; the list gets ``("ok", result)`` or ``("raised", exc)``."""
-    out: list[Any] = []
-
-    def run() -> None:
-        try:
-            out.append(("ok", call()))
-        except Exception as e:
-            out.append(("raised", e))
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    return t, out
-
-
 def _text(body: str) -> PMessage:
     return PMessage(body=body, annotations={"x-opt-jms-msg-type": 5})
 
 
-def test_commit_whose_discharge_was_not_answered_fails_rolled_back_and_the_session_carries_on() -> None:
-    """testTxCommitThrowsWhenNoDischargeResponseSentAndConnectionDrops with a reconnect: the
-    discharge went out, its answer went with the connection, so the outcome is unknown: the
-    commit raises TransactionRolledBackException (Qpid JMS's rule), the session declares a new
-    transaction on the new connection and its next commit works."""
+@pytest.mark.parametrize("commit", [True, False], ids=["commit", "rollback"])
+def test_discharge_whose_answer_was_lost_fails_a_commit_and_the_session_carries_on(commit: bool) -> None:
+    """testTxCommitThrowsWhenNoDischargeResponseSentAndConnectionDrops (with a reconnect),
+    testTransactionCommit/RollbackWithNoResponseRecoveredAsInDoubtAndPerformsNoWork: the
+    discharge went out and its answer went with the connection, so the outcome is unknown: a
+    commit raises TransactionRolledBackException (Qpid JMS's rule), a rollback returns (the work
+    is undone either way); the session declares a new transaction on the new connection and its
+    next commit works."""
     with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
+        expect_transacted_connection(peer, b"txn-1")
         peer.expect_attach(offer=10)
         peer.expect_transfer()
-        peer.expect_discharge(fail=False, respond=False)
+        peer.expect_discharge(fail=not commit, respond=False)
         with ConnectionFactory(url(peer)).create_connection() as conn:
             s = conn.create_session(Session.SESSION_TRANSACTED)
             p = s.create_producer(Queue("q"))
             p.send(s.create_text_message("in the lost transaction"))
-            t, out = _in_thread(s.commit)
+            t, out = in_thread(s.commit if commit else s.rollback)
             peer.wait()
-            assert not out, "the commit returned before the discharge was answered"
-            peer.expect_open()
-            peer.expect_begin()
-            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-            peer.expect_declare(b"txn-2")
+            assert not out, "returned before the discharge was answered"
+            expect_transacted_connection(peer, b"txn-2")
             peer.expect_attach(lambda a: a.target_address == "q", offer=10)
             peer.drop()
             t.join(5)
-            assert out and out[0][0] == "raised" and isinstance(out[0][1], TransactionRolledBackException)
+            if commit:
+                assert out and out[0][0] == "raised" and isinstance(out[0][1], TransactionRolledBackException)
+            else:
+                assert out == [("ok", None)]
             peer.wait()
-            peer.expect_transfer(lambda tr: tr.message.body == "kept")
+            peer.expect_transfer(lambda tr: tr.message.body == "kept" and tr.state_data == [b"txn-2"])
             peer.expect_discharge(fail=False)
             peer.expect_declare(b"txn-3")
             p.send(s.create_text_message("kept"))
@@ -92,17 +78,14 @@ def test_commit_whose_discharge_was_not_answered_fails_when_failover_gives_up() 
             failures.append(exc)
 
     with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
+        expect_transacted_connection(peer, b"txn-1")
         peer.expect_discharge(fail=False, respond=False)
         u = url(peer, options="&failover.maxReconnectAttempts=1")
         with ConnectionFactory(u).create_connection() as conn:
             conn.set_exception_listener(errors.append)
             conn.add_connection_listener(Listener())
             s = conn.create_session(Session.SESSION_TRANSACTED)
-            t, out = _in_thread(s.commit)
+            t, out = in_thread(s.commit)
             peer.wait()
             peer.expect_open(refuse=("amqp:unauthorized-access", "not any more"))
             peer.close_connection(("amqp:connection:forced", "Server is going away"))
@@ -125,7 +108,7 @@ def test_session_whose_begin_was_not_answered_is_created_on_the_next_connection(
         with ConnectionFactory(url(peer)).create_connection() as conn:
             conn.start()
             conn.create_session()
-            t, out = _in_thread(conn.create_session)
+            t, out = in_thread(conn.create_session)
             peer.wait()
             assert not out, "create_session returned before its Begin was answered"
             peer.expect_open()
@@ -161,7 +144,7 @@ def test_sender_and_receiver_whose_attach_was_not_answered_survive_a_failed_reco
             conn.start()
             s = conn.create_session()
             p = s.create_producer(Queue("myQueue"))
-            t, out = _in_thread(lambda: s.create_consumer(Queue("myQueue")))
+            t, out = in_thread(lambda: s.create_consumer(Queue("myQueue")))
             peer.wait()
             assert not out, "create_consumer returned before its Attach was answered"
             peer.expect_open()
@@ -227,7 +210,7 @@ def test_send_whose_outcome_a_forced_close_lost_is_resent_on_the_next_server() -
         with ConnectionFactory(url(original, final)).create_connection() as conn:
             s = conn.create_session()
             p = s.create_producer(Queue("myQueue"))
-            t, out = _in_thread(lambda: p.send(s.create_text_message("x")))
+            t, out = in_thread(lambda: p.send(s.create_text_message("x")))
             original.wait()
             assert not out
             final.expect_open()
@@ -255,10 +238,7 @@ def test_transacted_acks_before_a_drop_are_void_the_commit_fails_and_the_message
         disp.append((d.state, bytes(d.state_data[0])))
 
     with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
+        expect_transacted_connection(peer, b"txn-1")
         peer.expect_attach()
         peer.expect_flow(send=[_text("a")])
         peer.expect_disposition(ack)
@@ -270,10 +250,7 @@ def test_transacted_acks_before_a_drop_are_void_the_commit_fails_and_the_message
             assert m is not None and m.get_text() == "a" and not m.get_jms_redelivered()
             peer.wait()
             again = PMessage(body="a", annotations={"x-opt-jms-msg-type": 5}, delivery_count=1)
-            peer.expect_open()
-            peer.expect_begin()
-            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-            peer.expect_declare(b"txn-2")
+            expect_transacted_connection(peer, b"txn-2")
             peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "q")
             peer.expect_flow(send=[again])
             peer.expect_disposition(ack)
@@ -283,11 +260,8 @@ def test_transacted_acks_before_a_drop_are_void_the_commit_fails_and_the_message
             peer.wait()
             peer.expect_discharge(fail=True)
             peer.expect_declare(b"txn-3")
-            try:
+            with pytest.raises(TransactionRolledBackException):  # it spanned a failover
                 s.commit()
-                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
-            except TransactionRolledBackException:
-                pass
             peer.wait()
     assert disp == [(0x34, b"txn-1"), (0x34, b"txn-2")]
 
@@ -320,10 +294,7 @@ def test_async_sends_in_an_in_doubt_transaction_complete_once_and_the_commit_fai
     ids: list[Any] = []
     done = _Completions()
     with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
+        expect_transacted_connection(peer, b"txn-1")
         peer.expect_attach(offer=10)
         peer.expect_transfer(lambda t: t.message.body == "one")
         peer.expect_transfer(lambda t: ids.append(t.message.id) or t.message.body == "two", outcome=None)
@@ -335,10 +306,7 @@ def test_async_sends_in_an_in_doubt_transaction_complete_once_and_the_commit_fai
             peer.wait()
             assert wait_for(lambda: done.of("one") == ["completed"])
             assert done.of("two") == []
-            peer.expect_open()
-            peer.expect_begin()
-            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-            peer.expect_declare(b"txn-2")
+            expect_transacted_connection(peer, b"txn-2")
             peer.expect_attach(offer=10)
             peer.expect_transfer(lambda t: ids.append(t.message.id) or t.state_data == [b"txn-2"])
             peer.drop()
@@ -350,11 +318,8 @@ def test_async_sends_in_an_in_doubt_transaction_complete_once_and_the_commit_fai
             peer.wait()
             peer.expect_discharge(fail=True)
             peer.expect_declare(b"txn-3")
-            try:
+            with pytest.raises(TransactionRolledBackException):  # it spanned a failover
                 s.commit()
-                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
-            except TransactionRolledBackException:
-                pass
             peer.wait()
     assert len(ids) == 2 and ids[0] == ids[1]
     assert [(k, t) for k, t, _ in done.calls] == [
@@ -429,42 +394,6 @@ def test_a_message_received_before_the_replay_ends_is_acknowledged_on_the_new_co
 
             peer.run(answer_begin)
             assert wait_for(lambda: conn._provider.online)
-
-
-def test_rollback_whose_discharge_was_not_answered_returns_and_the_session_carries_on() -> None:
-    """testTransactionRollbackWithNoResponseRecoveredAsInDoubtAndPerformsNoWork: a rollback whose
-    discharge the connection lost returns normally (the work is undone either way); the next
-    transaction, on the new connection, commits."""
-    with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
-        peer.expect_attach(offer=10)
-        peer.expect_transfer()
-        peer.expect_discharge(fail=True, respond=False)
-        with ConnectionFactory(url(peer)).create_connection() as conn:
-            s = conn.create_session(Session.SESSION_TRANSACTED)
-            p = s.create_producer(Queue("q"))
-            p.send(s.create_text_message("undone"))
-            t, out = _in_thread(s.rollback)
-            peer.wait()
-            assert not out
-            peer.expect_open()
-            peer.expect_begin()
-            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-            peer.expect_declare(b"txn-2")
-            peer.expect_attach(offer=10)
-            peer.drop()
-            t.join(5)
-            assert out == [("ok", None)]
-            peer.wait()
-            peer.expect_transfer(lambda tr: tr.message.body == "kept" and tr.state_data == [b"txn-2"])
-            peer.expect_discharge(fail=False)
-            peer.expect_declare(b"txn-3")
-            p.send(s.create_text_message("kept"))
-            s.commit()
-            peer.wait()
 
 
 def test_async_send_waiting_for_credit_at_a_drop_completes_on_the_next_connection() -> None:

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from proton import Message as PMessage
-from test_failover_peer_frames import url, wait_for
+from test_failover_peer_frames import in_thread, url, wait_for
 
 from amqp_jms import (
     ConnectionFactory,
@@ -120,21 +120,12 @@ def test_coordinator_detached_on_commit_fails_the_commit_without_a_reconnect() -
         peer.expect_discharge(fail=False, respond=False)
         with ConnectionFactory(url(peer)).create_connection() as conn:
             s = conn.create_session(Session.SESSION_TRANSACTED)
-            out: list[BaseException | None] = []
-
-            def commit() -> None:
-                try:
-                    s.commit()
-                    out.append(None)
-                except JMSException as e:
-                    out.append(e)
-
-            t = threading.Thread(target=commit, daemon=True)
-            t.start()
+            t, out = in_thread(s.commit)
             peer.wait()
             peer.detach_link(names[0], ("amqp:internal-error", "coordinator gone"))
             t.join(5)
-            assert out and isinstance(out[0], JMSException) and "coordinator gone" in str(out[0]), out
+            assert out and out[0][0] == "raised", out
+            assert isinstance(out[0][1], JMSException) and "coordinator gone" in str(out[0][1])
             assert conn._provider.reconnects == []
 
 
@@ -150,14 +141,21 @@ def test_open_refused_as_unauthorized_is_a_security_exception_and_not_retried() 
         assert other.log == []
 
 
-def test_open_refused_as_not_found_moves_to_the_next_server() -> None:
-    """testFailoverHandlesConnectErrorNotFound (and testFailoverHandlesDropThenRejectionCloseAfterConnect):
-    a server refusing the Open with amqp:not-found is skipped; the connection is made to the next
-    one and works there, with no exception for the application."""
+@pytest.mark.parametrize("refusal", [
+    ("amqp:not-found", "Resource could not be located", None),
+    ("amqp:invalid-field", "Client ID already in use", None),
+    ("amqp:invalid-field", "Client ID already in use", {"invalid-field": "container-id"}),
+], ids=["not-found", "invalid-field", "container-id-hint"])
+def test_open_refused_by_a_server_moves_to_the_next_one(refusal: tuple[str, str, Any]) -> None:
+    """testFailoverHandlesConnectErrorNotFound, testFailoverHandlesDropThenRejectionCloseAfterConnect,
+    testFailoverHandlesConnectErrorInvalidField(WithContainerIdHint): a server refusing the Open
+    (not found; or the container id, when it is a generated one and not the application's
+    client id: the server's trouble) is skipped; the connection is made to the next one and works
+    there, with no exception for the application."""
     names: list[Attach] = []
     errors: list[JMSException] = []
     with TestPeer() as refusing, TestPeer() as final:
-        refusing.expect_open(refuse=("amqp:not-found", "Resource could not be located"))
+        refusing.expect_open(refuse=(refusal[0], refusal[1]), refuse_info=refusal[2])
         final.expect_open()
         final.expect_begin()
         final.expect_attach(names.append)
@@ -185,28 +183,6 @@ def test_client_id_refused_at_the_first_connect_is_reported_not_retried() -> Non
             ConnectionFactory(url(refusing, other, options="&jms.clientID=taken")).create_connection()
         refusing.wait()
         assert other.log == []
-
-
-@pytest.mark.parametrize("hint", [False, True])
-def test_generated_container_id_refused_moves_to_the_next_server(hint: bool) -> None:
-    """testFailoverHandlesConnectErrorInvalidField(WithContainerIdHint): without a client id of the
-    application's, a refused container id is the server's trouble: the next server is tried and
-    the connection works there."""
-    names: list[Attach] = []
-    with TestPeer() as refusing, TestPeer() as final:
-        refusing.expect_open(refuse=("amqp:invalid-field", "Client ID already in use"),
-                             refuse_info={"invalid-field": "container-id"} if hint else None)
-        final.expect_open()
-        final.expect_begin()
-        final.expect_attach(names.append)
-        final.expect_flow()
-        with ConnectionFactory(url(refusing, final)).create_connection() as conn:
-            conn.start()
-            c = conn.create_session().create_consumer(Queue("myQueue"))
-            final.wait()
-            refusing.wait()
-            final.send(names[0].name, PMessage(body=None))
-            assert c.receive(5000) is not None
 
 
 def test_client_id_refused_on_a_reconnect_is_retried() -> None:
@@ -385,21 +361,11 @@ def test_session_close_waiting_for_its_end_completes_when_the_connection_drops()
         peer.expect_end(respond=False)
         with ConnectionFactory(url(peer)).create_connection() as conn:
             s = conn.create_session()
-            out: list[BaseException | None] = []
-
-            def close() -> None:
-                try:
-                    s.close()
-                    out.append(None)
-                except JMSException as e:
-                    out.append(e)
-
-            t = threading.Thread(target=close, daemon=True)
-            t.start()
+            t, out = in_thread(s.close)
             peer.wait()
             assert not out
             peer.expect_open()
             peer.drop()
             t.join(5)
-            assert out == [None]
+            assert out == [("ok", None)]
             peer.wait()
