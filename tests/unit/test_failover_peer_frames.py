@@ -300,7 +300,11 @@ def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
             assert errors == []
 
 
-def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it(
+    refusal: tuple[str, str],
+) -> None:
     """testFailoverCannotRecreateConsumerFailsConnectionAndRetries: a consumer the application
     holds that the server refuses to re-attach fails that reconnect; the next attempt re-creates
     it, and the application hears nothing."""
@@ -315,7 +319,7 @@ def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
             peer.wait()
             peer.expect_open()
             peer.expect_begin()
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(lambda a: a.source_address == "q")
@@ -325,7 +329,9 @@ def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
     assert errors == []
 
 
-def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer(refusal: tuple[str, str]) -> None:
     """testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabled: with
     jms.closeLinksThatFailOnReconnect the refused consumer is closed (its receive ends) and the
     connection carries on with the rest."""
@@ -344,7 +350,7 @@ def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> Non
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(offer=10)  # the producer comes back
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_transfer()
             peer.drop()
             assert c.receive(5000) is None  # closed under it

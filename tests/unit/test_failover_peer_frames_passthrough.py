@@ -207,7 +207,11 @@ def test_client_id_refused_on_a_reconnect_is_retried() -> None:
     assert errors == []
 
 
-def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it(
+    refusal: tuple[str, str],
+) -> None:
     """testFailoverCannotRecreateProducerFailsConnectionAndRetries (and ...NoErrorConditionGiven):
     a producer the server refuses to re-attach fails that reconnect; the next attempt re-creates
     it and the producer sends there; the application hears nothing."""
@@ -223,7 +227,7 @@ def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
             peer.wait()
             peer.expect_open()
             peer.expect_begin()
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(lambda a: a.target_address == "q", offer=10)
@@ -235,7 +239,9 @@ def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
     assert errors == []
 
 
-def test_close_links_that_fail_on_reconnect_closes_the_refused_producer() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_close_links_that_fail_on_reconnect_closes_the_refused_producer(refusal: tuple[str, str]) -> None:
     """testFailoverCannotRecreateProducerWithCloseFailedLinksEnabled (and ...NoErrorConditionGiven):
     with jms.closeLinksThatFailOnReconnect the refused producer is closed (its send raises
     IllegalStateException) and the consumer of the same session carries on."""
@@ -254,7 +260,7 @@ def test_close_links_that_fail_on_reconnect_closes_the_refused_producer() -> Non
             peer.wait()
             peer.expect_open()
             peer.expect_begin()
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "in")
             peer.expect_flow()
             peer.drop()

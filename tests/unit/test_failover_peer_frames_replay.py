@@ -218,3 +218,34 @@ def test_redirect_during_connection_establishment_connects_to_the_named_server()
                 [("127.0.0.1", primary.port), ("127.0.0.1", backup.port), ("test-host", 45678)])
         finally:
             conn.close()
+
+
+def test_anonymous_fallback_producer_whose_link_close_was_unanswered_sends_after_a_drop() -> None:
+    """testFailoverHandlesAnonymousFallbackWaitingForClose: a peer without ANONYMOUS-RELAY and no
+    fallback cache: each send attaches a link to its destination, sends and detaches it. A detach
+    unanswered when the connection drops does not stop the producer: after the reconnect (which
+    attaches nothing for it) the next send attaches, sends and detaches on the new connection."""
+    targets: list[str | None] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: targets.append(a.target_address) or True, offer=10)
+        peer.expect_transfer()
+        peer.expect_detach(respond=False)
+        u = url(peer, options="&failover.nested.amqp.anonymousFallbackCacheSize=0")
+        with ConnectionFactory(u).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(None)
+            p.send(Queue("myQueue"), s.create_text_message("first"))
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.drop()
+            peer.wait()
+            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            peer.expect_attach(lambda a: targets.append(a.target_address) or True, offer=10)
+            peer.expect_transfer(lambda t: t.message.body == "second")
+            peer.expect_detach()
+            p.send(Queue("myQueue"), s.create_text_message("second"))
+            peer.wait()
+    assert targets == ["myQueue", "myQueue"]

@@ -181,7 +181,8 @@ class TestPeer:
         label: str = "attach",
     ) -> None:
         """Answer an attach (echoing the termini); ``refuse`` answers with a null terminus and a
-        detach carrying that error; ``offer`` grants that much credit to a client sender;
+        detach carrying that error (an empty condition name: a detach with no error);
+        ``offer`` grants that much credit to a client sender;
         ``respond=False`` leaves it unanswered (a later ``run`` action decides)."""
 
         def answer(c: _Conn, link: Link) -> None:
@@ -198,7 +199,8 @@ class TestPeer:
                 else:
                     link.source.copy(link.remote_source)
                 link.open()
-                link.condition = Condition(refuse[0], refuse[1])
+                if refuse[0]:
+                    link.condition = Condition(refuse[0], refuse[1])
                 link.close()
                 return
             link.source.copy(link.remote_source)
