@@ -417,3 +417,33 @@ def test_async_send_waiting_for_credit_at_a_drop_completes_on_the_next_connectio
             peer.wait()
             assert wait_for(lambda: done.of("waiting") == ["completed"])
             assert not wait_for(lambda: len(done.calls) > 1, timeout=0.3)
+
+
+def test_transacted_session_whose_declare_was_not_answered_is_created_on_the_next_connection() -> None:
+    """testTxRecreatedAfterConnectionFailsOverDropsAfterCoordinatorAttach (and
+    testTransactionDeclareWithNoResponseRecoveredAsInDoubtAndCommitFails, different by design):
+    a transacted session create waiting for its first Declare at the drop returns once the session
+    is begun and its transaction declared on the next connection; having done no work, its first
+    commit succeeds."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+        peer.expect_declare(respond=False)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            t, out = in_thread(lambda: conn.create_session(Session.SESSION_TRANSACTED))
+            peer.wait()
+            assert not out
+            expect_transacted_connection(peer, b"txn-2")
+            peer.drop()
+            t.join(5)
+            assert out and out[0][0] == "ok", out
+            peer.wait()
+            s = out[0][1]
+            peer.expect_attach(offer=10)
+            peer.expect_transfer(lambda tr: tr.state_data == [b"txn-2"])
+            peer.expect_discharge(fail=False)
+            peer.expect_declare(b"txn-3")
+            s.create_producer(Queue("q")).send(s.create_text_message("x"))
+            s.commit()
+            peer.wait()
