@@ -447,3 +447,34 @@ def test_transacted_session_whose_declare_was_not_answered_is_created_on_the_nex
             s.create_producer(Queue("q")).send(s.create_text_message("x"))
             s.commit()
             peer.wait()
+
+
+def test_sends_resent_after_a_drop_keep_the_producers_order() -> None:
+    """Sends still without an outcome at the drop and one made while the client notices it go out
+    on the new connection in the order the application made them, each completing once, in order
+    (JMS orders a producer's messages; the re-send must not reorder them)."""
+    done = _Completions()
+    bodies: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach(offer=10)
+        peer.expect_transfer(outcome=None)
+        peer.expect_transfer(outcome=None)
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue("q"))
+            for i in range(2):
+                p.send(s.create_text_message(f"m{i}"), completion_listener=done)
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(offer=10)
+            for _ in range(3):
+                peer.expect_transfer(lambda t: bodies.append(t.message.body) or True)
+            peer.drop()
+            p.send(s.create_text_message("m2"), completion_listener=done)
+            peer.wait()
+            assert wait_for(lambda: len(done.calls) == 3)
+    assert bodies == ["m0", "m1", "m2"]
+    assert [(k, t) for k, t, _ in done.calls] == [("completed", f"m{i}") for i in range(3)]
