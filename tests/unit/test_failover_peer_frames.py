@@ -453,6 +453,7 @@ def test_session_producer_and_consumer_created_after_a_drop_are_made_on_the_new_
             peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "in")
             peer.expect_flow()
             peer.drop()
+            assert wait_for(lambda: conn._provider.lost_gen == 1)  # the client saw the drop
             s = conn.create_session()
             p = s.create_producer(Queue("out"))
             c = s.create_consumer(Queue("in"))

@@ -215,7 +215,9 @@ class FailoverProvider(Provider):
             s = FailoverSession(self, transacted, self._session_numbers)
             self._check_usable()
             self._sessions.append(s)
-            inner, gen = (self._inner, self.gen) if self.online else (None, -1)
+            # (a connection that failed but is not reported lost yet is offline too: its I/O
+            # thread may be gone, and the replay creates the session on the next one)
+            inner, gen = (self._inner, self.gen) if self.online and not self.inner_failed() else (None, -1)
         if inner is not None:
             self._chain(s, inner.create_session(transacted), gen)
         return s.ready
@@ -226,7 +228,7 @@ class FailoverProvider(Provider):
             self._check_usable()
             sess = h.session.current()
             gen = self.gen
-        if sess is None:
+        if sess is None or self.inner_failed():
             return
         if isinstance(h, FailoverProducer):
             fut = sess.create_producer(producer_spec(h, self.aliases))
