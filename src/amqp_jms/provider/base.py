@@ -354,6 +354,11 @@ class Provider(ABC):
     def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
         """Block for ``fut`` (refusing on the I/O thread); a timeout raises JMSException."""
 
+    def on_io_thread(self) -> bool:
+        """Whether the caller runs on this provider's I/O thread, where blocking would deadlock
+        (a wrapping provider asks the provider it wraps)."""
+        return False
+
     @property
     @abstractmethod
     def remote_capabilities(self) -> frozenset[str]: ...
