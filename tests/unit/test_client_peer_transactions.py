@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
+from proton import Described
 from proton import Message as PMessage
 
 from amqp_jms import (
     ConnectionFactory,
     IllegalStateException,
+    JMSException,
     Queue,
     Session,
     TransactionRolledBackException,
@@ -228,3 +233,217 @@ def test_expired_message_is_not_delivered(peer: TestPeer) -> None:
         assert m is not None and m.get_text() == "fresh"
         peer.wait()
     assert disp[0].state == 0x27 and disp[0].undeliverable
+
+
+# -- the coordinator lost, declares and discharges unanswered (Qpid JMS's TransactionsIntegrationTest)
+COORDINATOR_GONE = ("amqp:internal-error", "coordinator-breadcrumb")
+
+
+def _is_declare(t: Transfer) -> bool:
+    body: Any = t.message.body
+    return isinstance(body, Described) and int(body.descriptor) == 0x31
+
+
+def _is_discharge(t: Transfer) -> bool:
+    body: Any = t.message.body
+    return isinstance(body, Described) and int(body.descriptor) == 0x32
+
+
+def _coordinator_name(peer: TestPeer) -> str:
+    return next(a.name for a in peer.log if isinstance(a, Attach) and a.target_is_coordinator)
+
+
+def _close_coordinator(peer: TestPeer) -> None:
+    """The peer closes the coordinator link with an error; wait until the client answered."""
+    name = _coordinator_name(peer)
+    peer.detach_link(name, COORDINATOR_GONE)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and name not in peer.answered_detaches:
+        time.sleep(0.01)
+    assert name in peer.answered_detaches
+
+
+def _expect_new_transaction(peer: TestPeer, txn: bytes = b"txn-2") -> list[Attach]:
+    seen: list[Attach] = []
+    peer.expect_attach(seen.append, offer=10, label="coordinator again")
+    peer.expect_declare(txn)
+    return seen
+
+
+def test_commit_after_the_coordinator_closed_remotely_rolls_back_and_begins_anew(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        peer.wait()
+        _close_coordinator(peer)
+        again = _expect_new_transaction(peer)
+        with pytest.raises(TransactionRolledBackException, match="coordinator-breadcrumb"):
+            s.commit()
+        peer.wait()
+        assert again[0].target_is_coordinator
+        # the session goes on in the new transaction
+        peer.expect_discharge(fail=False)
+        peer.expect_declare(b"txn-3")
+        s.commit()
+        peer.wait()
+
+
+def test_rollback_after_the_coordinator_closed_remotely_fails_and_begins_anew(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        peer.wait()
+        _close_coordinator(peer)
+        _expect_new_transaction(peer)
+        with pytest.raises(JMSException, match="coordinator-breadcrumb"):
+            s.rollback()
+        peer.wait()
+
+
+def test_coordinator_closed_on_discharge_fails_the_commit_and_begins_anew(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_transfer(_is_discharge, outcome=None)  # answered by closing the coordinator
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        result: list[BaseException | None] = []
+
+        def commit() -> None:
+            try:
+                s.commit()
+                result.append(None)
+            except BaseException as exc:
+                result.append(exc)
+
+        t = threading.Thread(target=commit)
+        t.start()
+        peer.wait()  # the discharge arrived
+        _expect_new_transaction(peer)
+        peer.detach_link(_coordinator_name(peer), COORDINATOR_GONE)
+        t.join(10)
+        assert isinstance(result[0], TransactionRolledBackException)
+        assert "coordinator-breadcrumb" in str(result[0])
+        peer.wait()
+
+
+def test_send_after_the_coordinator_closed_is_not_sent_and_the_commit_fails(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_attach(offer=10)  # producer
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        p = s.create_producer(Queue("q"))
+        peer.wait()
+        _close_coordinator(peer)
+        p.send(s.create_text_message("in a transaction already lost"))  # does not raise
+        _expect_new_transaction(peer)
+        with pytest.raises(TransactionRolledBackException):
+            s.commit()
+        peer.wait()
+    # nothing reached the queue outside a transaction
+    assert not [t for t in peer.log if isinstance(t, Transfer) and t.link_name.startswith("qpid-jms:sender")]
+
+
+def test_receive_after_the_coordinator_closed_sends_no_ack_until_the_commit_fails(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("a")])
+    with _conn(peer) as conn:
+        s = conn.create_session(True)
+        c = s.create_consumer(Queue("q"))
+        peer.wait()
+        _close_coordinator(peer)
+        conn.start()
+        m = c.receive(2000)
+        assert m is not None and m.get_text() == "a"
+        time.sleep(0.2)
+        assert not [d for d in peer.log if isinstance(d, Disposition)]  # no ack in a lost transaction
+        peer.expect_disposition(disp.append)  # given back as a failed delivery: it comes again
+        _expect_new_transaction(peer)
+        with pytest.raises(TransactionRolledBackException):
+            s.commit()
+        peer.wait()
+    assert disp[0].state == 0x27 and disp[0].failed and not disp[0].undeliverable and disp[0].settled
+
+
+def _timeout_conn(peer: TestPeer) -> Connection:
+    return ConnectionFactory(peer.url + "?jms.closeTimeout=1000&jms.requestTimeout=500").create_connection()
+
+
+def test_session_create_fails_on_declare_timeout_and_ends_the_session(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_transfer(_is_declare, outcome=None)
+    peer.expect_end()
+    with _timeout_conn(peer) as conn:
+        started = time.monotonic()
+        with pytest.raises(JMSException, match="timed out"):
+            conn.create_session(True)
+        assert time.monotonic() - started < 3
+        peer.wait()
+
+
+def test_session_create_fails_on_declare_rejection_and_ends_the_session(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_transfer(_is_declare, outcome="rejected",
+                         condition=("amqp:internal-error", "declare-breadcrumb"))
+    peer.expect_end()
+    with _conn(peer) as conn:
+        with pytest.raises(JMSException, match="declare-breadcrumb"):
+            conn.create_session(True)
+        peer.wait()
+
+
+def test_session_create_fails_on_coordinator_refusal_and_ends_the_session(peer: TestPeer) -> None:
+    peer.expect_attach(refuse=("amqp:not-implemented", "CoordinatorLinkRefusal-breadcrumb"))
+    peer.expect_end()
+    with _conn(peer) as conn:
+        with pytest.raises(JMSException, match="CoordinatorLinkRefusal-breadcrumb"):
+            conn.create_session(True)
+        peer.wait()
+
+
+def test_commit_times_out_when_the_discharge_is_unanswered_and_begins_anew(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_transfer(_is_discharge, outcome=None)
+    peer.expect_declare(b"txn-2")
+    with _timeout_conn(peer) as conn:
+        s = conn.create_session(True)
+        with pytest.raises(JMSException, match="timed out") as e:
+            s.commit()
+        assert not isinstance(e.value, TransactionRolledBackException)  # in doubt: it may have committed
+        peer.wait()
+        peer.expect_discharge(fail=False)  # the new transaction works
+        peer.expect_declare(b"txn-3")
+        s.commit()
+        peer.wait()
+
+
+def test_rollback_times_out_when_the_discharge_is_unanswered_and_begins_anew(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_transfer(_is_discharge, outcome=None)
+    peer.expect_declare(b"txn-2")
+    with _timeout_conn(peer) as conn:
+        s = conn.create_session(True)
+        with pytest.raises(JMSException, match="timed out"):
+            s.rollback()
+        peer.wait()
+
+
+def test_session_close_with_an_unanswered_rollback_still_closes(peer: TestPeer) -> None:
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    peer.expect_transfer(_is_discharge, outcome=None)  # discharge(fail=true) on close
+    peer.expect_detach()
+    peer.expect_end()
+    with _timeout_conn(peer) as conn:
+        s = conn.create_session(True)
+        started = time.monotonic()
+        s.close()  # JMS: close does not fail for the peer's silence; the peer rolls back as the link goes
+        assert time.monotonic() - started < 3
+        peer.wait()

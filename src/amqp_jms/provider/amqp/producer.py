@@ -127,7 +127,15 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         assert snd is not None
         self._tag += 1
         tag = str(self._tag)
-        txn = self.session.txn_id()
+        session = self.session
+        txn = session.txn_id()
+        if txn is None and session.coordinator is not None:
+            # the transaction is lost (the peer closed its coordinator, or a declare failed): as
+            # Qpid JMS, the send goes nowhere and the commit reports the transaction rolled back
+            self._window.release(1)
+            if fut is not None:
+                fut.set_result(None)
+            return
         if txn is not None:
             d = snd.delivery(tag)
             d.local.data = [txn]
