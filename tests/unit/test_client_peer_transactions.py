@@ -447,3 +447,85 @@ def test_session_close_with_an_unanswered_rollback_still_closes(peer: TestPeer) 
         s.close()  # JMS: close does not fail for the peer's silence; the peer rolls back as the link goes
         assert time.monotonic() - started < 3
         peer.wait()
+
+
+# -- listeners (Qpid JMS's ConsumerIntegrationTest) -------------------------------------------------
+def test_listener_that_raises_gets_the_message_again_before_anything_is_settled(peer: TestPeer) -> None:
+    """JMS 2.0 8.7: under AUTO_ACKNOWLEDGE a listener's exception redelivers the message at once,
+    marked redelivered. Qpid JMS settles it ``released`` and leaves redelivery to the peer; ours
+    gives it again locally, so the wire sees one ``accepted`` once the listener succeeds."""
+    disp: list[Disposition] = []
+    calls: list[tuple[str, bool]] = []
+    done = threading.Event()
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1")])
+    peer.expect_disposition(disp.append)
+    with _conn(peer) as conn:
+        s = conn.create_session()
+
+        def flaky(m: Any) -> None:
+            calls.append((m.get_text(), m.get_jms_redelivered()))
+            if len(calls) == 1:
+                raise RuntimeError("boom")
+            done.set()
+
+        s.create_consumer(Queue("q")).set_message_listener(flaky)
+        conn.start()
+        assert done.wait(5)
+        peer.wait()
+    assert calls == [("1", False), ("1", True)]
+    assert [(d.state, d.settled) for d in disp] == [(0x24, True)]
+
+
+def test_recover_in_a_listener_gives_the_messages_again_in_order(peer: TestPeer) -> None:
+    disp: list[Disposition] = []
+    calls: list[tuple[str, bool]] = []
+    done = threading.Event()
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1"), _text("2")])
+    peer.expect_disposition(disp.append)
+    peer.expect_disposition(disp.append)
+    with _conn(peer) as conn:
+        s = conn.create_session(Session.CLIENT_ACKNOWLEDGE)
+
+        def listener(m: Any) -> None:
+            calls.append((m.get_text(), m.get_jms_redelivered()))
+            if len(calls) == 2:
+                s.recover()  # neither acknowledged: both come again, in order
+            elif len(calls) == 4:
+                m.acknowledge()
+                done.set()
+
+        s.create_consumer(Queue("q")).set_message_listener(listener)
+        conn.start()
+        assert done.wait(5)
+        peer.wait()
+    assert calls == [("1", False), ("2", False), ("1", True), ("2", True)]
+    assert [(d.tag, d.state) for d in disp] == [("1", 0x24), ("2", 0x24)]
+
+
+@pytest.mark.parametrize("mode", [Session.CLIENT_ACKNOWLEDGE, Session.INDIVIDUAL_ACKNOWLEDGE])
+def test_a_listener_acknowledging_its_message_settles_that_message(peer: TestPeer, mode: int) -> None:
+    """The Java idiom ``onMessage(m) { work(m); m.acknowledge(); }``: the message being handled is
+    consumed, so its own acknowledgement settles it (and, CLIENT, everything before it)."""
+    disp: list[Disposition] = []
+    seen: list[str] = []
+    peer.expect_attach()
+    peer.expect_flow(send=[_text("1"), _text("2")])
+    peer.expect_disposition(disp.append)
+    peer.expect_disposition(disp.append)
+    with _conn(peer) as conn:
+        s = conn.create_session(mode)
+        def work_then_acknowledge(m: Any) -> None:
+            seen.append(m.get_text())
+            m.acknowledge()
+
+        s.create_consumer(Queue("q")).set_message_listener(work_then_acknowledge)
+        conn.start()
+        peer.wait()
+        time.sleep(0.2)
+        s.recover()  # nothing left unacknowledged: nothing comes again
+        time.sleep(0.2)
+    assert [(d.tag, d.state) for d in disp] == [("1", 0x24), ("2", 0x24)]
+    assert len([d for d in peer.log if isinstance(d, Disposition)]) == 2
+    assert seen == ["1", "2"]  # an acknowledged message is never given again
