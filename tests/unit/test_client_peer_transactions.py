@@ -406,7 +406,8 @@ def test_session_create_fails_on_coordinator_refusal_and_ends_the_session(peer: 
         peer.wait()
 
 
-def test_commit_times_out_when_the_discharge_is_unanswered_and_begins_anew(peer: TestPeer) -> None:
+@pytest.mark.parametrize("end", ["commit", "rollback"])
+def test_an_unanswered_discharge_times_out_and_a_new_transaction_begins(peer: TestPeer, end: str) -> None:
     peer.expect_attach(offer=10)
     peer.expect_declare(TXN)
     peer.expect_transfer(_is_discharge, outcome=None)
@@ -414,24 +415,12 @@ def test_commit_times_out_when_the_discharge_is_unanswered_and_begins_anew(peer:
     with _timeout_conn(peer) as conn:
         s = conn.create_session(True)
         with pytest.raises(JMSException, match="timed out") as e:
-            s.commit()
+            getattr(s, end)()
         assert not isinstance(e.value, TransactionRolledBackException)  # in doubt: it may have committed
         peer.wait()
         peer.expect_discharge(fail=False)  # the new transaction works
         peer.expect_declare(b"txn-3")
         s.commit()
-        peer.wait()
-
-
-def test_rollback_times_out_when_the_discharge_is_unanswered_and_begins_anew(peer: TestPeer) -> None:
-    peer.expect_attach(offer=10)
-    peer.expect_declare(TXN)
-    peer.expect_transfer(_is_discharge, outcome=None)
-    peer.expect_declare(b"txn-2")
-    with _timeout_conn(peer) as conn:
-        s = conn.create_session(True)
-        with pytest.raises(JMSException, match="timed out"):
-            s.rollback()
         peer.wait()
 
 
