@@ -98,6 +98,11 @@ class ManagementClient:
             raise cls(description or f"status {resp.status}", f"status {resp.status}")
         return resp
 
+    @property
+    def reply_queue(self) -> str:
+        """The temporary queue answers come to (its consumer is this client's own)."""
+        return str(self._reply_to.get_queue_name())
+
     def query(self, entity_type: str, attributes: list[str] | None = None, *, page: int = 1000) -> list[
             dict[str, Any]]:
         """Every entity of a type (paged with ``offset``/``count`` until a short page)."""

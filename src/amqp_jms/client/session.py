@@ -284,8 +284,10 @@ class Session(SessionFeatures, ListenerDispatch):
         current = self._current
         d = self._dispatcher
         if current is not None and d is not None and d.on_own_thread():
-            # called from a listener: the message it is handling is redelivered too (last)
-            delivered.append(current)
+            # called from a listener: the message it is handling is redelivered too (last; it is
+            # already among the delivered ones where the application acknowledges)
+            if current not in delivered:
+                delivered.append(current)
             self._recovered_current = True
         for consumer, items in ack.DeliveredLedger.recover(delivered):
             if consumer.closed:  # a closed consumer's link waited for these: give them back
