@@ -408,3 +408,35 @@ def test_completion_listener_gets_exactly_one_callback_across_a_drop(proxy: Faul
             m = c.receive(5000)
             assert m is not None, sorted(set(range(200)) - seen)[:10]
             seen.add(m.get_int_property("n"))
+
+
+@pytest.mark.parametrize("how", ["NO_ACKNOWLEDGE", "jms.presettlePolicy.presettleConsumers"])
+def test_presettled_consumer_keeps_its_prefetched_messages_across_a_drop(proxy: FaultProxy, how: str) -> None:
+    """A presettled consumer's prefetched messages were settled by the broker as it sent them:
+    it will never send them again, so a drop must not void them (Qpid JMS clears them: lost).
+    They are delivered after the drop, once each, in order, and the consumer goes on."""
+    presettle_policy = how.startswith("jms.")
+    url = failover_url(proxy.url, options=FAST + ("&" + how + "=true" if presettle_policy else ""))
+    mode = Session.AUTO_ACKNOWLEDGE if presettle_policy else Session.NO_ACKNOWLEDGE
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        s = conn.create_session(False, mode)
+        c = s.create_consumer(Queue("fo-presettled"))
+        p = s.create_producer(Queue("fo-presettled"))
+        for i in range(20):
+            p.send(_text(s, f"m{i}"))
+        assert wait_for(lambda: len(c.local_queue) == 20)  # all prefetched, settled by the broker
+        first = c.receive(2000)
+        assert first is not None and first.get_text() == "m0"
+        assert proxy.drop() == 1
+        assert wait_for(lambda: proxy.accepted == 2 and proxy.active == 1)  # reconnected
+        got = [first]
+        while (m := c.receive(1000)) is not None:
+            got.append(m)
+        assert [m.get_text() for m in got] == [f"m{i}" for i in range(20)]
+        assert not any(m.get_jms_redelivered() for m in got)
+        p.send(_text(s, "after"))
+        m = c.receive(5000)
+        assert m is not None and m.get_text() == "after"
+        assert c.receive(300) is None
+
