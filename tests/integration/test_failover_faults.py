@@ -81,11 +81,12 @@ def test_drop_mid_stream_producer_and_consumer_carry_on(proxy: FaultProxy) -> No
     assert errors == []
 
 
-def test_blocked_receive_keeps_waiting_through_a_drop(proxy: FaultProxy) -> None:
+@pytest.mark.parametrize("prefetch", ["", "&jms.prefetchPolicy.all=0"], ids=["prefetching", "pull"])
+def test_blocked_receive_keeps_waiting_through_a_drop(proxy: FaultProxy, prefetch: str) -> None:
     """testFailoverHandlesDropZeroPrefetchPullConsumerReceive, for a prefetching and a pull
     (prefetch 0) consumer: a receive() blocked when the connection drops returns the message
     sent after the reconnect, not None."""
-    url = failover_url(proxy.url, options=FAST + "&jms.prefetchPolicy.all=0")
+    url = failover_url(proxy.url, options=FAST + prefetch)
     with ConnectionFactory(url).create_connection() as conn:
         conn.start()
         s = conn.create_session()
@@ -160,6 +161,75 @@ def test_refused_reconnects_give_up_after_max_attempts_then_exception_listener(p
     conn.close()
     time.sleep(0.1)
     assert len(errors) == 1
+
+
+class Recorder:
+    """A connection listener recording ``(event, argument)`` in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def on_connection_established(self, uri: str) -> None:
+        self.events.append(("established", uri))
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        self.events.append(("interrupted", uri))
+
+    def on_connection_restored(self, uri: str) -> None:
+        self.events.append(("restored", uri))
+
+    def on_connection_failure(self, exc: Exception) -> None:
+        self.events.append(("failure", exc))
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.events]
+
+
+def test_connection_listener_hears_failure_exactly_once_when_failover_gives_up(proxy: FaultProxy) -> None:
+    """The connection listener's on_connection_failure is failover's last word: once, after the
+    interruption, when maxReconnectAttempts are spent (never for a drop it rides through);
+    closing the dead connection adds nothing."""
+    rec = Recorder()
+    url = failover_url(proxy.url, options=FAST + "&failover.maxReconnectAttempts=2")
+    conn = ConnectionFactory(url).create_connection()
+    conn.add_connection_listener(rec)
+    conn.start()
+    s = conn.create_session()
+    s.create_consumer(Queue("fo-fail-once"))
+    proxy.refuse()
+    proxy.drop()
+    assert wait_for(lambda: "failure" in rec.names())
+    time.sleep(0.3)  # a second report would come now
+    conn.close()
+    time.sleep(0.1)
+    assert rec.names() == ["established", "interrupted", "failure"]
+    exc = rec.events[-1][1]
+    assert isinstance(exc, JMSException) and "gave up after 2 attempt" in str(exc)
+
+
+def test_a_slow_network_is_not_a_failure(proxy: FaultProxy) -> None:
+    """Every frame forwarded 0.3 s late, under an idle timeout of 1.5 s: the connection is slow,
+    not dead; failover does not reconnect, sends complete and arrive in order."""
+    rec = Recorder()
+    url = failover_url(proxy.url, options=FAST + "&failover.nested.amqp.idleTimeout=1500")
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.add_connection_listener(rec)
+        conn.start()
+        s = conn.create_session()
+        p = s.create_producer(Queue("fo-slow"))
+        c = s.create_consumer(Queue("fo-slow"))
+        proxy.delay(0.3)
+        t0 = time.monotonic()
+        for i in range(3):
+            p.send(_text(s, f"s{i}"))  # each waits a delayed round trip for its outcome
+        assert time.monotonic() - t0 >= 3 * 0.6 - 0.1
+        assert [c.receive(5000).get_text() for _ in range(3)] == ["s0", "s1", "s2"]
+        time.sleep(2.0)  # longer than the idle timeout: the heartbeats, late, still arrive
+        proxy.delay(0)
+        p.send(_text(s, "fast again"))
+        assert c.receive(2000).get_text() == "fast again"
+    assert proxy.accepted == 1
+    assert rec.names() == ["established"]
 
 
 def test_reconnects_once_the_server_accepts_again(proxy: FaultProxy) -> None:
@@ -393,15 +463,20 @@ def test_completion_listener_gets_exactly_one_callback_across_a_drop(proxy: Faul
         conn.start()
         s = conn.create_session()
         p = s.create_producer(Queue("fo-async"))
+        proxy.delay(0.2)  # outcomes come late: the sends before the drop are still unanswered
         for n in range(200):
             m = s.create_text_message(f"m{n}")
             m.set_int_property("n", n)
             p.send(m, completion_listener=Listener(n))
             if n == 100:
                 proxy.drop()
+                proxy.delay(0)
         assert wait_for(lambda: len(calls) == 200, 15)
         time.sleep(0.2)
         assert {n: v for n, v in calls.items() if v != ["completed"]} == {}
+        metrics = conn.metrics()
+        assert metrics.sends_accepted == 200 and metrics.reconnects == 1
+        assert metrics.messages_sent > 200, "nothing was re-sent: the drop found no send in flight"
         c = s.create_consumer(Queue("fo-async"))
         seen = set()
         while len(seen) < 200:
