@@ -218,13 +218,13 @@ def test_a_slow_network_is_not_a_failure(proxy: FaultProxy) -> None:
         s = conn.create_session()
         p = s.create_producer(Queue("fo-slow"))
         c = s.create_consumer(Queue("fo-slow"))
-        proxy.delay(0.3)
-        t0 = time.monotonic()
-        for i in range(3):
-            p.send(_text(s, f"s{i}"))  # each waits a delayed round trip for its outcome
-        assert time.monotonic() - t0 >= 3 * 0.6 - 0.1
-        assert [c.receive(5000).get_text() for _ in range(3)] == ["s0", "s1", "s2"]
-        time.sleep(2.0)  # longer than the idle timeout: the heartbeats, late, still arrive
+        proxy.delay(0.3)  # (test_fault_proxy.py checks that every round trip then takes 0.6 s)
+        got = []
+        for i in range(3):  # a send and a receive per round: 3 s of slow traffic in all
+            p.send(_text(s, f"s{i}"))
+            got.append(c.receive(5000).get_text())
+        time.sleep(2.0)  # no traffic, longer than the idle timeout: the late heartbeats suffice
+        assert got == ["s0", "s1", "s2"]
         proxy.delay(0)
         p.send(_text(s, "fast again"))
         assert c.receive(2000).get_text() == "fast again"
