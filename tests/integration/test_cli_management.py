@@ -95,6 +95,24 @@ def test_move_with_selector_moves_exactly_the_matching_messages_intact(
         conn.close()
 
 
+@pytest.mark.parametrize("form", [
+    "failover:(amqp://{hp}?amqp.idleTimeout=30000)",  # a server URI with its own options
+    "failover:amqp://{hp}",  # no parentheses: the verb's jms.sendTimeout goes on the failover URL
+    "failover:(amqp://{hp},amqp://127.0.0.1:1)?failover.maxReconnectAttempts=2&jms.sendTimeout=9000",
+])
+def test_verbs_take_failover_urls(broker: Any, capsys: pytest.CaptureFixture[str], form: str) -> None:
+    """Every verb adds jms.sendTimeout (--timeout) to --url: on a failover URL it must land on
+    the failover URL's own query, never inside a server URI or after its closing parenthesis
+    (both refused by the failover URL's parser)."""
+    url = form.format(hp=f"127.0.0.1:{broker.port}")
+    _send(broker.url, "fo.orders", [(f"o{i}", {}) for i in range(3)])
+    assert _queues(url, capsys)["fo.orders"]["messages"] == 3
+    assert main(["purge", "fo.orders", "--url", url, "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out)[-1] == {"queue": "fo.orders", "purged": 3}
+    assert main(["connections", "--url", url]) == 0
+    capsys.readouterr()
+
+
 def test_move_to_a_missing_queue_fails_with_the_reason(
     broker: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:

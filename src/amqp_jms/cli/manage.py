@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
-from urllib.parse import parse_qs, urlsplit, urlunsplit
 
 from ._client import connect
 from ._common import Output, UsageError, add_common, add_url
@@ -74,13 +73,12 @@ def _client(conn: Any, args: argparse.Namespace) -> ManagementClient:
 def _url(args: argparse.Namespace) -> str:
     """``--url`` with ``jms.sendTimeout`` = ``--timeout`` unless it sets one: a peer that gives
     the request no credit fails the verb in time instead of leaving it waiting."""
+    from ..provider.failover.uri import with_client_options
+
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    parts = urlsplit(args.url)
-    if "jms.sendTimeout" in parse_qs(parts.query):
-        return str(args.url)
-    query = "&".join(q for q in (parts.query, f"jms.sendTimeout={int(args.timeout * 1000)}") if q)
-    return urlunsplit(parts._replace(query=query))
+    timeout = ("jms.sendTimeout", str(int(args.timeout * 1000)))
+    return with_client_options(str(args.url), [timeout], keep_existing=True)
 
 
 _QUEUE_COLUMNS = [("name", "queue"), ("messageCount", "messages"), ("consumerCount", "consumers"),

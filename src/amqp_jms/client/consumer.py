@@ -58,8 +58,11 @@ class LocalQueue:
     queue also gates on the connection being started: a stopped connection delivers nothing.
     """
 
-    def __init__(self, on_arrival: Callable[[], None] | None = None) -> None:
+    def __init__(self, on_arrival: Callable[[], None] | None = None, *, settled: bool = False) -> None:
         self._q: deque[Any] = deque()
+        #: a presettled consumer's queue (NO_ACKNOWLEDGE, ``jms.presettlePolicy``): what it holds
+        #: is already settled, removed from the peer's queue, so an interruption does not void it
+        self.settled = settled
         # ``with self._lock`` where a hot path (deliver, get) only locks: the Condition's own
         # ``with`` runs two Python-level calls around the same C lock
         self._lock = threading.RLock()
@@ -107,7 +110,11 @@ class LocalQueue:
             return items
 
     def clear(self) -> None:
-        """The connection was interrupted: drop what is queued, unsettled (the peer redelivers it)."""
+        """The connection was interrupted: drop what is queued, unsettled (the peer redelivers it,
+        flagged). A presettled consumer's messages are kept and delivered: the peer settled them
+        as it sent them and will never send them again (Qpid JMS drops them too: a loss)."""
+        if self.settled:
+            return
         with self._cond:
             self._q.clear()
 

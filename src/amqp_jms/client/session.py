@@ -184,7 +184,7 @@ class Session(SessionFeatures, ListenerDispatch):
         presettle = self._mode == self.NO_ACKNOWLEDGE or (
             not self.transacted and cfg.presettle.consumer(destination.is_topic))
         spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
-        queue = LocalQueue()
+        queue = LocalQueue(settled=presettle)
         queue.running = conn.started
         pcons = conn.wait_provider(self._provider_session.create_consumer(spec, queue),
                                    conn.request_timeout(), "create_consumer")

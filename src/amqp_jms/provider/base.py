@@ -142,8 +142,9 @@ class InboundSink(Protocol):
         ...
 
     def clear(self) -> None:
-        """Drop every locally queued message without settling it: the connection was
-        interrupted, so the peer gives them to a consumer again (flagged redelivered)."""
+        """The connection was interrupted: drop every locally queued unsettled message without
+        settling it (the peer gives them to a consumer again, flagged redelivered); a presettled
+        consumer's messages are kept (the peer will not send them again)."""
         ...
 
 
