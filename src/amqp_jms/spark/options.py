@@ -64,10 +64,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..destination import Destination, Queue, Topic, parse_destination
 from ..exceptions import InvalidDestinationException
+from ..provider.failover.uri import parse_failover_url, with_client_options
 
 __all__ = ["BODY_AS", "CLIENT_OPTION_NAMES", "MESSAGE_TYPES", "MODES", "JmsOptions", "parse_options"]
 
@@ -307,8 +308,6 @@ def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, 
     failover provider owns reconnecting, so the receiver's own ``reconnectTimeoutMs`` is refused
     (``failover.maxReconnectAttempts`` and the ``failover.*`` delays bound it instead)."""
     from ..exceptions import JMSException
-    from ..provider.failover.uri import parse_failover_url
-    from .failover import append_client_options
 
     if "reconnectTimeoutMs" in values:
         raise ValueError(
@@ -317,7 +316,7 @@ def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, 
             "failover.maxReconnectDelay instead"
         )
     if client:
-        url = append_client_options(url, client)
+        url = with_client_options(url, client)
     try:
         parse_failover_url(url)
     except JMSException as exc:
@@ -357,8 +356,7 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     elif any(name.startswith("failover.") for name, _ in client):
         raise ValueError("jms data source: failover.* options need a failover:(amqp://…,amqp://…) url")
     elif client:
-        query = parse_qsl(parts.query, keep_blank_values=True) + client
-        url = urlunsplit(parts._replace(query=urlencode(query, safe=".:/")))
+        url = with_client_options(url, client)
     dest_text = values.get("destination") or values.get("path")
     kwargs: dict[str, object] = {"url": url}
     if dest_text:
