@@ -18,8 +18,9 @@ from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
 from .acknowledgement import POISON, count_local_redelivery, decode_or_poison, settle_away_outcome
 from .completion import Completions, wait_for_completions
-from .consumer import LocalQueue, MessageConsumer
+from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
+from .local_queue import LocalQueue
 from .producer import MessageProducer
 from .session_features import SessionFeatures
 
