@@ -16,6 +16,8 @@ the write-ahead log (fsynced) and *then* commits the session (accepts). Each tri
    error, never a silent gap.
 3. ``read(partition)`` (executors): decode the segment's raw messages into Arrow batches.
 4. ``commit(end)``: delete segments ``<= end``.
+5. ``reportLatestOffset()`` (right after ``latestOffset``, for the progress only): the newest
+   durable segment with the source's figures beside it (:mod:`.progress`).
 
 Measured Spark 4.3 facts this relies on: ``commit(end)`` for batch N only runs when batch N+1
 is planned (never while idle, never for the last ``availableNow`` batch) and ``stop()`` is never
@@ -46,6 +48,7 @@ from ._faults import crash_point
 from .options import JmsOptions
 
 if TYPE_CHECKING:
+    from .progress import LogFigures
     from .receiver import SegmentReceiver
     from .wal import WriteAheadLog
 
@@ -114,6 +117,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._log_id: str | None = None
         self._wal: WriteAheadLog | None = None  # the driver's log, once claimed
         self._confirmed = False
+        self._end: int | None = None  # the end offset ``latestOffset`` last handed out
+        self._figures: LogFigures | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -158,6 +163,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             pending = wal.ids_between(begin, wal.last_id())
             self._receiver = SegmentReceiver(self.options, wal, self._available_now, max_rows)
             if pending:  # accepted before a crash, never planned: offered first, whatever the limit
+                self._end = pending[-1]
                 return self._at(pending[-1])
         receiver = self._receiver
         receiver.delete_through(begin)
@@ -169,7 +175,33 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             opts.min_messages_per_trigger,
             opts.max_trigger_delay_ms / 1000.0,
         )
+        self._end = end
         return self._at(end)
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        """The newest durable segment and the source's figures, shown as the source's
+        ``latestOffset`` in the query's progress (never checkpointed: see :mod:`.progress`)."""
+        if self._receiver is None or self._end is None:
+            return None
+        figures = self._report([(self.options.require_wal_path(), self._end)])
+        if figures is None:
+            return None
+        latest, values = figures
+        return {**self._at(latest[0]), **values}
+
+    def _report(self, logs: list[tuple[str, int]]) -> tuple[list[int], dict[str, int]] | None:
+        """The figures of ``logs`` (:class:`.progress.LogFigures`); ``None`` (and a WARNING)
+        when a log cannot be listed: progress never fails the query."""
+        from .._logs import SPARK
+        from .progress import LogFigures
+
+        if self._figures is None:
+            self._figures = LogFigures()
+        try:
+            return self._figures.figures(logs)
+        except Exception as exc:  # a listing error of a remote store: the next trigger retries
+            SPARK.warning("jms data source: no progress figures this trigger: %s", exc)
+            return None
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         wal_path = self.options.require_wal_path()

@@ -40,6 +40,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -52,8 +53,10 @@ __all__ = [
     "WriteAheadLog",
     "check_wal_path",
     "delete_segments_through",
+    "log_status",
     "open_filesystem",
     "read_segment",
+    "segment_message_count",
     "segment_exists",
     "validate_wal_path",
 ]
@@ -194,14 +197,63 @@ def _listing(fs: pafs.FileSystem, root: str) -> list[pafs.FileInfo]:
 
 
 def _published_ids(fs: pafs.FileSystem, root: str) -> list[int]:
+    return list(_status(fs, root).ids)
+
+
+@dataclass(frozen=True)
+class LogStatus:
+    """What one listing of a log shows: its published segments and the bytes their data takes."""
+
+    ids: tuple[int, ...]
+    data_bytes: int
+
+
+def _status(fs: pafs.FileSystem, root: str) -> LogStatus:
     wanted = "arrow" if _renames_atomically(fs) else "manifest"
-    ids = []
+    ids: list[int] = []
+    data_bytes = 0
     for info in _listing(fs, root):
         match = _NAME.match(info.base_name)
-        if match and match.group(2) == wanted:
+        if not match:
+            continue
+        if match.group(2) == wanted:
             ids.append(int(match.group(1)))
+        if match.group(2) == "arrow":
+            data_bytes += info.size or 0
     ids.sort()
-    return ids
+    return LogStatus(tuple(ids), data_bytes)
+
+
+def log_status(wal_path: str) -> LogStatus:
+    """The published segments of the log at ``wal_path`` and their bytes (one listing; for the
+    progress figures, read beside a running receiver, so nothing is swept or opened for append)."""
+    fs, root = _cached(wal_path)
+    return _status(fs, root)
+
+
+def segment_message_count(wal_path: str, segment_id: int) -> int | None:
+    """How many messages a published segment holds (``None`` when it is gone meanwhile).
+
+    Cheap where it matters: a local segment is memory-mapped and only its batch header read; on
+    an object store the manifest says it; elsewhere (HDFS) the segment is read."""
+    fs, root = _cached(wal_path)
+    try:
+        if not _renames_atomically(fs):
+            with fs.open_input_stream(_join(root, _manifest_name(segment_id))) as handle:
+                return int(json.loads(handle.read().decode("utf-8"))["messages"])
+        path = _join(root, _data_name(segment_id))
+        if isinstance(fs, pafs.LocalFileSystem):
+            with pa.memory_map(path, "r") as source:
+                reader = pa.ipc.open_file(source)
+                return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+        with fs.open_input_file(path) as source:
+            return int(pa.ipc.open_file(source).read_all().num_rows)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # pyarrow's "not found" on remote filesystems
+        if "not found" in str(exc).lower() or "no such" in str(exc).lower():
+            return None
+        raise
 
 
 def _delete(fs: pafs.FileSystem, root: str, ids: Iterable[int]) -> int:
@@ -418,9 +470,5 @@ class WriteAheadLog:
         _delete(self.fs, self.root, ids)
 
     def bytes_on_disk(self) -> int:
-        """Bytes the published segments take (a progress metric)."""
-        return sum(
-            info.size or 0
-            for info in _listing(self.fs, self.root)
-            if (m := _NAME.match(info.base_name)) and m.group(2) == "arrow"
-        )
+        """Bytes the segments' data takes (a progress figure: ``walBytes``)."""
+        return _status(self.fs, self.root).data_bytes
