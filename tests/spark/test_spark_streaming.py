@@ -352,7 +352,8 @@ def test_progress_shows_the_sources_figures_beside_the_latest_offset_and_restart
             for progress in query.recentProgress:
                 source = progress.sources[0]
                 if source.latestOffset and progress.numInputRows:
-                    seen.append({"latest": json.loads(source.latestOffset), "end": json.loads(source.endOffset)})
+                    latest, end = json.loads(source.latestOffset), json.loads(source.endOffset)
+                    seen.append({"latest": latest, "end": end})
             if seen and max(s["latest"]["received"] for s in seen) >= 30 and len(
                 spark.read.parquet(str(tmp_path / "out")).collect()
             ) >= 30:

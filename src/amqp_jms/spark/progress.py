@@ -26,6 +26,7 @@ offsets Spark checkpoints and replays, so restarting from a checkpoint is unchan
 from __future__ import annotations
 
 from collections.abc import Sequence
+
 __all__ = ["LogFigures"]
 
 

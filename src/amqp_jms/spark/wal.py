@@ -56,8 +56,8 @@ __all__ = [
     "log_status",
     "open_filesystem",
     "read_segment",
-    "segment_message_count",
     "segment_exists",
+    "segment_message_count",
     "validate_wal_path",
 ]
 
