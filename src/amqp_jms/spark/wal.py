@@ -48,6 +48,7 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 __all__ = [
+    "CLAIM_SETTLE_S",
     "WAL_SCHEMA",
     "WalOwnershipError",
     "WriteAheadLog",
@@ -65,6 +66,15 @@ WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
 OWNER_FILE = "_owner.json"
 _NAME = re.compile(r"^seg-(\d{20})\.(arrow|manifest)$")
 _SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
+
+
+#: Object stores and HDFS (no create-if-absent through pyarrow.fs): how long a claim waits
+#: between writing the owner record and reading it back. Two fresh queries claiming one log at
+#: once both write it; the last write wins and the other claimer, reading back, is refused. What
+#: is left: a claimer that stalls longer than this between reading "no owner" and writing its
+#: record (both then pass here); the first batch's :meth:`WriteAheadLog.confirm` re-reads the
+#: record and stops the one that lost, but its receiver may have appended by then.
+CLAIM_SETTLE_S = 1.0
 
 
 class WalOwnershipError(ValueError):
@@ -348,7 +358,11 @@ class WriteAheadLog:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             self._write_owner(record, replace=current is not None)
-            current = self.owner()  # read back: a concurrent claimer on a store without create-if-absent
+            if not self.local:
+                # no create-if-absent in pyarrow.fs outside the local disk: claim, let a concurrent
+                # claimer's write land, then verify (the log id is the claim's unique token)
+                time.sleep(CLAIM_SETTLE_S)
+            current = self.owner()  # read back: the last writer of the record wins, the others are refused
             if current is None:
                 raise ValueError(f"jms data source: cannot read back the owner record of {self.wal_path!r}")
         if current.get("log") == log_id:
