@@ -20,6 +20,10 @@ option                     default     meaning
 ``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing);
                                        ``consume`` is refused when planned (no commit hook: stream it)
 ``maxMessages``            unlimited   batch reads: stop after this many messages
+``partitionColumn``        none        browse reads: split into ``numPartitions`` disjoint selector
+``lowerBound``                         ranges of this numeric column (``priority``, ``timestamp``,
+``upperBound``                         ``delivery_count``) or message property, as Spark's JDBC
+``numPartitions``                      source does (all four together; see ``partitioning.py``)
 ``timeoutMs``              ``1000``    accepted for compatibility; only consuming batch reads used it
 ``maxMessagesPerTrigger``  unlimited   streaming reads: the default ``ReadMaxRows`` limit
                                        (``maxOffsetsPerTrigger``, Kafka's name, is an alias)
@@ -68,6 +72,7 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..destination import Destination, Queue, Topic, parse_destination
 from ..exceptions import InvalidDestinationException
+from .partitioning import BrowsePartitioning
 
 __all__ = ["BODY_AS", "CLIENT_OPTION_NAMES", "MESSAGE_TYPES", "MODES", "JmsOptions", "parse_options"]
 
@@ -122,6 +127,10 @@ _KNOWN = (
     "clientId",
     "mode",
     "maxMessages",
+    "partitionColumn",
+    "lowerBound",
+    "upperBound",
+    "numPartitions",
     "timeoutMs",
     "maxMessagesPerTrigger",
     "maxOffsetsPerTrigger",
@@ -157,6 +166,7 @@ class JmsOptions:
     client_id: str | None = None
     mode: str = "browse"
     max_messages: int | None = None
+    partitioning: BrowsePartitioning | None = None
     timeout_ms: int = 1000
     max_messages_per_trigger: int | None = None
     poll_ms: int = 200
@@ -325,6 +335,39 @@ def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, 
     return url
 
 
+_PARTITION_OPTIONS = ("partitionColumn", "lowerBound", "upperBound", "numPartitions")
+
+
+def _partitioning(values: Mapping[str, str]) -> BrowsePartitioning | None:
+    """``partitionColumn``/``lowerBound``/``upperBound``/``numPartitions``: all four or none,
+    as Spark's JDBC source has them."""
+    from .partitioning import identifier_for, parse_bound
+
+    given = [name for name in _PARTITION_OPTIONS if values.get(name, "").strip()]
+    if not given:
+        return None
+    if len(given) != len(_PARTITION_OPTIONS):
+        missing = [name for name in _PARTITION_OPTIONS if name not in given]
+        raise ValueError(
+            "jms data source: options partitionColumn, lowerBound, upperBound and numPartitions go "
+            f"together (as in Spark's JDBC source); missing {', '.join(missing)}"
+        )
+    if "maxMessages" in values:
+        raise ValueError(
+            "jms data source: option 'maxMessages' limits one browse, and numPartitions makes "
+            "several: use .limit(n) on the DataFrame instead"
+        )
+    column = values["partitionColumn"].strip()
+    lower = parse_bound(column, "lowerBound", values["lowerBound"])
+    upper = parse_bound(column, "upperBound", values["upperBound"])
+    count = _int("numPartitions", values["numPartitions"], 1, 1024)
+    if count > 1 and lower >= upper:
+        raise ValueError(
+            f"jms data source: option 'lowerBound' ({lower}) must be less than 'upperBound' ({upper})"
+        )
+    return BrowsePartitioning(column, identifier_for(column), lower, upper, count)
+
+
 def parse_options(options: Mapping[str, str]) -> JmsOptions:
     """Parse Spark's option dict; raise ``ValueError`` naming any unknown or malformed option."""
     values: dict[str, str] = {}
@@ -373,6 +416,9 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["mode"] = _choice("mode", values["mode"], MODES)
     if "maxMessages" in values:
         kwargs["max_messages"] = _int("maxMessages", values["maxMessages"], 1)
+    partitioning = _partitioning(values)
+    if partitioning is not None:
+        kwargs["partitioning"] = partitioning
     if "timeoutMs" in values:
         kwargs["timeout_ms"] = _int("timeoutMs", values["timeoutMs"], 0)
     if "maxMessagesPerTrigger" in values and "maxOffsetsPerTrigger" in values:
