@@ -223,3 +223,56 @@ def test_browse_in_partitions_reads_each_message_once_in_parallel(spark: Any, br
     eu = read(numPartitions="3", selector="region = 'EU'").collect()
     assert sorted(r.text for r in eu) == sorted(f"m{i}" for i in range(1, 40, 2))
     assert len(_drain(broker_url, "parts")) == 44  # a browse: nothing consumed
+
+
+def test_typed_properties_as_a_variant_are_queried_without_from_json_and_written_back(
+    spark: Any, broker_url: str
+) -> None:
+    """typedPropertiesAs=variant: ``typed_properties`` is a Spark 4 VARIANT whose values keep
+    their JMS types (``schema_of_variant`` says so); a DataFrame with that column writes the
+    properties back with those types; the default stays typed JSON."""
+    from amqp_jms.spark.variant import decode_properties
+    from amqp_jms.types import Byte, Double, Long
+
+    msg = TextMessage("typed")
+    msg.set_int_property("total", 250)
+    msg.set_object_property("tiny", Byte(7))
+    msg.set_long_property("big", 1 << 40)
+    msg.set_double_property("ratio", 0.5)
+    msg.set_boolean_property("vip", True)
+    msg.set_string_property("region", "EU")
+    _send(broker_url, "variant", [msg])
+
+    def load(**extra: str) -> Any:
+        reader = spark.read.format("jms").option("url", broker_url).option("destination", "queue://variant")
+        for key, value in extra.items():
+            reader = reader.option(key, value)
+        return reader.load()
+
+    df = load(typedPropertiesAs="variant")
+    assert df.schema["typed_properties"].dataType.typeName() == "variant"
+    row = df.selectExpr(
+        "typed_properties:total::int AS total",
+        "variant_get(typed_properties, '$.region', 'string') AS region",
+        "typed_properties:vip::boolean AS vip",
+        "schema_of_variant(typed_properties) AS types",
+    ).collect()[0]
+    assert (row.total, row.region, row.vip) == (250, "EU", True)
+    # schema_of_variant widens every integer to BIGINT; the values themselves keep their width
+    for field in ("big: BIGINT", "ratio: DOUBLE", "region: STRING", "vip: BOOLEAN"):
+        assert field in row.types, row.types
+    cell = df.select("typed_properties").collect()[0].typed_properties  # a pyspark VariantVal
+    assert cell.toPython()["tiny"] == 7
+    assert type(decode_properties(cell.value, cell.metadata)["tiny"]) is Byte
+    assert df.filter("typed_properties:total::int > 200").count() == 1
+    assert load().schema["typed_properties"].dataType.typeName() == "string"  # the default is unchanged
+
+    df.select("text", "typed_properties").write.format("jms").option("url", broker_url).option(
+        "destination", "queue://variant-out"
+    ).mode("append").save()
+    (back,) = _drain(broker_url, "variant-out")
+    assert type(back.get_object_property("tiny")) is Byte and type(back.get_object_property("total")) is Int
+    assert type(back.get_object_property("big")) in (int, Long)  # a long (the client's is a plain int)
+    assert back.get_long_property("big") == 1 << 40
+    assert type(back.get_object_property("ratio")) in (float, Double)
+    assert back.get_boolean_property("vip") is True and back.get_string_property("region") == "EU"

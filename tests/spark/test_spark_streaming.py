@@ -387,3 +387,23 @@ def test_progress_shows_the_sources_figures_beside_the_latest_offset_and_restart
         query.stop()
     texts = [r.text for r in spark.read.parquet(str(tmp_path / "out")).collect()]
     assert sorted(texts, key=lambda t: int(t[1:])) == [f"m{i}" for i in range(40)]
+
+
+def test_a_stream_reads_typed_properties_as_a_variant(spark: Any, broker_url: str, tmp_path: Path) -> None:
+    """typedPropertiesAs=variant on the streaming path (segments decoded on the executors)."""
+    _send(broker_url, Queue("variant-stream"), 6)
+    df = _reader(spark, broker_url, "queue://variant-stream", tmp_path / "wal", typedPropertiesAs="variant")
+    assert df.schema["typed_properties"].dataType.typeName() == "variant"
+    _start(
+        lambda: (
+            df.selectExpr("text", "typed_properties:n::int AS n", "typed_properties:region::string AS region")
+            .writeStream.format("memory")
+            .queryName("variant_stream")
+            .option("checkpointLocation", str(tmp_path / "chk"))
+            .trigger(availableNow=True)
+        )
+    )
+    rows = sorted(spark.sql("select * from variant_stream").collect(), key=lambda r: r.n)
+    assert [(r.text, r.n, r.region) for r in rows] == [
+        (f"m{i}", i, "EU" if i % 2 == 0 else "US") for i in range(6)
+    ]

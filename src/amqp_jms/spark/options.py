@@ -42,6 +42,8 @@ option                     default     meaning
                                        driver with its own connection and log segments (see docs/spark.md)
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
 ``includeAmqp``            ``false``   add the ``amqp`` column (the raw encoded message)
+``typedPropertiesAs``      ``json``    reads: ``typed_properties`` as typed JSON (STRING) or as a
+                                       ``variant`` (Spark 4 VARIANT, JMS types kept; ``variant.py``)
 ``deliveryMode``           ``2``       writes: default delivery mode (1, 2, ``PERSISTENT``,
                                        ``NON_PERSISTENT``) where a row has no ``delivery_mode``
 ``priority``               ``4``       writes: default priority (0–9)
@@ -74,10 +76,19 @@ from ..destination import Destination, Queue, Topic, parse_destination
 from ..exceptions import InvalidDestinationException
 from .partitioning import BrowsePartitioning
 
-__all__ = ["BODY_AS", "CLIENT_OPTION_NAMES", "MESSAGE_TYPES", "MODES", "JmsOptions", "parse_options"]
+__all__ = [
+    "BODY_AS",
+    "CLIENT_OPTION_NAMES",
+    "MESSAGE_TYPES",
+    "MODES",
+    "TYPED_AS",
+    "JmsOptions",
+    "parse_options",
+]
 
 MODES = ("browse", "consume")
 BODY_AS = ("binary", "string")
+TYPED_AS = ("json", "variant")
 MESSAGE_TYPES = ("Text", "Bytes", "Map", "Stream", "Message")
 
 #: Client URL options in their documented spelling: Spark lower-cases option keys, the client's
@@ -145,6 +156,7 @@ _KNOWN = (
     "numReceivers",
     "bodyAs",
     "includeAmqp",
+    "typedPropertiesAs",
     "deliveryMode",
     "priority",
     "timeToLive",
@@ -180,6 +192,7 @@ class JmsOptions:
     num_receivers: int = 1
     body_as: str = "binary"
     include_amqp: bool = False
+    typed_properties_as: str = "json"
     delivery_mode: int = 2
     priority: int = 4
     time_to_live: int = 0
@@ -453,6 +466,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
     if "includeAmqp" in values:
         kwargs["include_amqp"] = _bool("includeAmqp", values["includeAmqp"])
+    if "typedPropertiesAs" in values:
+        kwargs["typed_properties_as"] = _choice("typedPropertiesAs", values["typedPropertiesAs"], TYPED_AS)
     if "deliveryMode" in values:
         kwargs["delivery_mode"] = _delivery_mode(values["deliveryMode"])
     if "priority" in values:

@@ -92,7 +92,7 @@ class JmsBatchReader(DataSourceReader):
         assert isinstance(partition, ReadPartition)
         opts = self.options
         selector = " AND ".join(f"({s})" for s in (opts.selector, partition.selector) if s) or None
-        schema = arrow_schema(opts.body_as, opts.include_amqp)
+        schema = arrow_schema(opts.body_as, opts.include_amqp, opts.typed_properties_as)
         destination = opts.require_destination()
         if destination.is_topic:
             raise ValueError(

@@ -34,7 +34,7 @@ class JmsDataSource(DataSource):
         from .schema import row_schema
 
         opts = self._options()
-        return row_schema(opts.body_as, opts.include_amqp)
+        return row_schema(opts.body_as, opts.include_amqp, opts.typed_properties_as)
 
     def reader(self, schema: Any) -> DataSourceReader:
         from .reader import JmsBatchReader

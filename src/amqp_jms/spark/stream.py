@@ -64,14 +64,14 @@ class SegmentPartition(InputPartition):
 
 
 def decode_segment(
-    wal_path: str, segment_id: int, body_as: str, include_amqp: bool
+    wal_path: str, segment_id: int, body_as: str, include_amqp: bool, typed_as: str = "json"
 ) -> Iterator[pa.RecordBatch]:
     """The messages of one segment as Arrow batches of the row schema (:mod:`.columns`)."""
     from .columns import segment_batches
     from .schema import arrow_schema
     from .wal import read_segment
 
-    schema = arrow_schema(body_as, include_amqp)
+    schema = arrow_schema(body_as, include_amqp, typed_as)
     for batch in segment_batches(read_segment(wal_path, segment_id), schema, body_as, include_amqp):
         yield batch
         crash_point("during_sink")
@@ -237,8 +237,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, SegmentPartition)
+        opts = self.options
         yield from decode_segment(
-            partition.wal_path, partition.segment_id, self.options.body_as, self.options.include_amqp
+            partition.wal_path,
+            partition.segment_id,
+            opts.body_as,
+            opts.include_amqp,
+            opts.typed_properties_as,
         )
 
     def commit(self, end: dict[str, Any]) -> None:
