@@ -488,3 +488,26 @@ def test_receiver_processes_end_with_the_driver_process(broker_url: str, tmp_pat
     while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
         time.sleep(0.2)
     assert not [p for p in pids if Path(f"/proc/{p}").exists()]
+
+
+def test_report_backlog_adds_the_queue_depth_the_broker_reports(broker_url: str, tmp_path: Path) -> None:
+    """reportBacklog=true: the embedded broker's management node says how many messages still
+    wait on the queue; with a small prefetch and buffer most of them do."""
+    _send(broker_url, "backlog", 40)
+    reader = _reader(
+        broker_url,
+        "backlog",
+        tmp_path,
+        segmentMessages="5",
+        maxMessagesPerTrigger="5",
+        maxBufferedMessages="5",
+        reportBacklog="true",
+        **{"jms.prefetchPolicy.all": "1"},
+    )
+    reader.latestOffset(reader.initialOffset(), ReadMaxRows(5))
+    time.sleep(1.0)  # the receiver fills its buffer, then waits for Spark
+    report = reader.reportLatestOffset()
+    reader.stop()
+    assert report is not None
+    assert 40 - 5 - 5 - 2 <= report["backlog"] <= 40 - report["received"]  # planned, buffered, in flight
+    assert reader._backlog is None or reader._backlog._connection is None  # closed with the reader

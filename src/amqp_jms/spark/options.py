@@ -38,6 +38,8 @@ option                     default     meaning
                                        query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
 ``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
+``reportBacklog``          ``false``   streaming reads: ask the broker's management node for the queue's
+                                       depth each trigger (a progress figure; ``backlog.py``)
 ``numReceivers``           ``1``       streaming reads: competing consumers, each its own process on the
                                        driver with its own connection and log segments (see docs/spark.md)
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
@@ -154,6 +156,7 @@ _KNOWN = (
     "segmentMessages",
     "maxBufferedMessages",
     "numReceivers",
+    "reportBacklog",
     "bodyAs",
     "includeAmqp",
     "typedPropertiesAs",
@@ -190,6 +193,7 @@ class JmsOptions:
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
     num_receivers: int = 1
+    report_backlog: bool = False
     body_as: str = "binary"
     include_amqp: bool = False
     typed_properties_as: str = "json"
@@ -462,6 +466,8 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["max_buffered_messages"] = _int("maxBufferedMessages", values["maxBufferedMessages"], 1)
     if "numReceivers" in values:
         kwargs["num_receivers"] = _int("numReceivers", values["numReceivers"], 1, 64)
+    if "reportBacklog" in values:
+        kwargs["report_backlog"] = _bool("reportBacklog", values["reportBacklog"])
     if "bodyAs" in values:
         kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
     if "includeAmqp" in values:

@@ -16,8 +16,8 @@ to the reader. So the figures ride there, beside the segment id(s) that make it 
      "walBytes": 4210688}                     # bytes of segment data in the log (planned ones included)
 
 (A message is "received" once it is in the log: before that it is not accepted, and a crash has
-the broker deliver it again.) The broker's queue depth is not among them: AMQP has no standard
-way to ask for it.
+the broker deliver it again.) With ``reportBacklog=true`` the reader adds ``"backlog"``, the
+broker's queue depth (:mod:`.backlog`).
 
 ``endOffset`` (what the batch read) keeps the offset form alone: the figures never enter the
 offsets Spark checkpoints and replays, so restarting from a checkpoint is unchanged.

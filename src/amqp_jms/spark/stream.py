@@ -48,6 +48,7 @@ from ._faults import crash_point
 from .options import JmsOptions
 
 if TYPE_CHECKING:
+    from .backlog import BacklogProbe
     from .progress import LogFigures
     from .receiver import SegmentReceiver
     from .wal import WriteAheadLog
@@ -119,11 +120,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._confirmed = False
         self._end: int | None = None  # the end offset ``latestOffset`` last handed out
         self._figures: LogFigures | None = None
+        self._backlog: BacklogProbe | None = None  # reportBacklog=true, once asked
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_receiver"] = None  # threads and connections do not travel
         state["_wal"] = None
+        state["_backlog"] = None
         return state
 
     def initialOffset(self) -> dict[str, Any]:
@@ -190,18 +193,28 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {**self._at(latest[0]), **values}
 
     def _report(self, logs: list[tuple[str, int]]) -> tuple[list[int], dict[str, int]] | None:
-        """The figures of ``logs`` (:class:`.progress.LogFigures`); ``None`` (and a WARNING)
-        when a log cannot be listed: progress never fails the query."""
+        """The figures of ``logs`` (:class:`.progress.LogFigures`), and the broker's ``backlog``
+        with ``reportBacklog``; ``None`` (and a WARNING) when a log cannot be listed: progress
+        never fails the query."""
         from .._logs import SPARK
         from .progress import LogFigures
 
         if self._figures is None:
             self._figures = LogFigures()
         try:
-            return self._figures.figures(logs)
+            latest, values = self._figures.figures(logs)
         except Exception as exc:  # a listing error of a remote store: the next trigger retries
             SPARK.warning("jms data source: no progress figures this trigger: %s", exc)
             return None
+        if self.options.report_backlog:
+            if self._backlog is None:
+                from .backlog import BacklogProbe
+
+                self._backlog = BacklogProbe(self.options)
+            depth = self._backlog.depth()
+            if depth is not None:
+                values["backlog"] = depth
+        return latest, values
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         wal_path = self.options.require_wal_path()
@@ -255,6 +268,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             delete_segments_through(self.options.require_wal_path(), _offset(end))
 
     def stop(self) -> None:
+        if self._backlog is not None:
+            self._backlog.close()
         if self._receiver is not None:
             try:
                 self._receiver.stop()

@@ -168,6 +168,8 @@ class MultiReceiverStreamReader(JmsStreamReader):
                 delete_segments_through(receiver_log_path(wal_path, i), last)
 
     def stop(self) -> None:
+        if self._backlog is not None:
+            self._backlog.close()
         receivers, self._receivers = self._receivers, None
         for receiver in receivers or []:
             receiver.stop()
