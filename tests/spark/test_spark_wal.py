@@ -123,6 +123,17 @@ def test_a_segment_id_collision_never_overwrites(tmp_path: Path) -> None:
     assert read_segment(str(tmp_path), 1).to_pylist() == [b"first"]
 
 
+def test_a_segment_id_collision_on_s3_fails_instead_of_overwriting(s3_wal_root: str) -> None:
+    """No create-if-absent on S3: the writer looks for the segment's manifest first, so a second
+    writer that got past the owner check (the claim's residual window) fails, losing nothing."""
+    uri = s3_wal_root.format("collide")
+    one, two = WriteAheadLog(uri), WriteAheadLog(uri)
+    assert one.append([b"first"]) == 1
+    with pytest.raises(WalOwnershipError, match="segment 1 already exists"):
+        two.append([b"second"])
+    assert read_segment(uri, 1).to_pylist() == [b"first"]
+
+
 def test_default_wal_path_lies_under_the_checkpoint_root() -> None:
     opts = parse_options({"url": "amqp://h:1", "destination": "queue://orders"})
     assert opts.with_default_wal_path(None).wal_path is None

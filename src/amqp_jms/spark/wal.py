@@ -73,7 +73,9 @@ _SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
 #: once both write it; the last write wins and the other claimer, reading back, is refused. What
 #: is left: a claimer that stalls longer than this between reading "no owner" and writing its
 #: record (both then pass here); the first batch's :meth:`WriteAheadLog.confirm` re-reads the
-#: record and stops the one that lost, but its receiver may have appended by then.
+#: record and stops the one that lost. Meanwhile an append fails on a segment id the other has
+#: published (:meth:`WriteAheadLog.append` looks first); only two appends of one id racing
+#: each other can still overwrite.
 CLAIM_SETTLE_S = 1.0
 
 
@@ -447,10 +449,7 @@ class WriteAheadLog:
                 os.link(tmp, final)  # never replaces: an id collision is a second writer, not data to lose
             except FileExistsError:
                 os.unlink(tmp)
-                raise WalOwnershipError(
-                    f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
-                    "another source writes to this walPath"
-                ) from None
+                raise self._collision(segment_id) from None
             os.unlink(tmp)
             _fsync_dir(self.root)
         else:
@@ -458,6 +457,12 @@ class WriteAheadLog:
             with pa.ipc.new_file(sink, WAL_SCHEMA) as writer:
                 writer.write_batch(batch)
             data = sink.getvalue()
+            # no create-if-absent here: look first, so a second writer that got past the owner
+            # check (see CLAIM_SETTLE_S) fails instead of overwriting a published segment, unless
+            # both look before either publishes
+            published = final if self.atomic_rename else _join(self.root, _manifest_name(segment_id))
+            if self.fs.get_file_info(published).type != pafs.FileType.NotFound:
+                raise self._collision(segment_id)
             if self.atomic_rename:
                 tmp = _join(self.root, "." + _data_name(segment_id) + ".tmp")
                 with self.fs.open_output_stream(tmp) as out:
@@ -471,6 +476,12 @@ class WriteAheadLog:
                     out.write(manifest)
         self._last = segment_id
         return segment_id
+
+    def _collision(self, segment_id: int) -> WalOwnershipError:
+        return WalOwnershipError(
+            f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
+            "another source writes to this walPath"
+        )
 
     def ids_between(self, start: int, end: int) -> list[int]:
         """Published ids with ``start < id <= end``."""
