@@ -59,7 +59,9 @@ yet in a planned batch (on disk in the write-ahead log; at most one segment of t
 
 ``walPath`` defaults to ``<root>/jms-wal/<digest of url, destination, selector, subscription>``
 when ``spark.sql.streaming.checkpointLocation`` names a checkpoint root in the session that
-called ``register(spark)``; otherwise a streaming read must name it.
+called ``register(spark)``; otherwise a streaming read must name it. (The query's own
+``checkpointLocation`` would be the better home, but PySpark hands a Python source only its
+``readStream`` options: the reader never sees it.)
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
 ``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored.
