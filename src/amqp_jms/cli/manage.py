@@ -11,9 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..management import ManagementClient
 from ._client import connect
 from ._common import Output, UsageError, add_common, add_url
-from ._management import ManagementClient
 
 __all__ = ["register"]
 

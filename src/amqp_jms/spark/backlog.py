@@ -46,7 +46,7 @@ class BacklogProbe:
         try:
             entity, name = self._entity()
             if self._client is None:
-                from ..cli._management import ManagementClient
+                from ..management import ManagementClient
                 from ._client import open_connection
 
                 self._connection = open_connection(self.options.with_(client_id=None))

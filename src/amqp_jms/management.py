@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..destination import Queue
-from ..exceptions import InvalidDestinationException, JMSException, JMSSecurityException
-from ._client import message_body
+from .destination import Queue
+from .exceptions import InvalidDestinationException, JMSException, JMSSecurityException
+from .message._plain import message_body
 
 __all__ = ["NODE_TYPE", "ManagementClient", "Response", "StatusError"]
 
