@@ -257,8 +257,9 @@ class Connection:
         self._events.post("on_connection_established", uri)
 
     def on_connection_interrupted(self, uri: str) -> None:
-        """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
-        to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``)."""
+        """Unsettled prefetched messages are void (their link is gone): the peer redelivers them,
+        flagged, to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``).
+        A presettled consumer's are kept (``LocalQueue.clear``): nobody would redeliver them."""
         for s in list(self._sessions):
             for c in list(s.consumers):
                 c.local_queue.clear()

@@ -113,6 +113,8 @@ class TestPeer:
         self.errors: list[str] = []
         self.flows: list[Flow] = []
         self.log: list[Any] = []
+        #: names of the links the peer closed and the client has since closed too (its answer)
+        self.answered_detaches: list[str] = []
         #: with ``trace_frames=True``: every frame the peer read or wrote, as proton traces it
         #: (``FRAME: 0 <- @open(16) [...]``), to check a client's own frame trace against
         self.frames: list[str] = []
@@ -586,7 +588,8 @@ class TestPeer:
         elif t in (Event.LINK_REMOTE_CLOSE, Event.LINK_REMOTE_DETACH):
             link = ev.link
             if link.state & Link.LOCAL_CLOSED:
-                return  # the answer to our own detach
+                self.answered_detaches.append(link.name)  # the answer to our own detach
+                return
             cond = link.remote_condition
             info3 = Closing("detach", link.name, t == Event.LINK_REMOTE_CLOSE,
                             str(cond.name) if cond is not None else None)

@@ -375,6 +375,13 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self.refill()
             return
         txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
+        session = self.session
+        if txn is None and outcome == ACCEPTED and session.coordinator is not None and not self.spec.browser:
+            # acknowledged in a lost transaction: nothing goes out until the commit or rollback
+            # that reports it gives the message back (Qpid JMS skips the ack the same way)
+            session.hold_lost_ack(self, inbound)
+            self.refill()
+            return
         if txn is None and outcome == ACCEPTED:  # the common case, straight to proton-c
             inbound.delivery = None
             _update(raw, _PN_ACCEPTED)

@@ -127,7 +127,15 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         assert snd is not None
         self._tag += 1
         tag = str(self._tag)
-        txn = self.session.txn_id()
+        session = self.session
+        txn = session.txn_id()
+        if txn is None and session.coordinator is not None:
+            # the transaction is lost (the peer closed its coordinator, or a declare failed): as
+            # Qpid JMS, the send goes nowhere and the commit reports the transaction rolled back
+            self._window.release(1)
+            if fut is not None:
+                fut.set_result(None)
+            return
         if txn is not None:
             d = snd.delivery(tag)
             d.local.data = [txn]
@@ -223,8 +231,17 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._window.break_(JMSException("the producer is closed"))
 
     def on_failed(self, exc: JMSException) -> None:
+        snd = self.endpoint
+        unawaited = (snd.unsettled if snd is not None else 0) - len(self._waiting)
         fail_waiting(self._waiting, exc)
         self._window.break_(exc)
+        if unawaited > 0 and self.session.failure is None and self.provider.failure is None:
+            # the peer closed this link alone with sends nobody waits for still unsettled: their
+            # fate is unknown, so say so where an unawaited send's failure goes (a transaction's
+            # commit, else the ExceptionListener); a lost connection is reported once, elsewhere
+            self.session.unawaited_send_failed(JMSException(
+                f"{unawaited} message(s) sent without waiting got no outcome before the peer closed "
+                f"the link: {exc.reason}", exc.error_code, exc))
 
 
 

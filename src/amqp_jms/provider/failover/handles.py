@@ -479,12 +479,14 @@ class FailoverConsumer(_Link, ProviderConsumer):
         return _Sink(self, gen)
 
     def interrupted(self) -> None:
-        """The connection went: what the local queue holds was never acknowledged and comes
-        back from the broker (redelivered): drop it (Qpid JMS clears the message queue)."""
+        """The connection went: what the local queue holds unsettled was never acknowledged and
+        comes back from the broker (redelivered), so the sink drops it (Qpid JMS clears the
+        message queue). A presettled consumer's messages are the sink's to keep: the broker
+        settled them as it sent them and will not send them again (``InboundSink.clear``)."""
         clear = getattr(self.sink, "clear", None)
         if clear is not None:
             clear()
-        else:
+        elif not self.spec.presettle:
             self.sink.take_all()
 
     # -- what the client reads: the wrapped consumer's, which may change on re-attach -------

@@ -202,10 +202,12 @@ class FailoverProvider(Provider):
         self._thread.start()
         return self._connected_fut
 
-    def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
+    def on_io_thread(self) -> bool:
         inner = self._inner
-        lt = getattr(inner, "lt", None)
-        if lt is not None and lt.in_loop():
+        return inner is not None and inner.on_io_thread()
+
+    def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
+        if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
         return wait_for(fut, timeout, what)
 
