@@ -22,6 +22,7 @@ from amqp_jms import (
     Queue,
     SendFailedException,
     Session,
+    TransactionRolledBackException,
 )
 from amqp_jms.testing.peer import Attach, TestPeer
 
@@ -106,11 +107,11 @@ def test_send_timing_out_without_an_outcome_raises_and_is_not_resent_after_a_lat
             peer.wait()
 
 
-def test_coordinator_detached_on_commit_fails_the_commit_without_a_reconnect() -> None:
+def test_coordinator_detached_on_commit_fails_the_commit_rolled_back_without_a_reconnect() -> None:
     """testPassthroughOfRollbackErrorCoordinatorClosedOnCommit: the peer detaches the coordinator
-    link (with an error) instead of answering the discharge: the commit fails on the live
-    connection, naming the coordinator's error, and failover does not reconnect. (Qpid JMS raises
-    TransactionRolledBackException and attaches a new coordinator: see docs/qpid-jms-parity.md.)"""
+    link (with an error) instead of answering the discharge: on the live connection the commit
+    raises TransactionRolledBackException naming the error, the session attaches a new
+    coordinator and declares a new transaction, which commits; failover does not reconnect."""
     names: list[str] = []
     with TestPeer() as peer:
         peer.expect_open()
@@ -122,10 +123,18 @@ def test_coordinator_detached_on_commit_fails_the_commit_without_a_reconnect() -
             s = conn.create_session(Session.SESSION_TRANSACTED)
             t, out = in_thread(s.commit)
             peer.wait()
+            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+            peer.expect_declare(b"txn-2")
             peer.detach_link(names[0], ("amqp:internal-error", "coordinator gone"))
             t.join(5)
             assert out and out[0][0] == "raised", out
-            assert isinstance(out[0][1], JMSException) and "coordinator gone" in str(out[0][1])
+            assert isinstance(out[0][1], TransactionRolledBackException)
+            assert "coordinator gone" in str(out[0][1])
+            peer.wait()
+            peer.expect_discharge(fail=False)
+            peer.expect_declare(b"txn-3")
+            s.commit()
+            peer.wait()
             assert conn._provider.reconnects == []
 
 
