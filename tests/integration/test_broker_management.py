@@ -14,7 +14,7 @@ from proton import Message as ProtonMessage
 from amqp_jms import ConnectionFactory, JMSException, Queue
 from amqp_jms.broker.limits import BrokerLimits
 from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.cli._management import NODE_TYPE, ManagementClient
+from amqp_jms.management import NODE_TYPE, ManagementClient
 from amqp_jms.types import Int
 
 

@@ -382,7 +382,7 @@ def test_paged_bytes_rise_over_the_memory_limit_and_fall_back_as_consumed(broker
 
 
 def test_removed_total_counts_what_an_operator_purged_or_moved(broker_factory: Any) -> None:
-    from amqp_jms.cli._management import ManagementClient
+    from amqp_jms.management import ManagementClient
 
     b = broker_factory(metrics="127.0.0.1:0")
     url = b.metrics_url

@@ -134,3 +134,103 @@ def test_remote_close_of_a_fallback_link_reports_a_send_that_did_not_wait(peer: 
         peer.wait()
     assert len(failures) == 1 and "1 message(s) sent without waiting" in str(failures[0])
     assert "producer-breadcrumb" in str(failures[0])
+
+
+# -- a consumer's link closed by the peer (Qpid JMS ConsumerIntegrationTest,
+#    testRemotelyCloseConsumerWithMessageListenerFiresJMSExceptionListener and its siblings) ----
+
+def _consumer_link(peer: TestPeer) -> str:
+    from amqp_jms.testing.peer import Attach
+
+    return next(a.name for a in peer.log if isinstance(a, Attach) and a.source_address == "q")
+
+
+@pytest.mark.parametrize("condition", [GONE, None], ids=["with-condition", "without-condition"])
+def test_a_listeners_consumer_closed_by_the_peer_tells_the_exception_listener(
+        peer: TestPeer, condition: tuple[str, str] | None) -> None:
+    told: list[JMSException] = []
+    heard = threading.Event()
+
+    def on_exception(exc: JMSException) -> None:
+        told.append(exc)
+        heard.set()
+
+    with _conn(peer) as conn:
+        conn.set_exception_listener(on_exception)
+        s = conn.create_session()
+        peer.expect_attach()
+        peer.expect_flow()
+        c = s.create_consumer(Queue("q"))
+        c.set_message_listener(lambda m: None)
+        conn.start()
+        peer.wait()
+        peer.detach_link(_consumer_link(peer), condition)
+        assert heard.wait(5), "the ExceptionListener was not told of the consumer the peer closed"
+        assert len(told) == 1
+        if condition is not None:
+            assert "producer-breadcrumb" in str(told[0])
+        # the connection and the session carry on: another consumer works
+        peer.expect_attach()
+        peer.expect_flow()
+        s.create_consumer(Queue("other"))
+        peer.wait()
+    assert len(told) == 1
+
+
+def test_a_consumer_closed_by_the_peer_ends_a_blocked_receive_then_refuses_to_receive(
+        peer: TestPeer) -> None:
+    from amqp_jms import IllegalStateException
+
+    told: list[JMSException] = []
+    with _conn(peer) as conn:
+        conn.set_exception_listener(told.append)
+        s = conn.create_session()
+        peer.expect_attach()
+        peer.expect_flow()
+        c = s.create_consumer(Queue("q"))
+        conn.start()
+        peer.wait()
+        got: list[Any] = []
+        t = threading.Thread(target=lambda: got.append(c.receive(5000)))
+        t.start()
+        time.sleep(0.2)
+        peer.detach_link(_consumer_link(peer), GONE)
+        t.join(5)
+        assert got == [None]  # the blocked receive ends at once (Qpid JMS returns null)
+        with pytest.raises(IllegalStateException, match="unrecoverable") as raised:
+            c.receive_no_wait()
+        assert "producer-breadcrumb" in str(raised.value.linked_exception)
+        c.close()  # closing it afterwards is quiet
+    time.sleep(0.2)
+    assert told == []  # no listener: the receive is how the application hears of it
+
+
+@pytest.mark.parametrize("persistent", [True, False], ids=["sync", "not-waiting"])
+def test_a_producer_closed_by_the_peer_refuses_later_sends_as_closed(
+        peer: TestPeer, persistent: bool) -> None:
+    """Qpid JMS's testRemotelyCloseProducer / testPassthroughRemotelyCloseProducer: once the peer
+    closed the producer's link alone, a send raises IllegalStateException naming the cause,
+    whether or not it would have waited (a send that does not wait must not go nowhere)."""
+    from amqp_jms import IllegalStateException
+    from amqp_jms.testing.peer import Attach
+
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        peer.wait()
+        name = next(a.name for a in peer.log if isinstance(a, Attach) and a.target_address == "q")
+        peer.detach_link(name, GONE)
+        deadline = time.monotonic() + 5
+        while name not in peer.answered_detaches:  # the client has seen the detach
+            assert time.monotonic() < deadline, "the client never answered the detach"
+            time.sleep(0.02)
+        mode = DeliveryMode.PERSISTENT if persistent else DeliveryMode.NON_PERSISTENT
+        for body in ("x", "y"):
+            with pytest.raises(IllegalStateException, match="unrecoverable") as raised:
+                p.send(s.create_text_message(body), delivery_mode=mode)
+            assert "producer-breadcrumb" in str(raised.value.linked_exception)
+        # the session carries on
+        peer.expect_attach(offer=10)
+        s.create_producer(Queue("other"))
+        peer.wait()

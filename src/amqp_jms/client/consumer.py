@@ -84,6 +84,7 @@ class MessageConsumer:
         self._local_only_wait = cfg.receive_local_only
         self._local_only_nowait = cfg.receive_no_wait_local_only
         self._drain_timeout = cfg.seconds(cfg.drain_timeout_ms)
+        queue.on_closed_alone = self._closed_by_peer
 
     # -- JMS API -------------------------------------------------------------------------------
     def get_message_selector(self) -> str | None:
@@ -204,7 +205,20 @@ class MessageConsumer:
     def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")
+        failure = self._queue.failure
+        if failure is not None:
+            # the link ended under the consumer: it cannot receive again (Qpid JMS's checkClosed)
+            raise IllegalStateException(
+                f"the consumer was closed due to an unrecoverable error: {failure.reason}",
+                failure.error_code, failure)
         self._session.check_open()
+
+    def _closed_by_peer(self, exc: JMSException) -> None:
+        """The peer closed this consumer's link alone (provider thread). A consumer with a
+        MessageListener has nobody calling it to hear of it, so the connection's
+        ExceptionListener does (Qpid JMS ``JmsSession.consumerClosed``)."""
+        if self._listener is not None:
+            self._session.connection.on_async_exception(exc)
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
         got = self._receive_inbound(timeout, ask_peer)

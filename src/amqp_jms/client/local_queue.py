@@ -43,6 +43,10 @@ class LocalQueue:
         #: times stopped: a pull made before a stop lost its credit to it (``Session._stopped``)
         self.stops = 0
         self.on_arrival = on_arrival
+        #: why the link ended under the queue (``on_closed``), None while it lives
+        self.failure: JMSException | None = None
+        #: told (on a provider thread) when the peer closed the link alone
+        self.on_closed_alone: Callable[[JMSException], None] | None = None
 
     def deliver(self, inbound: Any) -> None:
         with self._lock:
@@ -110,8 +114,12 @@ class LocalQueue:
             self.closed = True
             self._cond.notify_all()
 
-    def on_closed(self, exc: JMSException) -> None:
+    def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
+        self.failure = exc
         self.close(exc)
+        hook = self.on_closed_alone
+        if alone and hook is not None:
+            hook(exc)
 
     def get(self, timeout: float | None, stops: int | None = None) -> Any:
         """The next message; None on timeout (``0`` = no wait) or when closed. Given ``stops``

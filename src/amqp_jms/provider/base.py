@@ -147,6 +147,13 @@ class InboundSink(Protocol):
         consumer's messages are kept (the peer will not send them again)."""
         ...
 
+    def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
+        """The consumer's link ended under it for ``exc`` (called on a provider thread, never
+        block). ``alone``: the peer closed this link while its session and connection carry on
+        (Qpid JMS's ``onResourceClosed``), as opposed to going down with them, which the
+        connection reports once."""
+        ...
+
 
 class ProviderListener(Protocol):
     """What a provider tells its connection (Qpid JMS's ``ProviderListener``). Every call comes

@@ -430,9 +430,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         for w in waiters:
             if not w.done():
                 w.set_exception(exc)
-        closer = getattr(self.sink, "on_closed", None)
-        if closer is not None:
-            closer(exc)
+        self.sink.on_closed(exc, alone=self.session.failure is None and self.provider.failure is None)
 
     def before_detach(self) -> None:
         waiters, self._drain_waiters = self._drain_waiters, []

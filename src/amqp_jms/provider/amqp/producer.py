@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from proton import Delivery, Link
 
 from ...engine.raw import ffi, lib
-from ...exceptions import JMSException
+from ...exceptions import IllegalStateException, JMSException
 from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
@@ -99,6 +99,13 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         provider = self.provider
+        failure = self.failure
+        if failure is not None and self.session.failure is None and provider.failure is None:
+            # the peer closed this link alone: the producer is closed for good (Qpid JMS's
+            # checkClosed), and a send must say so rather than go nowhere
+            raise IllegalStateException(
+                f"the producer was closed due to an unrecoverable error: {failure.reason}",
+                failure.error_code, failure)
         tracing = provider.tracing
         span = tracing.sending(message, self.spec.destination) if tracing is not None else None
         data = payload.encode(message, time_to_live=time_to_live, queue_prefix=provider.queue_prefix,
@@ -120,8 +127,14 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
         if self.failure is not None or self.closed:
             self._window.release(1)
+            exc = self.failure or JMSException("the producer is closed")
             if fut is not None:
-                fut.set_exception(self.failure or JMSException("the producer is closed"))
+                fut.set_exception(exc)
+            elif self.failure is not None and self.session.failure is None and self.provider.failure is None:
+                # a send nobody waits for, handed over as the peer closed the link: not sent
+                self.session.unawaited_send_failed(JMSException(
+                    f"a message sent without waiting was not sent: the peer closed the link: "
+                    f"{exc.reason}", exc.error_code, exc))
             return
         snd = self.endpoint
         assert snd is not None

@@ -438,7 +438,7 @@ class _Sink:
     def give_back(self) -> list[tuple[Any, int]]:
         return self.c.sink.give_back()
 
-    def on_closed(self, exc: JMSException) -> None:
+    def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
         if self.c.closed or self.c.lost(self.gen, exc):
             return
         if isinstance(exc, RedirectedException):  # re-attach it where the peer says
@@ -446,9 +446,7 @@ class _Sink:
             return
         self.c.closed = True
         self.c.forget()
-        closer = getattr(self.c.sink, "on_closed", None)
-        if closer is not None:
-            closer(exc)
+        self.c.sink.on_closed(exc, alone=alone)
 
 
 def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
@@ -483,11 +481,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         comes back from the broker (redelivered), so the sink drops it (Qpid JMS clears the
         message queue). A presettled consumer's messages are the sink's to keep: the broker
         settled them as it sent them and will not send them again (``InboundSink.clear``)."""
-        clear = getattr(self.sink, "clear", None)
-        if clear is not None:
-            clear()
-        elif not self.spec.presettle:
-            self.sink.take_all()
+        self.sink.clear()
 
     # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
     prefetch = _from_inner("prefetch", lambda c: c.spec.prefetch)

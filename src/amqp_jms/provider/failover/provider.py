@@ -622,9 +622,7 @@ class FailoverProvider(Provider):
                 if not h.ready.done():
                     h.ready.set_exception(exc)
             for c in sess.consumers:
-                closer = getattr(c.sink, "on_closed", None)
-                if closer is not None:
-                    closer(exc)
+                c.sink.on_closed(exc)
         self._shutdown_inner()
         if not self._connected_fut.done():
             self._connected_fut.set_exception(exc)
