@@ -200,6 +200,25 @@ def test_durable_messages_and_subscriptions_survive_restart(broker_factory: Any,
     c.close()
 
 
+def test_a_committed_transactional_receive_leaves_the_store(broker_factory: Any, tmp_path: Path) -> None:
+    """The accepts of a committed transaction leave the store (in bulk, per queue): after a
+    restart only the messages the transaction did not take come back."""
+    data = tmp_path / "data"
+    b = broker_factory(data_dir=str(data))
+    c = BlockingConnection(b.url, timeout=10)
+    s = c.create_sender("txstore")
+    for i in range(6):
+        s.send(Message(body=f"d{i}", durable=True))
+    c.close()
+    h = run_tx(b.url, "txstore", receive=4, commit=True)
+    assert h.outcome == "committed" and sorted(h.got) == ["d0", "d1", "d2", "d3"]
+    b.stop()
+    b2 = broker_factory(data_dir=str(data))
+    c = BlockingConnection(b2.url, timeout=10)
+    assert bodies(c.create_receiver("txstore")) == ["d4", "d5"]
+    c.close()
+
+
 def fail_deliveries(r: Any, times: int) -> None:
     """Receive on ``r`` and give the message back as a failed delivery attempt, ``times`` times
     (modified with delivery-failed)."""
