@@ -99,13 +99,15 @@ class ReceiverStats:
     drains: int = 0
     reconnects: int = 0
     started: float = field(default_factory=time.monotonic)
+    accepted_at: float = 0.0  # seconds from ``started`` to the end of the last accept
+    cpu_s: float = 0.0  # the receiving thread's CPU time (not the I/O thread's), at the last flush
 
     def summary(self) -> str:
         return (
             f"{self.messages} messages in {self.segments} segments; receive {self.receive_s:.2f} s, "
             f"append {self.append_s:.2f} s, accept {self.accept_s:.2f} s, paused {self.paused_s:.2f} s, "
-            f"{self.drains} drains, {self.reconnects} reconnects, "
-            f"{time.monotonic() - self.started:.2f} s since start"
+            f"{self.drains} drains, {self.reconnects} reconnects, thread cpu {self.cpu_s:.2f} s, "
+            f"last accept {self.accepted_at:.2f} s, {time.monotonic() - self.started:.2f} s since start"
         )
 
 
@@ -141,6 +143,7 @@ class SegmentReceiver:
         self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._failover = False  # a failover url: the provider reconnects (``failover.py``)
+        self._cpu_started = 0.0  # the receiving thread's ``thread_time`` at its start
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
 
@@ -265,6 +268,7 @@ class SegmentReceiver:
 
         backoff = _BACKOFF_FIRST_S
         lost_since: float | None = None
+        self._cpu_started = time.thread_time()
         try:
             while True:
                 connection = None
@@ -324,6 +328,7 @@ class SegmentReceiver:
                     self._error = exc
                 self._cond.notify_all()
         finally:
+            self.stats.cpu_s = time.thread_time() - self._cpu_started
             _log.info("jms receiver: %s", self.stats.summary())
             _report(f"receiver ended: {self.stats.summary()}")
 
@@ -411,7 +416,10 @@ class SegmentReceiver:
         # accept, or one a failover voided because the message came on a connection since
         # lost: redelivered, a duplicate with the same message_id)
         session.acknowledge()
-        stats.accept_s += time.monotonic() - began
+        ended = time.monotonic()
+        stats.accept_s += ended - began
+        stats.accepted_at = ended - stats.started
+        stats.cpu_s = time.thread_time() - self._cpu_started
         crash_point("after_accept")
         with self._cond:
             self._served = self._requested
