@@ -100,7 +100,7 @@ class ReceiverStats:
     reconnects: int = 0
     started: float = field(default_factory=time.monotonic)
     accepted_at: float = 0.0  # seconds from ``started`` to the end of the last accept
-    cpu_s: float = 0.0  # the receiving thread's CPU time (not the I/O thread's), at the last flush
+    cpu_s: float = 0.0  # the receiving thread's CPU time since attached (not the I/O thread's)
 
     def summary(self) -> str:
         return (
@@ -143,7 +143,7 @@ class SegmentReceiver:
         self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._failover = False  # a failover url: the provider reconnects (``failover.py``)
-        self._cpu_started = 0.0  # the receiving thread's ``thread_time`` at its start
+        self._cpu_started = 0.0  # the receiving thread's ``thread_time`` when first attached
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
 
@@ -268,7 +268,6 @@ class SegmentReceiver:
 
         backoff = _BACKOFF_FIRST_S
         lost_since: float | None = None
-        self._cpu_started = time.thread_time()
         try:
             while True:
                 connection = None
@@ -287,6 +286,8 @@ class SegmentReceiver:
                         )
                         _report(f"reconnected after {time.monotonic() - lost_since:.2f} s")
                     lost_since, backoff = None, _BACKOFF_FIRST_S
+                    if not self._attached:  # CPU per message from here: connecting is not receiving
+                        self._cpu_started = time.thread_time()
                     with self._cond:
                         self._attached = True
                         self._cond.notify_all()
