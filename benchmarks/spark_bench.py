@@ -8,18 +8,21 @@ as in production, not inside the benchmark's process.
    acknowledging every 10 000, as the source's receiver acknowledges each durable segment).
    Reported three ways: query start to end; the rate after the first batch (whose Python-worker
    start-up is reported apart); and *per receiver*: the rate at which the source's receiver made
-   messages durable and accepted them, from its start to its last accept (the executors'
-   decoding and the sink overlap it; finding the queue empty afterwards is not in it). The
-   ratio on the last line is the per-receiver one, so that a ``--quick`` ratio is not start-up
-   noise.
+   messages durable and accepted them, from its start to its last accept (finding the queue
+   empty afterwards is not in it), so that a ``--quick`` ratio is not start-up noise.
 
    A fair baseline on a shared machine: the loop runs right before *and* right after each
-   measured query, with the same SparkSession up (its queues filled beforehand, so no send
-   overlaps a measurement), and the baseline is the mean of the two loop rates: a load that
-   changes during the run moves both sides alike. Printed beside it, the same comparison in
-   CPU time per message of the receiving thread (``time.thread_time`` from the consumer's
-   attach to the last accept, as ``benchmarks/receive_cpu.py`` does; the I/O thread left out on
-   both sides), which a loaded machine moves far less than it moves wall-clock rates.
+   measurement, with the same SparkSession up (each run fills its queue first, untimed, so no
+   send overlaps a measurement), and each baseline is the mean of the two loop rates around it: a
+   load that changes during the run moves both sides alike. The ratio on the last line is the
+   receiver *alone* (``SegmentReceiver`` as the stream reader starts it for availableNow, in
+   this process, no query running) between two loops: receive + WAL append + accept against
+   the client's own loop, in the same conditions. The receiver inside the query is printed too,
+   with its own ratio: there it shares the cores with Spark's executors, which the loop never
+   does (on a cluster they are other machines). Printed beside both, the receiving thread's CPU
+   per message (``time.thread_time`` from the consumer's attach to the last accept, as
+   ``benchmarks/receive_cpu.py`` measures; the I/O thread left out on both sides), which a
+   loaded machine moves far less than it moves wall-clock rates.
 2. executor conversion: one write-ahead segment of 2x10^4 encoded messages turned into Arrow
    record batches of the row schema (what each executor task does), msg/s of CPU on one core, the
    best of three runs, beside the decode alone. Goal 100 000.
@@ -32,7 +35,7 @@ as in production, not inside the benchmark's process.
    Python workers' start (the first query's first batch otherwise waits for it).
 
 Goal: each Spark ratio >= 0.8x the client's. The last line is the per-receiver ingest ratio
-(one receiver).
+(one receiver, alone, between two loops).
 usage: spark_bench.py [--quick] [--n N] [--receivers R]
 """
 
@@ -105,22 +108,18 @@ def _receive(url: str, queue: str, n: int) -> tuple[float, float]:
 
 
 class Loops:
-    """The baseline loop, run around each measured query: each run takes a queue filled before
-    any measurement (``fill``), and ``around(before, after)`` is the mean of two runs' rates."""
+    """The baseline loop, run around each measurement: each run fills a queue of its own first
+    (untimed, so the broker holds one queue's worth at a time, as in the measurements), and
+    ``rate(*runs)`` is the mean of those runs' rates."""
 
     def __init__(self, url: str, n: int) -> None:
         self.url, self.n = url, n
         self.runs: list[tuple[float, float]] = []  # (seconds, thread cpu seconds)
-        self._queues: list[str] = []
-
-    def fill(self, count: int) -> None:
-        for _ in range(count):
-            queue = f"bench-client-{len(self._queues)}"
-            _send(self.url, queue, self.n)
-            self._queues.append(queue)
 
     def run(self) -> int:
-        seconds, cpu = _receive(self.url, self._queues[len(self.runs)], self.n)
+        queue = f"bench-client-{len(self.runs)}"
+        _send(self.url, queue, self.n)
+        seconds, cpu = _receive(self.url, queue, self.n)
         self.runs.append((seconds, cpu))
         _log(f"client receive loop {len(self.runs) - 1}: {seconds:.2f} s ({self.n / seconds:,.0f} msg/s), "
              f"thread cpu {cpu:.2f} s; load {_load()}")
@@ -132,6 +131,11 @@ class Loops:
 
     def cpu_per_message(self, *runs: int) -> float:
         return sum(self.runs[i][1] for i in runs) / len(runs) / self.n
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, 0 for a figure that was not measured (a receiver older than its CPU figure)."""
+    return a / b if b else 0.0
 
 
 def _load() -> str:
@@ -240,6 +244,35 @@ def _ingest(spark: Any, url: str, queue: str, n: int, work: str, receivers: int 
     return Ingest(elapsed, startup, steady, received, accepted_s, cpu_s, receivers)
 
 
+def _receiver_alone(url: str, queue: str, n: int, work: str) -> Ingest:
+    """The source's receiver on its own (no query, no executors): a ``SegmentReceiver`` as the
+    stream reader starts it for ``availableNow``, in this process, over ``queue`` (filled
+    beforehand), until it finds the queue empty. Its rate is its start to its last accept."""
+    from amqp_jms.spark.options import parse_options
+    from amqp_jms.spark.receiver import SegmentReceiver
+    from amqp_jms.spark.wal import WriteAheadLog
+
+    path = os.path.join(work, f"wal-{queue}")
+    options = parse_options(
+        {"url": url, "destination": f"queue://{queue}", "walPath": path, "maxBufferedMessages": str(2 * n)}
+    )
+    began = time.monotonic()
+    receiver = SegmentReceiver(options, WriteAheadLog(path), True, None)
+    try:
+        if not receiver.wait_drained(600):
+            raise SystemExit(f"the receiver alone did not finish {queue}")
+        ended = time.monotonic() - began
+    finally:
+        receiver.stop()
+    stats = receiver.stats
+    _log(f"receiver alone: {stats.summary()}; load {_load()}")
+    if stats.messages != n:
+        raise SystemExit(f"the receiver alone took {stats.messages} of {n}")
+    # (a receiver older than these figures: until it found the queue empty, and no CPU figure)
+    seconds = getattr(stats, "accepted_at", 0.0) or ended
+    return Ingest(seconds, 0.0, 0.0, stats.messages, seconds, getattr(stats, "cpu_s", 0.0), 1)
+
+
 def _conversion(n: int, work: str) -> tuple[float, float]:
     """msg/s of one executor task turning a segment of n encoded messages into Arrow batches,
     and of the decode alone (``mapping.decode``, the part a C section decoder speeds up), both
@@ -310,29 +343,31 @@ def main() -> None:
         _log(f"executor conversion: {conversion:,.0f} msg/s per core (decode alone {decode_only:,.0f})")
         loops = Loops(url, n)
         two_receivers = args.receivers > 1
-        # every queue a measurement takes is filled first: no send overlaps a measurement
-        loops.fill(3 if two_receivers else 2)
-        _send(url, "bench-spark", n)
-        if two_receivers:
-            _send(url, "bench-spark-2", n)
-            _send(url, "bench-warmup", 1000)
         spark = _spark(work)
         try:
             warm: float | None = None
             if two_receivers:  # 1 vs 2 receivers: neither run may be the one paying the start-up
+                _send(url, "bench-warmup", 1000)
                 warm = _ingest(spark, url, "bench-warmup", 1000, work).elapsed
                 _log(f"warm-up query (10^3 messages, Python workers' start): {warm:.2f} s")
-            before = loops.run()
+            # loop, receiver alone, loop, query, loop [, query with R receivers, loop]; each
+            # fills its queue first (untimed): no send overlaps a measurement
+            runs = [loops.run()]
+            _send(url, "bench-alone", n)
+            alone = _receiver_alone(url, "bench-alone", n, work)
+            runs.append(loops.run())
             loads.append(_load())
+            _send(url, "bench-spark", n)
             one = _ingest(spark, url, "bench-spark", n, work)
             loads.append(_load())
-            after = loops.run()
+            runs.append(loops.run())
             _log(f"spark ingest: {one.elapsed:.2f} s")
             two: Ingest | None = None
             if two_receivers:
+                _send(url, "bench-spark-2", n)
                 two = _ingest(spark, url, "bench-spark-2", n, work, args.receivers)
                 loads.append(_load())
-                after_two = loops.run()
+                runs.append(loops.run())
                 _log(f"spark ingest, {args.receivers} receivers: {two.elapsed:.2f} s")
             client_tx = _send(url, "bench-client-tx", n)
             _log(f"client send loop: {client_tx:.2f} s")
@@ -344,37 +379,46 @@ def main() -> None:
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)
-    client_rate = loops.rate(before, after)
-    ingest_ratio = one.receiver_rate / client_rate
-    receiver_cpu = one.receiver_cpu_per_message
-    cpu_ratio = loops.cpu_per_message(before, after) / receiver_cpu if receiver_cpu else 0.0
+    alone_loop = loops.rate(runs[0], runs[1])
+    ingest_ratio = alone.receiver_rate / alone_loop
+    query_loop = loops.rate(runs[1], runs[2])
+    cpu_loop = loops.cpu_per_message(*runs[:3])
     write_ratio = client_tx / spark_tx
     print(f"n = {n} messages of 200 B text + 1 property; broker subprocess with a store; 1 receiver; "
           f"load average (1, 5, 15 min) during the run: {' | '.join(loads)}")
     if warm is not None:
         print(f"a warm-up query (10^3 messages) ran first, {warm:.1f} s: the Python workers' start is in it")
     print(
-        f"ingest: client receive loop {client_rate:,.0f} msg/s (mean of the runs just before and "
-        f"after the query: {n / loops.runs[before][0]:,.0f} and {n / loops.runs[after][0]:,.0f}); "
-        f"spark readStream->parquet {n / one.elapsed:,.0f} msg/s start to end, first batch after "
-        f"{one.startup:.1f} s, steady {one.steady:,.0f} msg/s after it (ratio {one.steady / client_rate:.2f})"
+        f"client receive loop, run before and after each measurement: "
+        f"{', '.join(f'{n / loops.runs[i][0]:,.0f}' for i in runs)} msg/s"
     )
     print(
-        f"ingest per receiver: the source's receiver made {one.receiver_rate:,.0f} msg/s durable and "
-        f"accepted (receive + WAL append + accept, its start to its last accept, "
-        f"{one.accepted_s:.1f} s); ratio {ingest_ratio:.2f} (goal {GOAL})"
+        f"ingest per receiver, alternated with the loop (no executors running): the source's receiver "
+        f"made {alone.receiver_rate:,.0f} msg/s durable and accepted (receive + WAL append + accept, "
+        f"its start to its last accept, {alone.accepted_s:.1f} s) against the loop's {alone_loop:,.0f}; "
+        f"ratio {ingest_ratio:.2f} (goal {GOAL})"
     )
     print(
-        f"receiving thread's CPU per message: loop {loops.cpu_per_message(before, after) * 1e6:.1f} us, "
-        f"receiver {one.receiver_cpu_per_message * 1e6:.1f} us (receive + append + accept); "
-        f"loop/receiver {cpu_ratio:.2f}"
+        f"ingest per receiver inside the query (beside Spark's executors on the same cores): "
+        f"{one.receiver_rate:,.0f} msg/s ({one.accepted_s:.1f} s) against the loop around it "
+        f"{query_loop:,.0f}; ratio {one.receiver_rate / query_loop:.2f}"
+    )
+    print(
+        f"receiving thread's CPU per message: loop {cpu_loop * 1e6:.1f} us, receiver alone "
+        f"{alone.receiver_cpu_per_message * 1e6:.1f} us, inside the query "
+        f"{one.receiver_cpu_per_message * 1e6:.1f} us (receive + append + accept); loop/receiver "
+        f"{_ratio(cpu_loop, alone.receiver_cpu_per_message):.2f} and "
+        f"{_ratio(cpu_loop, one.receiver_cpu_per_message):.2f}"
+    )
+    print(
+        f"spark readStream->parquet: {n / one.elapsed:,.0f} msg/s start to end, first batch after "
+        f"{one.startup:.1f} s, steady {one.steady:,.0f} msg/s after it (ratio {one.steady / query_loop:.2f})"
     )
     if two is not None:
-        pair = loops.rate(after, after_two)
+        pair = loops.rate(runs[2], runs[3])
         print(
             f"numReceivers={args.receivers}: start to end {n / two.elapsed:,.0f} msg/s "
-            f"({two.elapsed:.1f} s); "
-            f"the receivers together {two.received / two.accepted_s:,.0f} msg/s "
+            f"({two.elapsed:.1f} s); the receivers together {two.received / two.accepted_s:,.0f} msg/s "
             f"({two.receiver_rate:,.0f} each; loop around it {pair:,.0f}, ratio per receiver "
             f"{two.receiver_rate / pair:.2f}); 1 receiver start to end {n / one.elapsed:,.0f} msg/s, "
             f"its own {one.receiver_rate:,.0f} msg/s"
