@@ -200,6 +200,29 @@ def test_available_now_rides_a_short_pause_mid_stream_with_one_drain(broker_url:
     reader.stop()
 
 
+def test_a_url_asking_for_presettled_consumers_cannot_make_the_receiver_lose(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """``jms.presettlePolicy.presettleAll=true`` on the url: the receiver's consumer is still not
+    presettled, so what it holds un-accepted (here, a chunk not yet in the log) goes back to the
+    broker when it stops; a presettled consumer would have taken it from the broker at once."""
+    from amqp_jms.spark.receiver import SegmentReceiver
+    from amqp_jms.spark.wal import WriteAheadLog
+
+    _send(broker_url, "r3s", 5)
+    url = broker_url + "?jms.presettlePolicy.presettleAll=true"
+    options = parse_options(
+        {"url": url, "destination": "queue://r3s", "walPath": str(tmp_path), "segmentMessages": "1000"}
+    )
+    receiver = SegmentReceiver(options, WriteAheadLog(str(tmp_path)), False, None)
+    deadline = time.monotonic() + 20
+    while receiver._chunk_len < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert receiver._chunk_len == 5  # received, in memory, not in the log
+    receiver.stop()
+    assert _remaining(broker_url, "r3s") == [f"m{i}" for i in range(5)]
+
+
 def test_available_now_on_an_empty_queue_ends_at_once(broker_url: str, tmp_path: Path) -> None:
     reader = _reader(broker_url, "r3b", tmp_path, pollMs="5000")
     reader.prepareForTriggerAvailableNow()
