@@ -14,7 +14,7 @@ from proton import Message as ProtonMessage
 from amqp_jms import ConnectionFactory, JMSException, Queue
 from amqp_jms.broker.limits import BrokerLimits
 from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.cli._management import NODE_TYPE, ManagementClient
+from amqp_jms.management import NODE_TYPE, ManagementClient
 from amqp_jms.types import Int
 
 
@@ -268,11 +268,18 @@ def test_reading_needs_a_permission_on_the_address(broker_factory: Any) -> None:
         {"admin": ["admins"], "clerk": ["clerks"]},
         [("#", {"send": ["admins"], "manage": ["admins"], "create_temporary": ["admins", "clerks"],
                 "browse": ["admins"]}),
-         ("orders", {"browse": ["clerks"], "send": ["admins"]})],
+         ("orders", {"browse": ["clerks"], "send": ["admins"], "consume": ["admins"], "manage": ["admins"]})],
     )
     b = broker_factory(users={"admin": "a", "clerk": "c"}, authorization=rules)
     admin = ConnectionFactory(b.url, username="admin", password="a").create_connection()
+    admin.set_client_id("ops-console")
+    admin.start()
     admin.create_session().create_producer(Queue("orders"))
+    consumer = admin.create_session().create_consumer(Queue("orders"))
+    identity = b.run_soon(lambda: next(f"{c.id}/{st.link.name}" for c in b.core.connections.values()
+                                       for st in c.links.values() if getattr(st, "queue", None) is not None
+                                       and st.queue.name == "orders"))
+    assert consumer is not None
     admin.create_session().create_producer(Queue("secret"))
     clerk = ConnectionFactory(b.url, username="clerk", password="c").create_connection()
     clerk.start()
@@ -285,6 +292,14 @@ def test_reading_needs_a_permission_on_the_address(broker_factory: Any) -> None:
             assert r.status == 403 and "permission manage" in r.description
             listed = mc.query("queue", ["name", "kind"])
             assert [q["name"] for q in listed if q["kind"] == "queue"] == ["orders"]
+            # who consumes 'orders' (the admin's consumer) takes manage on it: browse is not enough
+            assert mc.query("consumer", ["identity"]) == []
+            r = mc.request("READ", "consumer", identity, check=False)
+            assert r.status == 403 and "permission manage" in r.description
+        with ManagementClient(admin, timeout=5) as mc:
+            row = mc.request("READ", "consumer", identity).body
+            assert (row["queue"], row["user"], row["containerId"]) == ("orders", "admin", "ops-console")
+            assert row["deliveringCount"] == 0 and row["credit"] > 0
     finally:
         clerk.close()
         admin.close()

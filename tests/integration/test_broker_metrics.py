@@ -346,3 +346,61 @@ def test_the_broker_stops_at_once_with_a_scraper_hanging_on(broker_factory: Any)
     assert time.monotonic() - t0 < 3  # not the endpoint's 10 s request timeout
     assert _read_all(hanging) == b""  # cut
     hanging.close()
+
+
+def test_paged_bytes_rise_over_the_memory_limit_and_fall_back_as_consumed(broker_factory: Any) -> None:
+    from amqp_jms.broker.limits import BrokerLimits
+
+    limit = 32 * 1024
+    b = broker_factory(metrics="127.0.0.1:0", limits=BrokerLimits(queue_memory_limit=limit))
+    url = b.metrics_url
+    assert url is not None
+    n, body = 2000, "x" * 500  # ~1.1 MB: all but the first ~32 kB of it paged to disk
+    with ConnectionFactory(b.url).create_connection() as conn:
+        conn.start()
+        session = conn.create_session()
+        producer = session.create_producer(Queue("deep"))
+        for i in range(n):
+            producer.send(session.create_text_message(f"{i:05d}{body}"))
+        s = until(url, lambda s: q(s, "queue_depth", "deep") == n)
+        paged = q(s, "queue_paged_bytes", "deep")
+        assert q(s, "queue_depth", "deep") == n
+        assert paged > n * 500 * 0.9  # nearly every message's bytes are on disk ...
+        assert q(s, "queue_memory_bytes", "deep") <= 2 * limit  # ... and only about the limit in memory
+
+        consumer = session.create_consumer(Queue("deep"))
+        for i in range(n // 2):
+            m = consumer.receive(5)
+            assert m is not None and m.get_text().startswith(f"{i:05d}")  # paged messages come back in order
+        half = until(url, lambda s: q(s, "queue_dequeued_total", "deep") == n // 2)
+        assert 0 < q(half, "queue_paged_bytes", "deep") < paged  # paged back in as the queue drains
+        for _ in range(n - n // 2):
+            assert consumer.receive(5) is not None
+        s = until(url, lambda s: q(s, "queue_dequeued_total", "deep") == n)
+        assert q(s, "queue_paged_bytes", "deep") == 0 and q(s, "queue_depth", "deep") == 0
+        consumer.close()
+
+
+def test_removed_total_counts_what_an_operator_purged_or_moved(broker_factory: Any) -> None:
+    from amqp_jms.management import ManagementClient
+
+    b = broker_factory(metrics="127.0.0.1:0")
+    url = b.metrics_url
+    assert url is not None
+    with ConnectionFactory(b.url).create_connection() as conn:
+        conn.start()
+        session = conn.create_session()
+        producer = session.create_producer(Queue("work"))
+        for i in range(8):
+            m = session.create_text_message(f"w{i}")
+            m.set_int_property("n", i)
+            producer.send(m)
+        session.create_producer(Queue("elsewhere"))
+        with ManagementClient(conn, timeout=10) as mc:
+            assert mc.request("MOVE", "queue", "work",
+                              properties={"destination": "elsewhere", "selector": "n < 3"}).body["count"] == 3
+            assert mc.request("PURGE", "queue", "work").body["count"] == 5
+    s = scrape(url)
+    assert q(s, "queue_removed_total", "work") == 8 and q(s, "queue_depth", "work") == 0
+    assert q(s, "queue_enqueued_total", "work") == 8 and q(s, "queue_dequeued_total", "work") == 0
+    assert q(s, "queue_enqueued_total", "elsewhere") == 3 and q(s, "queue_removed_total", "elsewhere") == 0

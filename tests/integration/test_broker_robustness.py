@@ -127,11 +127,35 @@ def test_command_line_serves_and_stops_on_sigterm(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0
         assert proc.stderr is not None
-        assert "connection" in proc.stderr.read()  # one log line per connection
+        logged = proc.stderr.read()
+        assert "broker stopped" in logged
+        assert "connection" not in logged  # a clean open and close is DEBUG: nothing noisy at INFO
     finally:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_routine_connections_log_at_debug_and_failed_logins_at_info(
+    broker_factory: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    import logging
+
+    from amqp_jms import ConnectionFactory, JMSSecurityException
+
+    b = broker_factory(users={"app": "secret"})
+    caplog.set_level(logging.DEBUG, logger="amqp_jms.broker")
+    with ConnectionFactory(b.url, username="app", password="secret").create_connection() as conn:
+        conn.start()
+    with pytest.raises(JMSSecurityException):
+        ConnectionFactory(b.url, username="app", password="wrong").create_connection().start()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and sum("closed" in r.getMessage() for r in caplog.records) < 2:
+        time.sleep(0.02)
+    routine = [r for r in caplog.records if re.search(r"connection \d+ (open from|closed)", r.getMessage())]
+    assert len(routine) == 3 and {r.levelno for r in routine} == {logging.DEBUG}  # 2 closes, 1 open
+    failed = [r for r in caplog.records if "SASL authentication failed" in r.getMessage()]
+    assert len(failed) == 1 and failed[0].levelno == logging.INFO and "127.0.0.1" in failed[0].getMessage()
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])

@@ -5,6 +5,7 @@ broker's reason and a non-zero exit."""
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -92,6 +93,24 @@ def test_move_with_selector_moves_exactly_the_matching_messages_intact(
         assert _queues(url, capsys)["DLQ"]["messages"] == 13
     finally:
         conn.close()
+
+
+@pytest.mark.parametrize("form", [
+    "failover:(amqp://{hp}?amqp.idleTimeout=30000)",  # a server URI with its own options
+    "failover:amqp://{hp}",  # no parentheses: the verb's jms.sendTimeout goes on the failover URL
+    "failover:(amqp://{hp},amqp://127.0.0.1:1)?failover.maxReconnectAttempts=2&jms.sendTimeout=9000",
+])
+def test_verbs_take_failover_urls(broker: Any, capsys: pytest.CaptureFixture[str], form: str) -> None:
+    """Every verb adds jms.sendTimeout (--timeout) to --url: on a failover URL it must land on
+    the failover URL's own query, never inside a server URI or after its closing parenthesis
+    (both refused by the failover URL's parser)."""
+    url = form.format(hp=f"127.0.0.1:{broker.port}")
+    _send(broker.url, "fo.orders", [(f"o{i}", {}) for i in range(3)])
+    assert _queues(url, capsys)["fo.orders"]["messages"] == 3
+    assert main(["purge", "fo.orders", "--url", url, "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out)[-1] == {"queue": "fo.orders", "purged": 3}
+    assert main(["connections", "--url", url]) == 0
+    capsys.readouterr()
 
 
 def test_move_to_a_missing_queue_fails_with_the_reason(
@@ -197,8 +216,18 @@ def test_refused_without_the_permission(broker_factory: Any, capsys: pytest.Capt
     assert main(["queues", "--url", _as(b.url, "carol")]) == 1
     assert "carol" in capsys.readouterr().err
 
+    # who consumes a queue is an operator's to see: a reader (browse, no manage) lists none
+    watcher = ConnectionFactory(_as(b.url, "ops")).create_connection()
+    watcher.create_session().create_consumer(Queue("payroll"))
+    assert main(["consumers", "--url", _as(b.url, "viewer"), "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out) == []
+
     # the admin may; nothing changed meanwhile
     ops = _as(b.url, "ops")
+    assert main(["consumers", "payroll", "--url", ops, "--json"]) == 0
+    (row,) = _json_lines(capsys.readouterr().out)
+    assert row["user"] == "ops" and row["queue"] == "payroll"
+    watcher.close()
     assert _queues(ops, capsys)["orders.eu"]["messages"] == 1
     assert main(["purge", "orders.eu", "--url", ops]) == 0
     capsys.readouterr()
@@ -210,3 +239,46 @@ def test_rabbitmq_3_10_has_no_management_node(rabbitmq: Any, capsys: pytest.Capt
     """What docs/operations.md says of RabbitMQ: the verbs fail there, with the peer's reason."""
     assert main(["queues", "--url", rabbitmq.url, "--timeout", "5"]) == 1
     assert "Dynamic targets not supported" in capsys.readouterr().err
+
+
+def test_consumers_lists_who_consumes_each_queue(broker: Any, capsys: pytest.CaptureFixture[str]) -> None:
+    url = broker.url
+    _send(url, "orders", [(f"o{i}", {"region": "EU"}) for i in range(5)])
+    conn = ConnectionFactory(url + "?jms.prefetchPolicy.all=10").create_connection()
+    conn.set_client_id("billing")
+    conn.start()
+    try:
+        s = conn.create_session(False, 2)  # CLIENT_ACKNOWLEDGE: what it received stays unsettled
+        c = s.create_consumer(Queue("orders"), "region = 'EU'")
+        assert c.receive(5000) is not None
+        s.create_durable_subscriber(Topic("prices"), "watch")
+        deadline = time.monotonic() + 5
+        while True:  # the prefetch arrives in the background
+            assert main(["consumers", "--url", url, "--json"]) == 0
+            rows = {r["address"]: r for r in _json_lines(capsys.readouterr().out)}
+            if rows.get("orders", {}).get("delivering") == 5 or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        assert set(rows) == {"orders", "prices"}  # not the CLI's own reply consumer
+        orders = rows["orders"]
+        assert orders["queue"] == "orders" and orders["container"] == "billing"
+        assert orders["selector"] == "region = 'EU'" and orders["browser"] is False
+        assert orders["delivering"] == 5  # all five prefetched, none acknowledged yet
+        assert 0 <= orders["credit"] <= 10 - 5
+        assert orders["from"].startswith("127.0.0.1:") and orders["user"] is None
+        assert orders["link"].startswith("qpid-jms:receiver:")
+        prices = rows["prices"]
+        assert prices["link"] == "watch" and prices["queue"].startswith("sub:")
+        assert prices["connection"] == orders["connection"]
+
+        assert main(["consumers", "orders", "--url", url, "--json"]) == 0
+        assert [r["address"] for r in _json_lines(capsys.readouterr().out)] == ["orders"]
+        assert main(["consumers", "nothing.here", "--url", url, "--json"]) == 0
+        assert _json_lines(capsys.readouterr().out) == []
+        assert main(["consumers", "--url", url]) == 0
+        table = capsys.readouterr().out
+        assert "billing" in table and "delivering" in table
+    finally:
+        conn.close()
+    assert main(["consumers", "--url", url, "--json"]) == 0
+    assert _json_lines(capsys.readouterr().out) == []  # gone with their connection

@@ -92,6 +92,34 @@ def test_asyncio_face_rides_through_a_drop(proxy: FaultProxy) -> None:
     assert [e for e, _ in events][-2:] == ["interrupted", "restored"]
 
 
+def test_asyncio_connection_listener_hears_failure_once_when_failover_gives_up(proxy: FaultProxy) -> None:
+    """The asyncio face's connection listener hears on_connection_failure once, on its loop,
+    when failover gives up; closing the dead connection adds nothing."""
+
+    async def go() -> None:
+        factory = AsyncConnectionFactory(failover_url(proxy, "&failover.maxReconnectAttempts=2"))
+        conn = await factory.create_connection()
+        try:
+            conn.add_connection_listener(events)  # its methods run on this loop
+            await conn.start()
+            await asyncio.to_thread(proxy.refuse)
+            await asyncio.to_thread(proxy.drop)
+            for _ in range(250):
+                if "failure" in [e for e, _ in events]:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.sleep(0.3)  # a second report would come now
+        finally:
+            await conn.close()
+        await asyncio.sleep(0.1)
+
+    events = Events()
+    asyncio.run(asyncio.wait_for(go(), 30))
+    names = [e for e, _ in events]
+    assert names.count("failure") == 1 and names[-2:] == ["interrupted", "failure"], names
+    assert "gave up after 2 attempt" in str(events[-1][1])
+
+
 def test_cli_receive_with_a_failover_url_rides_through_a_drop(
     proxy: FaultProxy, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -155,3 +183,33 @@ def test_temporary_queue_is_recreated_and_its_consumer_follows(proxy: FaultProxy
         assert [c.receive(2000).get_text() for _ in range(2)] == ["pong", "pong to the old value"]
         c.close()
         tq.delete()
+
+
+def test_temporary_topic_is_recreated_and_its_subscribers_follow(proxy: FaultProxy) -> None:
+    """A TemporaryTopic across a failover: re-created under a new name that the application's
+    object follows (a message naming it carries the new one); its subscribers re-attach and
+    each hears what is published after the reconnect, including a publish to the address a
+    message carried as JMSReplyTo."""
+    with ConnectionFactory(failover_url(proxy)).create_connection() as conn:
+        conn.start()
+        s = conn.create_session()
+        tt = s.create_temporary_topic()
+        before = tt.get_topic_name()
+        subs = [s.create_consumer(tt), s.create_consumer(tt)]
+        p = s.create_producer(tt)
+        p.send(s.create_text_message("before"))
+        assert [c.receive(2000).get_text() for c in subs] == ["before", "before"]
+        proxy.drop()
+        p.send(s.create_text_message("after"))  # waits for the reconnect
+        assert [c.receive(5000).get_text() for c in subs] == ["after", "after"]
+        request = s.create_text_message("ping")
+        request.set_jms_reply_to(tt)
+        s.create_producer(Queue("fo-tt-requests")).send(request)
+        got = s.create_consumer(Queue("fo-tt-requests")).receive(2000)
+        assert got is not None
+        assert got.get_jms_reply_to().get_topic_name() != before  # re-created under a new name
+        s.create_producer(None).send(got.get_jms_reply_to(), s.create_text_message("pong"))
+        assert [c.receive(2000).get_text() for c in subs] == ["pong", "pong"]
+        for c in subs:
+            c.close()
+        tt.delete()

@@ -81,11 +81,12 @@ def test_drop_mid_stream_producer_and_consumer_carry_on(proxy: FaultProxy) -> No
     assert errors == []
 
 
-def test_blocked_receive_keeps_waiting_through_a_drop(proxy: FaultProxy) -> None:
+@pytest.mark.parametrize("prefetch", ["", "&jms.prefetchPolicy.all=0"], ids=["prefetching", "pull"])
+def test_blocked_receive_keeps_waiting_through_a_drop(proxy: FaultProxy, prefetch: str) -> None:
     """testFailoverHandlesDropZeroPrefetchPullConsumerReceive, for a prefetching and a pull
     (prefetch 0) consumer: a receive() blocked when the connection drops returns the message
     sent after the reconnect, not None."""
-    url = failover_url(proxy.url, options=FAST + "&jms.prefetchPolicy.all=0")
+    url = failover_url(proxy.url, options=FAST + prefetch)
     with ConnectionFactory(url).create_connection() as conn:
         conn.start()
         s = conn.create_session()
@@ -160,6 +161,75 @@ def test_refused_reconnects_give_up_after_max_attempts_then_exception_listener(p
     conn.close()
     time.sleep(0.1)
     assert len(errors) == 1
+
+
+class Recorder:
+    """A connection listener recording ``(event, argument)`` in order."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[str, Any]] = []
+
+    def on_connection_established(self, uri: str) -> None:
+        self.events.append(("established", uri))
+
+    def on_connection_interrupted(self, uri: str) -> None:
+        self.events.append(("interrupted", uri))
+
+    def on_connection_restored(self, uri: str) -> None:
+        self.events.append(("restored", uri))
+
+    def on_connection_failure(self, exc: Exception) -> None:
+        self.events.append(("failure", exc))
+
+    def names(self) -> list[str]:
+        return [name for name, _ in self.events]
+
+
+def test_connection_listener_hears_failure_exactly_once_when_failover_gives_up(proxy: FaultProxy) -> None:
+    """The connection listener's on_connection_failure is failover's last word: once, after the
+    interruption, when maxReconnectAttempts are spent (never for a drop it rides through);
+    closing the dead connection adds nothing."""
+    rec = Recorder()
+    url = failover_url(proxy.url, options=FAST + "&failover.maxReconnectAttempts=2")
+    conn = ConnectionFactory(url).create_connection()
+    conn.add_connection_listener(rec)
+    conn.start()
+    s = conn.create_session()
+    s.create_consumer(Queue("fo-fail-once"))
+    proxy.refuse()
+    proxy.drop()
+    assert wait_for(lambda: "failure" in rec.names())
+    time.sleep(0.3)  # a second report would come now
+    conn.close()
+    time.sleep(0.1)
+    assert rec.names() == ["established", "interrupted", "failure"]
+    exc = rec.events[-1][1]
+    assert isinstance(exc, JMSException) and "gave up after 2 attempt" in str(exc)
+
+
+def test_a_slow_network_is_not_a_failure(proxy: FaultProxy) -> None:
+    """Every frame forwarded 0.3 s late, under an idle timeout of 1.5 s: the connection is slow,
+    not dead; failover does not reconnect, sends complete and arrive in order."""
+    rec = Recorder()
+    url = failover_url(proxy.url, options=FAST + "&failover.nested.amqp.idleTimeout=1500")
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.add_connection_listener(rec)
+        conn.start()
+        s = conn.create_session()
+        p = s.create_producer(Queue("fo-slow"))
+        c = s.create_consumer(Queue("fo-slow"))
+        proxy.delay(0.3)  # (test_fault_proxy.py checks that every round trip then takes 0.6 s)
+        got = []
+        for i in range(3):  # a send and a receive per round: 3 s of slow traffic in all
+            p.send(_text(s, f"s{i}"))
+            got.append(c.receive(5000).get_text())
+        time.sleep(2.0)  # no traffic, longer than the idle timeout: the late heartbeats suffice
+        assert got == ["s0", "s1", "s2"]
+        proxy.delay(0)
+        p.send(_text(s, "fast again"))
+        assert c.receive(2000).get_text() == "fast again"
+    assert proxy.accepted == 1
+    assert rec.names() == ["established"]
 
 
 def test_reconnects_once_the_server_accepts_again(proxy: FaultProxy) -> None:
@@ -393,18 +463,55 @@ def test_completion_listener_gets_exactly_one_callback_across_a_drop(proxy: Faul
         conn.start()
         s = conn.create_session()
         p = s.create_producer(Queue("fo-async"))
+        proxy.delay(0.2)  # outcomes come late: the sends before the drop are still unanswered
         for n in range(200):
             m = s.create_text_message(f"m{n}")
             m.set_int_property("n", n)
             p.send(m, completion_listener=Listener(n))
             if n == 100:
                 proxy.drop()
+                proxy.delay(0)
         assert wait_for(lambda: len(calls) == 200, 15)
         time.sleep(0.2)
         assert {n: v for n, v in calls.items() if v != ["completed"]} == {}
+        metrics = conn.metrics()
+        assert metrics.sends_accepted == 200 and metrics.reconnects == 1
+        assert metrics.messages_sent > 200, "nothing was re-sent: the drop found no send in flight"
         c = s.create_consumer(Queue("fo-async"))
         seen = set()
         while len(seen) < 200:
             m = c.receive(5000)
             assert m is not None, sorted(set(range(200)) - seen)[:10]
             seen.add(m.get_int_property("n"))
+
+
+@pytest.mark.parametrize("how", ["NO_ACKNOWLEDGE", "jms.presettlePolicy.presettleConsumers"])
+def test_presettled_consumer_keeps_its_prefetched_messages_across_a_drop(proxy: FaultProxy, how: str) -> None:
+    """A presettled consumer's prefetched messages were settled by the broker as it sent them:
+    it will never send them again, so a drop must not void them (Qpid JMS clears them: lost).
+    They are delivered after the drop, once each, in order, and the consumer goes on."""
+    presettle_policy = how.startswith("jms.")
+    url = failover_url(proxy.url, options=FAST + ("&" + how + "=true" if presettle_policy else ""))
+    mode = Session.AUTO_ACKNOWLEDGE if presettle_policy else Session.NO_ACKNOWLEDGE
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        s = conn.create_session(False, mode)
+        c = s.create_consumer(Queue("fo-presettled"))
+        p = s.create_producer(Queue("fo-presettled"))
+        for i in range(20):
+            p.send(_text(s, f"m{i}"))
+        assert wait_for(lambda: len(c.local_queue) == 20)  # all prefetched, settled by the broker
+        first = c.receive(2000)
+        assert first is not None and first.get_text() == "m0"
+        assert proxy.drop() == 1
+        assert wait_for(lambda: proxy.accepted == 2 and proxy.active == 1)  # reconnected
+        got = [first]
+        while (m := c.receive(1000)) is not None:
+            got.append(m)
+        assert [m.get_text() for m in got] == [f"m{i}" for i in range(20)]
+        assert not any(m.get_jms_redelivered() for m in got)
+        p.send(_text(s, "after"))
+        m = c.receive(5000)
+        assert m is not None and m.get_text() == "after"
+        assert c.receive(300) is None
+

@@ -179,3 +179,100 @@ def test_amqp_column_and_codec_functions(spark: Any, broker_url: str) -> None:
     messages = sorted((decode(bytes(r.raw)) for r in encoded), key=lambda m: m.get_text())
     assert [(m.get_text(), m.get_jms_type()) for m in messages] == [(f"order {i}", "order") for i in range(3)]
     _drain(broker_url, "codec")
+
+
+def test_browse_in_partitions_reads_each_message_once_in_parallel(spark: Any, broker_url: str) -> None:
+    """partitionColumn/lowerBound/upperBound/numPartitions (the JDBC source's options): one task
+    per disjoint selector range; every message in exactly one, those without the property, with
+    a string in it or beyond the bounds included; the read's own selector still applies."""
+    from pyspark.sql import functions as F
+
+    from amqp_jms.types import Double
+
+    messages: list[Any] = []
+    for i in range(40):
+        msg = TextMessage(f"m{i}")
+        msg.set_int_property("n", i * 3 - 10)  # -10 … 107: below and above the bounds too
+        msg.set_string_property("region", "EU" if i % 2 else "US")
+        messages.append(msg)
+    for label, value in (("none", None), ("text", "abc"), ("flag", True), ("nan", Double(float("nan")))):
+        msg = TextMessage(label)
+        if value is not None:
+            msg.set_object_property("n", value)
+        messages.append(msg)
+    _send(broker_url, "parts", messages)
+
+    def read(**extra: str) -> Any:
+        reader = spark.read.format("jms").option("url", broker_url).option("destination", "queue://parts")
+        for key, value in {"partitionColumn": "n", "lowerBound": "0", "upperBound": "100", **extra}.items():
+            reader = reader.option(key, value)
+        return reader.load()
+
+    df = read(numPartitions="4")
+    assert df.rdd.getNumPartitions() == 4
+    rows = df.select("text", "message_id", F.spark_partition_id().alias("part")).collect()
+    assert len(rows) == 44 and len({r.message_id for r in rows}) == 44  # in = out, no overlap
+    expected = [f"m{i}" for i in range(40)] + ["none", "text", "flag", "nan"]
+    assert sorted(r.text for r in rows) == sorted(expected)
+    by_part: dict[int, list[str]] = {}
+    for r in rows:
+        by_part.setdefault(r.part, []).append(r.text)
+    assert len(by_part) == 4  # every range had messages: the read really split
+    assert {"none", "text", "flag", "nan", "m0"} <= set(by_part[0])  # below the first bound, or no number
+    assert "m39" in by_part[3]  # above the last bound
+    eu = read(numPartitions="3", selector="region = 'EU'").collect()
+    assert sorted(r.text for r in eu) == sorted(f"m{i}" for i in range(1, 40, 2))
+    assert len(_drain(broker_url, "parts")) == 44  # a browse: nothing consumed
+
+
+def test_typed_properties_as_a_variant_are_queried_without_from_json_and_written_back(
+    spark: Any, broker_url: str
+) -> None:
+    """typedPropertiesAs=variant: ``typed_properties`` is a Spark 4 VARIANT whose values keep
+    their JMS types (``schema_of_variant`` says so); a DataFrame with that column writes the
+    properties back with those types; the default stays typed JSON."""
+    from amqp_jms.spark.variant import decode_properties
+    from amqp_jms.types import Byte, Double, Long
+
+    msg = TextMessage("typed")
+    msg.set_int_property("total", 250)
+    msg.set_object_property("tiny", Byte(7))
+    msg.set_long_property("big", 1 << 40)
+    msg.set_double_property("ratio", 0.5)
+    msg.set_boolean_property("vip", True)
+    msg.set_string_property("region", "EU")
+    _send(broker_url, "variant", [msg])
+
+    def load(**extra: str) -> Any:
+        reader = spark.read.format("jms").option("url", broker_url).option("destination", "queue://variant")
+        for key, value in extra.items():
+            reader = reader.option(key, value)
+        return reader.load()
+
+    df = load(typedPropertiesAs="variant")
+    assert df.schema["typed_properties"].dataType.typeName() == "variant"
+    row = df.selectExpr(
+        "typed_properties:total::int AS total",
+        "variant_get(typed_properties, '$.region', 'string') AS region",
+        "typed_properties:vip::boolean AS vip",
+        "schema_of_variant(typed_properties) AS types",
+    ).collect()[0]
+    assert (row.total, row.region, row.vip) == (250, "EU", True)
+    # schema_of_variant widens every integer to BIGINT; the values themselves keep their width
+    for field in ("big: BIGINT", "ratio: DOUBLE", "region: STRING", "vip: BOOLEAN"):
+        assert field in row.types, row.types
+    cell = df.select("typed_properties").collect()[0].typed_properties  # a pyspark VariantVal
+    assert cell.toPython()["tiny"] == 7
+    assert type(decode_properties(cell.value, cell.metadata)["tiny"]) is Byte
+    assert df.filter("typed_properties:total::int > 200").count() == 1
+    assert load().schema["typed_properties"].dataType.typeName() == "string"  # the default is unchanged
+
+    df.select("text", "typed_properties").write.format("jms").option("url", broker_url).option(
+        "destination", "queue://variant-out"
+    ).mode("append").save()
+    (back,) = _drain(broker_url, "variant-out")
+    assert type(back.get_object_property("tiny")) is Byte and type(back.get_object_property("total")) is Int
+    assert type(back.get_object_property("big")) in (int, Long)  # a long (the client's is a plain int)
+    assert back.get_long_property("big") == 1 << 40
+    assert type(back.get_object_property("ratio")) in (float, Double)
+    assert back.get_boolean_property("vip") is True and back.get_string_property("region") == "EU"

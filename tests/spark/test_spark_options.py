@@ -51,6 +51,19 @@ def test_keys_arrive_lower_cased_from_spark() -> None:
     assert opts.delivery_mode == 1
 
 
+def test_max_offsets_per_trigger_is_kafkas_name_for_max_messages_per_trigger() -> None:
+    """A Kafka user's ``maxOffsetsPerTrigger`` (lower-cased by Spark) sets the same read limit."""
+    from pyspark.sql.streaming.datasource import ReadMaxRows
+
+    from amqp_jms.spark.stream import JmsStreamReader
+
+    opts = parse_options({"url": "amqp://h:1", "destination": "q", "maxoffsetspertrigger": "250"})
+    assert opts.max_messages_per_trigger == 250
+    assert JmsStreamReader(opts).getDefaultReadLimit() == ReadMaxRows(250)
+    assert parse_options({"url": "amqp://h:1", "failondataloss": "false"}).fail_on_data_loss is False
+    assert parse_options({"url": "amqp://h:1"}).fail_on_data_loss is True
+
+
 def test_client_options_restore_their_spelling_in_the_url() -> None:
     opts = parse_options(
         {"url": "amqp://h:5672?amqp.idleTimeout=0", "jms.prefetchpolicy.all": "50", "destination": "q"}
@@ -73,6 +86,9 @@ def test_client_options_restore_their_spelling_in_the_url() -> None:
         ({"destination": "fifo://x"}, "unknown destination scheme"),
         ({"subscription": "s"}, "'subscription' only applies to topic"),
         ({"messageType": "Json"}, "'messageType' must be one of"),
+        ({"maxOffsetsPerTrigger": "0"}, "'maxOffsetsPerTrigger' must be >= 1"),
+        ({"maxOffsetsPerTrigger": "5", "maxMessagesPerTrigger": "5"}, "aliases; give one"),
+        ({"failOnDataLoss": "perhaps"}, "'failOnDataLoss' must be true or false"),
     ],
 )
 def test_bad_options_fail_naming_the_option(options: dict[str, str], message: str) -> None:

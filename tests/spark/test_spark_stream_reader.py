@@ -272,6 +272,54 @@ def test_missing_segment_is_an_error_not_a_gap(broker_url: str, tmp_path: Path) 
         reader.partitions({"segment": 0}, {"segment": 1})
 
 
+def test_a_vanished_segment_fails_the_batch_or_with_fail_on_data_loss_false_is_skipped_with_a_warning(
+    broker_url: str, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Kafka's failOnDataLoss: a planned segment that is gone (deleted by hand, a lifecycle
+    rule) fails the query by default; with ``false`` the batch reads the others and a WARNING
+    names the lost segment."""
+    _send(broker_url, "vanish", 6)
+    reader = _reader(broker_url, "vanish", tmp_path, segmentMessages="2")
+    start = reader.initialOffset()
+    reader.latestOffset(start, ReadAllAvailable())  # starts the receiver
+    deadline = time.time() + 20
+    while time.time() < deadline and len(_segments(tmp_path)) < 3:
+        time.sleep(0.1)
+    end = reader.latestOffset(start, ReadAllAvailable())
+    reader.stop()
+    assert end["segment"] == 3 and _segments(tmp_path) == [1, 2, 3]
+    (tmp_path / f"seg-{2:020d}.arrow").unlink()
+    with pytest.raises(IllegalStateException, match=r"segment 2 is missing.*failOnDataLoss=false"):
+        reader.partitions(start, end)
+    lenient = _reader(broker_url, "vanish", tmp_path, segmentMessages="2", failOnDataLoss="false")
+    with caplog.at_level("WARNING"):
+        texts = _texts(lenient, start, end)
+    assert texts == ["m0", "m1", "m4", "m5"]  # the others, in order
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert any("segment 2 is missing" in w and "skipped" in w for w in warnings)
+
+
+def test_progress_figures_say_what_is_buffered_past_the_planned_batch(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """``reportLatestOffset`` (shown as the progress's latestOffset): the newest durable segment,
+    and the messages durable past the batch just planned."""
+    _send(broker_url, "figures", 20)
+    reader = _reader(broker_url, "figures", tmp_path, segmentMessages="5", maxMessagesPerTrigger="5")
+    assert reader.reportLatestOffset() is None  # nothing planned yet
+    start = reader.initialOffset()
+    end = reader.latestOffset(start, ReadMaxRows(5))
+    deadline = time.time() + 20
+    while time.time() < deadline and len(_segments(tmp_path)) < 4:
+        time.sleep(0.1)  # the receiver runs ahead of the planned batch
+    report = reader.reportLatestOffset()
+    reader.stop()
+    assert report is not None
+    assert report["log"] == end["log"] and report["segment"] == 4 and end["segment"] == 1
+    assert (report["received"], report["buffered"], report["bufferedSegments"]) == (20, 15, 3)
+    assert report["walBytes"] == sum(p.stat().st_size for p in tmp_path.glob("seg-*.arrow"))
+
+
 def test_a_receiver_that_cannot_connect_fails_the_trigger_clearly(tmp_path: Path) -> None:
     import socket
 
@@ -434,6 +482,7 @@ def test_two_receivers_each_in_its_own_process_lose_nothing_and_keep_their_order
         if sum(map(len, by_log.values())) >= 60:
             break
         end = reader.latestOffset(start, ReadAllAvailable())
+        report = reader.reportLatestOffset()  # as Spark does after each latestOffset
         for partition in reader.partitions(start, end):
             assert isinstance(partition, SegmentPartition)
             for batch in reader.read(pickle.loads(pickle.dumps(partition))):
@@ -443,6 +492,8 @@ def test_two_receivers_each_in_its_own_process_lose_nothing_and_keep_their_order
         reader.commit(end)
         start = end
     reader.stop()
+    assert report is not None  # the progress figures, summed over both logs
+    assert (report["segments"], report["received"], report["buffered"]) == (start["segments"], 60, 0)
     assert sorted(n for ns in by_log.values() for n in ns) == list(range(60))  # each once
     assert sorted(Path(p).name for p in by_log) == ["receiver-0", "receiver-1"]  # both took part
     assert all(ns == sorted(ns) for ns in by_log.values())  # in order per receiver
@@ -488,3 +539,26 @@ def test_receiver_processes_end_with_the_driver_process(broker_url: str, tmp_pat
     while time.monotonic() < deadline and any(Path(f"/proc/{p}").exists() for p in pids):
         time.sleep(0.2)
     assert not [p for p in pids if Path(f"/proc/{p}").exists()]
+
+
+def test_report_backlog_adds_the_queue_depth_the_broker_reports(broker_url: str, tmp_path: Path) -> None:
+    """reportBacklog=true: the embedded broker's management node says how many messages still
+    wait on the queue; with a small prefetch and buffer most of them do."""
+    _send(broker_url, "backlog", 40)
+    reader = _reader(
+        broker_url,
+        "backlog",
+        tmp_path,
+        segmentMessages="5",
+        maxMessagesPerTrigger="5",
+        maxBufferedMessages="5",
+        reportBacklog="true",
+        **{"jms.prefetchPolicy.all": "1"},
+    )
+    reader.latestOffset(reader.initialOffset(), ReadMaxRows(5))
+    time.sleep(1.0)  # the receiver fills its buffer, then waits for Spark
+    report = reader.reportLatestOffset()
+    reader.stop()
+    assert report is not None
+    assert 40 - 5 - 5 - 2 <= report["backlog"] <= 40 - report["received"]  # planned, buffered, in flight
+    assert reader._backlog is None or reader._backlog._connection is None  # closed with the reader

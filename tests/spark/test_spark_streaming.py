@@ -319,3 +319,91 @@ def test_wal_path_defaults_under_the_session_checkpoint_root(
     assert sorted(r.text for r in spark.read.parquet(str(tmp_path / "out")).collect()) == [
         f"m{i}" for i in range(4)
     ]
+
+
+def test_progress_shows_the_sources_figures_beside_the_latest_offset_and_restarts_cleanly(
+    spark: Any, broker_url: str, tmp_path: Path
+) -> None:
+    """``lastProgress['sources'][0]['latestOffset']`` carries the newest durable segment with
+    buffered / received / walBytes; ``endOffset`` (what the checkpoint keeps) stays the
+    plain offset, so a restart from the checkpoint reads on without loss or repeat."""
+    import json
+
+    wal, chk = tmp_path / "wal", tmp_path / "chk"
+    _send(broker_url, Queue("progress"), 30)
+
+    def build() -> Any:
+        df = _reader(
+            spark, broker_url, "queue://progress", wal, pollMs=50, segmentMessages=5, maxMessagesPerTrigger=10
+        )
+        return (
+            df.select("text")
+            .writeStream.format("parquet")
+            .option("path", str(tmp_path / "out"))
+            .option("checkpointLocation", str(chk))
+            .trigger(processingTime="300 milliseconds")
+        )
+
+    query = _start(build, available_now=False)
+    seen: list[dict[str, Any]] = []
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and query.isActive:
+            for progress in query.recentProgress:
+                source = progress.sources[0]
+                if source.latestOffset and progress.numInputRows:
+                    latest, end = json.loads(source.latestOffset), json.loads(source.endOffset)
+                    seen.append({"latest": latest, "end": end})
+            if seen and max(s["latest"]["received"] for s in seen) >= 30 and len(
+                spark.read.parquet(str(tmp_path / "out")).collect()
+            ) >= 30:
+                break
+            time.sleep(0.5)
+        assert query.exception() is None
+    finally:
+        query.stop()
+    assert seen, "no progress with a latestOffset"
+    for entry in seen:
+        latest, end = entry["latest"], entry["end"]
+        assert set(end) == {"segment", "log"}  # the checkpointed offset carries no figures
+        assert latest["log"] == end["log"] and latest["segment"] >= end["segment"]
+        assert latest["received"] >= latest["buffered"] >= 0
+        assert latest["walBytes"] > 0  # the batch just planned is still in the log
+        # what is buffered lies in the segments past the batch's end
+        assert (latest["buffered"] > 0) == (latest["segment"] > end["segment"])
+    assert max(s["latest"]["received"] for s in seen) == 30
+    assert max(s["latest"]["buffered"] for s in seen) > 0  # the receiver ran ahead of a 10-row batch
+
+    _send(broker_url, Queue("progress"), 10, start=30)
+    query = _start(build, available_now=False)  # the same checkpoint
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and query.isActive:
+            if len(spark.read.parquet(str(tmp_path / "out")).collect()) >= 40:
+                break
+            time.sleep(0.5)
+        assert query.exception() is None
+    finally:
+        query.stop()
+    texts = [r.text for r in spark.read.parquet(str(tmp_path / "out")).collect()]
+    assert sorted(texts, key=lambda t: int(t[1:])) == [f"m{i}" for i in range(40)]
+
+
+def test_a_stream_reads_typed_properties_as_a_variant(spark: Any, broker_url: str, tmp_path: Path) -> None:
+    """typedPropertiesAs=variant on the streaming path (segments decoded on the executors)."""
+    _send(broker_url, Queue("variant-stream"), 6)
+    df = _reader(spark, broker_url, "queue://variant-stream", tmp_path / "wal", typedPropertiesAs="variant")
+    assert df.schema["typed_properties"].dataType.typeName() == "variant"
+    _start(
+        lambda: (
+            df.selectExpr("text", "typed_properties:n::int AS n", "typed_properties:region::string AS region")
+            .writeStream.format("memory")
+            .queryName("variant_stream")
+            .option("checkpointLocation", str(tmp_path / "chk"))
+            .trigger(availableNow=True)
+        )
+    )
+    rows = sorted(spark.sql("select * from variant_stream").collect(), key=lambda r: r.n)
+    assert [(r.text, r.n, r.region) for r in rows] == [
+        (f"m{i}", i, "EU" if i % 2 == 0 else "US") for i in range(6)
+    ]

@@ -4,7 +4,9 @@ the local filesystem and on S3 (a local moto endpoint), and bound to one source 
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pyarrow.fs as pafs
 import pytest
@@ -121,6 +123,17 @@ def test_a_segment_id_collision_never_overwrites(tmp_path: Path) -> None:
     assert read_segment(str(tmp_path), 1).to_pylist() == [b"first"]
 
 
+def test_a_segment_id_collision_on_s3_fails_instead_of_overwriting(s3_wal_root: str) -> None:
+    """No create-if-absent on S3: the writer looks for the segment's manifest first, so a second
+    writer that got past the owner check (the claim's residual window) fails, losing nothing."""
+    uri = s3_wal_root.format("collide")
+    one, two = WriteAheadLog(uri), WriteAheadLog(uri)
+    assert one.append([b"first"]) == 1
+    with pytest.raises(WalOwnershipError, match="segment 1 already exists"):
+        two.append([b"second"])
+    assert read_segment(uri, 1).to_pylist() == [b"first"]
+
+
 def test_default_wal_path_lies_under_the_checkpoint_root() -> None:
     opts = parse_options({"url": "amqp://h:1", "destination": "queue://orders"})
     assert opts.with_default_wal_path(None).wal_path is None
@@ -154,3 +167,44 @@ def test_s3_log_publishes_a_manifest_after_each_segment(s3_wal_root: str) -> Non
     assert WriteAheadLog(uri).segment_ids() == [2]
     with pytest.raises(WalOwnershipError, match="log owner1"):
         reopened.claim("owner2", {"destination": "queue://s3"})
+
+
+def test_two_fresh_queries_claiming_an_s3_log_at_once_leave_one_owner(
+    s3_wal_root: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3 has no create-if-absent through pyarrow.fs: both claimers read "no owner" and write
+    their record; each waits ``CLAIM_SETTLE_S`` and reads back, and only the last writer passes."""
+    import threading
+
+    from amqp_jms.spark import wal as wal_module
+
+    monkeypatch.setattr(wal_module, "CLAIM_SETTLE_S", 0.5)
+    uri = s3_wal_root.format("race")
+    first, second = WriteAheadLog(uri), WriteAheadLog(uri)
+    monkeypatch.setattr(second, "owner", _none_once(second.owner))  # read before first's write landed
+    outcome: dict[str, object] = {}
+
+    def claim(wal: WriteAheadLog, log_id: str) -> None:
+        try:
+            outcome[log_id] = wal.claim(log_id, {"destination": "queue://race"}, fresh=True)
+        except WalOwnershipError as exc:
+            outcome[log_id] = exc
+
+    a = threading.Thread(target=claim, args=(first, "aaaa"))
+    a.start()
+    time.sleep(0.2)  # within first's settle delay
+    claim(second, "bbbb")
+    a.join()
+    assert outcome["bbbb"] == "bbbb"  # the last writer owns the log
+    assert isinstance(outcome["aaaa"], WalOwnershipError) and "log bbbb" in str(outcome["aaaa"])
+    assert WriteAheadLog(uri).owner()["log"] == "bbbb"  # type: ignore[index]
+
+
+def _none_once(read: Any) -> Any:
+    calls = []
+
+    def owner() -> Any:
+        calls.append(1)
+        return None if len(calls) == 1 else read()
+
+    return owner

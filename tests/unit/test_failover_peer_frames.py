@@ -17,6 +17,7 @@ from proton import Message as PMessage
 
 from amqp_jms import (
     ConnectionFactory,
+    JMSException,
     Queue,
     SendFailedException,
     Session,
@@ -38,6 +39,31 @@ def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
     while time.monotonic() < deadline and not cond():
         time.sleep(0.01)
     return cond()
+
+
+def expect_transacted_connection(peer: TestPeer, txn_id: bytes) -> None:
+    """Script a (re)connection holding one transacted session: Open, Begin, the coordinator's
+    attach (granted credit) and a Declare answered with ``txn_id``."""
+    peer.expect_open()
+    peer.expect_begin()
+    peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
+    peer.expect_declare(txn_id)
+
+
+def in_thread(call: Callable[[], Any]) -> tuple[threading.Thread, list[Any]]:
+    """Run ``call`` on a thread (one that blocks until the peer answers, or the connection
+    drops); the list gets ``("ok", result)`` or ``("raised", exception)``."""
+    out: list[Any] = []
+
+    def run() -> None:
+        try:
+            out.append(("ok", call()))
+        except Exception as e:
+            out.append(("raised", e))
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    return t, out
 
 
 def test_reconnect_recreates_session_producer_and_consumer_in_order_with_the_same_links() -> None:
@@ -80,10 +106,7 @@ def test_transacted_session_declares_a_new_transaction_after_reconnect() -> None
     """testTxRecreatedAfterConnectionFailsOver: Begin, coordinator attach and a new Declare;
     the transaction that had work fails its commit; the next one commits."""
     with TestPeer() as peer:
-        peer.expect_open()
-        peer.expect_begin()
-        peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-        peer.expect_declare(b"txn-1")
+        expect_transacted_connection(peer, b"txn-1")
         peer.expect_attach(offer=10)
         peer.expect_transfer()
         with ConnectionFactory(url(peer)).create_connection() as conn:
@@ -91,10 +114,7 @@ def test_transacted_session_declares_a_new_transaction_after_reconnect() -> None
             p = s.create_producer(Queue("q"))
             p.send(s.create_text_message("lost with the connection"))
             peer.wait()
-            peer.expect_open()
-            peer.expect_begin()
-            peer.expect_attach(lambda a: a.target_is_coordinator, offer=10)
-            peer.expect_declare(b"txn-2")
+            expect_transacted_connection(peer, b"txn-2")
             peer.expect_attach(lambda a: a.target_address == "q", offer=10)
             peer.drop()
             peer.wait()  # reconnected, everything re-created
@@ -103,11 +123,8 @@ def test_transacted_session_declares_a_new_transaction_after_reconnect() -> None
             peer.expect_transfer()
             peer.expect_discharge(fail=False)
             peer.expect_declare(b"txn-4")
-            try:
+            with pytest.raises(TransactionRolledBackException):  # it spanned a failover
                 s.commit()
-                raise AssertionError("the commit of a transaction that spanned a failover succeeded")
-            except TransactionRolledBackException:
-                pass
             p.send(s.create_text_message("kept"))
             s.commit()
             peer.wait()
@@ -129,26 +146,6 @@ def test_durable_subscriber_reattaches_under_its_subscription_name() -> None:
             peer.drop()
             peer.wait()
     assert names == ["my-sub", "my-sub"]
-
-
-def test_server_list_in_open_is_followed() -> None:
-    """FailoverWithAmqpOpenProvidedServerListIntegrationTest: the first peer's Open names the
-    second in failover-server-list; the URL names only the first. When the first goes, the client
-    connects to the second (REPLACE, the default)."""
-    with TestPeer() as first, TestPeer() as second:
-        first.expect_open(properties={"failover-server-list": [
-            {"network-host": "127.0.0.1", "port": second.port}]})
-        first.expect_begin()
-        second.expect_open()
-        second.expect_begin()
-        with ConnectionFactory(url(first)).create_connection() as conn:
-            conn.create_session()
-            first.wait()
-            first.drop()
-            first.close()  # gone for good: only the learnt server is left
-            second.wait()
-            provider = conn._provider
-            assert wait_for(lambda: provider.current_uri == f"amqp://127.0.0.1:{second.port}")
 
 
 def test_server_list_in_open_ignored() -> None:
@@ -299,10 +296,15 @@ def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
             peer.expect_attach(lambda a: a.name == "held-sub")
             peer.drop()
             peer.wait()
-            assert conn._provider.reconnects and errors == []
+            assert wait_for(lambda: len(conn._provider.reconnects) == 1)  # the replay ends after the answer
+            assert errors == []
 
 
-def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_recreates_it(
+    refusal: tuple[str, str],
+) -> None:
     """testFailoverCannotRecreateConsumerFailsConnectionAndRetries: a consumer the application
     holds that the server refuses to re-attach fails that reconnect; the next attempt re-creates
     it, and the application hears nothing."""
@@ -317,7 +319,7 @@ def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
             peer.wait()
             peer.expect_open()
             peer.expect_begin()
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(lambda a: a.source_address == "q")
@@ -327,7 +329,9 @@ def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
     assert errors == []
 
 
-def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> None:
+@pytest.mark.parametrize("refusal", [("amqp:unauthorized-access", "not now"), ("", "")],
+                         ids=["error", "no-error-condition"])
+def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer(refusal: tuple[str, str]) -> None:
     """testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabled: with
     jms.closeLinksThatFailOnReconnect the refused consumer is closed (its receive ends) and the
     connection carries on with the rest."""
@@ -346,7 +350,7 @@ def test_close_links_that_fail_on_reconnect_closes_the_refused_consumer() -> Non
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(offer=10)  # the producer comes back
-            peer.expect_attach(refuse=("amqp:unauthorized-access", "not now"))
+            peer.expect_attach(refuse=refusal)
             peer.expect_transfer()
             peer.drop()
             assert c.receive(5000) is None  # closed under it
@@ -430,3 +434,134 @@ def test_temporary_queue_is_recreated_before_the_sessions_under_a_new_name() -> 
             assert tq.name == "TempQueue-1"  # the application's value; it follows (aliases)
     assert second[0].dynamic and second[0].target_capabilities == ("temporary-queue",)
     assert second[1].source_address == "TempQueue-2"
+
+
+def test_session_producer_and_consumer_created_after_a_drop_are_made_on_the_new_connection() -> None:
+    """testCreateSessionAfterConnectionDrops, testCreateProducerAfterConnectionDrops,
+    testCreateConsumerAfterConnectionDrops: what the application creates once the connection has
+    dropped (offline or just restored) is created on the new connection, and works there."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        with ConnectionFactory(url(peer)).create_connection() as conn:
+            conn.start()
+            conn._provider.wait_online(5, "connect")
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: a.target_address == "out", offer=10)
+            peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "in")
+            peer.expect_flow()
+            peer.drop()
+            assert wait_for(lambda: conn._provider.lost_gen == 1)  # the client saw the drop
+            s = conn.create_session()
+            p = s.create_producer(Queue("out"))
+            c = s.create_consumer(Queue("in"))
+            peer.wait()
+            peer.expect_transfer(lambda t: t.message.body == "sent")
+            p.send(s.create_text_message("sent"))
+            peer.wait()
+            peer.send(names[0], PMessage(body="got", annotations={"x-opt-jms-msg-type": 5}))
+            m = c.receive(5000)
+            assert m is not None and m.get_text() == "got"
+
+
+def test_a_server_that_drops_the_socket_at_once_is_skipped() -> None:
+    """testFailoverHandlesImmediateTransportDropAfterConnect: a server that accepts the TCP
+    connection and closes it before any AMQP is skipped; the next server is used."""
+    import socket
+
+    lsock = socket.socket()
+    lsock.bind(("127.0.0.1", 0))
+    lsock.listen(4)
+    stop = threading.Event()
+
+    def drop_all() -> None:
+        lsock.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                s, _ = lsock.accept()
+            except OSError:
+                continue
+            s.close()
+
+    t = threading.Thread(target=drop_all, daemon=True)
+    t.start()
+    try:
+        with TestPeer() as final:
+            final.expect_open()
+            final.expect_begin()
+            dropping = f"amqp://127.0.0.1:{lsock.getsockname()[1]}"
+            u = f"failover:({dropping},{final.url})?{FAST}"
+            with ConnectionFactory(u).create_connection() as conn:
+                conn.create_session()
+                final.wait()
+                assert conn._provider.current_uri == final.url
+    finally:
+        stop.set()
+        t.join(2)
+        lsock.close()
+
+
+def test_creates_waiting_for_the_reconnect_time_out_at_the_request_timeout() -> None:
+    """testFailoverEnforcesRequestTimeoutSessionWhenBeginSent,
+    testFailoverEnforcesRequestTimeoutCreateTenpDestination: a session whose Begin went with the
+    connection, and a temporary queue asked for while offline, fail after jms.requestTimeout when
+    no reconnect comes in time."""
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_begin(respond=False)
+        u = url(peer, options="&jms.requestTimeout=500&failover.initialReconnectDelay=5000")
+        with ConnectionFactory(u).create_connection() as conn:
+            s = conn.create_session()
+            t0 = time.monotonic()
+            th, box = in_thread(conn.create_session)
+            peer.wait()
+            peer.drop()
+            th.join(5)
+            assert box and box[0][0] == "raised" and isinstance(box[0][1], JMSException)
+            assert "timed out" in str(box[0][1])
+            assert time.monotonic() - t0 < 3
+            t0 = time.monotonic()
+            with pytest.raises(JMSException, match="timed out"):
+                s.create_temporary_queue()
+            assert 0.4 < time.monotonic() - t0 < 3
+
+
+def test_zero_prefetch_receive_waiting_at_a_drop_gets_its_credit_again() -> None:
+    """testFailoverHandlesDropZeroPrefetchPullConsumerReceive(WithTimeout, NoWait): a prefetch-0
+    receive that granted one credit before the drop grants it again on the new link and gets the
+    message sent there; a receive_no_wait during the drop returns None at once."""
+    names: list[str] = []
+    with TestPeer() as peer:
+        peer.expect_open()
+        peer.expect_begin()
+        peer.expect_attach()
+        peer.expect_flow(lambda f: f.credit == 1)
+        u = url(peer, options="&jms.prefetchPolicy.all=0")
+        with ConnectionFactory(u).create_connection() as conn:
+            conn.start()
+            c = conn.create_session().create_consumer(Queue("q"))
+            got: list[Any] = []
+            th = threading.Thread(target=lambda: got.append(c.receive(5000)), daemon=True)
+            th.start()
+            peer.wait()
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach(lambda a: names.append(a.name) or True)
+            peer.expect_flow(lambda f: f.credit == 1,
+                             send=[PMessage(body="pulled", annotations={"x-opt-jms-msg-type": 5})])
+            peer.expect_disposition(lambda d: d.state == 0x24)  # accepted
+            peer.drop()
+            th.join(5)
+            peer.wait()
+            assert got and got[0] is not None and got[0].get_text() == "pulled"
+            peer.expect_open()
+            peer.expect_begin()
+            peer.expect_attach()
+            t0 = time.monotonic()
+            peer.drop()
+            assert c.receive_no_wait() is None
+            assert time.monotonic() - t0 < 2
+            peer.wait()

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from amqp_jms.client.connection import Connection
-from amqp_jms.client.consumer import LocalQueue
+from amqp_jms.client.local_queue import LocalQueue
 from amqp_jms.provider import base
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "amqp_jms"

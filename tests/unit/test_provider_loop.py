@@ -128,3 +128,38 @@ def test_submitted_coroutines_start_in_order_with_posted_work() -> None:
         assert order == ["submitted", "posted"]
     finally:
         lt.stop()
+
+
+def test_work_submitted_as_the_loop_stops_fails_instead_of_hanging() -> None:
+    """A future handed out by ``submit`` must resolve even when the loop stops before the work
+    starts (a close racing a send): the caller waits on it, and an unresolved one would hang
+    until its timeout (or forever without one) with its coroutine never awaited."""
+    import concurrent.futures
+    import time
+
+    lt = LoopThread("test-loop")
+    gate = threading.Event()
+    # the loop is busy with a posted step, so the submissions behind it cannot start yet
+    lt.post(lambda: gate.wait(2.0))
+    ran: list[int] = []
+
+    async def work(i: int) -> int:
+        ran.append(i)
+        return i
+
+    futures = [lt.submit(work(i)) for i in range(3)]
+    stopper = threading.Thread(target=lt.stop)
+    stopper.start()
+    time.sleep(0.1)  # the stop request is queued behind the busy step, ahead of nothing new
+    gate.set()
+    stopper.join(5.0)
+    for f in futures:
+        try:
+            f.result(timeout=2.0)
+        except concurrent.futures.TimeoutError:
+            pytest.fail("a submitted future was left unresolved when the loop stopped")
+        except (JMSException, concurrent.futures.CancelledError):
+            pass  # refused: the I/O thread stopped
+    # and work posted after the stop is refused at once, not queued into nothing
+    with pytest.raises(IllegalStateException):
+        lt.submit(work(9))

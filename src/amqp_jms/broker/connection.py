@@ -145,7 +145,8 @@ class BrokerConnection(AttachHandling, TransferHandling):
         if self.container is not None:
             self.core.register_container(self.container, self.id, wants_sole)
         conn.open()
-        log.info("connection %s open from %s container=%s", self.id, self.peer, self.container)
+        # a clean open is routine: DEBUG (refusals above are INFO/WARNING; nothing noisy at INFO)
+        log.debug("connection %s open from %s container=%s", self.id, self.peer, self.container)
 
     def cleanup(self) -> None:
         """The connection ended (closed or dropped): release, roll back, delete temp nodes."""

@@ -59,7 +59,7 @@ class Extraction:
         self.seconds = seconds  # time budget of one step
         self.upto = next_seq()  # only what was there when it began
         self.taken = 0
-        self._p = 9
+        self._priority = 9
         self._phase = _Phase.MEMORY
         self._kept = 0  # the bucket's index to look at next (those before it: looked at)
         self._picks: list[int] = []  # indices picked this step, removed together at its end
@@ -116,7 +116,7 @@ class Extraction:
         """Between steps consumers and releases shift the bucket: find the last message kept."""
         if self._phase is not _Phase.MEMORY or not self._kept:
             return
-        bucket = self.queue.bucket(self._p)
+        bucket = self.queue.bucket(self._priority)
         i = self._kept
         if i <= len(bucket) and bucket[i - 1] is self._last_kept:
             return
@@ -138,7 +138,7 @@ class Extraction:
 
     def _memory_one(self, now: float, out: list[BrokerMessage]) -> None:
         """Look at the next message of the bucket: picked (removed at the step's end) or kept."""
-        bucket = self.queue.bucket(self._p)
+        bucket = self.queue.bucket(self._priority)
         i = self._kept
         if i >= len(bucket):
             out.extend(self._flush())
@@ -162,7 +162,7 @@ class Extraction:
         if not picks:
             return []
         q = self.queue
-        removed = q.remove_picked(self._p, picks)
+        removed = q.remove_picked(self._priority, picks)
         self._kept -= len(picks)
         expired, self._expired = self._expired, set()
         if not expired:
@@ -182,7 +182,7 @@ class Extraction:
         def wanted(m: BrokerMessage) -> bool:
             return not m.expired(now) and self._qualifies(m)
 
-        taken, last = spill.take_matching(self._p, self._paged_after, self.upto, n, wanted)
+        taken, last = spill.take_matching(self._priority, self._paged_after, self.upto, n, wanted)
         out.extend(taken)
         self.taken += len(taken)
         if last is None:
@@ -191,10 +191,10 @@ class Extraction:
             self._paged_after = last
 
     def _next_priority(self) -> None:
-        self._p -= 1
+        self._priority -= 1
         self._kept = 0
         self._last_kept = None
-        if self._p >= 0:
+        if self._priority >= 0:
             self._phase = _Phase.MEMORY
         elif self.delayed:
             self._phase = _Phase.DELAYED

@@ -20,11 +20,12 @@ limit (``limit``, at most ``management_move_limit``) and another request may fin
 
 Authorization (the broker's roles, ``authorization.py``): reading an entity needs ``browse`` (a
 queue) or ``consume`` (a topic or subscription, on the topic) or ``manage``, on the entity's
-address; PURGE, MOVE and DELETE need ``manage`` on it (MOVE on both queues); connections are the
-broker's, read with ``manage`` on the address ``$management``. A refusal answers 401 (anonymous)
-or 403 with the reason. Every size a requester controls has a limit (``BrokerLimits.management_*``),
-and a purge, move or delete of a deep queue runs in slices (``extract.py``) between which the
-event loop serves everyone else.
+address; PURGE, MOVE and DELETE need ``manage`` on it (MOVE on both queues); consumers (who reads a
+queue: their connection, user, address, selector, credit) need ``manage`` on the address they read;
+connections are the broker's, read with ``manage`` on the address ``$management``. A refusal
+answers 401 (anonymous) or 403 with the reason. Every size a requester controls has a limit
+(``BrokerLimits.management_*``), and a purge, move or delete of a deep queue runs in slices
+(``extract.py``) between which the event loop serves everyone else.
 """
 
 from __future__ import annotations

@@ -1,9 +1,10 @@
 """What the management node reports: the broker's entities as rows of named attributes.
 
-Four manageable entity types (AMQP Management's term), each a type name, its attribute names and
-a reader over the broker's own structures (router queues, topics, subscriptions, connections),
-read directly and locally: a QUERY answers from the same objects the broker runs on. The
-``org.amqp.management`` standard attributes ``name``, ``identity`` and ``type`` come first.
+Five manageable entity types (AMQP Management's term), each a type name, its attribute names and
+a reader over the broker's own structures (router queues, topics, subscriptions, connections and
+their consumer links), read directly and locally: a QUERY answers from the same objects the
+broker runs on. The ``org.amqp.management`` standard attributes ``name``, ``identity`` and
+``type`` come first.
 """
 
 from __future__ import annotations
@@ -14,14 +15,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .authorization import Permission
+from .links import OutgoingLink
 from .nodes import NodeKind, Subscription
 from .queue import MessageQueue
+from .terminus import filters_of
 
 if TYPE_CHECKING:
     from .core import BrokerCore
 
 __all__ = [
     "CONNECTION",
+    "CONSUMER",
     "ENTITY_TYPES",
     "QUEUE",
     "SUBSCRIPTION",
@@ -35,6 +39,7 @@ QUEUE = "org.amqpjms.queue"
 TOPIC = "org.amqpjms.topic"
 SUBSCRIPTION = "org.amqpjms.subscription"
 CONNECTION = "org.amqpjms.connection"
+CONSUMER = "org.amqpjms.consumer"
 
 Row = dict[str, Any]
 
@@ -130,6 +135,38 @@ def _connections(core: BrokerCore) -> Iterator[tuple[str, Row]]:
         }
 
 
+def _consumers(core: BrokerCore) -> Iterator[tuple[str, Row]]:
+    """Every link the broker delivers on (consumers, and browsers marked as such): who reads
+    which queue, from where, with what selector, and how far behind it is. Authorized on the
+    address it reads (the queue, or the subscription's topic)."""
+    for conn_id, conn in core.connections.items():
+        if getattr(conn, "closed", False):
+            continue
+        for st in list(conn.links.values()):
+            if not isinstance(st, OutgoingLink) or st.lookup or st.closed:
+                continue
+            sub = st.subscription
+            address = sub.topic if sub is not None else st.queue.name
+            link = st.link
+            yield address, {
+                "name": link.name,
+                "identity": f"{conn_id}/{link.name}",
+                "type": CONSUMER,
+                "address": address,
+                "queue": st.queue.name,
+                "subscription": None if sub is None or sub.key is None else subscription_identity(sub),
+                "connectionId": str(conn_id),
+                "containerId": conn.container,
+                "user": conn.user,
+                "remoteAddress": _address(conn.peer),
+                "selector": filters_of(link.source).selector,
+                "browser": st.browse,
+                "presettled": st.presettled,
+                "credit": link.credit,
+                "deliveringCount": len(st.unacked),
+            }
+
+
 def _address(peer: Any) -> str:
     """``host:port`` from the listener's peer (a socket address, or its ``str()`` as kept)."""
     if isinstance(peer, str) and peer.startswith("("):
@@ -157,6 +194,10 @@ ENTITY_TYPES: dict[str, EntityType] = {
         EntityType(CONNECTION, ("name", "identity", "type", "remoteAddress", "containerId", "user",
                                 "sessionCount", "linkCount"),
                    ("READ",), _connections, (Permission.MANAGE,)),
+        EntityType(CONSUMER, ("name", "identity", "type", "address", "queue", "subscription", "connectionId",
+                              "containerId", "user", "remoteAddress", "selector", "browser", "presettled",
+                              "credit", "deliveringCount"),
+                   ("READ",), _consumers, (Permission.MANAGE,)),
     )
 }
 

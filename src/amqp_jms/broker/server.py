@@ -139,7 +139,8 @@ class AmqpProtocol(asyncio.Protocol):
             if out and self.transport is not None:
                 self.transport.write(out)
             if sasl.result is SaslResult.FAILED:
-                log.info("connection %s: SASL authentication failed", self.conn.id if self.conn else "?")
+                log.info("connection %s from %s: SASL authentication failed",
+                         self.conn.id if self.conn else "?", self.source)
                 self.state.logins.failed(self.source)
                 self.state.core.counters.auth_failures += 1
                 self._close_transport()
@@ -175,7 +176,7 @@ class AmqpProtocol(asyncio.Protocol):
         if conn is not None:
             conn.cleanup()
             self.state.core.connections.pop(conn.id, None)
-            log.info("connection %s closed", conn.id)
+            log.debug("connection %s closed", conn.id)  # routine (failures are logged where seen)
         if self.engine is not None:
             self.engine.abort()
             self._drain_events()

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ..exceptions import MessageEOFException
+from ..message._plain import message_body, message_type_name
 from ._common import UsageError
 
 __all__ = ["BODY_TYPES", "build_message", "connect", "describe_message", "message_body"]
@@ -75,42 +75,12 @@ def build_message(session: Any, kind: str, body: str | bytes | None) -> Any:
     raise UsageError(f"unknown --type {kind!r}; expected one of {', '.join(BODY_TYPES)}")
 
 
-def _type_name(msg: Any) -> str:
-    for cls in type(msg).__mro__:
-        if cls.__name__ in ("TextMessage", "BytesMessage", "MapMessage", "StreamMessage", "ObjectMessage"):
-            return cls.__name__
-    return "Message"
-
-
-def message_body(msg: Any) -> Any:
-    """The body as a plain value: str, bytes, dict, list, an object, or None."""
-    kind = _type_name(msg)
-    if kind == "TextMessage":
-        return msg.get_text()
-    if kind == "MapMessage":
-        return {name: msg.get_object(name) for name in msg.get_map_names()}
-    if kind == "StreamMessage":
-        msg.reset()
-        items = []
-        while True:
-            try:
-                items.append(msg.read_object())
-            except MessageEOFException:
-                break
-        return items
-    if kind == "BytesMessage":
-        return msg.get_body(bytes)
-    if kind == "ObjectMessage":
-        return msg.get_object()
-    return None
-
-
 def describe_message(msg: Any) -> dict[str, Any]:
     """Headers, properties and body of a received message, as a dict (JSON-ready via to_jsonable)."""
     dest = msg.get_jms_destination()
     reply = msg.get_jms_reply_to()
     return {
-        "type": _type_name(msg),
+        "type": message_type_name(msg),
         "message_id": msg.get_jms_message_id(),
         "destination": str(dest) if dest is not None else None,
         "correlation_id": msg.get_jms_correlation_id(),

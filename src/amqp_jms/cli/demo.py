@@ -131,7 +131,7 @@ def _send_orders(url: str, batch: list[Order], out: Output, label: str) -> tuple
     """
     last_due = 0.0
     started = time.monotonic()
-    with connect(_with_option(url, "jms.forceAsyncSend=true")) as conn:
+    with connect(_async_sends(url)) as conn:
         session = conn.create_session()
         producer = session.create_producer(conn_dest(QUEUE))
         with out.progress(label, len(batch)) as bar:
@@ -178,8 +178,11 @@ def _entered(before: dict[str, int] | None, metrics_url: str | None, own_count: 
     return after["enqueued"] - before["enqueued"]
 
 
-def _with_option(url: str, option: str) -> str:
-    return url + ("&" if "?" in url else "?") + option
+def _async_sends(url: str) -> str:
+    """``url`` with ``jms.forceAsyncSend=true``, a failover URL's included (on its own query)."""
+    from ..provider.failover.uri import with_client_options
+
+    return with_client_options(url, [("jms.forceAsyncSend", "true")])
 
 
 def conn_dest(text: str) -> Any:
@@ -252,7 +255,7 @@ def run_demo(
         t0 = time.monotonic()
         counts = _queue_counts(metrics_url)
         bridged = (
-            import_dump(_with_option(broker_url, "jms.forceAsyncSend=true"), dump, QUEUE, out)
+            import_dump(_async_sends(broker_url), dump, QUEUE, out)
             if mq_orders
             else 0
         )

@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "move": ("manage", "move messages between queues (e.g. from the DLQ back), with a selector"),
     "delete": ("manage", "delete a queue"),
     "connections": ("manage", "list the connections open to a running broker"),
+    "consumers": ("manage", "list who consumes a running broker's queues (user, selector, credit)"),
     "subscriptions": ("manage", "list durable subscriptions, or remove one"),
 }
 """Subcommand name -> (module in ``amqp_jms.cli``, one-line help)."""

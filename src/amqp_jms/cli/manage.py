@@ -1,4 +1,5 @@
-"""``amqp-jms queues | purge | move | delete | connections | subscriptions``: manage a running broker.
+"""``amqp-jms queues | purge | move | delete | connections | consumers | subscriptions``: manage a
+running broker.
 
 Each verb is one or a few AMQP Management requests to the broker's ``$management`` node, carried
 by the JMS client (``_management.py``); the broker authorizes each by its roles, and a refusal
@@ -9,11 +10,10 @@ from __future__ import annotations
 
 import argparse
 from typing import Any
-from urllib.parse import parse_qs, urlsplit, urlunsplit
 
+from ..management import ManagementClient
 from ._client import connect
 from ._common import Output, UsageError, add_common, add_url
-from ._management import ManagementClient
 
 __all__ = ["register"]
 
@@ -24,6 +24,7 @@ _EPILOGS = {
     "  amqp-jms move DLQ orders --selector \"region = 'EU'\" --limit 100",
     "delete": "examples:\n  amqp-jms delete old.orders",
     "connections": "examples:\n  amqp-jms connections --json",
+    "consumers": "examples:\n  amqp-jms consumers\n  amqp-jms consumers orders --json",
     "subscriptions": "examples:\n  amqp-jms subscriptions\n  amqp-jms subscriptions --remove app1:prices",
 }
 _DESCRIPTIONS = {
@@ -33,6 +34,9 @@ _DESCRIPTIONS = {
     "JMS selector matches. Properties and bodies travel unchanged; the delivery count starts again.",
     "delete": "Delete a queue and its messages; its consumers are detached.",
     "connections": "List the connections open to the broker (needs manage on $management).",
+    "consumers": "List who consumes (and browses) the broker's queues and topics: connection, user, "
+    "container id, remote address, link, selector, credit and messages held unsettled (needs manage on "
+    "the address read).",
     "subscriptions": "List durable subscriptions (shared non-durable ones too with --all), or remove one.",
 }
 
@@ -53,6 +57,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
         p.add_argument("destination", help="the queue to move them to (it must exist)")
         p.add_argument("--selector", "-s", help="move only the messages this JMS selector matches")
         p.add_argument("--limit", "-n", type=int, help="move at most this many messages")
+    elif name == "consumers":
+        p.add_argument("queue", nargs="?", help="only the consumers of this queue, topic or subscription")
     elif name == "subscriptions":
         p.add_argument("--all", action="store_true", help="include shared non-durable subscriptions")
         p.add_argument("--remove", metavar="CLIENT_ID:NAME",
@@ -67,13 +73,12 @@ def _client(conn: Any, args: argparse.Namespace) -> ManagementClient:
 def _url(args: argparse.Namespace) -> str:
     """``--url`` with ``jms.sendTimeout`` = ``--timeout`` unless it sets one: a peer that gives
     the request no credit fails the verb in time instead of leaving it waiting."""
+    from ..provider.failover.uri import with_client_options
+
     if args.timeout <= 0:
         raise UsageError("--timeout must be positive")
-    parts = urlsplit(args.url)
-    if "jms.sendTimeout" in parse_qs(parts.query):
-        return str(args.url)
-    query = "&".join(q for q in (parts.query, f"jms.sendTimeout={int(args.timeout * 1000)}") if q)
-    return urlunsplit(parts._replace(query=query))
+    timeout = ("jms.sendTimeout", str(int(args.timeout * 1000)))
+    return with_client_options(str(args.url), [timeout], keep_existing=True)
 
 
 _QUEUE_COLUMNS = [("name", "queue"), ("messageCount", "messages"), ("consumerCount", "consumers"),
@@ -96,6 +101,29 @@ def run_connections(args: argparse.Namespace, out: Output) -> int:
         rows = mc.query("connection", [k for k, _ in cols])
     _show(out, "connections", rows, cols)
     return 0
+
+
+_CONSUMER_COLUMNS = [("address", "address"), ("queue", "queue"), ("connectionId", "connection"),
+                     ("user", "user"), ("containerId", "container"), ("remoteAddress", "from"),
+                     ("name", "link"), ("selector", "selector"), ("credit", "credit"),
+                     ("deliveringCount", "delivering"), ("browser", "browser")]
+
+
+def run_consumers(args: argparse.Namespace, out: Output) -> int:
+    with connect(_url(args)) as conn, _client(conn, args) as mc:
+        rows = mc.query("consumer", [k for k, _ in _CONSUMER_COLUMNS] + ["subscription"])
+        own = mc.reply_queue
+    rows = [r for r in rows if r.get("queue") != own]  # not the CLI's own reply consumer
+    if args.queue:
+        rows = [r for r in rows if _names(args.queue) & _names(r.get("address"), r.get("queue"),
+                                                               r.get("subscription"))]
+    _show(out, "consumers", rows, _CONSUMER_COLUMNS)
+    return 0
+
+
+def _names(*values: Any) -> set[str]:
+    """The names a queue answers to: as listed, and without a ``queue://``-style prefix."""
+    return {n for v in values if v for n in (str(v), str(v).partition("://")[2]) if n}
 
 
 def run_subscriptions(args: argparse.Namespace, out: Output) -> int:
@@ -174,5 +202,6 @@ _RUN = {
     "move": run_move,
     "delete": run_delete,
     "connections": run_connections,
+    "consumers": run_consumers,
     "subscriptions": run_subscriptions,
 }

@@ -71,6 +71,7 @@ __all__ = [
     "auto_outcome",
     "count_local_redelivery",
     "decode_or_poison",
+    "delivered_before_listener",
     "hands_back_refused",
     "outcome_for_ack_type",
     "settle_away_outcome",
@@ -179,6 +180,15 @@ def hands_back_refused(mode: int) -> bool:
     in the modes where the session acknowledges by itself (AUTO, DUPS_OK; JMS 8.7). In the
     others it counts as delivered."""
     return mode in _SELF_ACKNOWLEDGING
+
+
+def delivered_before_listener(mode: int) -> bool:
+    """Whether a listener's message counts as delivered before the listener runs: in the modes
+    where the application acknowledges (CLIENT, INDIVIDUAL), so that ``acknowledge()`` (and
+    ``recover()``) inside ``on_message`` act on the very message being handled, as the Java idiom
+    ``onMessage(m) { ...; m.acknowledge(); }`` expects. The other modes settle after the listener
+    returns (a listener that raises under AUTO/DUPS_OK gets the message again)."""
+    return mode in _APPLICATION_ACKNOWLEDGES
 
 
 def count_local_redelivery(inbound: Any, msg: Any) -> None:

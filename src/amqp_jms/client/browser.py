@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from ..exceptions import IllegalStateException, JMSException
 from ..provider.base import ACCEPTED, BROWSERS, ConsumerSpec, ProviderConsumer
 from .acknowledgement import POISON, decode_or_poison
-from .consumer import LocalQueue
+from .local_queue import LocalQueue
 
 if TYPE_CHECKING:
     from ..destination import Queue

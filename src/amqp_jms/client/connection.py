@@ -257,8 +257,9 @@ class Connection:
         self._events.post("on_connection_established", uri)
 
     def on_connection_interrupted(self, uri: str) -> None:
-        """Prefetched messages are void (their link is gone): the peer redelivers them, flagged,
-        to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``)."""
+        """Unsettled prefetched messages are void (their link is gone): the peer redelivers them,
+        flagged, to whichever consumer then asks (Qpid JMS ``JmsMessageConsumer.onConnectionInterrupted``).
+        A presettled consumer's are kept (``LocalQueue.clear``): nobody would redeliver them."""
         for s in list(self._sessions):
             for c in list(s.consumers):
                 c.local_queue.clear()
@@ -279,14 +280,15 @@ class Connection:
             t.start()
 
     def on_async_exception(self, exc: JMSException) -> None:
-        """A send the application did not wait for failed: its ExceptionListener hears of it
-        (Qpid JMS), on a thread of its own; the connection stays usable."""
+        """An error nobody waits for (a send the application did not wait for failed, a
+        listener's consumer closed by the peer): its ExceptionListener hears of it (Qpid JMS),
+        on a thread of its own; the connection stays usable."""
         listener = self._exception_listener
         if listener is None:
             from .._logs import CLIENT, with_ids
 
             log = with_ids(CLIENT, connection=self.connection_id())
-            log.warning("a send nobody waited for failed: %s", exc)
+            log.warning("no ExceptionListener to tell: %s", exc)
             return
         call: Any = getattr(listener, "on_exception", listener)
         threading.Thread(target=call, args=(exc,), name="amqp-jms-exception-listener", daemon=True).start()

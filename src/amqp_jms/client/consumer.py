@@ -1,23 +1,21 @@
-"""MessageConsumer: the local prefetch queue, receive/receive_no_wait/listener, iteration."""
+"""MessageConsumer: receive/receive_no_wait/listener, iteration (its local prefetch queue is
+:mod:`amqp_jms.client.local_queue`)."""
 
 from __future__ import annotations
 
-import threading
-import time
-from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
-from .acknowledgement import hands_back_refused, unseen_outcome
+from .acknowledgement import hands_back_refused
+from .local_queue import LocalQueue
 from .receive_policy import (
     DELIVER,
     DELIVER_PREFETCHED,
     DRAIN,
     PULL,
     PULL_DRAIN,
-    STOPPED,
     TAKE,
     TAKE_SINCE,
     TOP_UP,
@@ -49,140 +47,6 @@ class EncodedMessage(NamedTuple):
     message: Message
     #: the message as the peer sent it (for AMQP: the encoded sections of the transfer)
     data: bytes
-
-
-class LocalQueue:
-    """Messages the provider delivered, waiting for the application (the provider's sink).
-
-    ``deliver`` runs on the I/O thread and only appends; readers wait on the condition. The
-    queue also gates on the connection being started: a stopped connection delivers nothing.
-    """
-
-    def __init__(self, on_arrival: Callable[[], None] | None = None) -> None:
-        self._q: deque[Any] = deque()
-        # ``with self._lock`` where a hot path (deliver, get) only locks: the Condition's own
-        # ``with`` runs two Python-level calls around the same C lock
-        self._lock = threading.RLock()
-        self._cond = threading.Condition(self._lock)
-        self._waiting = 0
-        self.running = False
-        self.closed = False
-        #: times stopped: a pull made before a stop lost its credit to it (``Session._stopped``)
-        self.stops = 0
-        self.on_arrival = on_arrival
-
-    def deliver(self, inbound: Any) -> None:
-        with self._lock:
-            self._q.append(inbound)
-            if self._waiting:
-                self._cond.notify()
-        cb = self.on_arrival
-        if cb is not None:
-            cb()
-
-    def deliver_quietly(self, inbound: Any) -> None:
-        """``deliver`` without waking a waiting reader: the provider calls ``wake`` once after a
-        batch. Why: a reader woken per message takes the GIL at the I/O thread's next C call and
-        keeps it while it works, so the two threads passed the GIL (and a futex hand-off) back
-        and forth for every message of a batch (issue 16, receive speed)."""
-        with self._lock:
-            self._q.append(inbound)
-        cb = self.on_arrival
-        if cb is not None:
-            cb()
-
-    def wake(self) -> None:
-        """Wake a reader waiting for what ``deliver_quietly`` queued."""
-        if self._waiting:
-            with self._lock:
-                self._cond.notify()
-
-    def __len__(self) -> int:
-        return len(self._q)
-
-    def take_all(self) -> list[Any]:
-        with self._cond:
-            items = list(self._q)
-            self._q.clear()
-            return items
-
-    def clear(self) -> None:
-        """The connection was interrupted: drop what is queued, unsettled (the peer redelivers it)."""
-        with self._cond:
-            self._q.clear()
-
-    def give_back(self) -> list[tuple[Any, int]]:
-        """What the link gives back as it closes: every queued message with its unseen outcome
-        (called on the I/O thread)."""
-        return [(inbound, unseen_outcome(inbound)) for inbound in self.take_all()]
-
-    def push_front(self, items: list[Any]) -> None:
-        with self._cond:
-            self._q.extendleft(reversed(items))
-            self._cond.notify_all()
-
-    def set_running(self, running: bool) -> None:
-        with self._cond:
-            if self.running and not running:
-                self.stops += 1
-            self.running = running
-            self._cond.notify_all()
-
-    def close(self, exc: JMSException | None = None) -> None:
-        with self._cond:
-            self.closed = True
-            self._cond.notify_all()
-
-    def on_closed(self, exc: JMSException) -> None:
-        self.close(exc)
-
-    def get(self, timeout: float | None, stops: int | None = None) -> Any:
-        """The next message; None on timeout (``0`` = no wait) or when closed. Given ``stops``
-        (the ``stops`` count seen before pulling), ``STOPPED`` once the queue is or was stopped
-        since: the pull lost its credit to the stop."""
-        stop_aware = stops is not None
-        with self._lock:
-            if self.running and self._q:
-                return self._q.popleft()
-            if stop_aware and (not self.running or self.stops != stops):
-                return STOPPED
-            if timeout is not None and timeout <= 0:
-                return None
-            deadline = None if timeout is None else time.monotonic() + timeout
-            self._waiting += 1
-            try:
-                while not self.closed:
-                    if self.running and self._q:
-                        return self._q.popleft()
-                    if stop_aware and (not self.running or self.stops != stops):
-                        return STOPPED
-                    if deadline is None:
-                        self._cond.wait()
-                    else:
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            return None
-                        self._cond.wait(left)
-                return None
-            finally:
-                self._waiting -= 1
-
-    def wait_running(self, timeout: float | None) -> bool:
-        """Wait until started; False on timeout or close."""
-        with self._cond:
-            deadline = None if timeout is None else time.monotonic() + timeout
-            while not self.closed and not self.running:
-                left = None if deadline is None else deadline - time.monotonic()
-                if left is not None and left <= 0:
-                    return False
-                self._cond.wait(left)
-            return self.running and not self.closed
-
-    def pop_nowait(self) -> Any:
-        with self._cond:
-            if self.running and self._q:
-                return self._q.popleft()
-            return None
 
 
 class MessageConsumer:
@@ -220,6 +84,7 @@ class MessageConsumer:
         self._local_only_wait = cfg.receive_local_only
         self._local_only_nowait = cfg.receive_no_wait_local_only
         self._drain_timeout = cfg.seconds(cfg.drain_timeout_ms)
+        queue.on_closed_alone = self._closed_by_peer
 
     # -- JMS API -------------------------------------------------------------------------------
     def get_message_selector(self) -> str | None:
@@ -340,7 +205,20 @@ class MessageConsumer:
     def check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")
+        failure = self._queue.failure
+        if failure is not None:
+            # the link ended under the consumer: it cannot receive again (Qpid JMS's checkClosed)
+            raise IllegalStateException(
+                f"the consumer was closed due to an unrecoverable error: {failure.reason}",
+                failure.error_code, failure)
         self._session.check_open()
+
+    def _closed_by_peer(self, exc: JMSException) -> None:
+        """The peer closed this consumer's link alone (provider thread). A consumer with a
+        MessageListener has nobody calling it to hear of it, so the connection's
+        ExceptionListener does (Qpid JMS ``JmsSession.consumerClosed``)."""
+        if self._listener is not None:
+            self._session.connection.on_async_exception(exc)
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
         got = self._receive_inbound(timeout, ask_peer)

@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._logs import CLIENT
-from .acknowledgement import hands_back_refused
+from .acknowledgement import delivered_before_listener, hands_back_refused
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -141,6 +141,9 @@ class ListenerDispatch:
         on_message: Any = getattr(listener, "on_message", listener)
         self._current = (consumer, inbound)
         self._recovered_current = False
+        recorded = delivered_before_listener(mode)
+        if recorded:  # acknowledge()/recover() inside the listener include this message
+            self.after_receive(consumer, inbound, msg)
         try:
             inbound.dispatch(on_message, msg)  # the provider may wrap it (the delivery's span)
         except Exception:
@@ -158,5 +161,6 @@ class ListenerDispatch:
         if self._recovered_current:
             return  # recover() inside the listener already queued it again
         if not self._closed:
-            self.after_receive(consumer, inbound, msg)
+            if not recorded:
+                self.after_receive(consumer, inbound, msg)
             self._pull_for_listener(consumer)

@@ -84,7 +84,7 @@ _TAKE_NOW: Step = (TAKE, 0.0)
 
 
 class QueueState(Protocol):
-    """What the flow reads of the consumer's local queue (``client.consumer.LocalQueue``)."""
+    """What the flow reads of the consumer's local queue (``client.local_queue.LocalQueue``)."""
 
     #: the connection is started: the queue hands out messages
     running: bool

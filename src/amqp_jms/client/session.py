@@ -18,8 +18,9 @@ from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
 from .acknowledgement import POISON, count_local_redelivery, decode_or_poison, settle_away_outcome
 from .completion import Completions, wait_for_completions
-from .consumer import LocalQueue, MessageConsumer
+from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
+from .local_queue import LocalQueue
 from .producer import MessageProducer
 from .session_features import SessionFeatures
 
@@ -184,7 +185,7 @@ class Session(SessionFeatures, ListenerDispatch):
         presettle = self._mode == self.NO_ACKNOWLEDGE or (
             not self.transacted and cfg.presettle.consumer(destination.is_topic))
         spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
-        queue = LocalQueue()
+        queue = LocalQueue(settled=presettle)
         queue.running = conn.started
         pcons = conn.wait_provider(self._provider_session.create_consumer(spec, queue),
                                    conn.request_timeout(), "create_consumer")
@@ -284,8 +285,10 @@ class Session(SessionFeatures, ListenerDispatch):
         current = self._current
         d = self._dispatcher
         if current is not None and d is not None and d.on_own_thread():
-            # called from a listener: the message it is handling is redelivered too (last)
-            delivered.append(current)
+            # called from a listener: the message it is handling is redelivered too (last; it is
+            # already among the delivered ones where the application acknowledges)
+            if current not in delivered:
+                delivered.append(current)
             self._recovered_current = True
         for consumer, items in ack.DeliveredLedger.recover(delivered):
             if consumer.closed:  # a closed consumer's link waited for these: give them back

@@ -142,8 +142,16 @@ class InboundSink(Protocol):
         ...
 
     def clear(self) -> None:
-        """Drop every locally queued message without settling it: the connection was
-        interrupted, so the peer gives them to a consumer again (flagged redelivered)."""
+        """The connection was interrupted: drop every locally queued unsettled message without
+        settling it (the peer gives them to a consumer again, flagged redelivered); a presettled
+        consumer's messages are kept (the peer will not send them again)."""
+        ...
+
+    def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
+        """The consumer's link ended under it for ``exc`` (called on a provider thread, never
+        block). ``alone``: the peer closed this link while its session and connection carry on
+        (Qpid JMS's ``onResourceClosed``), as opposed to going down with them, which the
+        connection reports once."""
         ...
 
 
@@ -361,6 +369,11 @@ class Provider(ABC):
     @abstractmethod
     def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
         """Block for ``fut`` (refusing on the I/O thread); a timeout raises JMSException."""
+
+    def on_io_thread(self) -> bool:
+        """Whether the caller runs on this provider's I/O thread, where blocking would deadlock
+        (a wrapping provider asks the provider it wraps)."""
+        return False
 
     @property
     @abstractmethod

@@ -48,6 +48,9 @@ class LoopThread:
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
         self._starting: asyncio.Task[Any] | None = None
+        #: submitted work not started yet -> how to fail it if the loop stops first
+        self._unstarted: dict[Callable[[], object], Callable[[], None]] = {}
+        self._closed = False
         self._thread = threading.Thread(target=self._main, name=f"{name}-{next(_ids)}", daemon=True)
         self._started = threading.Event()
         self._thread.start()
@@ -59,6 +62,9 @@ class LoopThread:
         try:
             self.loop.run_forever()
         finally:
+            # nothing queued starts now (the cancellation below runs the loop once more)
+            self._closed = True
+            self._abandon_ops()
             try:
                 pending = asyncio.all_tasks(self.loop)
                 for t in pending:
@@ -67,6 +73,7 @@ class LoopThread:
                     self.loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             finally:
                 self.loop.close()
+                self._abandon_ops()  # posted while the tasks were being cancelled
 
     @property
     def thread(self) -> threading.Thread:
@@ -92,6 +99,7 @@ class LoopThread:
         cf: concurrent.futures.Future[T] = concurrent.futures.Future()
 
         def start() -> object:
+            self._unstarted.pop(start, None)
             if cf.cancelled():
                 coro.close()
                 return None
@@ -108,6 +116,7 @@ class LoopThread:
                 if cf.done():
                     return
                 if t.cancelled():
+                    coro.close()  # cancelled before its first step: it never ran
                     cf.cancel()
                 elif t.exception() is not None:
                     cf.set_exception(t.exception())
@@ -122,6 +131,13 @@ class LoopThread:
             cf.add_done_callback(cancel)
             return _YIELD  # let the task take its first step before later work
 
+        def abandon() -> None:
+            coro.close()
+            if not cf.done():
+                cf.set_exception(IllegalStateException(
+                    "the connection's I/O thread stopped before this could start"))
+
+        self._unstarted[start] = abandon
         self.post(start)
         return cf
 
@@ -147,11 +163,29 @@ class LoopThread:
             self._wake_pending = True
             try:
                 self.loop.call_soon_threadsafe(self._drain)
-            except RuntimeError:  # loop closed: the connection is gone, drop the work
-                self._ops.clear()
+            except RuntimeError:  # loop closed: the connection is gone
+                self._abandon_ops()
+        elif self._closed:  # the wake-up was pending when the loop stopped: it will not come
+            self._abandon_ops()
+
+    def _abandon_ops(self) -> None:
+        """Work that will never run (the loop stopped): posted operations are dropped (the
+        connection is gone), submitted ones fail their future so that no caller waits forever."""
+        ops = self._ops
+        while True:
+            try:
+                fn = ops.popleft()
+            except IndexError:
+                return
+            abandon = self._unstarted.pop(fn, None)
+            if abandon is not None:
+                abandon()
 
     def _drain(self) -> None:
         self._wake_pending = False
+        if self._closed:
+            self._abandon_ops()
+            return
         if self._starting is not None:
             # a submitted task has not taken its first step yet: later work waits behind it
             self.loop.call_soon(self._drain)

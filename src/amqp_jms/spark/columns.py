@@ -16,7 +16,7 @@ from flat key/value lists and offsets, the ``amqp`` column as a zero-copy slice 
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import islice
 from typing import Any
@@ -108,7 +108,8 @@ def _body(data: Any, body_as: str) -> bytes | str | None:
 def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
     """One JMS message as its column values in :data:`~amqp_jms.spark.schema.COLUMNS` order
     (times in epoch microseconds, ``properties`` as a ``(names, strings)`` pair of lists, or
-    None).
+    None; ``typed_properties`` as the property dict, which :class:`ColumnBuilder` writes as
+    typed JSON or as a VARIANT, as the schema asks).
 
     Reads the message model's provider SPI (the documented ``_`` attributes of
     :mod:`amqp_jms.message`), not the public getters: this runs once per message in the
@@ -135,7 +136,7 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
                 for v in props.values()
             ],
         )
-        typed: str | None = dumps_map(props)
+        typed: dict[str, Any] | None = props  # typed JSON or a VARIANT: the builder decides
         delivery_count = None if count is None else int(count)
         content = None if content_type is None else str(content_type)
         group_id = None if group is None else str(group)
@@ -219,11 +220,44 @@ class ColumnBuilder:
                 arrays.append(pa.array(values, type=pa.int64()).view(field.type))
             elif name == "properties":
                 arrays.append(_map_array(values, field.type))
+            elif name == "typed_properties":
+                arrays.append(_typed_array(values, field.type))
             else:
                 arrays.append(pa.array(values, type=field.type))
         if len(self.schema) > len(_NAMES):
             arrays.append(amqp if amqp is not None else pa.nulls(len(rows), pa.binary()))
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
+
+
+def _typed_array(values: Iterable[Mapping[str, Any] | str | None], arrow_type: pa.DataType) -> pa.Array:
+    """``typed_properties``: typed JSON text (STRING), or a variant object (``typedPropertiesAs=
+    variant``: a struct of ``value`` and ``metadata``, :mod:`.variant`). A value may be the
+    property dict or already typed JSON (rows built from column dicts)."""
+    if not pa.types.is_struct(arrow_type):
+        return pa.array(
+            [v if v is None or isinstance(v, str) else dumps_map(v) for v in values], type=arrow_type
+        )
+    from .typed_json import loads_map
+    from .variant import encode_properties
+
+    data: list[bytes | None] = []
+    meta: list[bytes | None] = []
+    nulls: list[bool] = []
+    for v in values:
+        if v is None:
+            data.append(b"")
+            meta.append(b"")
+            nulls.append(True)
+            continue
+        value, metadata = encode_properties(loads_map(v) if isinstance(v, str) else v)
+        data.append(value)
+        meta.append(metadata)
+        nulls.append(False)
+    return pa.StructArray.from_arrays(
+        [pa.array(data, type=pa.binary()), pa.array(meta, type=pa.binary())],
+        fields=list(arrow_type),
+        mask=pa.array(nulls, type=pa.bool_()) if any(nulls) else None,
+    )
 
 
 def _map_array(

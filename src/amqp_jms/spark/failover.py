@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._logs import SPARK
-from ..provider.failover.uri import OPTION_NAMES, is_failover_url
+from ..provider.failover.uri import OPTION_NAMES, is_failover_url, with_client_options
 
 __all__ = [
     "FAILOVER_OPTION_NAMES",
@@ -39,25 +39,8 @@ FAILOVER_OPTION_NAMES = OPTION_NAMES
 #: The planning-time connection check makes one pass over the servers, not the provider's
 #: default of trying forever: an unreachable broker fails the query when it is planned.
 PROBE_OPTIONS = {"failover.startupMaxReconnectAttempts": "1"}
-
-
-def append_client_options(url: str, options: list[tuple[str, str]]) -> str:
-    """``url`` with the source's client options (``jms.*``, ``amqp.*``, ``transport.*``,
-    ``failover.*``) appended to a failover URL's own query: ``amqp.*``/``transport.*`` apply to
-    every server, so they become ``failover.nested.*`` (a failover URL's top level refuses them)."""
-    from urllib.parse import urlencode
-
-    text = url.strip()
-    rest = text[len("failover:") :].strip()
-    if not rest.startswith("("):  # ``failover:amqp://a,amqp://b``: no top-level query possible
-        text = f"failover:({rest})"
-    close = text.rfind(")")
-    tail = text[close + 1 :]
-    moved = [
-        (f"failover.nested.{name}" if name.startswith(("amqp.", "transport.")) else name, value)
-        for name, value in options
-    ]
-    return text + ("&" if "?" in tail else "?") + urlencode(moved, safe=".:/")
+#: the source's client options appended to a failover url (the one rule for it, shared with the CLI)
+append_client_options = with_client_options
 
 
 class LossLog:

@@ -20,6 +20,10 @@ option                     default     meaning
 ``mode``                   ``browse``  batch reads: ``browse`` (QueueBrowser, consumes nothing);
                                        ``consume`` is refused when planned (no commit hook: stream it)
 ``maxMessages``            unlimited   batch reads: stop after this many messages
+``partitionColumn``        none        browse reads: split into ``numPartitions`` disjoint selector
+``lowerBound``                         ranges of this numeric column (``priority``, ``timestamp``,
+``upperBound``                         ``delivery_count``) or message property, as Spark's JDBC
+``numPartitions``                      source does (all four together; see ``partitioning.py``)
 ``timeoutMs``              ``1000``    accepted for compatibility; only consuming batch reads used it
 ``maxMessagesPerTrigger``  unlimited   streaming reads: the default ``ReadMaxRows`` limit
                                        (``maxOffsetsPerTrigger``, Kafka's name, is an alias)
@@ -34,10 +38,14 @@ option                     default     meaning
                                        query (``false``: skipped with a warning)
 ``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
 ``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
+``reportBacklog``          ``false``   streaming reads: ask the broker's management node for the queue's
+                                       depth each trigger (a progress figure; ``backlog.py``)
 ``numReceivers``           ``1``       streaming reads: competing consumers, each its own process on the
                                        driver with its own connection and log segments (see docs/spark.md)
 ``bodyAs``                 ``binary``  ``binary`` or ``string``: the type of the ``body`` column
 ``includeAmqp``            ``false``   add the ``amqp`` column (the raw encoded message)
+``typedPropertiesAs``      ``json``    reads: ``typed_properties`` as typed JSON (STRING) or as a
+                                       ``variant`` (Spark 4 VARIANT, JMS types kept; ``variant.py``)
 ``deliveryMode``           ``2``       writes: default delivery mode (1, 2, ``PERSISTENT``,
                                        ``NON_PERSISTENT``) where a row has no ``delivery_mode``
 ``priority``               ``4``       writes: default priority (0–9)
@@ -51,7 +59,9 @@ yet in a planned batch (on disk in the write-ahead log; at most one segment of t
 
 ``walPath`` defaults to ``<root>/jms-wal/<digest of url, destination, selector, subscription>``
 when ``spark.sql.streaming.checkpointLocation`` names a checkpoint root in the session that
-called ``register(spark)``; otherwise a streaming read must name it.
+called ``register(spark)``; otherwise a streaming read must name it. (The query's own
+``checkpointLocation`` would be the better home, but PySpark hands a Python source only its
+``readStream`` options: the reader never sees it.)
 
 Spark itself adds ``path`` (from ``load(path)``/``save(path)``), which is accepted as an alias of
 ``destination``, and ``checkpointLocation``/``queryName`` for streaming sinks, which are ignored.
@@ -64,15 +74,26 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
 from ..destination import Destination, Queue, Topic, parse_destination
 from ..exceptions import InvalidDestinationException
+from ..provider.failover.uri import parse_failover_url, with_client_options
+from .partitioning import BrowsePartitioning
 
-__all__ = ["BODY_AS", "CLIENT_OPTION_NAMES", "MESSAGE_TYPES", "MODES", "JmsOptions", "parse_options"]
+__all__ = [
+    "BODY_AS",
+    "CLIENT_OPTION_NAMES",
+    "MESSAGE_TYPES",
+    "MODES",
+    "TYPED_AS",
+    "JmsOptions",
+    "parse_options",
+]
 
 MODES = ("browse", "consume")
 BODY_AS = ("binary", "string")
+TYPED_AS = ("json", "variant")
 MESSAGE_TYPES = ("Text", "Bytes", "Map", "Stream", "Message")
 
 #: Client URL options in their documented spelling: Spark lower-cases option keys, the client's
@@ -122,6 +143,10 @@ _KNOWN = (
     "clientId",
     "mode",
     "maxMessages",
+    "partitionColumn",
+    "lowerBound",
+    "upperBound",
+    "numPartitions",
     "timeoutMs",
     "maxMessagesPerTrigger",
     "maxOffsetsPerTrigger",
@@ -134,8 +159,10 @@ _KNOWN = (
     "segmentMessages",
     "maxBufferedMessages",
     "numReceivers",
+    "reportBacklog",
     "bodyAs",
     "includeAmqp",
+    "typedPropertiesAs",
     "deliveryMode",
     "priority",
     "timeToLive",
@@ -157,6 +184,7 @@ class JmsOptions:
     client_id: str | None = None
     mode: str = "browse"
     max_messages: int | None = None
+    partitioning: BrowsePartitioning | None = None
     timeout_ms: int = 1000
     max_messages_per_trigger: int | None = None
     poll_ms: int = 200
@@ -168,8 +196,10 @@ class JmsOptions:
     segment_messages: int = 10000
     max_buffered_messages: int | None = None
     num_receivers: int = 1
+    report_backlog: bool = False
     body_as: str = "binary"
     include_amqp: bool = False
+    typed_properties_as: str = "json"
     delivery_mode: int = 2
     priority: int = 4
     time_to_live: int = 0
@@ -307,8 +337,6 @@ def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, 
     failover provider owns reconnecting, so the receiver's own ``reconnectTimeoutMs`` is refused
     (``failover.maxReconnectAttempts`` and the ``failover.*`` delays bound it instead)."""
     from ..exceptions import JMSException
-    from ..provider.failover.uri import parse_failover_url
-    from .failover import append_client_options
 
     if "reconnectTimeoutMs" in values:
         raise ValueError(
@@ -317,12 +345,45 @@ def _failover_url(url: str, client: list[tuple[str, str]], values: Mapping[str, 
             "failover.maxReconnectDelay instead"
         )
     if client:
-        url = append_client_options(url, client)
+        url = with_client_options(url, client)
     try:
         parse_failover_url(url)
     except JMSException as exc:
         raise ValueError(f"jms data source: option 'url': {exc}") from None
     return url
+
+
+_PARTITION_OPTIONS = ("partitionColumn", "lowerBound", "upperBound", "numPartitions")
+
+
+def _partitioning(values: Mapping[str, str]) -> BrowsePartitioning | None:
+    """``partitionColumn``/``lowerBound``/``upperBound``/``numPartitions``: all four or none,
+    as Spark's JDBC source has them."""
+    from .partitioning import identifier_for, parse_bound
+
+    given = [name for name in _PARTITION_OPTIONS if values.get(name, "").strip()]
+    if not given:
+        return None
+    if len(given) != len(_PARTITION_OPTIONS):
+        missing = [name for name in _PARTITION_OPTIONS if name not in given]
+        raise ValueError(
+            "jms data source: options partitionColumn, lowerBound, upperBound and numPartitions go "
+            f"together (as in Spark's JDBC source); missing {', '.join(missing)}"
+        )
+    if "maxMessages" in values:
+        raise ValueError(
+            "jms data source: option 'maxMessages' limits one browse, and numPartitions makes "
+            "several: use .limit(n) on the DataFrame instead"
+        )
+    column = values["partitionColumn"].strip()
+    lower = parse_bound(column, "lowerBound", values["lowerBound"])
+    upper = parse_bound(column, "upperBound", values["upperBound"])
+    count = _int("numPartitions", values["numPartitions"], 1, 1024)
+    if count > 1 and lower >= upper:
+        raise ValueError(
+            f"jms data source: option 'lowerBound' ({lower}) must be less than 'upperBound' ({upper})"
+        )
+    return BrowsePartitioning(column, identifier_for(column), lower, upper, count)
 
 
 def parse_options(options: Mapping[str, str]) -> JmsOptions:
@@ -357,8 +418,7 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
     elif any(name.startswith("failover.") for name, _ in client):
         raise ValueError("jms data source: failover.* options need a failover:(amqp://…,amqp://…) url")
     elif client:
-        query = parse_qsl(parts.query, keep_blank_values=True) + client
-        url = urlunsplit(parts._replace(query=urlencode(query, safe=".:/")))
+        url = with_client_options(url, client)
     dest_text = values.get("destination") or values.get("path")
     kwargs: dict[str, object] = {"url": url}
     if dest_text:
@@ -373,6 +433,9 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["mode"] = _choice("mode", values["mode"], MODES)
     if "maxMessages" in values:
         kwargs["max_messages"] = _int("maxMessages", values["maxMessages"], 1)
+    partitioning = _partitioning(values)
+    if partitioning is not None:
+        kwargs["partitioning"] = partitioning
     if "timeoutMs" in values:
         kwargs["timeout_ms"] = _int("timeoutMs", values["timeoutMs"], 0)
     if "maxMessagesPerTrigger" in values and "maxOffsetsPerTrigger" in values:
@@ -403,10 +466,14 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
         kwargs["max_buffered_messages"] = _int("maxBufferedMessages", values["maxBufferedMessages"], 1)
     if "numReceivers" in values:
         kwargs["num_receivers"] = _int("numReceivers", values["numReceivers"], 1, 64)
+    if "reportBacklog" in values:
+        kwargs["report_backlog"] = _bool("reportBacklog", values["reportBacklog"])
     if "bodyAs" in values:
         kwargs["body_as"] = _choice("bodyAs", values["bodyAs"], BODY_AS)
     if "includeAmqp" in values:
         kwargs["include_amqp"] = _bool("includeAmqp", values["includeAmqp"])
+    if "typedPropertiesAs" in values:
+        kwargs["typed_properties_as"] = _choice("typedPropertiesAs", values["typedPropertiesAs"], TYPED_AS)
     if "deliveryMode" in values:
         kwargs["delivery_mode"] = _delivery_mode(values["deliveryMode"])
     if "priority" in values:

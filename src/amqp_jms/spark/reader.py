@@ -7,7 +7,9 @@ planned (:meth:`JmsDataSource.reader`): Spark gives a batch read no commit hook,
 accept messages before anything was written. The streaming form with ``availableNow`` consumes
 safely, through its write-ahead log.
 
-A batch read is one partition: a queue's order is one sequence.
+A batch read is one partition (a queue's order is one sequence), or, with
+``partitionColumn``/``lowerBound``/``upperBound``/``numPartitions``, one browser per disjoint
+selector range of that column (:mod:`.partitioning`), read in parallel.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ __all__ = ["JmsBatchReader", "ReadPartition"]
 
 @dataclass(frozen=True)
 class ReadPartition(InputPartition):
-    """The whole destination (batch reads are one task)."""
+    """The destination, or the part of it ``selector`` picks (AND-ed with the read's own)."""
 
     index: int = 0
+    selector: str | None = None
 
 
 class _OptionalPushFilters:
@@ -74,15 +77,22 @@ class JmsBatchReader(DataSourceReader):
         return rest
 
     def partitions(self) -> list[InputPartition]:
-        return [ReadPartition(0)]
+        from .partitioning import partition_selectors
+
+        spec = self.options.partitioning
+        if spec is None:
+            return [ReadPartition(0)]
+        return [ReadPartition(i, selector) for i, selector in enumerate(partition_selectors(spec))]
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         from ._client import open_connection
         from .columns import message_batches
         from .schema import arrow_schema
 
+        assert isinstance(partition, ReadPartition)
         opts = self.options
-        schema = arrow_schema(opts.body_as, opts.include_amqp)
+        selector = " AND ".join(f"({s})" for s in (opts.selector, partition.selector) if s) or None
+        schema = arrow_schema(opts.body_as, opts.include_amqp, opts.typed_properties_as)
         destination = opts.require_destination()
         if destination.is_topic:
             raise ValueError(
@@ -92,7 +102,7 @@ class JmsBatchReader(DataSourceReader):
         connection = open_connection(opts)
         try:
             session = connection.create_session(False)
-            browser = session.create_browser(destination, opts.selector)
+            browser = session.create_browser(destination, selector)
             yield from message_batches(
                 _limited(iter(browser), opts.max_messages), schema, opts.body_as, opts.include_amqp
             )

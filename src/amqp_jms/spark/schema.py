@@ -27,7 +27,8 @@ stream_body        STRING           StreamMessage body as a typed JSON list
 object_body        STRING           ObjectMessage body (AMQP-typed) as one typed JSON value
 properties         MAP<STRING,      every property as its JMS String conversion
                    STRING>
-typed_properties   STRING           every property as typed JSON, keeping its JMS type
+typed_properties   STRING           every property as typed JSON, keeping its JMS type; VARIANT
+                                    (an object, JMS types kept) with ``typedPropertiesAs=variant``
 content_type       STRING           AMQP content-type (``JMS_AMQP_CONTENT_TYPE``)
 group_id           STRING           JMSXGroupID
 group_seq          LONG             JMSXGroupSeq
@@ -91,8 +92,8 @@ _PROPERTIES = _NAMES.index("properties")
 _EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.UTC)
 
 
-def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
-    """The Spark ``StructType`` of a read."""
+def row_schema(body_as: str = "binary", include_amqp: bool = False, typed_as: str = "json") -> Any:
+    """The Spark ``StructType`` of a read (``typed_as``: the ``typedPropertiesAs`` option)."""
     from pyspark.sql.types import (
         BinaryType,
         BooleanType,
@@ -102,6 +103,7 @@ def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
         StringType,
         StructType,
         TimestampType,
+        VariantType,
     )
 
     types = {
@@ -112,11 +114,14 @@ def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
         "timestamp": TimestampType(),
         "binary": BinaryType(),
         "map<string,string>": MapType(StringType(), StringType(), True),
+        "variant": VariantType(),
     }
     fields = []
     for name, type_name in COLUMNS:
         if name == "body" and body_as == "string":
             type_name = "string"
+        if name == "typed_properties" and typed_as == "variant":
+            type_name = "variant"
         fields.append((name, type_name))
     if include_amqp:
         fields.append(("amqp", "binary"))
@@ -126,11 +131,12 @@ def row_schema(body_as: str = "binary", include_amqp: bool = False) -> Any:
     return struct
 
 
-def arrow_schema(body_as: str = "binary", include_amqp: bool = False) -> pa.Schema:
-    """The Arrow schema Spark expects for record batches of :func:`row_schema` (UTC, microseconds)."""
+def arrow_schema(body_as: str = "binary", include_amqp: bool = False, typed_as: str = "json") -> pa.Schema:
+    """The Arrow schema Spark expects for record batches of :func:`row_schema` (UTC, microseconds;
+    a VARIANT as PySpark carries it: a struct of ``value`` and ``metadata`` binaries)."""
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    return to_arrow_schema(row_schema(body_as, include_amqp), timezone="UTC")
+    return to_arrow_schema(row_schema(body_as, include_amqp, typed_as), timezone="UTC")
 
 
 def jms_string(value: Any) -> str | None:
@@ -152,8 +158,11 @@ def message_to_values(message: Any, body_as: str = "binary") -> dict[str, Any]:
     """One JMS message as a dict of column values (times in epoch microseconds): the dict form
     of :func:`amqp_jms.spark.columns.message_row`, where the conversion lives."""
     from .columns import message_row
+    from .typed_json import dumps_map
 
     values = dict(zip(_NAMES, message_row(message, body_as), strict=True))
+    if values["typed_properties"] is not None:
+        values["typed_properties"] = dumps_map(values["typed_properties"])
     if values["properties"] is not None:  # (names, strings) -> [(name, string), ...]
         values["properties"] = list(zip(*values["properties"], strict=True))
     return values
@@ -263,8 +272,15 @@ def values_to_message(row: Mapping[str, Any], message_type: str | None = None) -
         for name, value in items:
             if value is not None:
                 msg.set_string_property(name, value)
-    if row.get("typed_properties"):
-        for name, value in loads_map(row["typed_properties"]).items():
+    typed = row.get("typed_properties")
+    if typed:
+        if isinstance(typed, str):
+            typed_props = loads_map(typed)
+        else:  # a VARIANT column (typedPropertiesAs=variant, or parse_json): VariantVal
+            from .variant import decode_properties
+
+            typed_props = decode_properties(typed.value, typed.metadata)
+        for name, value in typed_props.items():
             msg.set_object_property(name, value)
     if row.get("group_id") is not None:
         msg.set_string_property("JMSXGroupID", row["group_id"])

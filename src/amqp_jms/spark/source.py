@@ -34,7 +34,7 @@ class JmsDataSource(DataSource):
         from .schema import row_schema
 
         opts = self._options()
-        return row_schema(opts.body_as, opts.include_amqp)
+        return row_schema(opts.body_as, opts.include_amqp, opts.typed_properties_as)
 
     def reader(self, schema: Any) -> DataSourceReader:
         from .reader import JmsBatchReader
@@ -60,6 +60,12 @@ class JmsDataSource(DataSource):
         try:
             opts = self._options().with_default_wal_path(type(self).checkpoint_root)
             opts.require_destination()
+            if opts.partitioning is not None:
+                raise ValueError(
+                    "jms data source: partitionColumn/lowerBound/upperBound/numPartitions split a "
+                    "browse (spark.read); a stream is split by its write-ahead segments (and "
+                    "numReceivers)"
+                )
             validate_wal_path(opts.require_wal_path())
             check_connection(opts)
         except ValueError as exc:

@@ -16,6 +16,8 @@ the write-ahead log (fsynced) and *then* commits the session (accepts). Each tri
    error, never a silent gap.
 3. ``read(partition)`` (executors): decode the segment's raw messages into Arrow batches.
 4. ``commit(end)``: delete segments ``<= end``.
+5. ``reportLatestOffset()`` (right after ``latestOffset``, for the progress only): the newest
+   durable segment with the source's figures beside it (:mod:`.progress`).
 
 Measured Spark 4.3 facts this relies on: ``commit(end)`` for batch N only runs when batch N+1
 is planned (never while idle, never for the last ``availableNow`` batch) and ``stop()`` is never
@@ -46,6 +48,8 @@ from ._faults import crash_point
 from .options import JmsOptions
 
 if TYPE_CHECKING:
+    from .backlog import BacklogProbe
+    from .progress import LogFigures
     from .receiver import SegmentReceiver
     from .wal import WriteAheadLog
 
@@ -61,14 +65,14 @@ class SegmentPartition(InputPartition):
 
 
 def decode_segment(
-    wal_path: str, segment_id: int, body_as: str, include_amqp: bool
+    wal_path: str, segment_id: int, body_as: str, include_amqp: bool, typed_as: str = "json"
 ) -> Iterator[pa.RecordBatch]:
     """The messages of one segment as Arrow batches of the row schema (:mod:`.columns`)."""
     from .columns import segment_batches
     from .schema import arrow_schema
     from .wal import read_segment
 
-    schema = arrow_schema(body_as, include_amqp)
+    schema = arrow_schema(body_as, include_amqp, typed_as)
     for batch in segment_batches(read_segment(wal_path, segment_id), schema, body_as, include_amqp):
         yield batch
         crash_point("during_sink")
@@ -114,11 +118,15 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._log_id: str | None = None
         self._wal: WriteAheadLog | None = None  # the driver's log, once claimed
         self._confirmed = False
+        self._end: int | None = None  # the end offset ``latestOffset`` last handed out
+        self._figures: LogFigures | None = None
+        self._backlog: BacklogProbe | None = None  # reportBacklog=true, once asked
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state["_receiver"] = None  # threads and connections do not travel
         state["_wal"] = None
+        state["_backlog"] = None
         return state
 
     def initialOffset(self) -> dict[str, Any]:
@@ -158,6 +166,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             pending = wal.ids_between(begin, wal.last_id())
             self._receiver = SegmentReceiver(self.options, wal, self._available_now, max_rows)
             if pending:  # accepted before a crash, never planned: offered first, whatever the limit
+                self._end = pending[-1]
                 return self._at(pending[-1])
         receiver = self._receiver
         receiver.delete_through(begin)
@@ -169,7 +178,43 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             opts.min_messages_per_trigger,
             opts.max_trigger_delay_ms / 1000.0,
         )
+        self._end = end
         return self._at(end)
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        """The newest durable segment and the source's figures, shown as the source's
+        ``latestOffset`` in the query's progress (never checkpointed: see :mod:`.progress`)."""
+        if self._receiver is None or self._end is None:
+            return None
+        figures = self._report([(self.options.require_wal_path(), self._end)])
+        if figures is None:
+            return None
+        latest, values = figures
+        return {**self._at(latest[0]), **values}
+
+    def _report(self, logs: list[tuple[str, int]]) -> tuple[list[int], dict[str, int]] | None:
+        """The figures of ``logs`` (:class:`.progress.LogFigures`), and the broker's ``backlog``
+        with ``reportBacklog``; ``None`` (and a WARNING) when a log cannot be listed: progress
+        never fails the query."""
+        from .._logs import SPARK
+        from .progress import LogFigures
+
+        if self._figures is None:
+            self._figures = LogFigures()
+        try:
+            latest, values = self._figures.figures(logs)
+        except Exception as exc:  # a listing error of a remote store: the next trigger retries
+            SPARK.warning("jms data source: no progress figures this trigger: %s", exc)
+            return None
+        if self.options.report_backlog:
+            if self._backlog is None:
+                from .backlog import BacklogProbe
+
+                self._backlog = BacklogProbe(self.options)
+            depth = self._backlog.depth()
+            if depth is not None:
+                values["backlog"] = depth
+        return latest, values
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         wal_path = self.options.require_wal_path()
@@ -205,8 +250,13 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
 
     def read(self, partition: InputPartition) -> Iterator[pa.RecordBatch]:
         assert isinstance(partition, SegmentPartition)
+        opts = self.options
         yield from decode_segment(
-            partition.wal_path, partition.segment_id, self.options.body_as, self.options.include_amqp
+            partition.wal_path,
+            partition.segment_id,
+            opts.body_as,
+            opts.include_amqp,
+            opts.typed_properties_as,
         )
 
     def commit(self, end: dict[str, Any]) -> None:
@@ -218,6 +268,8 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
             delete_segments_through(self.options.require_wal_path(), _offset(end))
 
     def stop(self) -> None:
+        if self._backlog is not None:
+            self._backlog.close()
         if self._receiver is not None:
             try:
                 self._receiver.stop()

@@ -35,6 +35,7 @@ class MultiReceiverStreamReader(JmsStreamReader):
     def __init__(self, options: Any) -> None:
         super().__init__(options)
         self._receivers: list[ReceiverProcess] | None = None
+        self._ends_planned: list[int] | None = None  # the ends ``latestOffset`` last handed out
 
     def __getstate__(self) -> dict[str, Any]:
         state = super().__getstate__()
@@ -112,6 +113,7 @@ class MultiReceiverStreamReader(JmsStreamReader):
         if self._receivers is None:
             pending = self._start(start, max_rows)
             if pending is not None:
+                self._ends_planned = self._ends(pending)
                 return pending
         receivers = self._receivers
         assert receivers is not None
@@ -128,7 +130,21 @@ class MultiReceiverStreamReader(JmsStreamReader):
                 opts.max_trigger_delay_ms / 1000.0,
             )
         ends = [receiver.result() for receiver in receivers]  # asked all first: they wait together
+        self._ends_planned = ends
         return self._at_all(ends)
+
+    def reportLatestOffset(self) -> dict[str, Any] | None:
+        """Each receiver's newest durable segment and the figures summed over their logs."""
+        ends = self._ends_planned
+        if self._receivers is None or ends is None:
+            return None
+        wal_path = self.options.require_wal_path()
+        logs = [(receiver_log_path(wal_path, i), end) for i, end in enumerate(ends)]
+        figures = self._report(logs)
+        if figures is None:
+            return None
+        latest, values = figures
+        return {**self._at_all(latest), **values}
 
     def partitions(self, start: dict[str, Any], end: dict[str, Any]) -> list[InputPartition]:
         wal_path = self.options.require_wal_path()
@@ -152,6 +168,8 @@ class MultiReceiverStreamReader(JmsStreamReader):
                 delete_segments_through(receiver_log_path(wal_path, i), last)
 
     def stop(self) -> None:
+        if self._backlog is not None:
+            self._backlog.close()
         receivers, self._receivers = self._receivers, None
         for receiver in receivers or []:
             receiver.stop()

@@ -40,6 +40,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -47,14 +48,17 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 
 __all__ = [
+    "CLAIM_SETTLE_S",
     "WAL_SCHEMA",
     "WalOwnershipError",
     "WriteAheadLog",
     "check_wal_path",
     "delete_segments_through",
+    "log_status",
     "open_filesystem",
     "read_segment",
     "segment_exists",
+    "segment_message_count",
     "validate_wal_path",
 ]
 
@@ -62,6 +66,17 @@ WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
 OWNER_FILE = "_owner.json"
 _NAME = re.compile(r"^seg-(\d{20})\.(arrow|manifest)$")
 _SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
+
+
+#: Object stores and HDFS (no create-if-absent through pyarrow.fs): how long a claim waits
+#: between writing the owner record and reading it back. Two fresh queries claiming one log at
+#: once both write it; the last write wins and the other claimer, reading back, is refused. What
+#: is left: a claimer that stalls longer than this between reading "no owner" and writing its
+#: record (both then pass here); the first batch's :meth:`WriteAheadLog.confirm` re-reads the
+#: record and stops the one that lost. Meanwhile an append fails on a segment id the other has
+#: published (:meth:`WriteAheadLog.append` looks first); only two appends of one id racing
+#: each other can still overwrite.
+CLAIM_SETTLE_S = 1.0
 
 
 class WalOwnershipError(ValueError):
@@ -194,14 +209,63 @@ def _listing(fs: pafs.FileSystem, root: str) -> list[pafs.FileInfo]:
 
 
 def _published_ids(fs: pafs.FileSystem, root: str) -> list[int]:
+    return list(_status(fs, root).ids)
+
+
+@dataclass(frozen=True)
+class LogStatus:
+    """What one listing of a log shows: its published segments and the bytes their data takes."""
+
+    ids: tuple[int, ...]
+    data_bytes: int
+
+
+def _status(fs: pafs.FileSystem, root: str) -> LogStatus:
     wanted = "arrow" if _renames_atomically(fs) else "manifest"
-    ids = []
+    ids: list[int] = []
+    data_bytes = 0
     for info in _listing(fs, root):
         match = _NAME.match(info.base_name)
-        if match and match.group(2) == wanted:
+        if not match:
+            continue
+        if match.group(2) == wanted:
             ids.append(int(match.group(1)))
+        if match.group(2) == "arrow":
+            data_bytes += info.size or 0
     ids.sort()
-    return ids
+    return LogStatus(tuple(ids), data_bytes)
+
+
+def log_status(wal_path: str) -> LogStatus:
+    """The published segments of the log at ``wal_path`` and their bytes (one listing; for the
+    progress figures, read beside a running receiver, so nothing is swept or opened for append)."""
+    fs, root = _cached(wal_path)
+    return _status(fs, root)
+
+
+def segment_message_count(wal_path: str, segment_id: int) -> int | None:
+    """How many messages a published segment holds (``None`` when it is gone meanwhile).
+
+    Cheap where it matters: a local segment is memory-mapped and only its batch header read; on
+    an object store the manifest says it; elsewhere (HDFS) the segment is read."""
+    fs, root = _cached(wal_path)
+    try:
+        if not _renames_atomically(fs):
+            with fs.open_input_stream(_join(root, _manifest_name(segment_id))) as handle:
+                return int(json.loads(handle.read().decode("utf-8"))["messages"])
+        path = _join(root, _data_name(segment_id))
+        if isinstance(fs, pafs.LocalFileSystem):
+            with pa.memory_map(path, "r") as source:
+                reader = pa.ipc.open_file(source)
+                return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
+        with fs.open_input_file(path) as source:
+            return int(pa.ipc.open_file(source).read_all().num_rows)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:  # pyarrow's "not found" on remote filesystems
+        if "not found" in str(exc).lower() or "no such" in str(exc).lower():
+            return None
+        raise
 
 
 def _delete(fs: pafs.FileSystem, root: str, ids: Iterable[int]) -> int:
@@ -296,7 +360,11 @@ class WriteAheadLog:
                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             }
             self._write_owner(record, replace=current is not None)
-            current = self.owner()  # read back: a concurrent claimer on a store without create-if-absent
+            if not self.local:
+                # no create-if-absent in pyarrow.fs outside the local disk: claim, let a concurrent
+                # claimer's write land, then verify (the log id is the claim's unique token)
+                time.sleep(CLAIM_SETTLE_S)
+            current = self.owner()  # read back: the last writer of the record wins, the others are refused
             if current is None:
                 raise ValueError(f"jms data source: cannot read back the owner record of {self.wal_path!r}")
         if current.get("log") == log_id:
@@ -381,10 +449,7 @@ class WriteAheadLog:
                 os.link(tmp, final)  # never replaces: an id collision is a second writer, not data to lose
             except FileExistsError:
                 os.unlink(tmp)
-                raise WalOwnershipError(
-                    f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
-                    "another source writes to this walPath"
-                ) from None
+                raise self._collision(segment_id) from None
             os.unlink(tmp)
             _fsync_dir(self.root)
         else:
@@ -392,6 +457,12 @@ class WriteAheadLog:
             with pa.ipc.new_file(sink, WAL_SCHEMA) as writer:
                 writer.write_batch(batch)
             data = sink.getvalue()
+            # no create-if-absent here: look first, so a second writer that got past the owner
+            # check (see CLAIM_SETTLE_S) fails instead of overwriting a published segment, unless
+            # both look before either publishes
+            published = final if self.atomic_rename else _join(self.root, _manifest_name(segment_id))
+            if self.fs.get_file_info(published).type != pafs.FileType.NotFound:
+                raise self._collision(segment_id)
             if self.atomic_rename:
                 tmp = _join(self.root, "." + _data_name(segment_id) + ".tmp")
                 with self.fs.open_output_stream(tmp) as out:
@@ -406,6 +477,12 @@ class WriteAheadLog:
         self._last = segment_id
         return segment_id
 
+    def _collision(self, segment_id: int) -> WalOwnershipError:
+        return WalOwnershipError(
+            f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
+            "another source writes to this walPath"
+        )
+
     def ids_between(self, start: int, end: int) -> list[int]:
         """Published ids with ``start < id <= end``."""
         return [i for i in self._published() if start < i <= end]
@@ -418,9 +495,5 @@ class WriteAheadLog:
         _delete(self.fs, self.root, ids)
 
     def bytes_on_disk(self) -> int:
-        """Bytes the published segments take (a progress metric)."""
-        return sum(
-            info.size or 0
-            for info in _listing(self.fs, self.root)
-            if (m := _NAME.match(info.base_name)) and m.group(2) == "arrow"
-        )
+        """Bytes the segments' data takes (a progress figure: ``walBytes``)."""
+        return _status(self.fs, self.root).data_bytes

@@ -113,6 +113,8 @@ class TestPeer:
         self.errors: list[str] = []
         self.flows: list[Flow] = []
         self.log: list[Any] = []
+        #: names of the links the peer closed and the client has since closed too (its answer)
+        self.answered_detaches: list[str] = []
         #: with ``trace_frames=True``: every frame the peer read or wrote, as proton traces it
         #: (``FRAME: 0 <- @open(16) [...]``), to check a client's own frame trace against
         self.frames: list[str] = []
@@ -140,8 +142,10 @@ class TestPeer:
         offered_capabilities: Sequence[str] = (),
         properties: dict[str, Any] | None = None,
         refuse: tuple[str, str] | None = None,
+        refuse_info: dict[str, Any] | None = None,
     ) -> None:
-        """Answer the client's open; ``refuse=(condition, description)`` opens then closes."""
+        """Answer the client's open; ``refuse=(condition, description)`` opens then closes,
+        with ``refuse_info`` as the error's info (a redirect's host and port, an invalid field)."""
 
         def respond(c: _Conn, info: Open) -> None:
             conn = c.engine.connection
@@ -157,13 +161,16 @@ class TestPeer:
                 conn.properties = props
             conn.open()
             if refuse:
-                conn.condition = Condition(refuse[0], refuse[1])
+                why: Any = {symbol(k): v for k, v in refuse_info.items()} if refuse_info else None
+                conn.condition = Condition(refuse[0], refuse[1], why)
                 conn.close()
 
         self._add(_Expect("open", check, respond, label="open"))
 
-    def expect_begin(self) -> None:
-        self._add(_Expect("begin", None, lambda c, s: s.open(), label="begin"))
+    def expect_begin(self, *, respond: bool = True) -> None:
+        """Answer the client's begin; ``respond=False`` leaves it unanswered (a session create
+        in flight when the connection drops)."""
+        self._add(_Expect("begin", None, lambda c, s: s.open() if respond else None, label="begin"))
 
     def expect_attach(
         self,
@@ -176,7 +183,8 @@ class TestPeer:
         label: str = "attach",
     ) -> None:
         """Answer an attach (echoing the termini); ``refuse`` answers with a null terminus and a
-        detach carrying that error; ``offer`` grants that much credit to a client sender;
+        detach carrying that error (an empty condition name: a detach with no error);
+        ``offer`` grants that much credit to a client sender;
         ``respond=False`` leaves it unanswered (a later ``run`` action decides)."""
 
         def answer(c: _Conn, link: Link) -> None:
@@ -193,7 +201,8 @@ class TestPeer:
                 else:
                     link.source.copy(link.remote_source)
                 link.open()
-                link.condition = Condition(refuse[0], refuse[1])
+                if refuse[0]:
+                    link.condition = Condition(refuse[0], refuse[1])
                 link.close()
                 return
             link.source.copy(link.remote_source)
@@ -267,29 +276,37 @@ class TestPeer:
 
         self._add(_Expect("transfer", check, respond, label="transfer"))
 
-    def expect_declare(self, txn_id: bytes = b"txn-1") -> None:
-        """Match a coordinator ``declare``; answer ``declared(txn_id)``."""
+    def expect_declare(self, txn_id: bytes = b"txn-1", *, respond: bool = True) -> None:
+        """Match a coordinator ``declare``; answer ``declared(txn_id)`` (``respond=False``:
+        leave it unanswered)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
             return isinstance(body, Described) and int(body.descriptor) == 0x31  # type: ignore[arg-type]
 
-        def respond(c: _Conn, d: Delivery) -> None:
+        def answer(c: _Conn, d: Delivery) -> None:
+            if not respond:
+                return
             d.local.data = [txn_id]  # type: ignore[list-item]
             d.update(0x33)
             d.settle()
 
-        self._add(_Expect("transfer", check, respond, label="declare"))
+        self._add(_Expect("transfer", check, answer, label="declare"))
 
-    def expect_discharge(self, fail: bool | None = None, *, reject: tuple[str, str] | None = None) -> None:
-        """Match a ``discharge`` (with ``fail`` if given); accept it, or reject with a condition."""
+    def expect_discharge(
+        self, fail: bool | None = None, *, reject: tuple[str, str] | None = None, respond: bool = True
+    ) -> None:
+        """Match a ``discharge`` (with ``fail`` if given); accept it, or reject with a condition;
+        ``respond=False`` leaves it unanswered (an outcome the connection loses)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
             ok = isinstance(body, Described) and int(body.descriptor) == 0x32  # type: ignore[arg-type]
             return ok and (fail is None or bool(body.value[1]) == fail)
 
-        def respond(c: _Conn, d: Delivery) -> None:
+        def answer(c: _Conn, d: Delivery) -> None:
+            if not respond:
+                return
             if reject:
                 d.local.condition = Condition(reject[0], reject[1])
                 d.update(Delivery.REJECTED)
@@ -297,7 +314,7 @@ class TestPeer:
                 d.update(Delivery.ACCEPTED)
             d.settle()
 
-        self._add(_Expect("transfer", check, respond, label=f"discharge(fail={fail})"))
+        self._add(_Expect("transfer", check, answer, label=f"discharge(fail={fail})"))
 
     def expect_disposition(self, check: Callable[[Disposition], Any] | None = None) -> None:
         self._add(_Expect("disposition", check, lambda c, d: None, label="disposition"))
@@ -571,7 +588,8 @@ class TestPeer:
         elif t in (Event.LINK_REMOTE_CLOSE, Event.LINK_REMOTE_DETACH):
             link = ev.link
             if link.state & Link.LOCAL_CLOSED:
-                return  # the answer to our own detach
+                self.answered_detaches.append(link.name)  # the answer to our own detach
+                return
             cond = link.remote_condition
             info3 = Closing("detach", link.name, t == Event.LINK_REMOTE_CLOSE,
                             str(cond.name) if cond is not None else None)

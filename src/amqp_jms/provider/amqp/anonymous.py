@@ -6,6 +6,8 @@ session on such an attach, so, as Qpid JMS does, the producer opens an ordinary 
 destination on demand and keeps at most ``amqp.anonymousFallbackCacheSize`` of them, closing
 the least recently used one beyond that and any idle for ``amqp.anonymousFallbackCacheTimeout``
 ms (checked at each send). With a cache size of 0 each link is closed once its send completes.
+A cached link the peer closed fails the sends it had under way and is replaced at the next send
+to its destination (as Qpid JMS: one destination's trouble is not the producer's end).
 
 This is Qpid JMS's ``AmqpAnonymousFallbackProducer``: the session hands it out for
 ``ProducerSpec(None)`` when the peer lacks ``ANONYMOUS-RELAY``, so an anonymous producer always
@@ -26,6 +28,7 @@ from ..base import ProducerSpec, ProviderProducer
 
 if TYPE_CHECKING:
     from ...destination import Destination
+    from .producer import AmqpProducer
     from .session import AmqpSession
 
 __all__ = ["AnonymousFallbackProducer"]
@@ -34,7 +37,7 @@ __all__ = ["AnonymousFallbackProducer"]
 class _Entry:
     __slots__ = ("last", "pending", "producer")
 
-    def __init__(self, producer: ProviderProducer) -> None:
+    def __init__(self, producer: AmqpProducer) -> None:
         self.producer = producer
         self.last = time.monotonic()
         self.pending: concurrent.futures.Future[None] | None = None
@@ -79,6 +82,9 @@ class AnonymousFallbackProducer(ProviderProducer):
                     stale.append((d, e))
                     del self._links[d]
             entry = self._links.get(dest)
+            if entry is not None and (entry.producer.failure is not None or entry.producer.closed):
+                del self._links[dest]  # the peer closed it: a new link for this send
+                entry = None
             if entry is not None:
                 self._links.move_to_end(dest)
                 entry.last = now

@@ -156,12 +156,6 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     # -- Provider API (any thread) -------------------------------------------------------------
     @property
-    def lt(self) -> LoopThread:
-        """Old name of :attr:`loop_thread`, still read by ``provider/failover`` (``wait``'s
-        deadlock check); remove once that reads ``loop_thread``."""
-        return self.loop_thread
-
-    @property
     def remote_capabilities(self) -> frozenset[str]:
         return self._remote_caps
 
@@ -206,8 +200,11 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return f
         return self.loop_thread.submit(self._close())
 
+    def on_io_thread(self) -> bool:
+        return self.loop_thread.in_loop()
+
     def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
-        if self.loop_thread.in_loop():
+        if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
         return wait_for(fut, timeout, what)
 

@@ -394,6 +394,13 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound.delivery = None
             return
         txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
+        session = self.session
+        if txn is None and outcome == ACCEPTED and session.coordinator is not None and not self.spec.browser:
+            # acknowledged in a lost transaction: nothing goes out until the commit or rollback
+            # that reports it gives the message back (Qpid JMS skips the ack the same way)
+            session.hold_lost_ack(self, inbound)
+            self.refill()
+            return
         if txn is None and outcome == ACCEPTED:  # the common case, straight to proton-c
             inbound.delivery = None
             _update(raw, _PN_ACCEPTED)
@@ -441,9 +448,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         for w in waiters:
             if not w.done():
                 w.set_exception(exc)
-        closer = getattr(self.sink, "on_closed", None)
-        if closer is not None:
-            closer(exc)
+        self.sink.on_closed(exc, alone=self.session.failure is None and self.provider.failure is None)
 
     def before_detach(self) -> None:
         waiters, self._drain_waiters = self._drain_waiters, []

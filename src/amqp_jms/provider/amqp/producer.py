@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from proton import Delivery, Link
 
 from ...engine.raw import ffi, lib
-from ...exceptions import JMSException
+from ...exceptions import IllegalStateException, JMSException
 from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
@@ -99,6 +99,13 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         provider = self.provider
+        failure = self.failure
+        if failure is not None and self.session.failure is None and provider.failure is None:
+            # the peer closed this link alone: the producer is closed for good (Qpid JMS's
+            # checkClosed), and a send must say so rather than go nowhere
+            raise IllegalStateException(
+                f"the producer was closed due to an unrecoverable error: {failure.reason}",
+                failure.error_code, failure)
         tracing = provider.tracing
         span = tracing.sending(message, self.spec.destination) if tracing is not None else None
         data = payload.encode(message, time_to_live=time_to_live, queue_prefix=provider.queue_prefix,
@@ -120,14 +127,28 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
         if self.failure is not None or self.closed:
             self._window.release(1)
+            exc = self.failure or JMSException("the producer is closed")
             if fut is not None:
-                fut.set_exception(self.failure or JMSException("the producer is closed"))
+                fut.set_exception(exc)
+            elif self.failure is not None and self.session.failure is None and self.provider.failure is None:
+                # a send nobody waits for, handed over as the peer closed the link: not sent
+                self.session.unawaited_send_failed(JMSException(
+                    f"a message sent without waiting was not sent: the peer closed the link: "
+                    f"{exc.reason}", exc.error_code, exc))
             return
         snd = self.endpoint
         assert snd is not None
         self._tag += 1
         tag = str(self._tag)
-        txn = self.session.txn_id()
+        session = self.session
+        txn = session.txn_id()
+        if txn is None and session.coordinator is not None:
+            # the transaction is lost (the peer closed its coordinator, or a declare failed): as
+            # Qpid JMS, the send goes nowhere and the commit reports the transaction rolled back
+            self._window.release(1)
+            if fut is not None:
+                fut.set_result(None)
+            return
         if txn is not None:
             d = snd.delivery(tag)
             d.local.data = [txn]
@@ -223,8 +244,17 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._window.break_(JMSException("the producer is closed"))
 
     def on_failed(self, exc: JMSException) -> None:
+        snd = self.endpoint
+        unawaited = (snd.unsettled if snd is not None else 0) - len(self._waiting)
         fail_waiting(self._waiting, exc)
         self._window.break_(exc)
+        if unawaited > 0 and self.session.failure is None and self.provider.failure is None:
+            # the peer closed this link alone with sends nobody waits for still unsettled: their
+            # fate is unknown, so say so where an unawaited send's failure goes (a transaction's
+            # commit, else the ExceptionListener); a lost connection is reported once, elsewhere
+            self.session.unawaited_send_failed(JMSException(
+                f"{unawaited} message(s) sent without waiting got no outcome before the peer closed "
+                f"the link: {exc.reason}", exc.error_code, exc))
 
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery
 
 from ...exceptions import JMSException, TransactionRolledBackException
-from ..base import ConsumerSpec, InboundSink, ProducerSpec, ProviderProducer, ProviderSession
+from ..base import MODIFIED_FAILED, ConsumerSpec, InboundSink, ProducerSpec, ProviderProducer, ProviderSession
 from ..errors import to_jms
 from .anonymous import AnonymousFallbackProducer
 from .consumer import AmqpConsumer
@@ -42,6 +42,10 @@ class AmqpSession(ProviderSession):
         self.coordinator: TxCoordinator | None = None
         #: a send of the current transaction the peer refused while nobody waited: fails commit
         self.txn_send_failure: JMSException | None = None
+        #: acknowledgements held back while the transaction is lost (``in_doubt``), each
+        #: (consumer, inbound): given back as failed deliveries when the commit/rollback says so
+        self._lost_acks: list[tuple[AmqpConsumer, Any]] = []
+        self._txn_lock = asyncio.Lock()  # one commit/rollback (and its new declare) at a time
 
     # -- loop ----------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -60,6 +64,12 @@ class AmqpSession(ProviderSession):
                 await self._declare()
         except BaseException:
             self.provider.sessions.discard(self)
+            if self.failure is None and endpoint.state & endpoint.LOCAL_ACTIVE:
+                # the JMS session failed to be created (no answer to begin, the coordinator
+                # refused, a declare refused or unanswered): end the AMQP one too, as Qpid JMS does
+                self.closed = True
+                endpoint.close()
+                self.provider.flush()
             raise
 
     def on_remote_open(self) -> None:
@@ -98,8 +108,32 @@ class AmqpSession(ProviderSession):
         self.provider.report_async(exc)
 
     def txn_id(self) -> Any:
+        """The transaction sends and acknowledgements go in; None outside one, or while the
+        transaction is lost (``in_doubt``)."""
         c = self.coordinator
-        return c.txn_id if c is not None else None
+        return c.txn_id if c is not None and c.failure is None else None
+
+    @property
+    def in_doubt(self) -> bool:
+        """A transacted session whose transaction is lost: the peer closed the coordinator, or
+        the last declare failed. Qpid JMS's rule: until the commit or rollback that reports it,
+        its sends go nowhere and its acknowledgements are held (nothing may count outside the
+        transaction the application believes it is in)."""
+        return self.coordinator is not None and self.txn_id() is None
+
+    def hold_lost_ack(self, consumer: AmqpConsumer, inbound: Any) -> None:
+        """An acknowledgement in a lost transaction: kept unsettled until the commit or rollback
+        gives the message back (``_give_back_lost_acks``)."""
+        self._lost_acks.append((consumer, inbound))
+
+    def _give_back_lost_acks(self) -> None:
+        """The lost transaction ends: what it consumed comes back as a failed delivery
+        (``modified{delivery-failed}``, redelivered with its count raised), as a rollback would."""
+        held, self._lost_acks = self._lost_acks, []
+        for consumer, inbound in held:
+            consumer.settle(inbound, MODIFIED_FAILED)
+        if held:
+            self.provider.flush()  # on the wire before what the session does next
 
     def _link_name(self, kind: str, address: str | None) -> str:
         return f"qpid-jms:{kind}:{self.id}:{next(self._ids)}:{address or ''}"
@@ -119,10 +153,17 @@ class AmqpSession(ProviderSession):
         self.coordinator.txn_id = bytes(txn_id) if isinstance(txn_id, memoryview) else txn_id
 
     async def _discharge(self, fail: bool) -> None:
-        assert self.coordinator is not None
-        txn = self.coordinator.txn_id
-        if txn is None:
-            raise TransactionRolledBackException("no transaction is active (the last declare failed)")
+        async with self._txn_lock:
+            self._give_back_lost_acks()  # (none unless the transaction was lost at some point)
+            if self.in_doubt:
+                await self._end_lost_transaction(fail)
+            else:
+                await self._discharge_current(fail)
+
+    async def _discharge_current(self, fail: bool) -> None:
+        coordinator = self.coordinator
+        assert coordinator is not None
+        txn = coordinator.txn_id
         if not fail:
             # sends of the transaction do not wait for their outcome: each must be on the wire
             # (some may wait for credit) before the discharge that commits them
@@ -131,10 +172,17 @@ class AmqpSession(ProviderSession):
                 if isinstance(link, AmqpProducer) and not await link.all_written(timeout):
                     self.txn_send_failure = self.txn_send_failure or JMSException(
                         f"a message of the transaction got no credit from the peer on {link.name!r}")
-        self.coordinator.txn_id = None
+        coordinator.txn_id = None
         refused, self.txn_send_failure = self.txn_send_failure, None
         try:
-            state, d = await self.coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+            state, d = await coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+        except JMSException:
+            if coordinator.failure is not None:  # the peer closed the coordinator meanwhile
+                await self._end_lost_transaction(fail)
+            if self.failure is None and not self.closed:
+                await self._declare()  # no answer (in doubt: it may have committed): begin anew
+            raise
+        try:
             # the peer answers in order: a refusal that arrived before the discharge's answer is
             # of this transaction, not of the next one
             late, self.txn_send_failure = self.txn_send_failure, None
@@ -152,6 +200,37 @@ class AmqpSession(ProviderSession):
         finally:
             if self.failure is None and not self.closed:
                 await self._declare()
+
+    async def _end_lost_transaction(self, fail: bool) -> None:
+        """Commit or rollback of a lost transaction (``in_doubt``): give back what it consumed,
+        begin a new one (a new coordinator link if the peer closed the old one), and raise: a
+        commit is rolled back (TransactionRolledBackException); a rollback could not be asked for
+        (JMSException, as Qpid JMS) unless no transaction was ever declared."""
+        old = self.coordinator
+        assert old is not None
+        lost = old.failure
+        self._give_back_lost_acks()
+        self.txn_send_failure = None
+        again: JMSException | None = None
+        if self.failure is None and not self.closed:
+            try:
+                if old.failure is not None or old.closed:
+                    self.coordinator = TxCoordinator(self, old.name)
+                    await self.coordinator.open()
+                await self._declare()
+            except JMSException as exc:
+                again = exc  # still in doubt: the next commit or rollback tries again
+        why = lost.reason if lost is not None else "the peer did not declare a transaction"
+        if again is not None:
+            why += f"; beginning a new transaction failed too: {again.reason}"
+        if not fail:
+            raise TransactionRolledBackException(
+                f"the commit failed and the transaction was rolled back: {why}",
+                lost.error_code if lost is not None else None, lost or again)
+        if lost is not None or again is not None:
+            raise JMSException(f"the rollback could not be sent: {why} (the peer rolls back a transaction "
+                               "whose coordinator is gone)", lost.error_code if lost is not None else None,
+                               lost or again)
 
     # -- any thread ----------------------------------------------------------------------------
     def create_producer(self, spec: ProducerSpec) -> concurrent.futures.Future[Any]:
@@ -179,17 +258,19 @@ class AmqpSession(ProviderSession):
         return self.provider.loop_thread.submit(go())
 
     def commit(self) -> concurrent.futures.Future[None]:
-        return self.provider.loop_thread.submit(self._discharge(False))
+        return self.provider.loop_thread.submit(_uncancelled(self._discharge(False)))
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> concurrent.futures.Future[None]:
         async def go() -> None:
             self.check()
             for inbound in before():
                 self._release(inbound)
-            await self._discharge(True)
-            for link in list(self.links):
-                if isinstance(link, AmqpConsumer):
-                    link.refill()
+            try:
+                await _uncancelled(self._discharge(True))
+            finally:
+                for link in list(self.links):
+                    if isinstance(link, AmqpConsumer):
+                        link.refill()
 
         return self.provider.loop_thread.submit(go())
 
@@ -233,9 +314,9 @@ class AmqpSession(ProviderSession):
         unlocks what the transaction consumed now, not when the connection closes; messages
         prefetched but never delivered are released first, as on rollback().
         """
-        c = self.coordinator
-        if c is None or c.txn_id is None or self.failure is not None or self.provider.failure is not None \
-                or self.provider.closing:
+        if self.coordinator is None or self.in_doubt or self.failure is not None \
+                or self.provider.failure is not None or self.provider.closing:
+            self._give_back_lost_acks()
             return
         await self._drain_consumers()
         for inbound in before() if before is not None else ():
@@ -272,3 +353,10 @@ class AmqpSession(ProviderSession):
             from ...exceptions import IllegalStateException
 
             raise IllegalStateException("the session is closed")
+
+
+async def _uncancelled(work: Coroutine[Any, Any, None]) -> None:
+    """Run a discharge to its end even if the caller stops waiting (a commit or rollback that
+    timed out for the application): the new transaction it declares afterwards must not be
+    cut off half-way, or the session would be left without one."""
+    await asyncio.shield(work)

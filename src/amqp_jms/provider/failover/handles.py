@@ -89,8 +89,7 @@ class _Bound:
 
     def bind(self, inner: Any, gen: int) -> None:
         self.inner, self.gen = inner, gen
-        if not self.ready.done():
-            self.ready.set_result(self)
+        resolve(self.ready, self)  # (a replayed consumer is bound from two threads)
 
     def refuse(self, exc: BaseException) -> None:
         """The first create was refused (not an I/O failure): the client hears it."""
@@ -113,6 +112,15 @@ class _Bound:
         """The wrapped handle if it belongs to the live connection, else None (offline)."""
         inner = self.inner
         if inner is not None and self.gen == self.fp.gen and self.fp.online:
+            return inner
+        return None
+
+    def live(self) -> Any:
+        """The wrapped handle if it belongs to the wrapped connection of the moment and that has
+        not failed, whether online or still replaying: what arrives on a re-created link before
+        the replay ends is acknowledged on it (``current()`` would drop those acks)."""
+        inner = self.inner
+        if inner is not None and self.gen == self.fp.gen and not self.fp.inner_failed():
             return inner
         return None
 
@@ -370,7 +378,7 @@ class PendingSend:
             return True
         p = self.producer
         # (not ``current()``: the queue is sent before the connection is declared online)
-        inner = p.inner if p.gen == p.fp.gen and not p.fp.inner_failed() else None
+        inner = p.live()
         if p.closed:
             if fut is not None:
                 reject(fut, IllegalStateException("the producer was closed before the send"))
@@ -411,8 +419,15 @@ class _Sink:
         self.gen = gen
 
     def deliver(self, inbound: Any) -> None:
-        self.c.pulled = False
-        self.c.sink.deliver(inbound)
+        c = self.c
+        c.pulled = False
+        if c.gen != self.gen and self.gen == c.fp.gen and not c.closed:
+            # a re-created link delivers before the replay has bound it: bind it now, or the
+            # message's acknowledgement would find the old link and be dropped
+            owner = getattr(inbound, "consumer", None)
+            if owner is not None:
+                c.bind(owner, self.gen)
+        c.sink.deliver(inbound)
 
     def __len__(self) -> int:
         return len(self.c.sink)
@@ -423,7 +438,7 @@ class _Sink:
     def give_back(self) -> list[tuple[Any, int]]:
         return self.c.sink.give_back()
 
-    def on_closed(self, exc: JMSException) -> None:
+    def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
         if self.c.closed or self.c.lost(self.gen, exc):
             return
         if isinstance(exc, RedirectedException):  # re-attach it where the peer says
@@ -431,9 +446,7 @@ class _Sink:
             return
         self.c.closed = True
         self.c.forget()
-        closer = getattr(self.c.sink, "on_closed", None)
-        if closer is not None:
-            closer(exc)
+        self.c.sink.on_closed(exc, alone=alone)
 
 
 def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
@@ -464,13 +477,11 @@ class FailoverConsumer(_Link, ProviderConsumer):
         return _Sink(self, gen)
 
     def interrupted(self) -> None:
-        """The connection went: what the local queue holds was never acknowledged and comes
-        back from the broker (redelivered): drop it (Qpid JMS clears the message queue)."""
-        clear = getattr(self.sink, "clear", None)
-        if clear is not None:
-            clear()
-        else:
-            self.sink.take_all()
+        """The connection went: what the local queue holds unsettled was never acknowledged and
+        comes back from the broker (redelivered), so the sink drops it (Qpid JMS clears the
+        message queue). A presettled consumer's messages are the sink's to keep: the broker
+        settled them as it sent them and will not send them again (``InboundSink.clear``)."""
+        self.sink.clear()
 
     # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
     prefetch = _from_inner("prefetch", lambda c: c.spec.prefetch)
@@ -484,7 +495,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
 
     # -- operations ----------------------------------------------------------------------------
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
-        inner = self.current()
+        inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the message
         owner = getattr(inbound, "consumer", inner)
@@ -504,7 +515,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
             inner.acknowledge_many(live, outcome)
 
     def taken(self) -> None:
-        inner = self.current()
+        inner = self.live()
         if inner is not None:
             inner.taken()
 

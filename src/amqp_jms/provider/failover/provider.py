@@ -202,10 +202,12 @@ class FailoverProvider(Provider):
         self._thread.start()
         return self._connected_fut
 
-    def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
+    def on_io_thread(self) -> bool:
         inner = self._inner
-        lt = getattr(inner, "lt", None)
-        if lt is not None and lt.in_loop():
+        return inner is not None and inner.on_io_thread()
+
+    def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
+        if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
         return wait_for(fut, timeout, what)
 
@@ -215,7 +217,9 @@ class FailoverProvider(Provider):
             s = FailoverSession(self, transacted, self._session_numbers)
             self._check_usable()
             self._sessions.append(s)
-            inner, gen = (self._inner, self.gen) if self.online else (None, -1)
+            # (a connection that failed but is not reported lost yet is offline too: its I/O
+            # thread may be gone, and the replay creates the session on the next one)
+            inner, gen = (self._inner, self.gen) if self.online and not self.inner_failed() else (None, -1)
         if inner is not None:
             self._chain(s, inner.create_session(transacted), gen)
         return s.ready
@@ -226,7 +230,7 @@ class FailoverProvider(Provider):
             self._check_usable()
             sess = h.session.current()
             gen = self.gen
-        if sess is None:
+        if sess is None or self.inner_failed():
             return
         if isinstance(h, FailoverProducer):
             fut = sess.create_producer(producer_spec(h, self.aliases))
@@ -489,10 +493,13 @@ class FailoverProvider(Provider):
                 last = e
                 self._follow_redirect(e, step.server)
                 # a refused login is final, except a SASL sys-temp (the server's temporary
-                # trouble): that one is retried, as Qpid JMS does
+                # trouble): that one is retried, as Qpid JMS does; so is the application's
+                # client id refused at the first connect (a clash it must hear). A generated
+                # container id refused is the server's trouble: the next server is tried (Qpid JMS)
                 fatal = (isinstance(e, JMSSecurityException) and not (
                     isinstance(e, JMSSecuritySaslException) and e.sys_temp_failure)) or (
-                    isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected)
+                    isinstance(e, InvalidClientIDException) and not self._reconnector.ever_connected
+                    and self.config.client_id is not None)
                 self.log.warning("failover: reconnect attempt %d to %s failed: %s", step.attempt, uri, e)
                 self._reconnector.failed(fatal=fatal)
                 continue
@@ -563,8 +570,12 @@ class FailoverProvider(Provider):
                 raise IllegalStateException("the connection was closed")
             self._attempting = prov  # shutdown() stops it: a close never waits for a connect
         try:
-            prov.wait(prov.connect(_InnerListener(self, gen)), None, "connect")
-            self._take_server_list(prov, server)
+            try:
+                prov.wait(prov.connect(_InnerListener(self, gen)), None, "connect")
+            finally:
+                # the server list comes with the Open, also one the peer closes at once (a
+                # redirect while connecting): Qpid JMS takes it then too
+                self._take_server_list(prov, server)
             with self._cond:
                 if self._closed:
                     raise IllegalStateException("the connection was closed")
@@ -611,9 +622,7 @@ class FailoverProvider(Provider):
                 if not h.ready.done():
                     h.ready.set_exception(exc)
             for c in sess.consumers:
-                closer = getattr(c.sink, "on_closed", None)
-                if closer is not None:
-                    closer(exc)
+                c.sink.on_closed(exc)
         self._shutdown_inner()
         if not self._connected_fut.done():
             self._connected_fut.set_exception(exc)

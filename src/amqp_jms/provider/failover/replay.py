@@ -156,8 +156,7 @@ class Replay:
                         "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
             h.closed = True
             h.forget()
-            closer = getattr(h.sink, "on_closed", None) if isinstance(h, FailoverConsumer) else None
-            if closer is not None:
-                closer(exc)
+            if isinstance(h, FailoverConsumer):  # refused alone: the connection carries on
+                h.sink.on_closed(exc, alone=True)
         else:
             raise exc

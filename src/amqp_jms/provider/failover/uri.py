@@ -23,10 +23,10 @@ from __future__ import annotations
 
 import dataclasses
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...exceptions import JMSException
 from ..config import (
@@ -46,6 +46,7 @@ __all__ = [
     "ServerListAction",
     "is_failover_url",
     "parse_failover_url",
+    "with_client_options",
 ]
 
 SCHEME = "failover"
@@ -237,3 +238,36 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
         nested_options=tuple(nested.items()),
         connection_options=tuple(connection.items()),
     )
+
+
+def with_client_options(url: str, options: Iterable[tuple[str, str]], *, keep_existing: bool = False) -> str:
+    """``url`` with client ``options`` (``jms.*``, ``amqp.*``, ``transport.*``, ``failover.*``)
+    added where each belongs, for a tool that adds its own settings to a URL the user gave (the
+    CLI's ``--url``, the Spark source's options): string handling breaks a failover URL.
+
+    A plain ``amqp[s]://`` URL gets them on its query. A failover URL gets them on its own query,
+    after the server list (written in parentheses if it was not): ``jms.*`` and ``failover.*`` as
+    they are, ``amqp.*``/``transport.*`` as ``failover.nested.*`` (every server; the top level
+    refuses them, a server URI refuses ``jms.*``). With ``keep_existing`` an option the URL
+    already sets (for a nested one, on any of its servers too) is left as the URL has it.
+    """
+    options = list(options)
+    if not is_failover_url(url):
+        parts = urlsplit(url)
+        if keep_existing:
+            have = {name for name, _ in parse_qsl(parts.query, keep_blank_values=True)}
+            options = [(n, v) for n, v in options if n not in have]
+        if not options:
+            return url
+        query = "&".join(q for q in (parts.query, urlencode(options, safe=".:/")) if q)
+        return urlunsplit(parts._replace(query=query))
+    components, query = _split(url)
+    moved = [(NESTED_PREFIX + n if n.startswith(("amqp.", "transport.")) else n, v) for n, v in options]
+    if keep_existing:
+        have = {name for name, _ in parse_qsl(query, keep_blank_values=True)}
+        for component in components:
+            own = parse_qsl(urlsplit(component).query, keep_blank_values=True)
+            have |= {NESTED_PREFIX + n for n, _ in own}
+        moved = [(n, v) for n, v in moved if n not in have]
+    query = "&".join(q for q in (query, urlencode(moved, safe=".:/")) if q)
+    return f"{SCHEME}:({','.join(components)})" + (f"?{query}" if query else "")

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..destination import Queue
-from ..exceptions import InvalidDestinationException, JMSException, JMSSecurityException
-from ._client import message_body
+from .destination import Queue
+from .exceptions import InvalidDestinationException, JMSException, JMSSecurityException
+from .message._plain import message_body
 
 __all__ = ["NODE_TYPE", "ManagementClient", "Response", "StatusError"]
 
@@ -97,6 +97,11 @@ class ManagementClient:
                 cls = InvalidDestinationException
             raise cls(description or f"status {resp.status}", f"status {resp.status}")
         return resp
+
+    @property
+    def reply_queue(self) -> str:
+        """The temporary queue answers come to (its consumer is this client's own)."""
+        return str(self._reply_to.get_queue_name())
 
     def query(self, entity_type: str, attributes: list[str] | None = None, *, page: int = 1000) -> list[
             dict[str, Any]]:

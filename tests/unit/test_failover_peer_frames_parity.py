@@ -1,0 +1,133 @@
+"""docs/qpid-jms-parity.md accounts for every test of Qpid JMS's five failover classes (issue 17):
+each Java test name appears in the failover section, beside the test of ours that checks the same
+behaviour or the reason none does (``test_docs_parity`` checks that the cited tests exist)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "qpid-jms-parity.md"
+
+#: FailoverIntegrationTest (87), FailoverProviderOfflineBehaviorTest (10),
+#: FailoverWithAmqpOpenProvidedServerListIntegrationTest (13), FailoverRedirectTest (2),
+#: FailoverUriPoolTest (35), at apache/qpid-jms 3df3338
+QPID_FAILOVER_TESTS = """
+    testAddAll testAddAllHandlesEmpty testAddAllHandlesNulls testAddFirst testAddFirstHandlesNulls
+    testAddFirstToEmptyPool testAddFirstURIWhenNestedOptionsSet testAddOrRemoveNullHasNoAffect
+    testAddURIWhenNestedOptionsSet testAddUriToEmptyPool testAddUriToPoolNotRandomized
+    testAddUriToPoolRandomized testConnectHandlesSaslTempFailure
+    testConnectThrowsSecurityViolationOnFailureFromOpen
+    testConnectThrowsSecurityViolationOnFailureFromSaslExplicitlyWithoutClientID
+    testConnectThrowsSecurityViolationOnFailureFromSaslImplicitlyWithoutClientID
+    testConnectThrowsSecurityViolationOnFailureFromSaslWithClientID
+    testConnectedDoesNotShufflesWhenNoRandomizing testConnectedShufflesWhenRandomizing
+    testConnectionCloseDoesNotBlock testConnectionConsumerRecreatedAfterReconnect
+    testConnectionPropertiesExtensionAppliedOnEachReconnect testConsumerCloseDoesNotBlock
+    testCreateConsumerAfterConnectionDrops
+    testCreateConsumerFailsWhenLinkRefusedAndAttachResponseWriteIsDeferred
+    testCreateConsumerFailsWhenLinkRefusedAndAttachResponseWriteIsNotDeferred testCreateEmptyPool
+    testCreateEmptyPoolFromNullUris testCreateEmptyPoolWithURIs
+    testCreateProducerAfterConnectionDrops
+    testCreateProducerFailsWhenLinkRefusedAndAttachResponseWriteIsDeferred
+    testCreateProducerFailsWhenLinkRefusedAndAttachResponseWriteIsNotDeferred
+    testCreateSessionAfterConnectionDrops testDropAndRejectAfterwardsHonorsMax
+    testDuplicatesNotAdded testDuplicatesNotAddedByAddFirst
+    testDuplicatesNotAddedWhenCaseIsDifferent
+    testDuplicatesNotAddedWhenCaseIsDifferentAndQueryStringPresent
+    testDuplicatesNotAddedWhenQueryPresent testFailoverAcceptsInsecureServerWhenConfiguredToAllow
+    testFailoverAcceptsUpdateUsingTransportSchemeWS testFailoverAcceptsUpdateUsingTransportSchemeWSS
+    testFailoverCannotRecreateConsumerFailsConnectionAndRetries
+    testFailoverCannotRecreateConsumerFailsConnectionAndRetriesNoErrorConditionGiven
+    testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabled
+    testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabledNoErrorConditionGiven
+    testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabledNoErrorConditionGivenNoMessageListener
+    testFailoverCannotRecreateConsumerWithCloseFailedLinksEnabledNoMessageListener
+    testFailoverCannotRecreateProducerFailsConnectionAndRetries
+    testFailoverCannotRecreateProducerFailsConnectionAndRetriesNoErrorConditionGiven
+    testFailoverCannotRecreateProducerWithCloseFailedLinksEnabled
+    testFailoverCannotRecreateProducerWithCloseFailedLinksEnabledNoErrorConditionGiven
+    testFailoverConnectionLossFailsWaitingAsyncCompletionSends
+    testFailoverDoesFailPendingAsyncCompletionSend testFailoverDoesNotFailPendingAsyncCompletionSend
+    testFailoverEnforcesRequestTimeoutCreateTenpDestination
+    testFailoverEnforcesRequestTimeoutSession testFailoverEnforcesRequestTimeoutSessionWhenBeginSent
+    testFailoverEnforcesSendTimeout testFailoverHandlesAnonymousFallbackWaitingForClose
+    testFailoverHandlesConnectErrorInvalidField
+    testFailoverHandlesConnectErrorInvalidFieldOnReconnect
+    testFailoverHandlesConnectErrorInvalidFieldOnReconnectWithContainerIdHint
+    testFailoverHandlesConnectErrorInvalidFieldWithContainerIdHint
+    testFailoverHandlesConnectErrorNotFound testFailoverHandlesDropAfterQueueBrowserDrain
+    testFailoverHandlesDropAfterSessionCloseRequested
+    testFailoverHandlesDropThenRejectionCloseAfterConnect
+    testFailoverHandlesDropWithModifiedInitialReconnectDelay
+    testFailoverHandlesDropZeroPrefetchPullConsumerReceive
+    testFailoverHandlesDropZeroPrefetchPullConsumerReceiveNoWait
+    testFailoverHandlesDropZeroPrefetchPullConsumerReceiveWithTimeout
+    testFailoverHandlesImmediateTransportDropAfterConnect testFailoverHandlesRedirection
+    testFailoverHandlesRemoteCloseBeforeDispositionRecieived
+    testFailoverHandlesRemoteCloseWithRedirectDuringConnectionSessionEstablishment
+    testFailoverHandlesRemotelyEndConnectionForced
+    testFailoverHandlesRemotelyEndConnectionWithRedirection
+    testFailoverHandlesServerProvidedFailoverListAdd
+    testFailoverHandlesServerProvidedFailoverListIgnore
+    testFailoverHandlesServerProvidedFailoverListReplace
+    testFailoverHandlesServerProvidedFailoverListWithHostname
+    testFailoverHandlesTemporarySaslFailure
+    testFailoverHandlesTransportDropBeforeDispositionRecieived
+    testFailoverIgnoresInsecureServerWhenNotConfiguredToAllow
+    testFailoverInitialReconnectDelayDoesNotApplyToInitialConnect
+    testFailoverPassthroughOfCompletedAsyncSend testFailoverPassthroughOfCompletedSyncSend
+    testFailoverPassthroughOfModifiedFailedSyncSend
+    testFailoverPassthroughOfRejectedAsyncCompletionSend testFailoverPassthroughOfRejectedSyncSend
+    testFailoverPassthroughOfReleasedSyncSend testFailoverStopsOnNonTemporarySaslFailure
+    testFailoverUsingSSLConfiguredByCustomSSLContext
+    testFailoverUsingSSLConfiguredByNestedTransportOptions
+    testFailoverUsingSSLConfiguredBySystemProperties
+    testFailoverUsingSSLConfiguredByTransportOptions testGetNextFromEmptyPool
+    testGetNextFromSingleValuePool testGetSetRandomize
+    testInDoubtTransactionFromFailoverCompletesAsyncCompletions
+    testLoopBackAndLocalHostAllowedInSamePool
+    testMultipleSenderCreationRecoversAfterDropWithNoAttachResponseAndFailedRecoveryAttempt
+    testMultipleSessionCreationRecoversAfterDropWithNoBeginResponseAndFailedRecoveryAttempt
+    testNestedOptionsAreApplied testNoHostResolutionPerformedFilterDuplicatesOnly
+    testPassthroughCreateTemporaryQueueFailsWhenLinkRefusedAndAttachResponseWriteIsDeferred
+    testPassthroughCreateTemporaryQueueFailsWhenLinkRefusedAndAttachResponseWriteIsNotDeferred
+    testPassthroughCreateTemporaryTopicFailsWhenLinkRefusedAndAttachResponseWriteIsDeferred
+    testPassthroughCreateTemporaryTopicFailsWhenLinkRefusedAndAttachResponseWriteIsNotDeferred
+    testPassthroughOfRollbackErrorCoordinatorClosedOnCommit
+    testPassthroughOfSendFailsWhenDelayedDeliveryIsNotSupported
+    testPassthroughOfSendTimesOutWhenNoDispostionArrives
+    testPassthroughOfSessionCreateFailsOnDeclareTimeout testPassthroughRemotelyCloseProducer
+    testProducerCloseDoesNotBlock
+    testReceiveAndSendInTransactionFailsCommitWhenConnectionDropsDuringSend
+    testRemotelyCloseConsumerWithMessageListenerFiresJMSExceptionListener
+    testRemotelyCloseConsumerWithMessageListenerWithoutErrorFiresJMSExceptionListener testRemove
+    testRemoveAll testRemoveHostIgnoresCaseInHostname testRemoveURIFromPool
+    testRemoveURIWhenNestedOptionsSet testRemoveWhenQueryPresentIgnoresCaseInHostname
+    testRemovedWhenQueryPresent
+    testSecondSendAndConnectionDropsResendsButTransactionRollsBackAsInDoubt
+    testSendAndConnectionDropsRecoveredAsInDoubtTransaction
+    testSendWhileOfflinePreventsRecoveredTransactionFromCommitting
+    testSenderAndReceiverCreationRecoversAfterDropWithNoAttachResponseAndFailedRecoveryAttempt
+    testSessionCloseDoesNotBlock testSessionCloseWhenDestroyCallFailsDoesNotBlock
+    testSessionCloseWhenProviderSuddenlyClosesDoesNotBlock
+    testSessionCloseWithOpenResourcesDoesNotBlock
+    testSessionCreationRecoversAfterDropWithNoBeginResponse testSessionRecoverDoesNotBlock
+    testStartMaxReconnectAttemptsTriggeredWhenRemotesAreRejecting
+    testTempDestinationRecreatedAfterConnectionFailsOver testTransactionCommitFails
+    testTransactionCommitWithNoResponseRecoveredAsInDoubtAndPerformsNoWork
+    testTransactionDeclareWithNoResponseRecoveredAsInDoubtAndCommitFails
+    testTransactionRollbackSucceeds
+    testTransactionRollbackWithNoResponseRecoveredAsInDoubtAndPerformsNoWork
+    testTransactionalAcknowledgeAfterRecoveredWhileSendBlocked
+    testTxCommitThrowsWhenNoDischargeResponseSentAndConnectionDrops
+    testTxRecreatedAfterConnectionFailsOverDropsAfterCoordinatorAttach
+    testTxRecreatedAfterConnectionFailsOverDropsAfterSessionBegin
+""".split()
+
+
+def test_every_qpid_jms_failover_test_is_accounted_for() -> None:
+    text = DOC.read_text()
+    section = text[text.index("## Failover classes (issue 17)"):]
+    assert len(QPID_FAILOVER_TESTS) == len(set(QPID_FAILOVER_TESTS)) == 147
+    missing = [n for n in QPID_FAILOVER_TESTS if f"`{n}`" not in section]
+    assert missing == []
