@@ -505,7 +505,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         inner.acknowledge(inbound, outcome)
 
     def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
-        inner = self.current()
+        inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the messages
         # those delivered on a connection since lost are void (redelivered), as in ``acknowledge``
