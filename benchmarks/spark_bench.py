@@ -4,12 +4,25 @@ The broker runs as a subprocess with a durable store (``python -m amqp_jms.broke
 as in production, not inside the benchmark's process.
 
 1. ingest: N messages into Parquet via ``readStream`` + ``availableNow`` (SparkSession start
-   excluded), against the client's own receive loop draining N messages (transacted, committing
-   every 10 000 like the source). Reported three ways: query start to end; the rate after the
-   first batch (whose Python-worker start-up is reported apart); and *per receiver*: the rate at
-   which the source's receiver made messages durable and accepted them, from its own start to its
-   end (the executors' decoding and the sink overlap it). The ratio on the last line is the
-   per-receiver one, so that a ``--quick`` ratio is not start-up noise.
+   excluded), against the client's own receive loop draining N messages (CLIENT_ACKNOWLEDGE,
+   acknowledging every 10 000, as the source's receiver acknowledges each durable segment).
+   Reported three ways: query start to end; the rate after the first batch (whose Python-worker
+   start-up is reported apart); and *per receiver*: the rate at which the source's receiver made
+   messages durable and accepted them, from its start to its last accept (finding the queue
+   empty afterwards is not in it), so that a ``--quick`` ratio is not start-up noise.
+
+   A fair baseline on a shared machine: the loop runs right before *and* right after each
+   measurement, with the same SparkSession up (each run fills its queue first, untimed, so no
+   send overlaps a measurement), and each baseline is the mean of the two loop rates around it: a
+   load that changes during the run moves both sides alike. The ratio on the last line is the
+   receiver *alone* (``SegmentReceiver`` as the stream reader starts it for availableNow, in
+   this process, no query running) between two loops: receive + WAL append + accept against
+   the client's own loop, in the same conditions. The receiver inside the query is printed too,
+   with its own ratio: there it shares the cores with Spark's executors, which the loop never
+   does (on a cluster they are other machines). Printed beside both, the receiving thread's CPU
+   per message (``time.thread_time`` from the consumer's attach to the last accept, as
+   ``benchmarks/receive_cpu.py`` measures; the I/O thread left out on both sides), which a
+   loaded machine moves far less than it moves wall-clock rates.
 2. executor conversion: one write-ahead segment of 2x10^4 encoded messages turned into Arrow
    record batches of the row schema (what each executor task does), msg/s of CPU on one core, the
    best of three runs, beside the decode alone. Goal 100 000.
@@ -22,7 +35,7 @@ as in production, not inside the benchmark's process.
    Python workers' start (the first query's first batch otherwise waits for it).
 
 Goal: each Spark ratio >= 0.8x the client's. The last line is the per-receiver ingest ratio
-(one receiver).
+(one receiver, alone, between two loops).
 usage: spark_bench.py [--quick] [--n N] [--receivers R]
 """
 
@@ -67,27 +80,67 @@ def _send(url: str, queue: str, n: int) -> float:
     return time.perf_counter() - start
 
 
-def _receive(url: str, queue: str, n: int) -> float:
-    from amqp_jms import Queue
+def _receive(url: str, queue: str, n: int) -> tuple[float, float]:
+    """The client's own receive loop: seconds from connecting to the last acknowledge, and the
+    receiving thread's CPU seconds from the consumer's attach to the last acknowledge."""
+    from amqp_jms import Queue, Session
     from amqp_jms.client import ConnectionFactory
 
     start = time.perf_counter()
     got = 0
     with ConnectionFactory(url).create_connection() as conn:
         conn.start()
-        session = conn.create_session(True)
+        session = conn.create_session(Session.CLIENT_ACKNOWLEDGE)
         consumer = session.create_consumer(Queue(queue))
+        cpu = time.thread_time()  # from the consumer's attach, as the receiver counts it
         while got < n:
             if consumer.receive(5000) is None:
                 break
             got += 1
             if got % 10000 == 0:
-                session.commit()
-        session.commit()
-    elapsed = time.perf_counter() - start
+                session.acknowledge()
+        session.acknowledge()
+        elapsed = time.perf_counter() - start
+        cpu = time.thread_time() - cpu
     if got != n:
         raise SystemExit(f"client receive loop got {got} of {n}")
-    return elapsed
+    return elapsed, cpu
+
+
+class Loops:
+    """The baseline loop, run around each measurement: each run fills a queue of its own first
+    (untimed, so the broker holds one queue's worth at a time, as in the measurements), and
+    ``rate(*runs)`` is the mean of those runs' rates."""
+
+    def __init__(self, url: str, n: int) -> None:
+        self.url, self.n = url, n
+        self.runs: list[tuple[float, float]] = []  # (seconds, thread cpu seconds)
+
+    def run(self) -> int:
+        queue = f"bench-client-{len(self.runs)}"
+        _send(self.url, queue, self.n)
+        seconds, cpu = _receive(self.url, queue, self.n)
+        self.runs.append((seconds, cpu))
+        _log(f"client receive loop {len(self.runs) - 1}: {seconds:.2f} s ({self.n / seconds:,.0f} msg/s), "
+             f"thread cpu {cpu:.2f} s; load {_load()}")
+        return len(self.runs) - 1
+
+    def rate(self, *runs: int) -> float:
+        """The mean of the given runs' msg/s."""
+        return sum(self.n / self.runs[i][0] for i in runs) / len(runs)
+
+    def cpu_per_message(self, *runs: int) -> float:
+        return sum(self.runs[i][1] for i in runs) / len(runs) / self.n
+
+
+def _ratio(a: float, b: float) -> float:
+    """``a / b``, 0 for a figure that was not measured (a receiver older than its CPU figure)."""
+    return a / b if b else 0.0
+
+
+def _load() -> str:
+    with open("/proc/loadavg") as handle:
+        return " ".join(handle.read().split()[:3])
 
 
 def _spark(work: str) -> Any:
@@ -110,11 +163,30 @@ def _spark(work: str) -> Any:
     return spark
 
 
-def _ingest(
-    spark: Any, url: str, queue: str, n: int, work: str, receivers: int = 1
-) -> tuple[float, float, float, float]:
-    """Query start to end, first batch done after, steady rate after it, and the rate per
-    receiver (all receivers' messages over the longest receiver's run, divided by their number)."""
+class Ingest:
+    """One measured query's figures."""
+
+    def __init__(self, elapsed: float, startup: float, steady: float, received: int, accepted_s: float,
+                 cpu_s: float, receivers: int) -> None:
+        self.elapsed, self.startup, self.steady = elapsed, startup, steady
+        self.received, self.accepted_s, self.cpu_s, self.receivers = received, accepted_s, cpu_s, receivers
+
+    @property
+    def receiver_rate(self) -> float:
+        """Per receiver: all receivers' messages over the longest one's start-to-last-accept,
+        divided by their number."""
+        return self.received / self.accepted_s / self.receivers if self.accepted_s > 0 else 0.0
+
+    @property
+    def receiver_cpu_per_message(self) -> float:
+        return self.cpu_s / self.received if self.received else 0.0
+
+
+def _ingest(spark: Any, url: str, queue: str, n: int, work: str, receivers: int = 1) -> Ingest:
+    """Run one availableNow query over ``queue`` (filled beforehand) and read its figures: query
+    start to end, first batch done after, steady rate after it, and the receivers' own lines."""
+    import re
+
     stats = os.environ["AMQP_JMS_SPARK_STATS"]
     if os.path.exists(stats):
         os.unlink(stats)
@@ -141,32 +213,64 @@ def _ingest(
     for progress in query.recentProgress:
         _log(f"  batch {progress['batchId']}: {progress['numInputRows']} rows, {progress['durationMs']}")
     received = 0
-    longest = 0.0
+    accepted_s = cpu_s = 0.0
     if os.path.exists(stats):  # the source's own phases (receiver threads in the driver's processes)
-        import re
-
         with open(stats) as handle:
             for line in handle:
                 at, _, text = line.partition(" ")
                 _log(f"  +{float(at) - wall:6.2f} s {text.rstrip()}")
-                ended = re.match(r"receiver ended: (\d+) messages.* ([\d.]+) s since start", text)
+                ended = re.match(r"receiver ended: (\d+) messages", text)
                 if ended:
                     received += int(ended.group(1))
-                    longest = max(longest, float(ended.group(2)))
-    receiver_rate = received / longest / receivers if longest > 0 else 0.0
+                    # (a receiver older than these figures: its end, and no CPU figure)
+                    cpu = re.search(r"thread cpu ([\d.]+) s", text)
+                    cpu_s += float(cpu.group(1)) if cpu else 0.0
+                    last = re.search(r"last accept ([\d.]+) s", text) or re.search(
+                        r"([\d.]+) s since start", text
+                    )
+                    accepted_s = max(accepted_s, float(last.group(1)) if last else 0.0)
     progress = [p for p in query.recentProgress if p["numInputRows"]]
     rows = sum(p["numInputRows"] for p in progress)
-    if rows != n:
-        raise SystemExit(f"spark ingested {rows} of {n}")
+    if rows != n or received != n:
+        raise SystemExit(f"spark ingested {rows} of {n} (its receivers accepted {received})")
     first_rows = progress[0]["numInputRows"] if progress else 0
     # the first batch's end, from its progress (trigger start + duration), in query seconds
     first = progress[0] if progress else query.recentProgress[0]
     began = datetime.datetime.fromisoformat(first["timestamp"].replace("Z", "+00:00")).timestamp()
     startup = began + first["durationMs"]["triggerExecution"] / 1000.0 - wall
     steady_s = elapsed - startup
-    _log(f"  first batch: {first_rows} rows, done {startup:.2f} s after the query started")
+    _log(f"  first batch: {first_rows} rows, done {startup:.2f} s after the query started; load {_load()}")
     steady = (n - first_rows) / steady_s if steady_s > 0 and n > first_rows else n / elapsed
-    return elapsed, startup, steady, receiver_rate
+    return Ingest(elapsed, startup, steady, received, accepted_s, cpu_s, receivers)
+
+
+def _receiver_alone(url: str, queue: str, n: int, work: str) -> Ingest:
+    """The source's receiver on its own (no query, no executors): a ``SegmentReceiver`` as the
+    stream reader starts it for ``availableNow``, in this process, over ``queue`` (filled
+    beforehand), until it finds the queue empty. Its rate is its start to its last accept."""
+    from amqp_jms.spark.options import parse_options
+    from amqp_jms.spark.receiver import SegmentReceiver
+    from amqp_jms.spark.wal import WriteAheadLog
+
+    path = os.path.join(work, f"wal-{queue}")
+    options = parse_options(
+        {"url": url, "destination": f"queue://{queue}", "walPath": path, "maxBufferedMessages": str(2 * n)}
+    )
+    began = time.monotonic()
+    receiver = SegmentReceiver(options, WriteAheadLog(path), True, None)
+    try:
+        if not receiver.wait_drained(600):
+            raise SystemExit(f"the receiver alone did not finish {queue}")
+        ended = time.monotonic() - began
+    finally:
+        receiver.stop()
+    stats = receiver.stats
+    _log(f"receiver alone: {stats.summary()}; load {_load()}")
+    if stats.messages != n:
+        raise SystemExit(f"the receiver alone took {stats.messages} of {n}")
+    # (a receiver older than these figures: until it found the queue empty, and no CPU figure)
+    seconds = getattr(stats, "accepted_at", 0.0) or ended
+    return Ingest(seconds, 0.0, 0.0, stats.messages, seconds, getattr(stats, "cpu_s", 0.0), 1)
 
 
 def _conversion(n: int, work: str) -> tuple[float, float]:
@@ -230,54 +334,95 @@ def main() -> None:
     n = args.n or (10_000 if args.quick else 100_000)
     if args.receivers is None:
         args.receivers = 1 if args.quick else 2
+    loads = [_load()]
     work = tempfile.mkdtemp(prefix="spark_bench-")
     broker = BrokerProcess("--data-dir", os.path.join(work, "store"))
     try:
         url = broker.url
         conversion, decode_only = _conversion(min(n, 20_000), work)
         _log(f"executor conversion: {conversion:,.0f} msg/s per core (decode alone {decode_only:,.0f})")
-        _send(url, "bench-client", n)
-        client_rx = _receive(url, "bench-client", n)
-        _log(f"client receive loop: {client_rx:.2f} s")
+        loops = Loops(url, n)
+        two_receivers = args.receivers > 1
         spark = _spark(work)
         try:
             warm: float | None = None
-            if args.receivers > 1:  # 1 vs 2 receivers: neither run may be the one paying the start-up
+            if two_receivers:  # 1 vs 2 receivers: neither run may be the one paying the start-up
                 _send(url, "bench-warmup", 1000)
-                warm = _ingest(spark, url, "bench-warmup", 1000, work)[0]
+                warm = _ingest(spark, url, "bench-warmup", 1000, work).elapsed
                 _log(f"warm-up query (10^3 messages, Python workers' start): {warm:.2f} s")
+            # loop, receiver alone, loop, query, loop [, query with R receivers, loop]; each
+            # fills its queue first (untimed): no send overlaps a measurement
+            runs = [loops.run()]
+            _send(url, "bench-alone", n)
+            alone = _receiver_alone(url, "bench-alone", n, work)
+            runs.append(loops.run())
+            loads.append(_load())
             _send(url, "bench-spark", n)
-            spark_rx, startup, steady, receiver_rate = _ingest(spark, url, "bench-spark", n, work)
-            _log(f"spark ingest: {spark_rx:.2f} s")
-            two: tuple[float, float, float, float] | None = None
-            if args.receivers > 1:
+            one = _ingest(spark, url, "bench-spark", n, work)
+            loads.append(_load())
+            runs.append(loops.run())
+            _log(f"spark ingest: {one.elapsed:.2f} s")
+            two: Ingest | None = None
+            if two_receivers:
                 _send(url, "bench-spark-2", n)
                 two = _ingest(spark, url, "bench-spark-2", n, work, args.receivers)
-                _log(f"spark ingest, {args.receivers} receivers: {two[0]:.2f} s")
+                loads.append(_load())
+                runs.append(loops.run())
+                _log(f"spark ingest, {args.receivers} receivers: {two.elapsed:.2f} s")
             client_tx = _send(url, "bench-client-tx", n)
             _log(f"client send loop: {client_tx:.2f} s")
             spark_tx = _write(spark, url, "bench-spark-tx", n)
             _log(f"spark write: {spark_tx:.2f} s")
+            loads.append(_load())
         finally:
             spark.stop()
     finally:
         broker.stop()
         shutil.rmtree(work, ignore_errors=True)
-    client_rate = n / client_rx
-    ingest_ratio = receiver_rate / client_rate
+    alone_loop = loops.rate(runs[0], runs[1])
+    ingest_ratio = alone.receiver_rate / alone_loop
+    query_loop = loops.rate(runs[1], runs[2])
+    cpu_loop = loops.cpu_per_message(*runs[:3])
     write_ratio = client_tx / spark_tx
-    print(f"n = {n} messages of 200 B text + 1 property; broker subprocess with a store; 1 receiver")
+    print(f"n = {n} messages of 200 B text + 1 property; broker subprocess with a store; 1 receiver; "
+          f"load average (1, 5, 15 min) during the run: {' | '.join(loads)}")
     if warm is not None:
         print(f"a warm-up query (10^3 messages) ran first, {warm:.1f} s: the Python workers' start is in it")
     print(
-        f"ingest: client receive loop {client_rate:,.0f} msg/s; spark readStream->parquet "
-        f"{n / spark_rx:,.0f} msg/s start to end, first batch after {startup:.1f} s, steady "
-        f"{steady:,.0f} msg/s after it (ratio {steady / client_rate:.2f})"
+        f"client receive loop, run before and after each measurement: "
+        f"{', '.join(f'{n / loops.runs[i][0]:,.0f}' for i in runs)} msg/s"
     )
     print(
-        f"ingest per receiver: the source's receiver made {receiver_rate:,.0f} msg/s durable and accepted "
-        f"(receive + WAL append + accept, its start to its end); ratio {ingest_ratio:.2f} (goal {GOAL})"
+        f"ingest per receiver, alternated with the loop (no executors running): the source's receiver "
+        f"made {alone.receiver_rate:,.0f} msg/s durable and accepted (receive + WAL append + accept, "
+        f"its start to its last accept, {alone.accepted_s:.1f} s) against the loop's {alone_loop:,.0f}; "
+        f"ratio {ingest_ratio:.2f} (goal {GOAL})"
     )
+    print(
+        f"ingest per receiver inside the query (beside Spark's executors on the same cores): "
+        f"{one.receiver_rate:,.0f} msg/s ({one.accepted_s:.1f} s) against the loop around it "
+        f"{query_loop:,.0f}; ratio {one.receiver_rate / query_loop:.2f}"
+    )
+    print(
+        f"receiving thread's CPU per message: loop {cpu_loop * 1e6:.1f} us, receiver alone "
+        f"{alone.receiver_cpu_per_message * 1e6:.1f} us, inside the query "
+        f"{one.receiver_cpu_per_message * 1e6:.1f} us (receive + append + accept); loop/receiver "
+        f"{_ratio(cpu_loop, alone.receiver_cpu_per_message):.2f} and "
+        f"{_ratio(cpu_loop, one.receiver_cpu_per_message):.2f}"
+    )
+    print(
+        f"spark readStream->parquet: {n / one.elapsed:,.0f} msg/s start to end, first batch after "
+        f"{one.startup:.1f} s, steady {one.steady:,.0f} msg/s after it (ratio {one.steady / query_loop:.2f})"
+    )
+    if two is not None:
+        pair = loops.rate(runs[2], runs[3])
+        print(
+            f"numReceivers={args.receivers}: start to end {n / two.elapsed:,.0f} msg/s "
+            f"({two.elapsed:.1f} s); the receivers together {two.received / two.accepted_s:,.0f} msg/s "
+            f"({two.receiver_rate:,.0f} each; loop around it {pair:,.0f}, ratio per receiver "
+            f"{two.receiver_rate / pair:.2f}); 1 receiver start to end {n / one.elapsed:,.0f} msg/s, "
+            f"its own {one.receiver_rate:,.0f} msg/s"
+        )
     print(
         f"executor conversion: {conversion:,.0f} msg/s per core (goal {CONVERSION_GOAL:,}); "
         f"the decode alone {decode_only:,.0f} msg/s"

@@ -180,13 +180,20 @@ def test_transactional_receive_rollback_returns_messages_with_count(broker: Brok
     c.close()
 
 
-def test_durable_messages_and_subscriptions_survive_restart(broker_factory: Any, tmp_path: Path) -> None:
-    data = tmp_path / "data"
+def stored_broker(broker_factory: Any, data: Path, address: str, n: int) -> tuple[Any, Any, Any]:
+    """A broker with a store in ``data``, ``n`` durable messages ``d0``… sent to ``address``,
+    and the open connection and sender that sent them."""
     b = broker_factory(data_dir=str(data))
     c = BlockingConnection(b.url, timeout=10)
-    s = c.create_sender("persist")
-    for i in range(5):
+    s = c.create_sender(address)
+    for i in range(n):
         s.send(Message(body=f"d{i}", durable=True))
+    return b, c, s
+
+
+def test_durable_messages_and_subscriptions_survive_restart(broker_factory: Any, tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    b, c, s = stored_broker(broker_factory, data, "persist", 5)
     s.send(Message(body="transient", durable=False))
     r = c.create_receiver("persist")
     assert r.receive(timeout=5).body == "d0"
@@ -197,6 +204,21 @@ def test_durable_messages_and_subscriptions_survive_restart(broker_factory: Any,
     c = BlockingConnection(b2.url, timeout=10)
     r = c.create_receiver("persist")
     assert bodies(r) == ["d1", "d2", "d3", "d4"]
+    c.close()
+
+
+def test_a_committed_transactional_receive_leaves_the_store(broker_factory: Any, tmp_path: Path) -> None:
+    """The accepts of a committed transaction leave the store (in bulk, per queue): after a
+    restart only the messages the transaction did not take come back."""
+    data = tmp_path / "data"
+    b, c, _ = stored_broker(broker_factory, data, "txstore", 6)
+    c.close()
+    h = run_tx(b.url, "txstore", receive=4, commit=True)
+    assert h.outcome == "committed" and sorted(h.got) == ["d0", "d1", "d2", "d3"]
+    b.stop()
+    b2 = broker_factory(data_dir=str(data))
+    c = BlockingConnection(b2.url, timeout=10)
+    assert bodies(c.create_receiver("txstore")) == ["d4", "d5"]
     c.close()
 
 

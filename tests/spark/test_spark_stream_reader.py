@@ -172,6 +172,57 @@ def test_available_now_stops_at_the_first_empty_poll_without_a_fixed_wait(
     assert _remaining(broker_url, "r3") == ["m5", "m6"]
 
 
+def test_available_now_rides_a_short_pause_mid_stream_with_one_drain(broker_url: str, tmp_path: Path) -> None:
+    """A pause in the flow shorter than the receiver's quiet spell (a broker busy with its store,
+    or sharing the cores with Spark) is not "the destination is empty": the messages after it are
+    in the same availableNow run, and the receiver asks for one drain, at the end."""
+    import threading
+
+    _send(broker_url, "r3p", 5)
+    reader = _reader(broker_url, "r3p", tmp_path)
+    reader.prepareForTriggerAvailableNow()
+    start = reader.initialOffset()
+    ends: list[dict[str, Any]] = []
+    planner = threading.Thread(target=lambda: ends.append(reader.latestOffset(start, ReadAllAvailable())))
+    with ConnectionFactory(broker_url).create_connection() as conn:
+        producer = conn.create_session(False).create_producer(Queue("r3p"))
+        planner.start()
+        deadline = time.monotonic() + 20
+        while (reader._receiver is None or reader._receiver._chunk_len < 5) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.15)  # a pause: three of the receiver's 50 ms ticks
+        for i in range(5, 10):
+            producer.send(TextMessage(f"m{i}"))
+        planner.join(20)
+    assert ends and _texts(reader, start, ends[0]) == [f"m{i}" for i in range(10)]
+    assert reader._receiver is not None and reader._receiver.wait_drained(10.0)
+    assert reader._receiver.stats.drains == 1
+    reader.stop()
+
+
+def test_a_url_asking_for_presettled_consumers_cannot_make_the_receiver_lose(
+    broker_url: str, tmp_path: Path
+) -> None:
+    """``jms.presettlePolicy.presettleAll=true`` on the url: the receiver's consumer is still not
+    presettled, so what it holds un-accepted (here, a chunk not yet in the log) goes back to the
+    broker when it stops; a presettled consumer would have taken it from the broker at once."""
+    from amqp_jms.spark.receiver import SegmentReceiver
+    from amqp_jms.spark.wal import WriteAheadLog
+
+    _send(broker_url, "r3s", 5)
+    url = broker_url + "?jms.presettlePolicy.presettleAll=true"
+    options = parse_options(
+        {"url": url, "destination": "queue://r3s", "walPath": str(tmp_path), "segmentMessages": "1000"}
+    )
+    receiver = SegmentReceiver(options, WriteAheadLog(str(tmp_path)), False, None)
+    deadline = time.monotonic() + 20
+    while receiver._chunk_len < 5 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert receiver._chunk_len == 5  # received, in memory, not in the log
+    receiver.stop()
+    assert _remaining(broker_url, "r3s") == [f"m{i}" for i in range(5)]
+
+
 def test_available_now_on_an_empty_queue_ends_at_once(broker_url: str, tmp_path: Path) -> None:
     reader = _reader(broker_url, "r3b", tmp_path, pollMs="5000")
     reader.prepareForTriggerAvailableNow()

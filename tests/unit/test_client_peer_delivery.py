@@ -138,6 +138,32 @@ def test_ack_type_on_the_acknowledged_message_applies_to_all(peer: TestPeer, ack
         assert all(d.failed for d in disp) and all(d.undeliverable == (ack_type == 5) for d in disp)
 
 
+def test_client_acknowledge_of_many_leaves_as_disposition_ranges() -> None:
+    """CLIENT_ACKNOWLEDGE ``acknowledge()`` of 40 delivered messages: every one accepted and
+    settled, in a handful of disposition frames (ranges), not one frame per message (the Spark
+    receiver accepts a 10^4 segment this way)."""
+    n = 40
+    disp: list[Disposition] = []
+    with TestPeer(trace_frames=True) as peer:
+        _open(peer)
+        peer.expect_attach()
+        peer.expect_flow(send=[_text(str(i)) for i in range(n)])
+        with _conn(peer) as conn:
+            s = conn.create_session(Session.CLIENT_ACKNOWLEDGE)
+            c = s.create_consumer(Queue("q"))
+            conn.start()
+            got = [c.receive(2000) for _ in range(n)]
+            assert all(m is not None for m in got)
+            peer.wait()
+            for _ in range(n):
+                peer.expect_disposition(disp.append)
+            s.acknowledge()
+            peer.wait()
+        frames = [f for f in peer.frames if "@disposition" in f and "<-" in f]
+    assert [d.state for d in disp] == [ACCEPTED] * n and all(d.settled for d in disp)
+    assert 1 <= len(frames) <= 3, frames
+
+
 def test_acknowledge_fails_after_the_session_is_closed(peer: TestPeer) -> None:
     _open(peer)
     peer.expect_attach()

@@ -42,6 +42,8 @@ class StoreHooks(Protocol):
 
     def remove(self, queue: str, msg: BrokerMessage) -> None: ...
 
+    def remove_many(self, queue: str, msgs: list[BrokerMessage]) -> None: ...
+
     def update_count(self, queue: str, msg: BrokerMessage) -> None: ...
 
     def save_queue(self, name: str, kind: str, meta: dict[str, Any] | None) -> None: ...
@@ -248,6 +250,18 @@ class Router:
         q.counters.dequeued += 1
         if msg.stored:
             self.store.remove(q.name, msg)
+        if self.on_consumed is not None:
+            self.on_consumed(q)
+
+    def consumed_many(self, q: MessageQueue, msgs: list[BrokerMessage]) -> None:
+        """``consumed`` for several messages of ``q`` at once (a transaction's accepts): one
+        store call and one ``on_consumed`` for the lot."""
+        if not msgs:
+            return
+        q.counters.dequeued += len(msgs)
+        stored = [msg for msg in msgs if msg.stored]
+        if stored:
+            self.store.remove_many(q.name, stored)
         if self.on_consumed is not None:
             self.on_consumed(q)
 

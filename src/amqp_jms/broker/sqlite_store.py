@@ -100,6 +100,9 @@ class SQLiteStore(Store):
     def remove(self, queue: str, msg: BrokerMessage) -> None:
         self._target().removes.append((queue, msg.seq))
 
+    def remove_many(self, queue: str, msgs: list[BrokerMessage]) -> None:
+        self._target().removes.extend([(queue, msg.seq) for msg in msgs])
+
     def update_count(self, queue: str, msg: BrokerMessage) -> None:
         self._target().op(("count", msg.delivery_count, queue, msg.seq))
 

@@ -28,6 +28,11 @@ class Store:
     def remove(self, queue: str, msg: BrokerMessage) -> None:
         return None
 
+    def remove_many(self, queue: str, msgs: list[BrokerMessage]) -> None:
+        """``remove`` for several messages of one queue (a transaction's accepts)."""
+        for msg in msgs:
+            self.remove(queue, msg)
+
     def update_count(self, queue: str, msg: BrokerMessage) -> None:
         return None
 

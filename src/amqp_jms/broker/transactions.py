@@ -124,9 +124,10 @@ class TransactionManager:
         r = self.router
         for address, msg in txn.publishes:
             r.publish(address, msg)
+        accepted: dict[int, tuple[MessageQueue, list[BrokerMessage]]] = {}
         for q, msg, out in txn.acks:
-            if out.code == ACCEPTED:
-                r.consumed(q, msg)
+            if out.code == ACCEPTED:  # the common case: gone, in bulk per queue below
+                accepted.setdefault(id(q), (q, []))[1].append(msg)
             elif out.code == REJECTED:
                 r.dead_letter(q, msg, Cause.rejected(*(out.error or (None, None)), transactional=True))
             elif out.code == MODIFIED and out.undeliverable and not out.failed:
@@ -134,6 +135,8 @@ class TransactionManager:
             else:
                 how = Failure.UNDELIVERABLE if out.undeliverable else Failure.MODIFIED
                 r.released(q, msg, failed=out.code == MODIFIED and out.failed, how=how)
+        for q, msgs in accepted.values():
+            r.consumed_many(q, msgs)
 
     def _rollback(self, txn: Transaction) -> None:
         by_queue: dict[int, tuple[MessageQueue, list[BrokerMessage]]] = {}

@@ -8,7 +8,8 @@ Qpid JMS for the two extra modes):
   a listener that raises gets the message again at once (JMS 8.7), and a ``receive_body`` of
   the wrong type leaves it unacknowledged at the front of the queue (``hands_back_refused``).
 * CLIENT: ``message.acknowledge()`` (or ``session.acknowledge()``) settles every message the
-  session has delivered so far (``DeliveredLedger.take_all``).
+  session has delivered so far (``DeliveredLedger.take_all``), one provider call per consumer
+  (``ProviderConsumer.acknowledge_many``: one hand-off to the I/O thread for the batch).
 * INDIVIDUAL_ACKNOWLEDGE (101): ``acknowledge()`` settles that one message (``take_one``).
 * NO_ACKNOWLEDGE (100): consumers' links are presettled; nothing to settle.
 * SESSION_TRANSACTED: each delivered message is accepted inside the current transaction as it
@@ -295,15 +296,22 @@ class DeliveredLedger:
             return {id(c) for c, _ in self._items}
 
     @staticmethod
+    def by_consumer(delivered: list[tuple[Any, Any]]) -> list[tuple[Any, list[Any]]]:
+        """``delivered`` grouped per consumer, each group in delivery order (what an
+        ``acknowledge()`` settles with one call per consumer, and ``recover()`` gives again)."""
+        groups: dict[int, tuple[Any, list[Any]]] = {}
+        for consumer, inbound in delivered:
+            groups.setdefault(id(consumer), (consumer, []))[1].append(inbound)
+        return list(groups.values())
+
+    @staticmethod
     def recover(delivered: list[tuple[Any, Any]]) -> list[tuple[Any, list[Any]]]:
         """``recover()``: the delivered messages to give again, per consumer, in order; each
         counts one more local redelivery and is decoded again (a fresh, read-only copy)."""
-        by_consumer: dict[int, tuple[Any, list[Any]]] = {}
-        for consumer, inbound in delivered:
+        for _, inbound in delivered:
             inbound.local_redeliveries += 1
             inbound.reset()
-            by_consumer.setdefault(id(consumer), (consumer, []))[1].append(inbound)
-        return list(by_consumer.values())
+        return DeliveredLedger.by_consumer(delivered)
 
 
 def _int_like(template: Any, value: int) -> Any:

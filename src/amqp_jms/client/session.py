@@ -256,8 +256,8 @@ class Session(SessionFeatures, ListenerDispatch):
         self.check_open()
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return
-        for consumer, inbound in self._delivered.take_all():
-            consumer.provider_consumer.acknowledge(inbound, outcome)
+        for consumer, inbounds in ack.DeliveredLedger.by_consumer(self._delivered.take_all()):
+            consumer.provider_consumer.acknowledge_many(inbounds, outcome)  # one hand-off each
         self._close_deferred()
 
     def _close_deferred(self) -> None:

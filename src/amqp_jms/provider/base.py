@@ -262,6 +262,14 @@ class ProviderConsumer(ABC):
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
         """Settle one delivery with ``outcome`` (fire and forget, in order)."""
 
+    def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
+        """Settle several deliveries with one ``outcome``, in order (fire and forget): what a
+        session's ``acknowledge()`` of N delivered messages calls, so that a provider with an
+        I/O thread hands the whole batch over once rather than N times. This default settles
+        them one by one."""
+        for inbound in inbounds:
+            self.acknowledge(inbound, outcome)
+
     @abstractmethod
     def taken(self) -> None:
         """The application took a message from the local queue: top credit up if needed."""

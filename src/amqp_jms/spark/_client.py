@@ -18,6 +18,7 @@ __all__ = [
     "drain",
     "encode",
     "is_connection_loss",
+    "open_ack_session",
     "open_connection",
     "open_consumer",
     "raw_bytes",
@@ -25,6 +26,14 @@ __all__ = [
     "set_message_id_prefix",
     "unreadable_errors",
 ]
+
+
+_CONSUMER_PRESETTLE = tuple(
+    f"jms.presettlePolicy.{name}"
+    for name in ("presettleConsumers", "presettleTopicConsumers", "presettleQueueConsumers")
+)
+_PRESETTLE_ALL = "jms.presettlePolicy.presettleAll"
+_PRESETTLE_PRODUCERS = "jms.presettlePolicy.presettleProducers"
 
 
 def open_connection(options: JmsOptions, probe: bool = False) -> Any:
@@ -36,9 +45,15 @@ def open_connection(options: JmsOptions, probe: bool = False) -> Any:
     # The source drains explicitly when it needs "everything the broker has"; its polls must not
     # each cost a drain round trip (Qpid JMS's default for an empty receive), so: local only.
     extra = {"jms.receiveLocalOnly": "true", "jms.receiveNoWaitLocalOnly": "true"}
+    # at least once: no consumer of the connector's is presettled, whatever the url asks
+    # (presettleAll keeps its meaning for producers only)
+    extra.update(dict.fromkeys(_CONSUMER_PRESETTLE, "false"))
     if probe and is_failover_url(options.url):
         extra.update(PROBE_OPTIONS)
     factory = client.ConnectionFactory(options.url, **extra)
+    if factory.config.presettle.presettle_all:
+        extra.update({_PRESETTLE_ALL: "false", _PRESETTLE_PRODUCERS: "true"})
+        factory = client.ConnectionFactory(options.url, **extra)
     connection = factory.create_connection()
     try:
         if options.client_id:
@@ -48,6 +63,17 @@ def open_connection(options: JmsOptions, probe: bool = False) -> Any:
         connection.close()
         raise
     return connection
+
+
+def open_ack_session(connection: Any) -> Any:
+    """The streaming receiver's session: CLIENT_ACKNOWLEDGE, so that ``session.acknowledge()``
+    accepts a durable chunk at once (plain dispositions, merged into ranges; no transaction to
+    discharge). Its consumers are never presettled: :func:`open_connection` keeps every
+    ``jms.presettlePolicy`` off for consumers, since a presettled message is gone from the
+    broker before it is in the write-ahead log."""
+    from ..client.acknowledgement import CLIENT_ACKNOWLEDGE
+
+    return connection.create_session(False, CLIENT_ACKNOWLEDGE)
 
 
 def open_consumer(session: Any, options: JmsOptions) -> Any:

@@ -8,15 +8,11 @@ open; the receiver then never reconnects on its own, and fails the query only wh
 gives up. What a failover voids, and how the connector keeps "nothing lost, no silent
 redelivery":
 
-- the receiver's transaction: the chunk it is filling goes on through the failover (the
-  messages received before the loss will never be accepted: the broker redelivers them, flagged
-  redelivered); its next commit, after the chunk is appended durably, raises
-  ``TransactionRolledBackException`` and rolls back what the transaction did, so those
-  messages come again: duplicates with the same ``message_id``, as after any lost accept, and
-  never a loss. (Dropping the voided chunk and rolling back once the connection is restored
-  would save the duplicates; a receiver that did so stalled, receiving nothing more, in 2 runs
-  of 5 with five drops 0.3 s apart, which a plain client loop doing the same did not reproduce.
-  Not understood yet, so the receiver keeps the safe side: duplicates with the same id.)
+- the receiver's accepts: the chunk it is filling goes on through the failover; the messages
+  received before the loss can no longer be accepted (their acknowledgement is void, the broker
+  redelivers them, flagged redelivered), so once the chunk is appended durably its
+  ``acknowledge()`` accepts only what came on the new connection, and the rest come again:
+  duplicates with the same ``message_id``, as after any lost accept, and never a loss.
 - a write task's transaction: its sends on the lost connection are gone and ``commit`` raises
   ``TransactionRolledBackException``; the task re-sends its messages in the new transaction with
   the same message ids (``writer.py``), so a commit that was in doubt (the broker had

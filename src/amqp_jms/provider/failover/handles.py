@@ -504,6 +504,16 @@ class FailoverConsumer(_Link, ProviderConsumer):
         self.session.did_work(self.gen)
         inner.acknowledge(inbound, outcome)
 
+    def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
+        inner = self.live()
+        if inner is None:
+            return  # offline: dropped; the broker redelivers the messages
+        # those delivered on a connection since lost are void (redelivered), as in ``acknowledge``
+        live = [inbound for inbound in inbounds if getattr(inbound, "consumer", inner) is inner]
+        if live:
+            self.session.did_work(self.gen)
+            inner.acknowledge_many(live, outcome)
+
     def taken(self) -> None:
         inner = self.live()
         if inner is not None:
