@@ -18,7 +18,6 @@ import dataclasses
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from ...destination import Destination, TemporaryQueue, TemporaryTopic
 from ...exceptions import IllegalStateException, JMSException, TransactionRolledBackException
 from ..base import (
     ACCEPTED,
@@ -30,46 +29,16 @@ from ..base import (
     ProviderSession,
 )
 from ..errors import RedirectedException
+from .futures import done_future, failure_of, reject, resolve
+from .pending_send import PendingSend
+from .temporaries import follow_temporaries
 
 if TYPE_CHECKING:
     from .provider import FailoverProvider
 
-__all__ = [
-    "FailoverConsumer", "FailoverProducer", "FailoverSession", "PendingSend", "failure_of", "reject",
-    "resolve",
-]
+__all__ = ["FailoverConsumer", "FailoverProducer", "FailoverSession"]
 
 Future = concurrent.futures.Future
-
-
-def done_future(value: Any = None) -> Future[Any]:
-    f: Future[Any] = Future()
-    f.set_result(value)
-    return f
-
-
-def failure_of(f: Future[Any]) -> BaseException | None:
-    """A completed future's exception; a cancelled one counts as failed (never raises)."""
-    if f.cancelled():
-        return JMSException("the operation was cancelled")
-    return f.exception()
-
-
-def resolve(out: Future[Any], value: Any = None) -> None:
-    """Complete ``out`` unless it is already done (the client may have stopped waiting)."""
-    if not out.done():
-        try:
-            out.set_result(value)
-        except concurrent.futures.InvalidStateError:
-            pass
-
-
-def reject(out: Future[Any], exc: BaseException) -> None:
-    if not out.done():
-        try:
-            out.set_exception(exc)
-        except concurrent.futures.InvalidStateError:
-            pass
 
 
 class _Bound:
@@ -354,61 +323,6 @@ class FailoverProducer(_Link, ProviderProducer):
         return self.close_inner(lambda inner: inner.close())
 
 
-class PendingSend:
-    """A send made while offline, or one whose outcome the lost connection never gave."""
-
-    __slots__ = ("context", "future", "message", "producer", "ttl")
-
-    def __init__(
-        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None,
-        context: Any = None,
-    ) -> None:
-        self.producer = producer
-        self.message = message
-        self.ttl = ttl
-        self.future = future
-        #: the application's tracing context at the send (``jms.tracing``), restored around the
-        #: send this thread makes for it, so the span stays in the application's trace
-        self.context = context
-
-    def run(self) -> bool:
-        """Send on the producer's live link; False when the connection went again meanwhile."""
-        fut = self.future
-        if fut is not None and fut.done():  # the client stopped waiting (send timeout)
-            return True
-        p = self.producer
-        # (not ``current()``: the queue is sent before the connection is declared online)
-        inner = p.live()
-        if p.closed:
-            if fut is not None:
-                reject(fut, IllegalStateException("the producer was closed before the send"))
-            return True
-        if inner is None:
-            return False
-        gen = p.gen
-        tracing = p.fp.tracing
-        try:
-            if tracing is not None and self.context is not None:
-                with tracing.restored(self.context):
-                    f = inner.send(self.message, fut is not None, self.ttl)
-            else:
-                f = inner.send(self.message, fut is not None, self.ttl)
-        except JMSException as e:
-            if p.lost(gen, e):
-                return False
-            if fut is not None:
-                reject(fut, e)
-            return True
-        p.session.did_work(gen)
-        if f is not None and fut is not None:
-            f.add_done_callback(lambda f: p.sent(f, fut, self.message, self.ttl, gen, self.context))
-        return True
-
-    def fail(self, exc: JMSException) -> None:
-        if self.future is not None:
-            reject(self.future, exc)
-
-
 class _Sink:
     """The sink a wrapped consumer of one connection delivers to: forwards to the client's,
     except that a link ending with its connection is not the consumer's end (failover re-creates
@@ -572,24 +486,3 @@ class FailoverConsumer(_Link, ProviderConsumer):
 
     def close(self) -> Future[None]:
         return self.close_inner(lambda inner: inner.close())
-
-
-def renamed(dest: Destination, aliases: dict[str, str]) -> Destination:
-    """``dest`` with a temporary destination's address replaced by the one the current
-    connection gave it (temporary destinations are re-created with new names)."""
-    new = aliases.get(dest.name) if dest.is_temporary else None
-    if new is None:
-        return dest
-    return TemporaryTopic(new) if dest.is_topic else TemporaryQueue(new)
-
-
-
-def follow_temporaries(message: Any, aliases: dict[str, str]) -> None:
-    """A message addressed to (or replying to) a temporary destination re-created under a new
-    name after a reconnect is sent to (or names) the new one: the application's
-    ``TemporaryQueue`` follows, as Qpid JMS's does (it renames the object in place; ours are
-    immutable values, so the message's headers take the renamed value, which is what was sent)."""
-    for attr in ("_destination", "_reply_to"):
-        dest = getattr(message, attr, None)
-        if dest is not None and dest.is_temporary and dest.name in aliases:
-            setattr(message, attr, renamed(dest, aliases))

@@ -39,20 +39,13 @@ from ..errors import RedirectedException
 from ..loop import wait_for
 from ..metrics import Counters
 from ..tracing import tracing_for
-from .handles import (
-    FailoverConsumer,
-    FailoverProducer,
-    FailoverSession,
-    PendingSend,
-    _Bound,
-    done_future,
-    failure_of,
-    reject,
-    resolve,
-)
+from .futures import done_future, failure_of, reject, resolve
+from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound
+from .pending_send import PendingSend
 from .reconnect import GiveUp, Reconnector
 from .replay import Replay, consumer_spec, producer_spec
 from .servers import add_first, alternates_from_open, server_from_redirect, update_server_list
+from .temporaries import Temporary
 from .uri import FailoverConfig
 
 __all__ = ["FailoverProvider"]
@@ -61,23 +54,6 @@ Future = concurrent.futures.Future
 
 #: sends queued while offline before a further send blocks (back-pressure, as the send window)
 MAX_QUEUED_SENDS = 1024
-
-
-class _Temp:
-    """A temporary destination the application holds: its first address (the name its
-    ``TemporaryQueue`` carries), the current one, and those in between."""
-
-    __slots__ = ("address", "earlier", "original", "topic")
-
-    def __init__(self, original: str, topic: bool) -> None:
-        self.original = original
-        self.address = original
-        self.earlier: list[str] = []
-        self.topic = topic
-
-    def moved(self, address: str) -> None:
-        self.earlier.append(self.address)
-        self.address = address
 
 
 class _InnerListener:
@@ -147,7 +123,7 @@ class FailoverProvider(Provider):
         self._attempting: Any = None  # the provider of a connect in progress
         self._sessions: list[FailoverSession] = []
         self._session_numbers = 0
-        self._temps: list[_Temp] = []
+        self._temps: list[Temporary] = []
         #: a re-created temporary destination's earlier addresses -> its address now (read
         #: without the lock on every send: replaced whole, never changed in place)
         self.aliases: dict[str, str] = {}
@@ -301,7 +277,7 @@ class FailoverProvider(Provider):
                 return
             address = f.result()
             with self.lock:
-                self._temps.append(_Temp(address, topic))
+                self._temps.append(Temporary(address, topic))
             resolve(out, address)
 
         inner.create_temporary(topic).add_done_callback(done)
@@ -421,7 +397,7 @@ class FailoverProvider(Provider):
             self.aliases = {old: t.address for t in self._temps for old in t.earlier}
 
     # -- what a Replay uses (its thread: the reconnect loop's) --------------------------------
-    def temporaries(self) -> list[_Temp]:
+    def temporaries(self) -> list[Temporary]:
         with self.lock:
             return list(self._temps)
 

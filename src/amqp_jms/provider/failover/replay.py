@@ -20,7 +20,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import JMSException
-from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound, renamed
+from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound
+from .temporaries import renamed
 
 if TYPE_CHECKING:
     from .provider import FailoverProvider
