@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from proton import Message as ProtonMessage
 
-from amqp_jms import ConnectionFactory, JMSException, Queue
+from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue
 from amqp_jms.broker.limits import BrokerLimits
 from amqp_jms.broker.message import BrokerMessage
 from amqp_jms.management import NODE_TYPE, ManagementClient
@@ -252,7 +252,9 @@ def test_requests_under_way_per_connection_are_limited(broker_factory: Any) -> N
             m.set_string_property("name", "big")
             m.set_string_property("destination", "other")
             m.set_jms_reply_to(r.reply_to)
-            r.producer.send(m)
+            # not waiting for the first's outcome: both arrive while the first move is under way
+            # (a sync send let a fast machine finish the move before the second was sent)
+            r.producer.send(m, delivery_mode=DeliveryMode.NON_PERSISTENT)
         answers = {a.get_jms_correlation_id(): _status(a) for a in (r.consumer.receive(30000) for _ in "12")}
         assert answers[second.get_jms_message_id()][0] == 503  # the first was still moving
         assert answers[first.get_jms_message_id()] == (200, "OK")
