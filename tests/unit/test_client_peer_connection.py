@@ -169,6 +169,12 @@ def test_connection_loss_calls_exception_listener_and_wakes_receivers(peer: Test
     t.join(5)
     assert result == [None]
     assert isinstance(errors[0], JMSException)
+    # a later receive raises, naming why (Qpid JMS: the consumer closed by an unrecoverable error)
+    from amqp_jms import IllegalStateException
+
+    with pytest.raises(IllegalStateException, match="unrecoverable") as raised:
+        c.receive_no_wait()
+    assert raised.value.linked_exception is not None
     conn.close()
     assert not _io_threads()
 
