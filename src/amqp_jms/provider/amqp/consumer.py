@@ -382,10 +382,9 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def settle_many(self, inbounds: list[AmqpInbound], outcome: int) -> None:
         """``settle`` for a batch, in order, with one credit refill after it (plain accepts of
         consecutive deliveries leave as ranges: proton-c merges settled dispositions)."""
-        settle_one = self._settle_one
+        settle_one = self._settle_one  # (``acknowledge_many`` kept only deliveries with a ``raw``)
         for inbound in inbounds:
-            if inbound.raw is not None:
-                settle_one(inbound, outcome, None)
+            settle_one(inbound, outcome, None)
         self.refill()
 
     def _settle_one(self, inbound: AmqpInbound, outcome: int, txn_id: Any) -> None:
@@ -395,7 +394,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             return
         txn = txn_id if txn_id is not None else (self.session.txn_id() if outcome == ACCEPTED else None)
         session = self.session
-        if txn is None and outcome == ACCEPTED and session.coordinator is not None and not self.spec.browser:
+        if txn is None and outcome == ACCEPTED and session.in_doubt and not self.spec.browser:
             # acknowledged in a lost transaction: nothing goes out until the commit or rollback
             # that reports it gives the message back (Qpid JMS skips the ack the same way)
             session.hold_lost_ack(self, inbound)
@@ -448,7 +447,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         for w in waiters:
             if not w.done():
                 w.set_exception(exc)
-        self.sink.on_closed(exc, alone=self.session.failure is None and self.provider.failure is None)
+        self.sink.on_closed(exc, alone=self.closed_alone)
 
     def before_detach(self) -> None:
         waiters, self._drain_waiters = self._drain_waiters, []

@@ -156,6 +156,13 @@ class AmqpLink:
     def on_failed(self, exc: JMSException) -> None:
         """Hook: fail pending operations of this link."""
 
+    @property
+    def closed_alone(self) -> bool:
+        """The link failed while its session and connection live: the peer closed this link
+        alone (Qpid JMS's ``onResourceClosed``), which the link's own users must hear of; a
+        lost session or connection is reported once, by them."""
+        return self.failure is not None and self.session.failure is None and self.provider.failure is None
+
     def check(self) -> None:
         if self.failure is not None:
             raise type(self.failure)(self.failure.reason, self.failure.error_code, self.failure)

@@ -99,10 +99,11 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self, message: Any, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         provider = self.provider
-        failure = self.failure
-        if failure is not None and self.session.failure is None and provider.failure is None:
-            # the peer closed this link alone: the producer is closed for good (Qpid JMS's
-            # checkClosed), and a send must say so rather than go nowhere
+        if self.closed_alone:
+            # the producer is closed for good (Qpid JMS's checkClosed), and a send must say so
+            # rather than go nowhere
+            failure = self.failure
+            assert failure is not None
             raise IllegalStateException(
                 f"the producer was closed due to an unrecoverable error: {failure.reason}",
                 failure.error_code, failure)
@@ -130,7 +131,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             exc = self.failure or JMSException("the producer is closed")
             if fut is not None:
                 fut.set_exception(exc)
-            elif self.failure is not None and self.session.failure is None and self.provider.failure is None:
+            elif self.closed_alone:
                 # a send nobody waits for, handed over as the peer closed the link: not sent
                 self.session.unawaited_send_failed(JMSException(
                     f"a message sent without waiting was not sent: the peer closed the link: "
@@ -142,7 +143,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         tag = str(self._tag)
         session = self.session
         txn = session.txn_id()
-        if txn is None and session.coordinator is not None:
+        if txn is None and session.in_doubt:
             # the transaction is lost (the peer closed its coordinator, or a declare failed): as
             # Qpid JMS, the send goes nowhere and the commit reports the transaction rolled back
             self._window.release(1)
@@ -248,7 +249,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         unawaited = (snd.unsettled if snd is not None else 0) - len(self._waiting)
         fail_waiting(self._waiting, exc)
         self._window.break_(exc)
-        if unawaited > 0 and self.session.failure is None and self.provider.failure is None:
+        if unawaited > 0 and self.closed_alone:
             # the peer closed this link alone with sends nobody waits for still unsettled: their
             # fate is unknown, so say so where an unawaited send's failure goes (a transaction's
             # commit, else the ExceptionListener); a lost connection is reported once, elsewhere
