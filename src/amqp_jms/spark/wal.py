@@ -254,18 +254,23 @@ def segment_message_count(wal_path: str, segment_id: int) -> int | None:
             with fs.open_input_stream(_join(root, _manifest_name(segment_id))) as handle:
                 return int(json.loads(handle.read().decode("utf-8"))["messages"])
         path = _join(root, _data_name(segment_id))
-        if isinstance(fs, pafs.LocalFileSystem):
-            with pa.memory_map(path, "r") as source:
-                reader = pa.ipc.open_file(source)
-                return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
-        with fs.open_input_file(path) as source:
-            return int(pa.ipc.open_file(source).read_all().num_rows)
+        local = isinstance(fs, pafs.LocalFileSystem)
+        with pa.memory_map(path, "r") if local else fs.open_input_file(path) as source:
+            reader = pa.ipc.open_file(source)
+            return sum(reader.get_batch(i).num_rows for i in range(reader.num_record_batches))
     except FileNotFoundError:
         return None
-    except OSError as exc:  # pyarrow's "not found" on remote filesystems
-        if "not found" in str(exc).lower() or "no such" in str(exc).lower():
+    except OSError as exc:
+        if _not_found(exc):
             return None
         raise
+
+
+def _not_found(exc: OSError) -> bool:
+    """Whether ``exc`` is a remote filesystem's "not found" (pyarrow raises a plain OSError
+    there, not ``FileNotFoundError``)."""
+    text = str(exc).lower()
+    return "not found" in text or "no such" in text
 
 
 def _delete(fs: pafs.FileSystem, root: str, ids: Iterable[int]) -> int:
@@ -318,7 +323,7 @@ class WriteAheadLog:
         except FileNotFoundError:
             return None
         except OSError as exc:
-            if "not found" in str(exc).lower() or "no such" in str(exc).lower():
+            if _not_found(exc):
                 return None
             raise
         return dict(json.loads(data.decode("utf-8")))
