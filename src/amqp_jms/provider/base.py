@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from ..destination import Destination
 from ..exceptions import JMSException
+from ..message import MessageData
 from .config import ConnectionConfig
 from .metrics import ConnectionMetrics, Counters
 
@@ -237,11 +238,12 @@ class Capabilities:
 
 class ProviderProducer(ABC):
     @abstractmethod
-    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
-        """Encode (on the calling thread) and send; a future for the outcome when ``sync``.
+    def send(self, message: MessageData, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+        """Send a message's frozen data; a future for the outcome when ``sync``.
 
-        The message's headers are already set by the JMS layer; ``time_to_live`` (ms) gives the
-        AMQP header ``ttl``. For an anonymous producer the message's destination says where."""
+        The JMS layer set the headers before it took the snapshot; ``time_to_live`` (ms) gives
+        the AMQP header ``ttl``. For an anonymous producer the data's destination says where.
+        The record may be kept (queued, re-sent): it cannot change."""
 
     @abstractmethod
     def close(self) -> Future[None]: ...

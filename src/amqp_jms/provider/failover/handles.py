@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import IllegalStateException, JMSException, TransactionRolledBackException
+from ...message import MessageData
 from ..base import (
     ACCEPTED,
     ConsumerSpec,
@@ -273,12 +274,12 @@ class FailoverProducer(_Link, ProviderProducer):
     def records(self) -> list[Any]:
         return self.session.producers
 
-    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+    def send(self, message: MessageData, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
         aliases = self.fp.aliases
         if aliases:
-            follow_temporaries(message, aliases)
+            message = follow_temporaries(message, aliases)
         tracing = self.fp.tracing
         ctx = tracing.capture() if tracing is not None else None
         inner = self.current()
@@ -302,7 +303,8 @@ class FailoverProducer(_Link, ProviderProducer):
         return pending.future
 
     def sent(
-        self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int, ctx: Any = None
+        self, f: Future[None], out: Future[None], message: MessageData, ttl: int, gen: int,
+        ctx: Any = None,
     ) -> None:
         """A wrapped send's outcome (on the I/O thread). Lost with the connection: re-sent after
         the reconnect, same message (same id): at-least-once."""
