@@ -23,7 +23,6 @@ from ..message import (
     JavaSerializedObject,
     MapMessage,
     Message,
-    MessageData,
     ObjectMessage,
     StreamMessage,
     TextMessage,
@@ -64,10 +63,8 @@ _SEQUENCE = b"\x00\x53\x76"
 _NULL_VALUE = _VALUE + b"\x40"
 
 
-def encode_body(message: MessageData) -> tuple[bytes, Symbol | None]:
-    """``(body sections, default content-type)`` for a message's data."""
-    code = message.kind
-    body = message.body
+def encode_body(code: int, body: Any) -> tuple[bytes, Symbol | None]:
+    """``(body sections, default content-type)`` for a ``MessageData``'s kind and body."""
     if code == TEXT:
         return (_NULL_VALUE if body is None else _VALUE + encode_str(body)), None
     if code == BYTES:

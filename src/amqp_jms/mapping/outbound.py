@@ -19,7 +19,7 @@ from typing import Any
 from ..destination import Destination
 from ..exceptions import MessageFormatException
 from ..message import Message, MessageData
-from ..message._data import message_class, snapshot
+from ..message._data import message_class, view
 from ..types import Symbol, UByte, UInt
 from .body import MSG_TYPE, encode_body
 from .codec._encode import (
@@ -110,9 +110,8 @@ def _ttl(props: Mapping[str, Any] | None, ctx: MappingContext) -> int | None:
     return ttl if 0 < ttl <= _MAX_TTL else None
 
 
-def _header(message: MessageData, props: Mapping[str, Any] | None, ctx: MappingContext) -> bytes:
-    durable = message.delivery_mode == 2
-    priority = message.priority
+def _header(delivery_mode: int, priority: int, props: Mapping[str, Any] | None, ctx: MappingContext) -> bytes:
+    durable = delivery_mode == 2
     ttl = _ttl(props, ctx) if props or ctx.time_to_live else None
     first = props.get(FIRST_ACQUIRER) is True if props else False
     if priority == 4 and ttl is None and not first:
@@ -144,7 +143,7 @@ def encode(message: Message | MessageData, *, context: MappingContext | None = N
     if type(message) is not MessageData:
         if not isinstance(message, Message):
             raise TypeError(f"encode needs a JMS Message, not {type(message).__name__}")
-        message = snapshot(message)
+        message = view(message)  # encoded at once: no copy needed
     ctx = resolve_context(context)
     try:
         return _encode(message, ctx)
@@ -222,14 +221,13 @@ def _id(value: Any) -> bytes:
 
 
 def _encode(message: MessageData, ctx: MappingContext) -> bytes:
-    props = message.properties
-    code = message.kind
-    body, content_type = encode_body(message)
+    # one unpacking instead of a lookup per field (this runs for every message sent)
+    (kind, body_value, props, message_id, timestamp, correlation_id, reply_to, dest, delivery_mode,
+     _redelivered, subject, expiration, delivery_time, priority, extra) = message
+    code = int(kind)  # a plain int: it keys the section caches (an enum hashes slowly)
+    body, content_type = encode_body(code, body_value)
 
     # message annotations (the usual combinations come from a cache of whole sections)
-    dest = message.destination
-    reply_to = message.reply_to
-    correlation_id = message.correlation_id
     app_specific = False
     if correlation_id is not None:
         if type(correlation_id) is str and correlation_id.startswith("ID:"):
@@ -237,9 +235,7 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
                 correlation_id = to_amqp_id(correlation_id, "JMSCorrelationID")
         else:
             correlation_id, app_specific = to_amqp_correlation_id(correlation_id)
-    delivery_time = message.delivery_time
-    delayed = bool(delivery_time) and delivery_time != message.timestamp
-    extra = message.extra
+    delayed = bool(delivery_time) and delivery_time != timestamp
     key = (
         code,
         -1 if dest is None else _DEST_BYTES.get(type(dest), -1),
@@ -254,10 +250,6 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
         ma_section = _annotations(key, delivery_time if delayed else 0, extra)
 
     # properties, each field encoded as it is known to be typed
-    message_id = message.message_id
-    subject = message.type
-    expiration = message.expiration
-    timestamp = message.timestamp
     fields = [
         _NULL if message_id is None else _message_id(message_id),
         _NULL,
@@ -283,7 +275,7 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
     else:
         size = (len(props_body) + 4).to_bytes(4, "big")
         props_section = _PROPS + b"\xd0" + size + len(fields).to_bytes(4, "big") + props_body
-    out = [_header(message, props if vendor else None, ctx), ma_section, props_section]
+    out = [_header(delivery_mode, priority, props if vendor else None, ctx), ma_section, props_section]
 
     # application properties
     if props:

@@ -169,6 +169,10 @@ class Message:
         """The body as ``MessageData.body`` holds it: a value nobody else can change."""
         return None
 
+    def _body_view(self) -> Any:
+        """The body as ``MessageData.body`` holds it, uncopied (``view``: read at once)."""
+        return self._body_snapshot()
+
     def _restore_body(self, body: Any) -> None:
         """Set a writable body from ``MessageData.body`` (a copy of it)."""
 

@@ -24,7 +24,7 @@ from ..destination import Destination
 if TYPE_CHECKING:
     from ._base import Message
 
-__all__ = ["BodyKind", "MessageData", "message_class", "restore", "snapshot"]
+__all__ = ["BodyKind", "MessageData", "message_class", "restore", "snapshot", "view"]
 
 
 class BodyKind(enum.IntEnum):
@@ -68,7 +68,7 @@ class MessageData(NamedTuple):
 def snapshot(message: Message) -> MessageData:
     """The data of ``message`` as it is now: later changes to ``message`` do not reach it."""
     extra = message._extra
-    return MessageData(
+    return _new(MessageData, (
         message._body_kind,
         message._body_snapshot(),
         dict(message._props),
@@ -84,7 +84,34 @@ def snapshot(message: Message) -> MessageData:
         message._delivery_time,
         message._priority,
         None if extra is None else dict(extra),
-    )
+    ))
+
+
+#: builds the record without NamedTuple's keyword-handling ``__new__`` (a send takes one each)
+_new = tuple.__new__
+
+
+def view(message: Message) -> MessageData:
+    """The data of ``message`` without copying its containers: for a caller that uses the record
+    at once and lets it go (``amqp_jms.mapping.encode`` of a Message), never for one that keeps
+    it (a send keeps a ``snapshot``)."""
+    return _new(MessageData, (
+        message._body_kind,
+        message._body_view(),
+        message._props,
+        message._message_id,
+        message._timestamp,
+        message._correlation_id,
+        message._reply_to,
+        message._destination,
+        message._delivery_mode,
+        message._redelivered,
+        message._type,
+        message._expiration,
+        message._delivery_time,
+        message._priority,
+        message._extra,
+    ))
 
 
 def restore(data: MessageData) -> Message:

@@ -48,6 +48,9 @@ class MapMessage(Message):
     def _body_snapshot(self) -> dict[str, Any]:
         return dict(self._map)
 
+    def _body_view(self) -> dict[str, Any]:
+        return self._map
+
     def _restore_body(self, body: Any) -> None:
         self._map = dict(body)
 

@@ -85,6 +85,9 @@ class ObjectMessage(Message):
     def _body_snapshot(self) -> Any:
         return _copy_out(self._object)
 
+    def _body_view(self) -> Any:
+        return self._object
+
     def _restore_body(self, body: Any) -> None:
         self._object = _copy_out(body)
 

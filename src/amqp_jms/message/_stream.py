@@ -61,6 +61,9 @@ class StreamMessage(Message):
     def _body_snapshot(self) -> list[Any]:
         return list(self._items)
 
+    def _body_view(self) -> list[Any]:
+        return self._items
+
     def _restore_body(self, body: Any) -> None:
         self._items = list(body)
         self._reading = False
