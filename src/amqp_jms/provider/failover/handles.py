@@ -23,6 +23,7 @@ from ...message import MessageData
 from ..base import (
     ACCEPTED,
     ConsumerSpec,
+    Inbound,
     InboundSink,
     ProducerSpec,
     ProviderConsumer,
@@ -260,7 +261,8 @@ class _Link(_Bound):
         connection makes it reconnect. False: the link alone was refused or closed."""
         if self.fp.io_failed(gen):
             return True
-        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
+        inner = self.session.inner
+        if self.session.gen == gen and inner is not None and inner.failure is not None:
             self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
             return True
         return False
@@ -334,16 +336,24 @@ class _Sink:
         self.c = consumer
         self.gen = gen
 
-    def deliver(self, inbound: Any) -> None:
+    def deliver(self, inbound: Inbound) -> None:
+        self._arrived(inbound)
+        self.c.sink.deliver(inbound)
+
+    def deliver_quietly(self, inbound: Inbound) -> None:
+        self._arrived(inbound)
+        self.c.sink.deliver_quietly(inbound)
+
+    def wake(self) -> None:
+        self.c.sink.wake()
+
+    def _arrived(self, inbound: Inbound) -> None:
         c = self.c
         c.pulled = False
         if c.gen != self.gen and self.gen == c.fp.gen and not c.closed:
             # a re-created link delivers before the replay has bound it: bind it now, or the
             # message's acknowledgement would find the old link and be dropped
-            owner = getattr(inbound, "consumer", None)
-            if owner is not None:
-                c.bind(owner, self.gen)
-        c.sink.deliver(inbound)
+            c.bind(inbound.consumer, self.gen)
 
     def __len__(self) -> int:
         return len(self.c.sink)
@@ -414,8 +424,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the message
-        owner = getattr(inbound, "consumer", inner)
-        if owner is not inner:
+        if inbound.consumer is not inner:
             return  # delivered on a connection since lost: its ack is void (redelivered)
         self.session.did_work(self.gen)
         inner.acknowledge(inbound, outcome)
@@ -425,7 +434,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         if inner is None:
             return  # offline: dropped; the broker redelivers the messages
         # those delivered on a connection since lost are void (redelivered), as in ``acknowledge``
-        live = [inbound for inbound in inbounds if getattr(inbound, "consumer", inner) is inner]
+        live = [inbound for inbound in inbounds if inbound.consumer is inner]
         if live:
             self.session.did_work(self.gen)
             inner.acknowledge_many(live, outcome)
