@@ -18,6 +18,7 @@ from ..exceptions import JMSException, MessageFormatException, MessageNotWriteab
 from ..types import Byte, Float, Int, Short
 from . import _conversions as cv
 from ._data import BodyKind, restore, snapshot
+from ._ids import to_amqp_id
 from ._names import _valid_cache as _valid_names
 from ._names import check_property_name
 
@@ -221,10 +222,8 @@ class Message:
                 "(use set_jms_correlation_id_as_bytes for bytes)"
             )
         if correlation_id is not None and correlation_id.startswith("ID:AMQP_"):
-            # an encoded AMQP id (OASIS AMQP JMS Mapping 3.2.1.1) is refused here, not at send;
-            # the encodings are the mapping's (imported late: the mapping builds on messages)
-            from ..mapping.ids import to_amqp_id
-
+            # a malformed encoded AMQP id (OASIS AMQP JMS Mapping 3.2.1.1) is refused here,
+            # not at send
             to_amqp_id(correlation_id, "JMSCorrelationID")
         self._correlation_id = correlation_id
 
