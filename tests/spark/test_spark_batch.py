@@ -103,6 +103,10 @@ def test_header_filters_are_pushed_to_the_broker_as_a_selector(spark: Any, broke
     """With Spark's pushdown switch on, a header filter becomes the browser's selector: the
     broker sends only matching messages, so maxMessages counts matches (without pushdown the
     first two messages would be browsed and Spark would keep one of them)."""
+    from amqp_jms.spark.features import features
+
+    if not features().filter_pushdown:
+        pytest.skip(f"PySpark {features().version} has no filter pushdown for Python sources (4.1+)")
     messages = _orders(6)
     for i, message in enumerate(messages):
         message.set_jms_type("big" if i % 2 else "small")
@@ -251,10 +255,14 @@ def test_typed_properties_as_a_variant_are_queried_without_from_json_and_written
 
     df = load(typedPropertiesAs="variant")
     assert df.schema["typed_properties"].dataType.typeName() == "variant"
+    # the `column:path::type` shorthand is Spark 4.1+ SQL; variant_get works on every 4.x
+    short = not spark.version.startswith("4.0.")
+    total = "typed_properties:total::int" if short else "variant_get(typed_properties, '$.total', 'int')"
+    vip = "typed_properties:vip::boolean" if short else "variant_get(typed_properties, '$.vip', 'boolean')"
     row = df.selectExpr(
-        "typed_properties:total::int AS total",
+        f"{total} AS total",
         "variant_get(typed_properties, '$.region', 'string') AS region",
-        "typed_properties:vip::boolean AS vip",
+        f"{vip} AS vip",
         "schema_of_variant(typed_properties) AS types",
     ).collect()[0]
     assert (row.total, row.region, row.vip) == (250, "EU", True)
@@ -264,7 +272,7 @@ def test_typed_properties_as_a_variant_are_queried_without_from_json_and_written
     cell = df.select("typed_properties").collect()[0].typed_properties  # a pyspark VariantVal
     assert cell.toPython()["tiny"] == 7
     assert type(decode_properties(cell.value, cell.metadata)["tiny"]) is Byte
-    assert df.filter("typed_properties:total::int > 200").count() == 1
+    assert df.filter(f"{total} > 200").count() == 1
     assert load().schema["typed_properties"].dataType.typeName() == "string"  # the default is unchanged
 
     df.select("text", "typed_properties").write.format("jms").option("url", broker_url).option(

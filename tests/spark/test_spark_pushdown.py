@@ -8,6 +8,10 @@ from typing import Any
 import pytest
 
 pytest.importorskip("pyspark")
+from amqp_jms.spark.features import features
+
+if not features().filter_pushdown:
+    pytest.skip(f"PySpark {features().version} has no filter pushdown (4.1+)", allow_module_level=True)
 
 from pyspark.sql.datasource import (
     EqualTo,

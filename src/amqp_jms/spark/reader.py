@@ -21,6 +21,7 @@ from typing import Any
 import pyarrow as pa
 from pyspark.sql.datasource import DataSourceReader, InputPartition
 
+from .features import features
 from .options import JmsOptions
 
 __all__ = ["JmsBatchReader", "ReadPartition"]
@@ -64,7 +65,8 @@ class JmsBatchReader(DataSourceReader):
     def __init__(self, options: JmsOptions) -> None:
         self.options = options
 
-    pushFilters = _OptionalPushFilters()
+    if features().filter_pushdown:  # PySpark 4.1+; before, Spark evaluates every filter
+        pushFilters = _OptionalPushFilters()
 
     def _push_filters(self, filters: list[Any]) -> list[Any]:
         """Header filters become part of the browser's selector (:mod:`.pushdown`); the rest

@@ -134,9 +134,9 @@ def row_schema(body_as: str = "binary", include_amqp: bool = False, typed_as: st
 def arrow_schema(body_as: str = "binary", include_amqp: bool = False, typed_as: str = "json") -> pa.Schema:
     """The Arrow schema Spark expects for record batches of :func:`row_schema` (UTC, microseconds;
     a VARIANT as PySpark carries it: a struct of ``value`` and ``metadata`` binaries)."""
-    from pyspark.sql.pandas.types import to_arrow_schema
+    from .features import to_arrow_schema_utc
 
-    return to_arrow_schema(row_schema(body_as, include_amqp, typed_as), timezone="UTC")
+    return to_arrow_schema_utc(row_schema(body_as, include_amqp, typed_as))
 
 
 def jms_string(value: Any) -> str | None:

@@ -54,6 +54,11 @@ class JmsDataSource(DataSource):
         return JmsBatchReader(opts)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        from .features import UnsupportedStreamReader, features
+
+        refusal = features().streaming_refusal()  # PySpark < 4.2 (features.py)
+        if refusal is not None:
+            return UnsupportedStreamReader(refusal)
         from .stream import JmsStreamReader, RefusedStreamReader
         from .wal import validate_wal_path
 

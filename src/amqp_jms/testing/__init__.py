@@ -9,6 +9,8 @@
   readings (import it explicitly).
 * :mod:`amqp_jms.testing.peer`: a scripted AMQP test peer on proton's engine (frame-by-frame
   expectations, after Qpid JMS's TestAmqpPeer); import it explicitly.
+* :mod:`amqp_jms.testing.spark_connect`: :class:`ConnectServer`, a Spark Connect server from the
+  installed pyspark on loopback (import it explicitly).
 """
 
 from . import proxy, rabbitmq, rhea
