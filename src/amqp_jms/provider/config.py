@@ -223,15 +223,16 @@ _PEM_KEY = ("give transport.keyStoreLocation a PEM certificate (and transport.ke
             "keytool -importkeystore -srckeystore client.jks -destkeystore client.p12 -deststoretype PKCS12, "
             "then openssl pkcs12 -in client.p12 -out client.pem")
 #: Qpid JMS options that only mean something to Java's key store machinery, and what to write here
+_NOT_JAVA = "Python's TLS (OpenSSL) reads PEM files, not Java"
 _JAVA_ONLY: dict[str, str] = {
-    "transport.trustStoreType": f"Python's TLS (OpenSSL) reads PEM files, not Java trust stores; {_PEM_TRUST}",
-    "transport.keyStoreType": f"Python's TLS (OpenSSL) reads PEM files, not Java key stores; {_PEM_KEY}",
-    "transport.storeType": f"Python's TLS (OpenSSL) reads PEM files, not Java stores; {_PEM_TRUST}; {_PEM_KEY}",
+    "transport.trustStoreType": f"{_NOT_JAVA} trust stores; {_PEM_TRUST}",
+    "transport.keyStoreType": f"{_NOT_JAVA} key stores; {_PEM_KEY}",
+    "transport.storeType": f"{_NOT_JAVA} stores; {_PEM_TRUST}; {_PEM_KEY}",
     "transport.trustStorePassword": f"a PEM file of CA certificates has no password; {_PEM_TRUST}",
     "transport.keyAlias": f"a PEM certificate file holds the one certificate to present; {_PEM_KEY}",
 }
 #: file name endings of Java and PKCS#12 stores, which OpenSSL's PEM loading cannot read
-_STORE_SUFFIXES = (".jks", ".jceks", ".bks", ".p12", ".pfx", ".pkcs12", ".keystore", ".truststore", ".ks", ".ts")
+_STORE_SUFFIXES = (".jks", ".jceks", ".bks", ".p12", ".pfx", ".pkcs12", ".keystore", ".truststore")
 
 
 def _pem(name: str, v: str) -> str:
