@@ -342,11 +342,8 @@ class JMSConsumer:
 
         A body that cannot be returned as ``cls`` raises ``MessageFormatRuntimeException``; under
         AUTO/DUPS_OK the message is then not acknowledged and the next receive returns it."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, None if not timeout_ms else timeout_ms / 1000.0)
-            return body
+            return self._c.receive_body(cls, timeout_ms)
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
         with _runtime():
