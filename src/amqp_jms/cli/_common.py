@@ -36,6 +36,7 @@ from ..types import Byte, Char, Double, Float, Int, Long, Short
 __all__ = [
     "DEFAULT_URL",
     "EXIT_UNMET",
+    "CommandFailed",
     "ExpectationUnmet",
     "Output",
     "UsageError",
@@ -56,6 +57,12 @@ class UsageError(Exception):
 
 EXIT_UNMET = 3
 """The exit code of a command that ran without error but found less than it was told to expect."""
+
+
+class CommandFailed(Exception):
+    """The command ran to its end and its result is a failure (exit code 1): the demo lost
+    messages, the benchmark received fewer than it sent. Reported like an error, so ``--json``
+    makes it the one JSON object on stderr."""
 
 
 class ExpectationUnmet(Exception):

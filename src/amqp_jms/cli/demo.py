@@ -34,7 +34,7 @@ from typing import Any
 
 from ..exceptions import JMSException
 from ._client import connect
-from ._common import Output, UsageError, add_common, require_extras
+from ._common import CommandFailed, Output, UsageError, add_common, require_extras
 from ._demo_data import SELECTOR, Order, build_jms_message, orders, write_mq_dump
 from ._demo_report import DemoReport, Stage, write_chart
 
@@ -363,6 +363,5 @@ def run(args: argparse.Namespace, out: Output) -> int:
     out.emit(report.as_dict())
     report.print(out)
     if report.lost:
-        out.err.print(f"[bold red]{report.lost} message(s) lost[/bold red]")
-        return 1
+        raise CommandFailed(f"{report.lost} message(s) lost")
     return 0

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 
 from .. import __version__
 from ..exceptions import JMSException, JMSRuntimeException
-from ._common import EXIT_UNMET, ExpectationUnmet, Output, UsageError, add_common
+from ._common import EXIT_UNMET, CommandFailed, ExpectationUnmet, Output, UsageError, add_common
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
@@ -127,6 +127,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _report(args, e, 2, f"{parser.prog} {args.command}: error: {e}")
     except ExpectationUnmet as e:
         return _report(args, e, EXIT_UNMET, f"{parser.prog} {args.command}: {e}")
+    except CommandFailed as e:
+        return _report(args, e, 1, f"{parser.prog} {args.command}: failed: {e}")
     except (JMSException, JMSRuntimeException) as e:
         return _report(args, e, 1, f"error: {_describe(e)}")
     except KeyboardInterrupt as e:
