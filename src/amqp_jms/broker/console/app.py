@@ -244,7 +244,7 @@ class Console:
                          P.esc(r.get("messageCount")), f"{ins:,.1f}", f"{outs:,.1f}", P.sparkline(depth),
                          P.esc(r.get("consumerCount")), P.esc(stats.dead_lettered if stats else 0)))
         return ("<h1>Queues</h1>" + P.table(
-            ["queue", "kind", "depth", "in/s", "out/s", "depth, last 2 min", "consumers", "dead-lettered"],
+            ["queue", "kind", "depth", "in/s", "out/s", "depth, recent", "consumers", "dead-lettered"],
             rows, {2, 3, 4, 6, 7}))
 
     async def _queue(self, session: Session, name: str, offset: int) -> str:
