@@ -23,9 +23,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from broker_bench import build_c_clients, run_c  # noqa: E402
+from broker_bench import build_c_clients, run_c
 
-from amqp_jms.testing.broker_process import BrokerProcess  # noqa: E402
+from amqp_jms.testing.broker_process import BrokerProcess
 
 GOAL = 0.9
 
