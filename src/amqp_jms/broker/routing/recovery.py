@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 from .nodes import NodeKind, Subscription
 
 if TYPE_CHECKING:
+    from ..storage.store import Store
     from .core import BrokerCore
-    from .store import Store
 
 __all__ = ["recover"]
 

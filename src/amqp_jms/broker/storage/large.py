@@ -6,7 +6,7 @@ delivery's bytes are taken out of proton as they arrive (:class:`IncomingSpool`)
 ``large_message_threshold`` they go to an unnamed file in the spill directory, and the finished
 message is that file ``mmap``-ed read-only: the kernel's page cache holds it, the broker's heap
 does not, and the file vanishes with the last reference to the message. Going out,
-:class:`~amqp_jms.broker.links.OutgoingLink` sends such a message in ``STREAM_CHUNK`` pieces as
+:class:`~amqp_jms.broker.protocol.links.OutgoingLink` sends such a message in ``STREAM_CHUNK`` pieces as
 the socket drains (``OutgoingStream``).
 """
 

@@ -3,9 +3,9 @@
 ``BrokerConnection.handle(event)`` is the whole protocol logic of the broker side of AMQP:
 open (capabilities, sole-connection), sessions, flow, detach and write back-pressure; attach
 (node resolution, termini echo, subscriptions, temporary nodes, anonymous relay, the
-transaction coordinator) is in :mod:`amqp_jms.broker.attach`, transfers and dispositions in
-:mod:`amqp_jms.broker.transfers`. It never touches a socket:
-the protocol adapter in :mod:`amqp_jms.broker.server` feeds it events and writes what proton
+transaction coordinator) is in :mod:`amqp_jms.broker.protocol.attach`, transfers and dispositions in
+:mod:`amqp_jms.broker.protocol.transfers`. It never touches a socket:
+the protocol adapter in :mod:`amqp_jms.broker.protocol.server` feeds it events and writes what proton
 produces.
 """
 
@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Endpoint, Event, Link, symbol
 
-from .._version import __version__
+from ..._version import __version__
+from ..errors import MalformedFrame
+from ..limits import AddressFullPolicy
 from ._fast import addr
-from .attach import AttachHandling, AttachRefused, AttributeRefused
-from .errors import MalformedFrame
-from .limits import AddressFullPolicy
+from .attach import AttachHandling
 from .links import IncomingLink, OutgoingLink
 from .terminus import (
     symbol_set,
@@ -29,9 +29,9 @@ from .terminus import (
 from .transfers import TransferHandling
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
+    from ..routing.core import BrokerCore
 
-__all__ = ["AttachRefused", "AttributeRefused", "BrokerConnection"]
+__all__ = ["BrokerConnection"]
 
 log = logging.getLogger("amqp_jms.broker")
 

@@ -2,7 +2,7 @@
 an address names (queue, topic, temporary, management, the anonymous relay, the transaction
 coordinator), termini echo, durable and shared subscriptions and their lookups.
 
-A mixin of :class:`amqp_jms.broker.connection.BrokerConnection`, split out so that module keeps
+A mixin of :class:`amqp_jms.broker.protocol.connection.BrokerConnection`, split out so that module keeps
 the connection's life (open, sessions, detach, back-pressure) and this one the attach rules.
 """
 
@@ -13,13 +13,14 @@ from typing import TYPE_CHECKING, Any, cast
 
 from proton import Condition, Endpoint, Link, Terminus
 
+from ..errors import AttachRefused
+from ..routing.authorization import Permission
+from ..routing.core import MANAGEMENT_ADDRESS
+from ..routing.nodes import NodeKind, Subscription
+from ..routing.temporary import lifetime_policy, set_lifetime_policy
+from ..storage.message import BrokerMessage
 from ._fast import addr
-from .authorization import Permission
 from .links import IncomingLink, OutgoingLink
-from .management import ADDRESS as MANAGEMENT_ADDRESS
-from .message import BrokerMessage
-from .nodes import NodeKind, Subscription
-from .temporary import lifetime_policy, set_lifetime_policy
 from .terminus import (
     filters_of,
     is_durable,
@@ -31,27 +32,13 @@ from .terminus import (
 )
 
 if TYPE_CHECKING:
+    from ..routing.core import BrokerCore
+    from ..routing.nodes import Router
     from .connection import BrokerConnection
-    from .core import BrokerCore
-    from .nodes import Router
 
-__all__ = ["AttachHandling", "AttachRefused", "AttributeRefused"]
+__all__ = ["AttachHandling"]
 
 _LOCAL_ACTIVE = Endpoint.LOCAL_ACTIVE
-
-
-class AttachRefused(Exception):
-    """An attach the broker answers with a refusal: ``condition`` and ``description`` go back to
-    the peer on the detach."""
-
-    def __init__(self, condition: str, description: str) -> None:
-        super().__init__(description)
-        self.condition = condition
-        self.description = description
-
-
-class AttributeRefused(AttachRefused):
-    """Alias kept for readability at raise sites about node attributes."""
 
 
 class AttachHandling:
@@ -162,7 +149,7 @@ class AttachHandling:
         have = self.router.node_kind(address)
         if have is None:
             if want.is_temporary:
-                raise AttributeRefused("amqp:not-found", f"temporary destination {address!r} does not exist")
+                raise AttachRefused("amqp:not-found", f"temporary destination {address!r} does not exist")
             self._room_for_node()
             return self.router.ensure_node(address, want)
         explicit = bool(caps & {"queue", "topic", "temporary-queue", "temporary-topic"})

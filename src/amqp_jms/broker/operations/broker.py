@@ -24,19 +24,20 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..exceptions import IllegalStateException
-from .authorization import Authorization
-from .core import BrokerCore
-from .limits import BrokerLimits
-from .login_throttle import LoginThrottle
+from ...exceptions import IllegalStateException
+from ..limits import BrokerLimits
+from ..protocol.login_throttle import LoginThrottle
+from ..protocol.sasl import Users, load_users
+from ..protocol.server import AmqpProtocol, ServerState
+from ..protocol.tls import server_context
+from ..routing.authorization import Authorization
+from ..routing.core import BrokerCore
+from ..routing.prefixes import AddressPrefixes
+from ..routing.recovery import recover
+from ..storage.store import Store
+from .management import ManagementNode
 from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
 from .metrics_http import MetricsServer, parse_listen
-from .prefixes import AddressPrefixes
-from .recovery import recover
-from .sasl import Users, load_users
-from .server import AmqpProtocol, ServerState
-from .store import Store
-from .tls import server_context
 
 __all__ = ["AsyncBroker", "Broker"]
 
@@ -146,6 +147,7 @@ class AsyncBroker:
             max_delivery_attempts=self.max_delivery_attempts,
             limits=self.limits,
             address_prefixes=self.address_prefixes,
+            management=ManagementNode,
         )
         core.authorization = self.authorization
         self.core = core
@@ -182,10 +184,10 @@ class AsyncBroker:
 
     def _open_store(self, loop: asyncio.AbstractEventLoop) -> Store:
         if self.data_dir is None:
-            from .store import MemoryStore
+            from ..storage.store import MemoryStore
 
             return MemoryStore()
-        from .sqlite_store import SQLiteStore
+        from ..storage.sqlite_store import SQLiteStore
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         return SQLiteStore(self.data_dir / "broker.sqlite", loop)

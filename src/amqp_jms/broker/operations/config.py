@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .authorization import AccessRule, Authorization, Permission
-from .limits import BrokerLimits, LimitError
+from ..limits import BrokerLimits, LimitError
+from ..protocol.sasl import Users
+from ..protocol.scram import is_password_hash, parse_password_hash
+from ..routing.authorization import AccessRule, Authorization, Permission
 from .metrics_http import parse_listen
-from .sasl import Users
-from .scram import is_password_hash, parse_password_hash
 
 __all__ = ["BrokerConfig", "ConfigError", "load_config", "with_overrides"]
 

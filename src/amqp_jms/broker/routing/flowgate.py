@@ -16,7 +16,7 @@ import asyncio
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from .limits import AddressFullPolicy, BrokerLimits
+from ..limits import AddressFullPolicy, BrokerLimits
 from .queue import MessageQueue
 
 if TYPE_CHECKING:

@@ -14,14 +14,15 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .authorization import Permission
-from .links import OutgoingLink
-from .nodes import NodeKind, Subscription
-from .queue import MessageQueue
-from .terminus import filters_of
+from ..protocol.links import OutgoingLink
+from ..protocol.terminus import filters_of
+from ..routing.authorization import Permission
+from ..routing.core import MANAGEMENT_ADDRESS
+from ..routing.nodes import NodeKind, Subscription
+from ..routing.queue import MessageQueue
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
+    from ..routing.core import BrokerCore
 
 __all__ = [
     "CONNECTION",
@@ -114,9 +115,6 @@ def _subscriptions(core: BrokerCore) -> Iterator[tuple[str, Row]]:
             "deliveringCount": sum(len(getattr(c, "unacked", ())) for c in q.consumers),
             "consumerCount": sub.links,
         }
-
-
-MANAGEMENT_ADDRESS = "$management"
 
 
 def _connections(core: BrokerCore) -> Iterator[tuple[str, Row]]:

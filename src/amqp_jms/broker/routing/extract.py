@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from enum import Enum
 
-from .message import BrokerMessage, next_seq
+from ..storage.message import BrokerMessage, next_seq
 from .queue import MessageQueue
 
 __all__ = ["STEP_MESSAGES", "Extraction"]

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ..selector import Selector
-from .message import BrokerMessage
+from ...selector import Selector
+from ..storage.message import BrokerMessage
 
 __all__ = ["compile_selector"]
 

@@ -4,7 +4,7 @@ Why the broker has it: clients whose proton is built with Cyrus SASL (ours, Qpid
 which proves the password without sending it. The broker keeps plain passwords in its users
 file, so it derives each user's salted password once (per mechanism, with a salt made at start)
 and then checks proofs with HMACs. Pure functions and one small state object per exchange; the
-SASL framing is :mod:`amqp_jms.broker.sasl`'s.
+SASL framing is :mod:`amqp_jms.broker.protocol.sasl`'s.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ..exceptions import MessageFormatException
-from ..mapping.codec import (
+from ...exceptions import MessageFormatException
+from ...mapping.codec import (
     DATA,
     HEADER,
     MESSAGE_ANNOTATIONS,
@@ -21,10 +21,10 @@ from ..mapping.codec import (
     decode_value,
     skip_value,
 )
-from ..mapping.destinations import JMS_DEST
-from ..mapping.ids import from_amqp_correlation_id, from_amqp_message_id
-from ..mapping.outbound import APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_JMS_TYPE
-from ..types import Described
+from ...mapping.destinations import JMS_DEST
+from ...mapping.ids import from_amqp_correlation_id, from_amqp_message_id
+from ...mapping.outbound import APP_CORRELATION_ID, DELIVERY_TIME, LEGACY_JMS_TYPE
+from ...types import Described
 
 __all__ = [
     "MessageInfo",

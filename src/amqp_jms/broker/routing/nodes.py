@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, Protocol
 
+from ..storage.message import BrokerMessage
 from .dead_letter import Cause, Failure, Reason, dead_letter_bytes
-from .message import BrokerMessage
 from .queue import MessageQueue
 
 __all__ = ["NodeKind", "Router", "StoreHooks", "Subscription", "Topic"]

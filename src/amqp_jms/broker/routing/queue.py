@@ -25,9 +25,9 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
-from .message import BrokerMessage, next_seq
-from .metrics import QueueCounters
-from .spill import Spill
+from ..storage.message import BrokerMessage, next_seq
+from ..storage.spill import Spill
+from .counters import QueueCounters
 
 __all__ = ["SCAN_SLICE", "Consumer", "MessageQueue"]
 

@@ -1,6 +1,6 @@
 """Per-link state: a consumer link the broker sends on, a producer link it receives on.
 
-``OutgoingLink`` is a :class:`~amqp_jms.broker.queue.Consumer`: the queue calls ``deliver``
+``OutgoingLink`` is a :class:`~amqp_jms.broker.routing.queue.Consumer`: the queue calls ``deliver``
 while the link has credit, and the link keeps the unsettled messages by delivery tag until the
 client's disposition says what became of them. Browsers (distribution-mode ``copy``) read a
 snapshot instead of acquiring.
@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Delivery, Described, Link
 
-from . import message_bytes
+from ..routing.dead_letter import Cause, Failure
+from ..routing.nodes import Subscription
+from ..routing.queue import MessageQueue
+from ..routing.transactions import ACCEPTED, MODIFIED, REJECTED, RELEASED, Outcome
+from ..storage import message_bytes
+from ..storage.large import STREAM_CHUNK, IncomingSpool, OutgoingStream
+from ..storage.message import BrokerMessage
 from ._fast import ffi, lib, ptr_addr
-from .dead_letter import Cause, Failure
-from .large import STREAM_CHUNK, IncomingSpool, OutgoingStream
-from .message import BrokerMessage
-from .nodes import Subscription
-from .queue import MessageQueue
-from .transactions import ACCEPTED, MODIFIED, REJECTED, RELEASED, Outcome
 
 if TYPE_CHECKING:
     from .connection import BrokerConnection

@@ -1,9 +1,11 @@
 """The broker's metrics: live counters, snapshots of them, and the Prometheus text they become.
 
 Counting is an attribute increment where the thing happens, nothing more: each
-:class:`~amqp_jms.broker.queue.MessageQueue` carries a :class:`QueueCounters` (enqueued when a
+:class:`~amqp_jms.broker.routing.queue.MessageQueue` carries a
+:class:`~amqp_jms.broker.routing.counters.QueueCounters` (enqueued when a
 message enters the queue, dequeued when it is consumed, expired, dead-lettered), each topic
-counts what was published to it, and the core's :class:`BrokerCounters` counts connections and
+counts what was published to it, and the core's
+:class:`~amqp_jms.broker.routing.counters.BrokerCounters` counts connections and
 failed logins. Gauges (depth, consumers, paged bytes, open connections, sessions, links) are not
 kept at all: a snapshot reads them off the queues and connections when asked.
 
@@ -28,19 +30,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .._version import __version__
+from ..._version import __version__
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
-    from .queue import MessageQueue
-    from .store import Store
+    from ..routing.core import BrokerCore
+    from ..routing.queue import MessageQueue
+    from ..storage.store import Store
 
 __all__ = [
     "CONTENT_TYPE",
     "SLICE",
-    "BrokerCounters",
     "MetricsSnapshot",
-    "QueueCounters",
     "QueueStats",
     "TopicStats",
     "escape_label",
@@ -56,33 +56,6 @@ __all__ = [
 SLICE = 500
 #: the Content-Type of :func:`render`'s text
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
-
-
-class QueueCounters:
-    """What went through one queue since the broker started (recovered messages count as
-    enqueued), so ``depth == enqueued - dequeued - expired - dead_lettered - removed`` minus what
-    is being delivered."""
-
-    __slots__ = ("dead_lettered", "dead_lettered_attempts", "dequeued", "enqueued", "expired",
-                 "removed")
-
-    def __init__(self) -> None:
-        self.enqueued = 0  # entered the queue (sent, routed from a topic, dead-lettered to it)
-        self.dequeued = 0  # consumed: accepted, or sent to a consumer that settles on receipt
-        self.expired = 0  # dropped on reaching its expiry time
-        self.dead_lettered = 0  # moved to the dead-letter queue (rejected, too many attempts)
-        self.dead_lettered_attempts = 0  # of those, for max_delivery_attempts (the rest rejected)
-        self.removed = 0  # taken out by an operator: purged or moved away ($management)
-
-
-class BrokerCounters:
-    """Broker-wide counts kept by the listener (one per broker, in ``BrokerCore.counters``)."""
-
-    __slots__ = ("auth_failures", "connections")
-
-    def __init__(self) -> None:
-        self.connections = 0  # sockets accepted (not refused by max_connections)
-        self.auth_failures = 0  # SASL exchanges that ended in failure (bad password, no such user)
 
 
 class QueueStats(NamedTuple):

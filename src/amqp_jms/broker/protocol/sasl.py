@@ -149,7 +149,7 @@ class SaslServer:
     ``external_id`` is the identity of the peer's verified TLS client certificate: when set,
     EXTERNAL is offered (first) and authenticates as it. ``admit`` (if given) is asked when the
     client starts a login: false (too many failed logins from its address, see
-    :mod:`amqp_jms.broker.login_throttle`) refuses it with ``sys-temp`` before any check.
+    :mod:`amqp_jms.broker.protocol.login_throttle`) refuses it with ``sys-temp`` before any check.
     """
 
     def __init__(

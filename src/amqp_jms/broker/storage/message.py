@@ -5,7 +5,7 @@ reads only what routing needs (priority, durability, expiry, delivery time, the 
 and, lazily, the properties a selector asks for). A redelivered message gets its header's
 ``delivery-count`` bumped; that is the only time the bytes are rewritten.
 
-All AMQP decoding goes through :mod:`amqp_jms.broker.message_bytes`, the one seam to the shared codec.
+All AMQP decoding goes through :mod:`amqp_jms.broker.storage.message_bytes`, the one seam to the shared codec.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
-from ..types import Int
+from ...types import Int
 from . import message_bytes
 from .large import memory_size
 

@@ -8,23 +8,37 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
-from ..exceptions import InvalidSelectorException
+from ...exceptions import InvalidSelectorException
+from ..errors import AttachRefused
+from ..limits import BrokerLimits
+from ..storage.message import BrokerMessage
+from ..storage.store import MemoryStore, Store
 from .authorization import Authorization
+from .counters import BrokerCounters
 from .flowgate import FlowGate
-from .limits import BrokerLimits
-from .management import ManagementNode
-from .message import BrokerMessage
-from .metrics import BrokerCounters
 from .nodes import Router
 from .prefixes import AddressPrefixes
 from .queue import MessageQueue
-from .store import MemoryStore, Store
 from .temporary import TemporaryNodes
 from .transactions import TransactionManager
 
-__all__ = ["BrokerCore"]
+__all__ = ["MANAGEMENT_ADDRESS", "BrokerCore", "ManagementEndpoint"]
+
+#: the address of the broker's management node (AMQP Management 1.0)
+MANAGEMENT_ADDRESS = "$management"
+
+
+class ManagementEndpoint(Protocol):
+    """What the core holds of the ``$management`` node: the protocol layer hands it each request
+    (``conn`` is the ``BrokerConnection`` it came on), the core closes it when the broker stops.
+    ``operations.management.ManagementNode`` implements it; it is declared here so that routing
+    and protocol reach the node without importing the layer above them."""
+
+    def receive(self, conn: Any, data: bytes) -> tuple[str, str] | None: ...
+
+    def close(self) -> None: ...
 
 
 class BrokerCore:
@@ -39,6 +53,7 @@ class BrokerCore:
         limits: BrokerLimits | None = None,
         spill_dir: str | None = None,
         address_prefixes: tuple[str, str] | None = None,
+        management: Callable[[BrokerCore], ManagementEndpoint] | None = None,
     ) -> None:
         self.limits = limits if limits is not None else BrokerLimits(queue_memory_limit=0)
         self.spill_dir = spill_dir  # paging and large-message files (None: the system temp)
@@ -68,7 +83,8 @@ class BrokerCore:
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
         self.authorization: Authorization | None = None  # None: every logged-in user may do anything
-        self.management = ManagementNode(self)  # the ``$management`` node
+        #: the ``$management`` node (made by ``management``, given by the operations layer; None: none)
+        self.management = management(self) if management is not None else None
         self.counters = BrokerCounters()  # connections, failed logins (metrics.py)
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
@@ -96,7 +112,6 @@ class BrokerCore:
     # -- selectors -----------------------------------------------------------------------------
     def compile_selector(self, text: str) -> Callable[[BrokerMessage], bool] | None:
         """A predicate for a JMS selector; raises ``AttachRefused`` (invalid-field) if invalid."""
-        from .connection import AttachRefused
         from .selectors import compile_selector
 
         try:
@@ -127,7 +142,8 @@ class BrokerCore:
 
     def cancel_timers(self) -> None:
         self.gate.close()
-        self.management.close()
+        if self.management is not None:
+            self.management.close()
         for t in self._timers.values():
             t.cancel()
         self._timers.clear()

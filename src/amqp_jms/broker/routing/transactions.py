@@ -11,8 +11,8 @@ import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..storage.message import BrokerMessage
 from .dead_letter import Cause, Failure
-from .message import BrokerMessage
 from .nodes import Router
 from .queue import MessageQueue
 

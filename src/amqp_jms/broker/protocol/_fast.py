@@ -3,6 +3,6 @@ client provider's)."""
 
 from __future__ import annotations
 
-from ..engine.raw import addr, ffi, lib, ptr_addr
+from ...engine.raw import addr, ffi, lib, ptr_addr
 
 __all__ = ["addr", "ffi", "lib", "ptr_addr"]

@@ -1,7 +1,7 @@
 """Why a message was dead-lettered: the cause, and the DLQ copy that carries it.
 
 Every way a message reaches the dead-letter queue (:meth:`Router.dead_letter
-<amqp_jms.broker.nodes.Router.dead_letter>`) comes with a :class:`Cause`, made here and nowhere
+<amqp_jms.broker.routing.nodes.Router.dead_letter>`) comes with a :class:`Cause`, made here and nowhere
 else. :func:`dead_letter_bytes` writes it into the DLQ copy's encoded message, in the forms the
 brokers our users migrate from write, so the tools they already have read it (the names:
 ``mapping/dead_letter.py``):
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from ..exceptions import MessageFormatException
-from ..mapping.codec import (
+from ...exceptions import MessageFormatException
+from ...mapping.codec import (
     APPLICATION_PROPERTIES,
     MESSAGE_ANNOTATIONS,
     Array,
@@ -43,7 +43,7 @@ from ..mapping.codec import (
     encode_annotations,
     encode_application_properties,
 )
-from ..mapping.dead_letter import (
+from ...mapping.dead_letter import (
     CAUSE_PROPERTY,
     DEATHS,
     ORIG_ADDRESS,
@@ -53,9 +53,9 @@ from ..mapping.dead_letter import (
     REASON_PROPERTY,
     TIME_PROPERTY,
 )
-from ..types import Symbol, Timestamp, ULong
-from . import message_bytes
-from .large import IncomingSpool
+from ...types import Symbol, Timestamp, ULong
+from ..storage import message_bytes
+from ..storage.large import IncomingSpool
 
 __all__ = [
     "MAX_CONDITION",

@@ -13,8 +13,8 @@ from typing import Any
 
 from proton import UNDESCRIBED, Array, Data, Described, Terminus, symbol, ulong
 
-from .errors import MalformedFrame
-from .nodes import NodeKind
+from ..errors import MalformedFrame
+from ..routing.nodes import NodeKind
 
 __all__ = [
     "NO_LOCAL_CODE",

@@ -38,33 +38,32 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Message, int32
 
-from ..exceptions import InvalidSelectorException
-from .authorization import Permission
-from .depth import check_depth
-from .extract import Extraction
+from ...exceptions import InvalidSelectorException
+from ..routing.authorization import Permission
+from ..routing.core import MANAGEMENT_ADDRESS
+from ..routing.depth import check_depth
+from ..routing.extract import Extraction
+from ..routing.nodes import NodeKind, Subscription
+from ..routing.queue import MessageQueue
+from ..routing.selectors import compile_selector
+from ..storage.message import BrokerMessage
 from .management_entities import (
     CONNECTION,
     ENTITY_TYPES,
-    MANAGEMENT_ADDRESS,
     QUEUE,
     EntityType,
     entity_type,
     subscription_identity,
 )
-from .message import BrokerMessage
-from .nodes import NodeKind, Subscription
-from .queue import MessageQueue
-from .selectors import compile_selector
 
 if TYPE_CHECKING:
-    from .connection import BrokerConnection
-    from .core import BrokerCore
+    from ..protocol.connection import BrokerConnection
+    from ..routing.core import BrokerCore
 
-__all__ = ["ADDRESS", "ManagementNode", "Reply"]
+__all__ = ["ManagementNode", "Reply"]
 
 log = logging.getLogger("amqp_jms.broker")
 
-ADDRESS = MANAGEMENT_ADDRESS
 NODE_TYPE = "org.amqp.management"
 NODE_OPERATIONS = ("QUERY", "GET-TYPES", "GET-OPERATIONS", "GET-ATTRIBUTES", "GET-MGMT-NODES")
 ENTITY_OPERATIONS = ("READ", "DELETE", "PURGE", "MOVE")
@@ -275,7 +274,7 @@ class ManagementNode:
                 raise Refused(404, f"unknown entity type {wanted!r} (known: {', '.join(ENTITY_TYPES)})")
             types = [found]
             if found.name == CONNECTION:  # the broker's, not an address's: refused, not filtered
-                self._check(conn, ADDRESS, *found.read_permissions)
+                self._check(conn, MANAGEMENT_ADDRESS, *found.read_permissions)
         names = _attribute_names(body)
         if not names:
             names = list(dict.fromkeys(a for t in types for a in t.attributes))

@@ -1,6 +1,6 @@
 """Transfers and dispositions of one connection: the per-message part of the broker protocol.
 
-``TransferHandling`` is mixed into :class:`~amqp_jms.broker.connection.BrokerConnection`:
+``TransferHandling`` is mixed into :class:`~amqp_jms.broker.protocol.connection.BrokerConnection`:
 incoming transfers (to a node, through the anonymous relay, under a transaction, to the
 coordinator) and outcomes of outgoing deliveries. Plain transfers and plain outcomes take the
 cffi path (``on_delivery_raw``); the rest goes through proton's Python ``Delivery``.
@@ -14,18 +14,18 @@ from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Delivery, Described, ulong
 
+from ..routing.authorization import Permission
+from ..routing.depth import check_depth
+from ..routing.nodes import NodeKind, Router
+from ..routing.transactions import TransactionManager
+from ..storage.large import DRAIN_AT, IncomingSpool
+from ..storage.message import BrokerMessage
+from ..storage.message_bytes import coordinator_request
 from ._fast import addr, ffi, lib, ptr_addr
-from .authorization import Permission
-from .depth import check_depth
-from .large import DRAIN_AT, IncomingSpool
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
-from .message import BrokerMessage
-from .message_bytes import coordinator_request
-from .nodes import NodeKind, Router
-from .transactions import TransactionManager
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
+    from ..routing.core import BrokerCore
 
 __all__ = ["TransferHandling"]
 
@@ -312,7 +312,7 @@ class TransferHandling:
         waiter.add_done_callback(done)
 
     def _relay_target(self, data: bytes) -> str | None:
-        from .message_bytes import relay_address
+        from ..storage.message_bytes import relay_address
 
         try:
             to, kind = relay_address(data)
@@ -341,7 +341,8 @@ class TransferHandling:
         if dlv.remote_state == TRANSACTIONAL_STATE:
             _reject(dlv, "amqp:not-implemented", "management requests cannot be transacted")
             return
-        refused = self.core.management.receive(self, data)  # type: ignore[arg-type]
+        node = self.core.management
+        refused = node.receive(self, data) if node is not None else ("amqp:not-found", "no management node")
         if refused is not None:
             _reject(dlv, *refused)
         elif not dlv.settled:

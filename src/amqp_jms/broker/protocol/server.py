@@ -2,7 +2,7 @@
 
 Shape after uvicorn: ``AmqpProtocol`` moves bytes and timers only (SASL frames first, then
 everything into :class:`amqp_jms.engine.Engine`), hands proton events to its
-:class:`~amqp_jms.broker.connection.BrokerConnection`, and writes what proton produced. Work
+:class:`~amqp_jms.broker.protocol.connection.BrokerConnection`, and writes what proton produced. Work
 that happens outside ``data_received`` (a message routed from another connection, a store
 commit, a scheduled delivery) marks the connection dirty; one ``call_soon`` flush per loop turn
 then writes the output, so deliveries batch into few socket writes.
@@ -18,16 +18,16 @@ from typing import TYPE_CHECKING
 
 from proton import Condition, Endpoint, Event
 
-from ..engine import Engine
+from ...engine import Engine
+from ..errors import DECODE_ERROR, is_malformed
+from ..limits import BrokerLimits
 from ._fast import lib
 from .connection import BrokerConnection
-from .errors import DECODE_ERROR, is_malformed
-from .limits import BrokerLimits
 from .login_throttle import LoginThrottle
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
+    from ..routing.core import BrokerCore
 
 __all__ = ["AmqpProtocol", "ServerState"]
 
@@ -296,7 +296,7 @@ class AmqpProtocol(asyncio.Protocol):
         self._drain_events()
 
     def _fail(self, condition: str, description: str) -> None:
-        from ..engine import EngineError
+        from ...engine import EngineError
 
         if self.engine is not None and not self._closing:
             self._closing = True

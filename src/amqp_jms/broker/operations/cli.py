@@ -2,7 +2,7 @@
 
 The ``amqp-jms`` command calls :func:`main` with the arguments after ``broker``; it can also be
 run as ``python -m amqp_jms.broker``. ``--config FILE`` reads the one configuration file
-(:mod:`amqp_jms.broker.config`); every other flag given overrides the file's value.
+(:mod:`amqp_jms.broker.operations.config`); every other flag given overrides the file's value.
 ``--hash-password`` prints the stored form of a password for that file's ``[users]``.
 """
 
@@ -17,14 +17,14 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..limits import AddressFullPolicy, BrokerLimits
 from .config import BrokerConfig, ConfigError, load_config, with_overrides
-from .limits import AddressFullPolicy, BrokerLimits
 
 __all__ = ["add_limit_arguments", "build_parser", "limits_from_args", "main"]
 
 
 def _prefixes(text: str) -> tuple[str, str]:
-    from .prefixes import parse_address_prefixes
+    from ..routing.prefixes import parse_address_prefixes
 
     try:
         return parse_address_prefixes(text)
@@ -112,7 +112,7 @@ def limits_from_args(args: argparse.Namespace, base: BrokerLimits | None = None)
 
 def config_from_args(args: argparse.Namespace) -> BrokerConfig:
     """The configuration file (if any) with the flags given on the command line on top."""
-    from .sasl import load_users
+    from ..protocol.sasl import load_users
 
     config = load_config(args.config) if args.config else BrokerConfig()
     return with_overrides(
@@ -145,7 +145,7 @@ async def _serve(options: dict[str, Any]) -> None:
 
 
 def _hash_password() -> int:
-    from .scram import hash_password
+    from ..protocol.scram import hash_password
 
     if sys.stdin.isatty():
         password = getpass.getpass("password: ")
