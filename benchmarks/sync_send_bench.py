@@ -35,12 +35,12 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from broker_bench import build_c_clients  # noqa: E402
+from broker_bench import build_c_clients
 
-from amqp_jms import ConnectionFactory, Queue  # noqa: E402
-from amqp_jms.provider.amqp import connection as amqp_connection  # noqa: E402
-from amqp_jms.provider.amqp import producer as amqp_producer  # noqa: E402
-from amqp_jms.testing.broker_process import BrokerProcess  # noqa: E402
+from amqp_jms import ConnectionFactory, Queue
+from amqp_jms.provider.amqp import connection as amqp_connection
+from amqp_jms.provider.amqp import producer as amqp_producer
+from amqp_jms.testing.broker_process import BrokerProcess
 
 GOAL = 0.75
 HOPS = ("hand-off", "to socket", "broker", "to outcome", "wake-up")
