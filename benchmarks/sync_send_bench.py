@@ -147,8 +147,8 @@ def main() -> int:
             for r in range(rounds):
                 c = c_one_in_flight(tools["amqp_load"], broker.url, f"sync-c-{r}", n)
                 j, hops = jms_sync(broker.url, f"sync-j-{r}", n, clock)
-                print(f"round {r + 1}: C one in flight {c * 1e6:6.0f} us/send, amqp-jms {j * 1e6:6.0f} us/send",
-                      flush=True)
+                print(f"round {r + 1}: C one in flight {c * 1e6:6.0f} us/send, "
+                      f"amqp-jms {j * 1e6:6.0f} us/send", flush=True)
                 best_c = min(best_c, c)
                 if j < best_j:
                     best_j, best_hops = j, hops
