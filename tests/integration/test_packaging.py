@@ -72,6 +72,18 @@ def test_the_wheel_carries_license_typing_marker_and_metadata(dist: Path) -> Non
     assert meta.get_payload() and "pip install" in meta.get_payload()  # the README is the description
 
 
+def test_the_wheel_has_every_file_of_the_package(dist: Path) -> None:
+    """A data file added under src/amqp_jms (a stub, a template) reaches pip users too."""
+    pkg = ROOT / "src" / "amqp_jms"
+    shipped = {
+        f"amqp_jms/{p.relative_to(pkg).as_posix()}"
+        for p in pkg.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".so", ".c", ".pyc")
+    }
+    with _wheel(dist) as whl:
+        assert shipped - set(whl.namelist()) == set()
+
+
 def test_the_sdist_has_the_c_sources_license_and_changelog(dist: Path) -> None:
     v = amqp_jms.__version__
     (sdist,) = dist.glob("*.tar.gz")
