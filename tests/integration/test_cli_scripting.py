@@ -61,11 +61,9 @@ def test_json_errors_are_one_object_on_stderr_with_the_exit_code_unchanged(broke
     for argv in ([*bad_priority, "--json"], ["--json", *bad_priority]):
         usage = _cli(*argv)
         assert usage.returncode == 2 and usage.stdout == ""
-        assert _json_error(usage) == {
-            "error": "UsageError",
-            "message": "argument --priority: invalid choice: 12 (choose from 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)",
-            "exit_code": 2,
-        }
+        record = _json_error(usage)
+        assert (record["error"], record["exit_code"]) == ("UsageError", 2)
+        assert record["message"].startswith("argument --priority: invalid choice: 12")
     # without --json the same error stays text for people
     plain = _cli("send", "q", "x", "--priority", "12")
     assert plain.returncode == 2 and plain.stderr.startswith("usage: amqp-jms send")
