@@ -222,8 +222,8 @@ _PEM_KEY = ("give transport.keyStoreLocation a PEM certificate (and transport.ke
             "transport.keyStorePassword the key's pass phrase); from a key store: "
             "keytool -importkeystore -srckeystore client.jks -destkeystore client.p12 -deststoretype PKCS12, "
             "then openssl pkcs12 -in client.p12 -out client.pem")
-#: Qpid JMS options that only mean something to Java's key store machinery, and what to write here
 _NOT_JAVA = "Python's TLS (OpenSSL) reads PEM files, not Java"
+#: Qpid JMS options that only mean something to Java's key store machinery, and what to write here
 _JAVA_ONLY: dict[str, str] = {
     "transport.trustStoreType": f"{_NOT_JAVA} trust stores; {_PEM_TRUST}",
     "transport.keyStoreType": f"{_NOT_JAVA} key stores; {_PEM_KEY}",
