@@ -13,7 +13,7 @@ PKG = Path(__file__).resolve().parents[2] / "src" / "amqp_jms"
 REPO_PATH = re.compile(r"\b(?:docs|examples|scripts|tests)/[\w./-]+")
 #: not yet moved to the site: the broker's own command line (its owner's), and the real-peer test
 #: launchers of ``amqp_jms.testing``, whose "run ./scripts/install" speaks to a clone's developer
-KNOWN = {"broker/cli.py", "testing/rhea.py", "testing/rabbitmq.py"}
+KNOWN = {"broker/operations/cli.py", "testing/rhea.py", "testing/rabbitmq.py"}
 
 
 def _repository_paths(path: Path, root: Path) -> list[str]:
