@@ -271,9 +271,9 @@ class AsyncConsumer(Closing):
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
         return await self._receive(timeout_ms)
 
-    async def receive_body(self, cls: type, timeout_ms: int | None = None) -> Any:
-        """The next message's body as ``cls`` (see ``MessageConsumer.receive_body_within``)."""
-        body: list[Any] = []
+    async def receive_body(self, cls: type[T], timeout_ms: int | None = None) -> T | None:
+        """The next message's body as ``cls``, None on timeout (see ``MessageConsumer.receive_body``)."""
+        body: list[T | None] = []
         m = await self._receive(timeout_ms, lambda msg: body.append(msg.get_body(cls)))
         return None if m is None else body[0]
 
