@@ -49,7 +49,8 @@ def register(sub: Any, name: str, help_text: str) -> None:
     p.add_argument("--subscription", help="subscription name (topics): with --shared and/or --durable")
     p.add_argument("--durable", action="store_true", help="a durable subscription")
     p.add_argument("--shared", action="store_true", help="a shared subscription (several workers)")
-    p.add_argument("--concurrency", "-c", default="1", help="workers: N, or MIN-MAX to scale with the backlog")
+    p.add_argument("--concurrency", "-c", default="1",
+                   help="workers: N, or MIN-MAX to scale with the backlog")
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--transacted", action="store_true", help="a local transaction per message (or batch)")
     mode.add_argument("--client-ack", action="store_true",
