@@ -103,11 +103,19 @@ class AsyncListenerContainer:
     async def _supervise(self) -> None:
         policy = self.policy
         attempt = 0
+        served = False
+        loop = asyncio.get_running_loop()
         try:
             while not self._stopping.is_set():
+                conn = None
                 try:
                     conn = AsyncConnection(await asyncio.to_thread(self._factory.create_connection))
+                    self._lost.clear()
+                    conn.sync.set_exception_listener(lambda e: loop.call_soon_threadsafe(self._on_lost, e))
+                    await conn.start()  # opens the connection: a refused one backs off here
                 except JMSException as e:
+                    if conn is not None:
+                        await self._close(conn)
                     attempt += 1
                     delay = policy.reconnect.delay(attempt)
                     self._state, self._detail = "reconnecting", f"{type(e).__name__}: {e}"
@@ -116,22 +124,15 @@ class AsyncListenerContainer:
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self._stopping.wait(), delay)
                     continue
-                if attempt:
+                if served:
                     self._stats.reconnects += 1
-                attempt = 0
+                served, attempt = True, 0
                 await self._serve(conn)
         finally:
             self._state = "stopped"
 
     async def _serve(self, conn: AsyncConnection) -> None:
         policy = self.policy
-        loop = asyncio.get_running_loop()
-        self._lost.clear()
-        conn.sync.set_exception_listener(lambda e: loop.call_soon_threadsafe(self._on_lost, e))
-        try:
-            await conn.start()
-        except JMSException as e:
-            self._on_lost(e)
         self._generation += 1
         for _ in range(policy.concurrency.minimum):
             self._spawn(conn)

@@ -128,11 +128,18 @@ class ListenerContainer:
     def _supervise(self) -> None:
         policy = self.policy
         attempt = 0
+        served = False
         try:
             while not self._stopping.is_set():
+                conn = None
                 try:
                     conn = self._factory.create_connection()
+                    self._lost.clear()
+                    conn.set_exception_listener(self._on_lost)
+                    conn.start()  # opens the connection: a refused one backs off here
                 except JMSException as e:
+                    if conn is not None:
+                        self._close(conn)
                     attempt += 1
                     delay = policy.reconnect.delay(attempt)
                     self._state, self._detail = "reconnecting", f"{type(e).__name__}: {e}"
@@ -140,9 +147,9 @@ class ListenerContainer:
                                 attempt, delay, e)
                     self._stopping.wait(delay)
                     continue
-                if attempt:
+                if served:
                     self._stats.reconnects += 1
-                attempt = 0
+                served, attempt = True, 0
                 self._serve(conn)
         finally:
             self._state = "stopped"
@@ -151,12 +158,6 @@ class ListenerContainer:
     def _serve(self, conn: Any) -> None:
         """Run workers on ``conn`` until it is lost or the container stops; then close it."""
         policy = self.policy
-        self._lost.clear()
-        conn.set_exception_listener(self._on_lost)
-        try:
-            conn.start()
-        except JMSException as e:
-            self._on_lost(e)
         with self._lock:
             self._generation += 1
             self._connection = conn
