@@ -89,6 +89,11 @@ class ServerSessionSupport:
         with self._lock:
             self._loaded = [*(self._loaded or ()), *messages]
 
+    @property
+    def loaded_count(self) -> int:
+        """How many messages wait for the next ``run()`` (not JMS API)."""
+        return len(self._loaded or ())
+
     def take_loaded(self) -> list[Message]:
         """The loaded messages, forgotten here (what ``run()`` processes; not JMS API)."""
         with self._lock:
