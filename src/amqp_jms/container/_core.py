@@ -10,7 +10,7 @@ import logging
 import threading
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -173,11 +173,14 @@ class Telemetry:
                                                 "How long the handler took")
         self._attrs = {"messaging.destination.name": policy.destination.name}
 
-    @contextmanager
-    def span(self, msg: Any) -> Iterator[Any]:
+    def span(self, msg: Any) -> AbstractContextManager[Any]:
+        """The message's processing span (a shared no-op when telemetry is off: the hot path)."""
         if self._tracer is None:
-            yield None
-            return
+            return _NO_SPAN
+        return self._span(msg)
+
+    @contextmanager
+    def _span(self, msg: Any) -> Iterator[Any]:
         with self._tracer.start_as_current_span(
             f"process {self._policy.destination.name}", context=self._context_of(msg),
             kind=_consumer_kind(), attributes={**self._attrs, "messaging.operation.type": "process",
@@ -192,6 +195,9 @@ class Telemetry:
             return
         self._messages.add(1, {**self._attrs, "outcome": outcome})
         self._duration.record(seconds, self._attrs)
+
+
+_NO_SPAN: AbstractContextManager[Any] = nullcontext()
 
 
 def _consumer_kind() -> Any:

@@ -208,8 +208,10 @@ class ListenerContainer:
     def _maybe_scale_up(self, conn: Any) -> None:
         """Every worker busy and room for one more: start it (one at a time)."""
         c = self.policy.concurrency
+        if not c.scales:
+            return
         with self._lock:
-            if (not c.scales or self._spawning or len(self._workers) >= c.top
+            if (self._spawning or len(self._workers) >= c.top
                     or self._busy < len(self._workers) or self._stopping.is_set()):
                 return
             self._spawning = True
