@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import InvalidSelectorException
-from .authorization import Authorization
+from .authorization import Authorization, Permission
 from .flowgate import FlowGate
 from .limits import BrokerLimits
 from .management import ManagementNode
@@ -87,6 +87,16 @@ class BrokerCore:
             self.containers[container] = holders
         else:
             self.containers.pop(container, None)
+
+    def refusal(self, user: str | None, address: str, permission: Permission) -> str | None:
+        """``None`` if ``user`` may, else why not (``authorization.py``); every requester asks
+        here, AMQP connections and console users alike. In prefix mode the rules name
+        destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``."""
+        auth = self.authorization
+        if auth is None:
+            return None
+        prefixes = self.prefixes
+        return auth.refusal(user, address if prefixes is None else prefixes.name_of(address), permission)
 
     # -- temporary nodes -----------------------------------------------------------------------
     def close_consumers_of(self, address: str, *, except_conn: Any) -> None:
