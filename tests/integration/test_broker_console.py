@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.authorization import Authorization
+from amqp_jms.broker.routing.authorization import Authorization
 
 USERS = {"root": "r-pw", "bob": "b-pw"}
 RULES = Authorization.build(

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.authorization import Authorization
+from amqp_jms.broker.routing.authorization import Authorization
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
