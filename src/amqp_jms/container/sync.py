@@ -233,6 +233,7 @@ class ListenerContainer:
         session = consumer = None
         pending, dirty, idle = 0, False, 0
         timeout_ms = max(1, int(policy.receive_timeout_s * 1000))
+        scales = policy.concurrency.scales  # only then is "every worker busy" worth counting
         try:
             session = conn.create_session(policy.session_mode)
             consumer = create_consumer(session, policy)
@@ -251,6 +252,9 @@ class ListenerContainer:
                         break
                     continue
                 idle = 0
+                if not scales:
+                    pending, dirty = self._handle(session, msg, pending, dirty)
+                    continue
                 with self._lock:
                     self._busy += 1
                 try:
