@@ -217,3 +217,39 @@ def test_what_the_spec_refuses(broker: Any) -> None:
         with pytest.raises(IllegalStateException, match="set_message_listener"):
             conn.create_session().run()
         pool.close()
+
+
+def test_the_asyncio_pool_runs_server_sessions_as_tasks(broker: Any) -> None:
+    import asyncio
+
+    from amqp_jms.aio import AsyncConnectionFactory, AsyncServerSessionPool
+
+    async def main() -> tuple[list[str], set[str]]:
+        got: list[str] = []
+        threads: set[str] = set()
+        async with await AsyncConnectionFactory(broker.url).create_connection() as conn:
+            send(conn.sync, Queue("q"), 30)
+
+            async def on_message(m: Any) -> None:
+                await asyncio.sleep(0.001)
+                threads.add(threading.current_thread().name)
+                if m.get_text() == "m5" and "m5" not in got:
+                    got.append("m5")
+                    raise RuntimeError("once")  # given back, handled again
+                got.append(m.get_text())
+
+            pool = await AsyncServerSessionPool.create(conn, lambda s: on_message, size=3)
+            await conn.start()
+            cc = await conn.create_connection_consumer(Queue("q"), None, pool, 5)
+            for _ in range(500):
+                if len(got) >= 31:
+                    break
+                await asyncio.sleep(0.02)
+            await asyncio.to_thread(cc.close)
+            await pool.close()
+        return got, threads
+
+    got, threads = asyncio.run(main())
+    assert sorted(set(got)) == sorted(f"m{i}" for i in range(30)) and got.count("m5") == 2
+    assert threads == {threading.main_thread().name}  # on the event loop, not a pool thread
+    assert broker.metrics().queue("q").dequeued == 30
