@@ -44,10 +44,13 @@ class AsyncServerSessionPool:
     sessions, each with the listener ``listener_factory(session)`` makes (a function or an
     ``async def``), run as tasks on the running loop."""
 
-    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(self, loop: asyncio.AbstractEventLoop, sessions: list[tuple[Session, Any]]) -> None:
+        """Use ``create``; ``sessions`` are (session, listener) pairs."""
         self.loop = loop
         self._free: queue.SimpleQueue[_TaskServerSession] = queue.SimpleQueue()
-        self._sessions: list[Session] = []
+        self._sessions = [s for s, _ in sessions]
+        for s, listener in sessions:
+            self._free.put(_TaskServerSession(self, s, listener))
         self._running: set[asyncio.Task[Any]] = set()
         self._closed = False
 
@@ -56,12 +59,11 @@ class AsyncServerSessionPool:
                      size: int = 4, session_mode: int = AUTO_ACKNOWLEDGE) -> AsyncServerSessionPool:
         if size < 1:
             raise ValueError(f"a server session pool needs at least one session, got {size}")
-        pool = cls(asyncio.get_running_loop())
+        sessions = []
         for _ in range(size):
             s = (await connection.create_session(session_mode)).sync
-            pool._sessions.append(s)
-            pool._free.put(_TaskServerSession(pool, s, listener_factory(s)))
-        return pool
+            sessions.append((s, listener_factory(s)))
+        return cls(asyncio.get_running_loop(), sessions)
 
     def get_server_session(self) -> _TaskServerSession:
         """Called on the connection consumer's thread (never on the loop: it may block)."""

@@ -109,7 +109,7 @@ class ServerSessionSupport:
             _log.warning("a server session's message listener raised; the message is given back "
                          "(modified delivery-failed): %s: %s", type(error).__name__, error)
             msg.set_int_property(ack.ACK_TYPE, MODIFIED_FAILED)
-        elif ack.ACK_TYPE in (msg._props or {}):
+        elif msg.property_exists(ack.ACK_TYPE):
             msg.set_int_property(ack.ACK_TYPE, ack.auto_outcome(msg))
         msg.acknowledge()
 
