@@ -12,18 +12,10 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from amqp_jms import ConnectionFactory, IllegalStateException, JMSException, Queue, Session, Topic
 from amqp_jms.client import ThreadServerSessionPool
-
-
-def wait_for(cond: Callable[[], bool], timeout: float = 10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 class RecordingPool:

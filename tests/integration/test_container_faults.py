@@ -9,10 +9,10 @@ import asyncio
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from waiting import wait_for
 
 from amqp_jms import ConnectionFactory, Queue
 from amqp_jms.container import AsyncListenerContainer, Backoff, ListenerContainer
@@ -22,13 +22,6 @@ from amqp_jms.testing.broker_process import RestartableBroker
 FAST = dict(backoff=Backoff(0.02, 2.0, 0.2), reconnect=Backoff(0.05, 2.0, 0.5), receive_timeout_s=0.2)
 
 
-def wait_for(cond: Callable[[], bool], timeout: float = 15.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.02)
-    return cond()
 
 
 def send(url: str, queue: str, texts: list[str]) -> None:

@@ -19,7 +19,8 @@ from ..provider.config import RedeliveryPolicy
 from .policy import ContainerPolicy, Failure, Step
 
 __all__ = ["LOG", "Health", "Outcomes", "Stats", "StatsSnapshot", "Telemetry", "container_factory",
-           "create_consumer", "delivery_count", "log_failure", "set_outcome"]
+           "create_consumer", "delivery_count", "log_connect_failure", "log_failure", "log_late", "log_lost",
+           "set_outcome"]
 
 #: the container's logger (a layer of its own: ``logging.getLogger("amqp_jms.container")``)
 LOG = logging.getLogger("amqp_jms.container")
@@ -75,6 +76,23 @@ def log_failure(policy: ContainerPolicy, msg: Any, count: int, exc: BaseExceptio
     else:
         LOG.warning("%s: message %s failed delivery %s, given back after %.3gs: %s: %s",
                     policy.describes, mid, of, failure.delay_s, type(exc).__name__, exc)
+
+
+def log_connect_failure(policy: ContainerPolicy, attempt: int, delay: float, exc: BaseException) -> str:
+    """One WARNING per failed attempt to (re)open the connection; the health detail."""
+    LOG.warning("%s: cannot connect (attempt %d), again in %.3gs: %s", policy.describes, attempt, delay, exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def log_lost(policy: ContainerPolicy, exc: BaseException) -> str:
+    LOG.warning("%s: connection lost, reconnecting: %s", policy.describes, exc)
+    return f"{type(exc).__name__}: {exc}"
+
+
+def log_late(policy: ContainerPolicy, late: int) -> None:
+    LOG.warning("%s: %d handler(s) still running after %.3gs: closing anyway (their messages were "
+                "not settled: the broker gives them again)", policy.describes, late,
+                policy.shutdown_timeout_s)
 
 
 @dataclass(frozen=True, slots=True)

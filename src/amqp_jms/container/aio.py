@@ -25,7 +25,19 @@ from typing import Any
 
 from ..aio import AsyncConnection, AsyncConsumer, AsyncSession
 from ..exceptions import JMSException
-from ._core import LOG, Health, Outcomes, Stats, StatsSnapshot, Telemetry, container_factory, create_consumer
+from ._core import (
+    LOG,
+    Health,
+    Outcomes,
+    Stats,
+    StatsSnapshot,
+    Telemetry,
+    container_factory,
+    create_consumer,
+    log_connect_failure,
+    log_late,
+    log_lost,
+)
 from .policy import COMMIT, ROLLBACK, ContainerPolicy, Step
 
 __all__ = ["AsyncListenerContainer"]
@@ -118,9 +130,7 @@ class AsyncListenerContainer:
                         await self._close(conn)
                     attempt += 1
                     delay = policy.reconnect.delay(attempt)
-                    self._state, self._detail = "reconnecting", f"{type(e).__name__}: {e}"
-                    LOG.warning("%s: cannot connect (attempt %d), again in %.3gs: %s", policy.describes,
-                                attempt, delay, e)
+                    self._state, self._detail = "reconnecting", log_connect_failure(policy, attempt, delay, e)
                     with contextlib.suppress(asyncio.TimeoutError):
                         await asyncio.wait_for(self._stopping.wait(), delay)
                     continue
@@ -151,9 +161,7 @@ class AsyncListenerContainer:
         if workers:
             _, late = await asyncio.wait(workers, timeout=policy.shutdown_timeout_s if graceful else 5.0)
             if late:
-                LOG.warning("%s: %d handler(s) still running after %.3gs: closing anyway (their "
-                            "messages were not settled: the broker gives them again)", policy.describes,
-                            len(late), policy.shutdown_timeout_s)
+                log_late(policy, len(late))
                 for t in late:
                     t.cancel()
         await self._close(conn)
@@ -167,8 +175,7 @@ class AsyncListenerContainer:
 
     def _on_lost(self, exc: BaseException) -> None:
         if not self._stopping.is_set() and not self._lost.is_set():
-            self._detail = f"{type(exc).__name__}: {exc}"
-            LOG.warning("%s: connection lost, reconnecting: %s", self.policy.describes, exc)
+            self._detail = log_lost(self.policy, exc)
         self._lost.set()
 
     # -- workers -------------------------------------------------------------------------------

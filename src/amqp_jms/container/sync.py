@@ -27,7 +27,19 @@ from collections.abc import Callable
 from typing import Any
 
 from ..exceptions import JMSException
-from ._core import LOG, Health, Outcomes, Stats, StatsSnapshot, Telemetry, container_factory, create_consumer
+from ._core import (
+    LOG,
+    Health,
+    Outcomes,
+    Stats,
+    StatsSnapshot,
+    Telemetry,
+    container_factory,
+    create_consumer,
+    log_connect_failure,
+    log_late,
+    log_lost,
+)
 from .policy import COMMIT, ROLLBACK, ContainerPolicy, Step
 
 __all__ = ["ListenerContainer"]
@@ -142,9 +154,7 @@ class ListenerContainer:
                         self._close(conn)
                     attempt += 1
                     delay = policy.reconnect.delay(attempt)
-                    self._state, self._detail = "reconnecting", f"{type(e).__name__}: {e}"
-                    LOG.warning("%s: cannot connect (attempt %d), again in %.3gs: %s", policy.describes,
-                                attempt, delay, e)
+                    self._state, self._detail = "reconnecting", log_connect_failure(policy, attempt, delay, e)
                     self._stopping.wait(delay)
                     continue
                 if served:
@@ -178,9 +188,7 @@ class ListenerContainer:
         with self._lock:
             late = [t.name for t in self._workers if t.is_alive()]
         if late:
-            LOG.warning("%s: %d handler(s) still running after %.3gs: closing anyway (their "
-                        "messages were not settled: the broker gives them again)", policy.describes,
-                        len(late), policy.shutdown_timeout_s)
+            log_late(policy, len(late))
         self._close(conn)
 
     def _close(self, conn: Any) -> None:
@@ -191,8 +199,7 @@ class ListenerContainer:
 
     def _on_lost(self, exc: BaseException) -> None:
         if not self._stopping.is_set() and not self._lost.is_set():
-            self._detail = f"{type(exc).__name__}: {exc}"
-            LOG.warning("%s: connection lost, reconnecting: %s", self.policy.describes, exc)
+            self._detail = log_lost(self.policy, exc)
         self._lost.set()
 
     # -- workers -------------------------------------------------------------------------------
