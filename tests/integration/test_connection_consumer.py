@@ -14,7 +14,15 @@ from typing import Any
 import pytest
 from waiting import wait_for
 
-from amqp_jms import ConnectionFactory, IllegalStateException, JMSException, Queue, Session, Topic
+from amqp_jms import (
+    ConnectionFactory,
+    IllegalStateException,
+    JMSException,
+    Queue,
+    QueueConnectionFactory,
+    Session,
+    Topic,
+)
 from amqp_jms.client import ThreadServerSessionPool
 
 
@@ -209,6 +217,10 @@ def test_what_the_spec_refuses(broker: Any) -> None:
         with pytest.raises(IllegalStateException, match="set_message_listener"):
             conn.create_session().run()
         pool.close()
+    with QueueConnectionFactory(broker.url).create_queue_connection() as qc:  # JMS table 4.1
+        for refused in (qc.create_durable_connection_consumer, qc.create_shared_durable_connection_consumer):
+            with pytest.raises(IllegalStateException, match="QueueConnection"):
+                refused(Topic("t"), "s", None, object(), 1)
 
 
 def test_the_asyncio_pool_runs_server_sessions_as_tasks(broker: Any) -> None:

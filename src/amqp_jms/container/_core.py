@@ -165,14 +165,18 @@ class Health:
 
 class Telemetry:
     """A CONSUMER-side ``process <destination>`` span per message, a child of the context the
-    message carried (``provider.tracing.context_of``), and two OpenTelemetry instruments:
-    ``amqp_jms.container.messages`` (attribute ``outcome``: success, retry, dead_letter) and
-    ``amqp_jms.container.handler.duration`` (seconds). Off (no cost) when OpenTelemetry is not
-    installed or ``enabled`` is false."""
+    message carried (read as ``provider.tracing`` reads it: W3C, or Jaeger's ``uber-trace-id``),
+    and two OpenTelemetry instruments: ``amqp_jms.container.messages`` (attribute ``outcome``:
+    success, retry, dead_letter) and ``amqp_jms.container.handler.duration`` (seconds).
 
-    def __init__(self, policy: ContainerPolicy, enabled: bool) -> None:
+    ``enabled`` None: on when the connection traces (``jms.tracing=opentelemetry``), the one
+    switch for both. Off, it costs one attribute test per message."""
+
+    def __init__(self, policy: ContainerPolicy, enabled: bool | None, factory: Any) -> None:
         self._policy = policy
         self._tracer: Any = None
+        if enabled is None:
+            enabled = bool(factory.config.tracing)
         if not enabled:
             return
         try:
@@ -180,9 +184,11 @@ class Telemetry:
         except ImportError:
             return
         from .._version import __version__
-        from ..provider.tracing import context_of
+        from ..mapping.tracestate import carrier_of
+        from ..provider.tracing import Tracing
 
-        self._context_of = context_of
+        tracing = Tracing()
+        self._context_of = lambda msg: tracing.extract(carrier_of(msg))
         self._tracer = trace.get_tracer("amqp_jms.container", __version__)
         meter = metrics.get_meter("amqp_jms.container", __version__)
         self._messages = meter.create_counter("amqp_jms.container.messages", "{message}",

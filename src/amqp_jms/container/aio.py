@@ -48,7 +48,7 @@ class AsyncListenerContainer:
 
     def __init__(self, factory: Any, handler: Any, destination: Any = None, *,
                  policy: ContainerPolicy | None = None, error_handler: Any = None,
-                 telemetry: bool = True, **options: Any) -> None:
+                 telemetry: bool | None = None, **options: Any) -> None:
         if policy is None:
             if destination is None:
                 raise ValueError("an AsyncListenerContainer needs a destination (or a policy)")
@@ -61,7 +61,8 @@ class AsyncListenerContainer:
         self._is_async = inspect.iscoroutinefunction(handler) or inspect.iscoroutinefunction(
             type(handler).__call__)
         self._stats = Stats()
-        self._outcomes = Outcomes(policy, self._stats, Telemetry(policy, telemetry), error_handler)
+        self._outcomes = Outcomes(policy, self._stats, Telemetry(policy, telemetry, self._factory),
+                                 error_handler)
         self._stopping = asyncio.Event()
         self._lost = asyncio.Event()
         self._workers: dict[asyncio.Task[None], Any] = {}

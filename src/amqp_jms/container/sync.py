@@ -56,7 +56,7 @@ class ListenerContainer:
 
     def __init__(self, factory: Any, handler: Handler, destination: Any = None, *,
                  policy: ContainerPolicy | None = None, error_handler: ErrorHandler | None = None,
-                 telemetry: bool = True, **options: Any) -> None:
+                 telemetry: bool | None = None, **options: Any) -> None:
         if policy is None:
             if destination is None:
                 raise ValueError("a ListenerContainer needs a destination (or a policy)")
@@ -69,7 +69,8 @@ class ListenerContainer:
         self._factory = container_factory(factory, policy)
         self._handler = handler
         self._stats = Stats()
-        self._outcomes = Outcomes(policy, self._stats, Telemetry(policy, telemetry), error_handler)
+        self._outcomes = Outcomes(policy, self._stats, Telemetry(policy, telemetry, self._factory),
+                                 error_handler)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._lost = threading.Event()
