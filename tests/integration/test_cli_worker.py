@@ -30,6 +30,19 @@ def handle(message):
         f.write(f"done {text}\\n")
 """
 
+ASYNC_HANDLER = """
+import asyncio, os
+LOG = os.environ["WORKER_LOG"]
+
+async def handle(message):
+    text = message.get_text()
+    with open(LOG, "a") as f:
+        f.write(f"start {text}\\n")
+    await asyncio.sleep(0.15)
+    with open(LOG, "a") as f:
+        f.write(f"done {text}\\n")
+"""
+
 
 def _send(url: str, n: int) -> None:
     with ConnectionFactory(url).create_connection() as conn:
@@ -45,10 +58,11 @@ def _lines(log: Path, kind: str) -> list[str]:
     return [ln.split()[1] for ln in log.read_text().splitlines() if ln.startswith(kind + " ")]
 
 
-@pytest.mark.parametrize("mode", [[], ["--transacted", "--batch-size", "3"]],
-                         ids=["auto", "transacted-batch"])
+@pytest.mark.parametrize("mode", [[], ["--transacted", "--batch-size", "3"], ["async"]],
+                         ids=["auto", "transacted-batch", "async-handler"])
 def test_sigterm_with_messages_in_flight(broker: Any, tmp_path: Path, mode: list[str]) -> None:
-    (tmp_path / "orders_handler.py").write_text(HANDLER)
+    (tmp_path / "orders_handler.py").write_text(ASYNC_HANDLER if mode == ["async"] else HANDLER)
+    mode = [] if mode == ["async"] else mode
     log = tmp_path / "log"
     _send(broker.url, 100)
     env = {**os.environ, "WORKER_LOG": str(log),

@@ -75,6 +75,13 @@ def test_settings_that_cannot_work_are_refused(options: dict, match: str) -> Non
         ContainerPolicy.of(dest, **options)
 
 
+def test_an_invalid_selector_is_refused_before_anything_connects() -> None:
+    from amqp_jms import InvalidSelectorException
+
+    with pytest.raises(InvalidSelectorException):
+        ContainerPolicy.of("q", selector="region = ")
+
+
 def test_a_shared_durable_subscription_may_have_several_workers() -> None:
     p = ContainerPolicy.of("topic://t", subscription="s", durable=True, shared=True, concurrency="2-4")
     assert p.destination == Topic("t") and "shared durable subscription s" in p.describes

@@ -218,6 +218,10 @@ class ContainerPolicy:
                              "message: concurrency 1, or a shared subscription for several")
         if self.receive_timeout_s <= 0:
             raise ValueError("receive_timeout_s must be > 0")
+        if self.selector is not None and self.selector.strip():
+            from ..selector import Selector
+
+            Selector(self.selector)  # InvalidSelectorException now, not a reconnect loop later
 
     @classmethod
     def of(cls, destination: Destination | str, **options: Any) -> ContainerPolicy:
