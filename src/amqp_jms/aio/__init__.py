@@ -22,6 +22,7 @@ One core, two faces: every object wraps its blocking twin and awaits the provide
 
 from ._context import AsyncJMSConsumer, AsyncJMSContext, AsyncJMSProducer
 from ._core import AsyncConnection, AsyncConnectionFactory, AsyncConsumer, AsyncProducer, AsyncSession
+from ._server_sessions import AsyncServerSessionPool
 
 __all__ = [
     "AsyncConnection",
@@ -31,5 +32,6 @@ __all__ = [
     "AsyncJMSContext",
     "AsyncJMSProducer",
     "AsyncProducer",
+    "AsyncServerSessionPool",
     "AsyncSession",
 ]

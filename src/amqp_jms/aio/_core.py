@@ -131,6 +131,21 @@ class AsyncConnection(Closing):
     async def start(self) -> None:
         await _thread(self.sync.start)
 
+    async def create_connection_consumer(self, *args: Any) -> Any:
+        """``Connection.create_connection_consumer`` (and its ``create_shared_...``,
+        ``create_durable_...``, ``create_shared_durable_...`` twins below), typically with an
+        ``AsyncServerSessionPool``; the connection consumer is the blocking face's."""
+        return await _thread(self.sync.create_connection_consumer, *args)
+
+    async def create_shared_connection_consumer(self, *args: Any) -> Any:
+        return await _thread(self.sync.create_shared_connection_consumer, *args)
+
+    async def create_durable_connection_consumer(self, *args: Any) -> Any:
+        return await _thread(self.sync.create_durable_connection_consumer, *args)
+
+    async def create_shared_durable_connection_consumer(self, *args: Any) -> Any:
+        return await _thread(self.sync.create_shared_durable_connection_consumer, *args)
+
     async def stop(self) -> None:
         await _thread(self.sync.stop)
 

@@ -22,6 +22,7 @@ from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
 from .local_queue import LocalQueue
 from .producer import MessageProducer
+from .server_session import ServerSessionSupport
 from .session_features import SessionFeatures
 
 if TYPE_CHECKING:
@@ -34,7 +35,7 @@ __all__ = ["Session"]
 M = TypeVar("M", bound="Message")
 
 
-class Session(SessionFeatures, ListenerDispatch):
+class Session(SessionFeatures, ListenerDispatch, ServerSessionSupport):
     """A single-threaded context for producing and consuming messages."""
 
     SESSION_TRANSACTED = ack.SESSION_TRANSACTED
