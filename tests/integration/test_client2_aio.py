@@ -170,7 +170,7 @@ def test_send_nowait_pipelines_in_order(broker: Any) -> None:
 def test_a_parked_receive_is_woken_by_the_arrival_not_by_its_poll(
     broker: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import amqp_jms.aio._core as core
+    import amqp_jms.aio._consumer as core
 
     monkeypatch.setattr(core, "_POLL", 60.0)  # a missed wake-up would now cost a minute
 

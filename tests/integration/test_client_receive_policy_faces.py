@@ -21,8 +21,7 @@ from amqp_jms import (
     Queue,
     TextMessage,
 )
-from amqp_jms.aio import AsyncConnectionFactory
-from amqp_jms.aio._core import AsyncConsumer, AsyncProducer
+from amqp_jms.aio import AsyncConnectionFactory, AsyncConsumer, AsyncProducer
 from amqp_jms.client.consumer import MessageConsumer
 from amqp_jms.client.producer import MessageProducer
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from ..client.connection_events import check_listener
 
-__all__ = ["OnLoop"]
+__all__ = ["ListenerOnLoop", "OnLoop"]
 
 _log = logging.getLogger(__name__)
 
@@ -66,3 +66,24 @@ class OnLoop:
 
     def on_connection_failure(self, exc: Exception) -> None:
         self._forward("on_connection_failure", exc)
+
+
+class ListenerOnLoop:
+    """A message or exception listener of the asyncio face, called from the core's thread (a
+    session's dispatcher, the exception listener's thread) and run on ``loop``: plain or
+    ``async def``. The core's thread waits for it to return, so what the core does after a
+    listener returns (acknowledging under AUTO_ACKNOWLEDGE, redelivering when it raised) happens
+    after the application's code ran, exactly as for a blocking listener."""
+
+    def __init__(self, listener: Any, method: str, loop: asyncio.AbstractEventLoop) -> None:
+        self.listener = listener
+        self._call: Any = getattr(listener, method, listener)
+        self.loop = loop
+
+    async def _run(self, arg: Any) -> None:
+        result = self._call(arg)
+        if inspect.isawaitable(result):
+            await result
+
+    def __call__(self, arg: Any) -> None:
+        asyncio.run_coroutine_threadsafe(self._run(arg), self.loop).result()

@@ -25,6 +25,7 @@ from .receive_policy import (
     ready_prefetched,
     receive_flow,
 )
+from .waits import ProviderWait
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -120,6 +121,10 @@ class MessageConsumer:
         None (a pull consumer still pulls, with drain: it has nothing local). For the asyncio
         face, whose ``receive_no_wait`` must not wait on the event loop."""
         return self._receive(0.0, ask_peer=False)
+
+    def receive_encoded_local(self, *, decode_body: bool = True) -> EncodedMessage | None:
+        """``receive_encoded_no_wait`` that never asks the peer (see ``receive_local``)."""
+        return self._receive_encoded(0.0, decode_body, ask_peer=False)
 
     @property
     def closed(self) -> bool:
@@ -224,17 +229,20 @@ class MessageConsumer:
         got = self._receive_inbound(timeout, ask_peer)
         return None if got is None else got[1]
 
-    def _receive_encoded(self, timeout: float | None, body: bool = True) -> EncodedMessage | None:
-        got = self._receive_inbound(timeout, body=body)
-        if got is None:
-            return None
-        inbound, message = got
+    def _receive_encoded(self, timeout: float | None, body: bool = True, ask_peer: bool = True
+                         ) -> EncodedMessage | None:
+        got = self._receive_inbound(timeout, ask_peer, body=body)
+        return None if got is None else self.encoded(*got)
+
+    @staticmethod
+    def encoded(inbound: Any, message: Message) -> EncodedMessage:
+        """A received message with the bytes it arrived as (``receive_encoded``, both faces)."""
         data = inbound.data
         if data is None:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
 
-    def _receive_body(self, cls: type, timeout: float | None) -> Any:
+    def _receive_body(self, cls: type, timeout: float | None, ask_peer: bool = True) -> Any:
         """The next message's body as ``cls`` (JMSConsumer.receive_body). A body of another
         type raises ``MessageFormatException``; under AUTO/DUPS_OK the message then counts as
         never received: not acknowledged, and back at the front for the next receive (Qpid
@@ -244,7 +252,7 @@ class MessageConsumer:
         def take(msg: Message) -> None:
             body.append(msg.get_body(cls))
 
-        got = self._receive_inbound(timeout, vet=take)
+        got = self._receive_inbound(timeout, ask_peer, vet=take)
         return None if got is None else body[0]
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
@@ -289,8 +297,7 @@ class MessageConsumer:
                 elif op is WAIT_RUNNING:
                     got = q.wait_running(arg)
                 else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
-                    conn = self._session.connection
-                    got = conn.wait_provider(self.request(op), self._drain_timeout, arg)
+                    got = self.request(op, arg).block()
                 step = flow.send(got)
         except StopIteration:
             return None
@@ -308,15 +315,18 @@ class MessageConsumer:
         return receive_flow(self._queue, self._prefetch, timeout, ask_peer,
                             self._provider_consumer.drain_on_empty, local_only)
 
-    def request(self, op: Op) -> Any:
-        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
+    def request(self, op: Op, what: str) -> ProviderWait:
+        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step (``what``
+        names it); the wait for the peer's answer, up to ``jms.drainTimeout``."""
         if op is PULL:
-            return self._provider_consumer.pull(drain=False)
-        if op is PULL_DRAIN:
-            return self._provider_consumer.pull(drain=True)
-        if op is DRAIN:
-            return self._provider_consumer.drain()
-        raise ValueError(f"not a provider request: {op!r}")
+            fut = self._provider_consumer.pull(drain=False)
+        elif op is PULL_DRAIN:
+            fut = self._provider_consumer.pull(drain=True)
+        elif op is DRAIN:
+            fut = self._provider_consumer.drain()
+        else:
+            raise ValueError(f"not a provider request: {op!r}")
+        return ProviderWait(fut, self._drain_timeout, what, self._session.connection.provider())
 
     def top_up(self) -> None:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
@@ -356,6 +366,10 @@ class MessageConsumer:
         """``JMSConsumer.receive_body``: the next message's body as ``cls``, waiting up to
         ``timeout`` seconds (None: until one arrives; 0: no wait)."""
         return self._receive_body(cls, timeout)
+
+    def receive_body_local(self, cls: type) -> Any:
+        """``receive_body_within(cls, 0)`` that never asks the peer (see ``receive_local``)."""
+        return self._receive_body(cls, 0.0, ask_peer=False)
 
     @property
     def local_queue(self) -> LocalQueue:

@@ -10,6 +10,7 @@ from ..exceptions import IllegalStateException, InvalidDestinationException, JMS
 from ..message import DeliveryMode
 from ..provider.base import DELAYED_DELIVERY
 from .completion import RETURN_FUTURE, is_listener
+from .waits import ProviderWait
 
 if TYPE_CHECKING:
     from ..provider.base import ProviderProducer
@@ -181,8 +182,9 @@ class MessageProducer:
     ) -> Any:
         """The send every face ends in, its arguments resolved (``resolve_send_args``): set the
         headers and send. ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
-        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio);
-        None waits for the outcome when the send waits (``_waits``)."""
+        (``amqp_jms.client.completion``) to get the wait for the outcome back instead of
+        blocking on it (a ``ProviderWait``, for the asyncio face; None when the send does not
+        wait); None waits for the outcome when the send waits (``_waits``)."""
         self.check_open()
         if message is None:
             raise TypeError("message must not be None")
@@ -222,16 +224,17 @@ class MessageProducer:
         fut = self._provider_producer.send(message, sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
-        if return_future:
-            return fut
         if listener is not None:  # asynchronous send: the session's completion thread reports
             from .completion import completions_for
 
             completions_for(self._session).add(fut, message, listener, self)
-            return
-        if fut is not None:
-            conn = self._session.connection
-            conn.wait_provider(fut, self._send_timeout, "send")
+            return None
+        wait = None if fut is None else ProviderWait(fut, self._send_timeout, "send",
+                                                     self._session.connection.provider())
+        if return_future or wait is None:
+            return wait
+        wait.block()
+        return None
 
     def _waits(self, mode: int) -> bool:
         """Qpid JMS's rule: a send waits for the peer's outcome only when it is PERSISTENT and
