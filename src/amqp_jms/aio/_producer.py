@@ -9,7 +9,7 @@ a send fails exactly as the blocking one does (a timeout is the same ``JMSExcept
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..client.completion import RETURN_FUTURE
 from ..client.waits import ProviderWait
@@ -20,6 +20,7 @@ from ._wait import wait
 if TYPE_CHECKING:
     from ..client.producer import MessageProducer
     from ..destination import Destination
+    from ..message import Message
 
 __all__ = ["AsyncProducer"]
 
@@ -37,6 +38,14 @@ class AsyncProducer(Closing):
         self.sync = producer
 
     # -- sending -------------------------------------------------------------------------------
+    @overload
+    async def send(self, message: Message, delivery_mode: int = ..., priority: int = ...,
+                   time_to_live: int = ...) -> None: ...
+
+    @overload
+    async def send(self, destination: Destination, message: Message, delivery_mode: int = ...,
+                   priority: int = ..., time_to_live: int = ...) -> None: ...
+
     async def send(self, *args: Any, **kwargs: Any) -> None:
         """Send and wait for the outcome (when the core would): ``send(message)`` or, for an
         anonymous producer, ``send(destination, message)``; ``delivery_mode``, ``priority`` and

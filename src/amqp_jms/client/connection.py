@@ -17,6 +17,7 @@ from ..exceptions import IllegalStateException, InvalidClientIDException, JMSExc
 from ..provider.base import Capabilities, Provider
 from ..provider.config import ConnectionConfig
 from ..provider.metrics import ConnectionMetrics
+from .acknowledgement import session_mode
 from .completion import refuse_in_callback
 from .connection_events import ConnectionEvents
 from .session import Session
@@ -178,8 +179,11 @@ class Connection:
             raise TypeError(
                 "create_session(transacted: bool, acknowledge_mode: int) or create_session(mode: int)"
             )
-        if mode not in Session.MODES:
-            raise JMSException(f"invalid session mode {mode!r}: expected one of {Session.MODES}")
+        checked = session_mode(mode)
+        if checked is None:
+            raise JMSException(
+                f"invalid session mode {mode!r}: expected one of {[int(m) for m in Session.MODES]}")
+        mode = checked
         prov = self._connect()
         psession = self.wait_provider(
             prov.create_session(mode == Session.SESSION_TRANSACTED), self.request_timeout(), "create_session"

@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from .._logs import CLIENT
-from .acknowledgement import delivered_before_listener, hands_back_refused
+from .acknowledgement import AcknowledgeMode, delivered_before_listener, hands_back_refused
 
 if TYPE_CHECKING:
     from ..message import Message
@@ -85,7 +85,7 @@ class ListenerDispatch:
     _connection: Connection
     _lock: threading.RLock
     _index: int
-    _mode: int
+    _mode: AcknowledgeMode
     _closed: bool
     _dispatcher: Dispatcher | None
     _current: tuple[MessageConsumer, Any] | None

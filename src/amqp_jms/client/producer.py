@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
@@ -13,7 +13,9 @@ from .completion import RETURN_FUTURE, is_listener
 from .waits import ProviderWait
 
 if TYPE_CHECKING:
+    from ..message import Message
     from ..provider.base import ProviderProducer
+    from .completion import CompletionListenerLike
     from .session import Session
 
 __all__ = ["MessageProducer"]
@@ -126,6 +128,21 @@ class MessageProducer:
         self._seq = 0
 
     # -- sending -------------------------------------------------------------------------------
+    @overload
+    def send(self, message: Message, delivery_mode: int = ..., priority: int = ..., time_to_live: int = ...,
+             completion_listener: CompletionListenerLike | None = None) -> None: ...
+
+    @overload
+    def send(self, message: Message, completion_listener: CompletionListenerLike, /) -> None: ...
+
+    @overload
+    def send(self, destination: Destination, message: Message, delivery_mode: int = ..., priority: int = ...,
+             time_to_live: int = ..., completion_listener: CompletionListenerLike | None = None) -> None: ...
+
+    @overload
+    def send(self, destination: Destination, message: Message, completion_listener: CompletionListenerLike,
+             /) -> None: ...
+
     def send(self, *args: Any, **kwargs: Any) -> None:
         """``send(message[, delivery_mode, priority, time_to_live])`` or, for a producer created
         without a destination, ``send(destination, message[, ...])``. Keywords

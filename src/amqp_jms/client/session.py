@@ -16,7 +16,13 @@ from ..destination import Destination, Queue, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
-from .acknowledgement import POISON, count_local_redelivery, decode_or_poison, settle_away_outcome
+from .acknowledgement import (
+    POISON,
+    AcknowledgeMode,
+    count_local_redelivery,
+    decode_or_poison,
+    settle_away_outcome,
+)
 from .completion import Completions, wait_for_completions
 from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
@@ -45,7 +51,8 @@ class Session(SessionFeatures, ListenerDispatch):
     INDIVIDUAL_ACKNOWLEDGE = ack.INDIVIDUAL_ACKNOWLEDGE
     MODES = ack.MODES
 
-    def __init__(self, connection: Connection, psession: ProviderSession, mode: int, index: int) -> None:
+    def __init__(self, connection: Connection, psession: ProviderSession, mode: AcknowledgeMode,
+                 index: int) -> None:
         self._connection = connection
         self._provider_session = psession
         self._mode = mode
@@ -81,11 +88,11 @@ class Session(SessionFeatures, ListenerDispatch):
     def transacted(self) -> bool:
         return self._mode == self.SESSION_TRANSACTED
 
-    def get_acknowledge_mode(self) -> int:
+    def get_acknowledge_mode(self) -> AcknowledgeMode:
         return self._mode
 
     @property
-    def acknowledge_mode(self) -> int:
+    def acknowledge_mode(self) -> AcknowledgeMode:
         return self._mode
 
     # -- message factories ---------------------------------------------------------------------
