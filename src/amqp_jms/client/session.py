@@ -12,7 +12,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..destination import Destination, Queue, Topic
+from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
@@ -28,11 +28,12 @@ from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
 from .local_queue import LocalQueue
 from .producer import MessageProducer
-from .session_features import SessionFeatures
+from .session_features import SessionFeatures, SubscriptionLink
 
 if TYPE_CHECKING:
     from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
     from ..provider.base import ProviderSession
+    from .browser import QueueBrowser
     from .connection import Connection
 
 __all__ = ["Session"]
@@ -40,7 +41,7 @@ __all__ = ["Session"]
 M = TypeVar("M", bound="Message")
 
 
-class Session(SessionFeatures, ListenerDispatch):
+class Session:
     """A single-threaded context for producing and consuming messages."""
 
     SESSION_TRANSACTED = ack.SESSION_TRANSACTED
@@ -66,10 +67,10 @@ class Session(SessionFeatures, ListenerDispatch):
         #: CLIENT/INDIVIDUAL consumers closed with delivered, unacknowledged messages: their links
         #: stay until those are acknowledged (or recovered) or the session ends (Qpid JMS)
         self._deferred: list[MessageConsumer] = []
-        self._dispatcher: Dispatcher | None = None
-        #: the (consumer, inbound) a listener is handling right now (dispatcher thread only)
-        self._current: tuple[MessageConsumer, Any] | None = None
-        self._recovered_current = False
+        #: the message listeners (their thread, what one handles now)
+        self._listeners = ListenerDispatch(self)
+        #: durable and shared subscriptions, temporary destinations, browsers
+        self._features = SessionFeatures(self)
         self._producer_ids = 0
         #: the thread that reports asynchronous sends (``client.completion``), from the first one
         self.completions: Completions | None = None
@@ -165,19 +166,66 @@ class Session(SessionFeatures, ListenerDispatch):
         return prod
 
     def create_consumer(
+        self, destination: Destination, message_selector: str | None = None, no_local: bool = False
+    ) -> MessageConsumer:
+        return self.open_consumer(destination, message_selector, no_local)
+
+    # -- durable and shared subscriptions, temporary destinations, browsers (SessionFeatures) ---
+    def create_durable_subscriber(
+        self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
+    ) -> MessageConsumer:
+        """An unshared durable subscription (needs a client ID); its consumer (JMS 6.3)."""
+        return self._features.subscribe(topic, name, message_selector, no_local, shared=False, durable=True)
+
+    def create_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
+    ) -> MessageConsumer:
+        """JMS 2.0 name of ``create_durable_subscriber``."""
+        return self._features.subscribe(topic, name, message_selector, no_local, shared=False, durable=True)
+
+    def create_shared_consumer(
+        self, topic: Topic, shared_subscription_name: str, message_selector: str | None = None
+    ) -> MessageConsumer:
+        """A consumer on a shared non-durable subscription (JMS 2.0): messages are shared out."""
+        return self._features.subscribe(topic, shared_subscription_name, message_selector, False,
+                                        shared=True, durable=False)
+
+    def create_shared_durable_consumer(
+        self, topic: Topic, name: str, message_selector: str | None = None
+    ) -> MessageConsumer:
+        """A consumer on a shared durable subscription (no client ID needed)."""
+        return self._features.subscribe(topic, name, message_selector, False, shared=True, durable=True)
+
+    def unsubscribe(self, name: str) -> None:
+        """Delete durable subscription ``name``; it must have no active consumer."""
+        self._features.unsubscribe(name)
+
+    def create_temporary_queue(self) -> TemporaryQueue:
+        """A queue that lives as long as this connection; only this connection may consume."""
+        return self._features.create_temporary_queue()
+
+    def create_temporary_topic(self) -> TemporaryTopic:
+        return self._features.create_temporary_topic()
+
+    def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
+        """Look at the messages on ``queue`` without consuming them (JMS 4.9)."""
+        return self._features.create_browser(queue, message_selector)
+
+    # -- what the session's collaborators use (not JMS API) -------------------------------------
+    def open_consumer(
         self,
         destination: Destination,
         message_selector: str | None = None,
         no_local: bool = False,
-        *,
-        _spec: dict[str, Any] | None = None,
+        subscription: SubscriptionLink | None = None,
     ) -> MessageConsumer:
+        """``create_consumer``, or (``subscription``) a durable or shared subscription's consumer."""
         self.check_open()
         if destination is None:
             raise InvalidDestinationException("create_consumer needs a destination, got None")
         if not isinstance(destination, Destination):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
-        self._check_consumer_destination(destination)  # temporary: only its connection consumes
+        self._features.check_consumer_destination(destination)  # temporary: only its connection consumes
         selector_obj = None
         if message_selector is not None and message_selector.strip() == "":
             message_selector = None
@@ -187,11 +235,13 @@ class Session(SessionFeatures, ListenerDispatch):
             selector_obj = Selector(message_selector)  # InvalidSelectorException before any frame
         conn = self._connection
         cfg = conn.config
-        prefetch = cfg.prefetch.for_destination(destination.is_topic, bool(_spec and _spec.get("durable")))
+        durable = subscription is not None and subscription.durable
+        prefetch = cfg.prefetch.for_destination(destination.is_topic, durable)
         # (a transacted session's consumers are never presettled: their acks are the transaction)
         presettle = self._mode == self.NO_ACKNOWLEDGE or (
             not self.transacted and cfg.presettle.consumer(destination.is_topic))
-        spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle, **(_spec or {}))
+        spec = ConsumerSpec(destination, message_selector, no_local, prefetch, presettle,
+                            *(() if subscription is None else subscription))
         queue = LocalQueue(settled=presettle)
         queue.running = conn.started
         pcons = conn.wait_provider(self._provider_session.create_consumer(spec, queue),
@@ -211,6 +261,10 @@ class Session(SessionFeatures, ListenerDispatch):
                 raise IllegalStateException("the session is closed")
             self._consumers.append(cons)
         return cons
+
+    def listener_changed(self, consumer: MessageConsumer) -> None:
+        """``consumer`` set (or cleared) its message listener (``ListenerDispatch``)."""
+        self._listeners.listener_changed(consumer)
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
     def prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
@@ -289,23 +343,23 @@ class Session(SessionFeatures, ListenerDispatch):
         if self.transacted:
             raise IllegalStateException("recover() is not allowed on a transacted session")
         delivered = self._delivered.take_all()
-        current = self._current
-        d = self._dispatcher
+        current = self._listeners.current
+        d = self._listeners.dispatcher
         if current is not None and d is not None and d.on_own_thread():
             # called from a listener: the message it is handling is redelivered too (last; it is
             # already among the delivered ones where the application acknowledges)
             if current not in delivered:
                 delivered.append(current)
-            self._recovered_current = True
+            self._listeners.recovered_current = True
         for consumer, items in ack.DeliveredLedger.recover(delivered):
             if consumer.closed:  # a closed consumer's link waited for these: give them back
                 for inbound in items:
                     consumer.provider_consumer.acknowledge(inbound, ack.MODIFIED_FAILED)
                 continue
             consumer.local_queue.push_front(items)
-            if consumer.get_message_listener() is not None and self._dispatcher is not None:
+            if consumer.get_message_listener() is not None and self._listeners.dispatcher is not None:
                 for _ in items:
-                    self._dispatcher.notify(consumer)
+                    self._listeners.dispatcher.notify(consumer)
         self._close_deferred()
 
     def commit(self) -> None:
@@ -355,7 +409,7 @@ class Session(SessionFeatures, ListenerDispatch):
     @property
     def dispatcher(self) -> Dispatcher | None:
         """The listener thread, once a listener was set."""
-        return self._dispatcher
+        return self._listeners.dispatcher
 
     @property
     def consumers(self) -> list[MessageConsumer]:
@@ -371,11 +425,11 @@ class Session(SessionFeatures, ListenerDispatch):
     def set_running(self, running: bool) -> None:
         for c in list(self._consumers):
             c.local_queue.set_running(running)
-        if running and self._dispatcher is not None:
-            self._dispatcher.resume()
+        if running and self._listeners.dispatcher is not None:
+            self._listeners.dispatcher.resume()
         if running:
             for c in list(self._consumers):
-                self._pull_for_listener(c)
+                self._listeners.pull_for_listener(c)
 
     def after_stop(self) -> None:
         """After stop (listeners idle): pull consumers give their credit and messages back."""
@@ -405,14 +459,14 @@ class Session(SessionFeatures, ListenerDispatch):
     def close_consumer(self, consumer: MessageConsumer) -> None:
         if consumer.closed:
             return
-        d = self._dispatcher
-        current = self._current
+        d = self._listeners.dispatcher
+        current = self._listeners.current
         if d is not None and d.on_own_thread() and current is not None and current[0] is consumer:
             # JMS 2.0 MessageConsumer.close: it would wait for the very listener call it is in
             raise IllegalStateException("a message listener must not close its own consumer")
         consumer.mark_closed()
         consumer.local_queue.close()
-        d = self._dispatcher
+        d = self._listeners.dispatcher
         if d is not None and not d.on_own_thread():
             d.wait_idle()
         conn = self._connection
@@ -461,7 +515,7 @@ class Session(SessionFeatures, ListenerDispatch):
         """Close consumers and producers, roll back an open transaction, end the session."""
         if self._closed:
             return
-        d = self._dispatcher
+        d = self._listeners.dispatcher
         if d is not None and d.on_own_thread():
             raise IllegalStateException("a message listener must not close its own session")
         wait_for_completions(self, "close")  # JMS 4.6.2: incomplete async sends complete first
