@@ -357,7 +357,7 @@ class Connection:
             if not self._started:
                 self._started_cond.wait(timeout)
 
-    def provider(self) -> Provider:
+    def opened_provider(self) -> Provider:
         """The provider of an opened connection (every caller opened it first)."""
         p = self._provider
         if p is None:
@@ -365,7 +365,7 @@ class Connection:
         return p
 
     def wait_provider(self, fut: Any, timeout: float | None, what: str) -> Any:
-        return self.provider().wait(fut, timeout, what)
+        return self.opened_provider().wait(fut, timeout, what)
 
     def provider_alive(self) -> bool:
         p = self._provider
@@ -385,10 +385,10 @@ class Connection:
 
     def capabilities(self) -> Capabilities:
         """What the peer connected now supports (asked each time: a failover may change it)."""
-        return self.provider().capabilities
+        return self.opened_provider().capabilities
 
     def connection_id(self) -> str:
-        return self.provider().connection_id
+        return self.opened_provider().connection_id
 
     # -- temporary destinations (the connection owns them: JMS 6.2.2) --------------------------
     def own_temporary(self, dest: TemporaryQueue | TemporaryTopic) -> None:
@@ -408,7 +408,7 @@ class Connection:
                 if not c.closed and c.destination == dest:
                     raise IllegalStateException(f"cannot delete {dest}: it has an active consumer")
         if self.provider_alive():
-            self.wait_provider(self.provider().delete_temporary(dest.name), self.request_timeout(),
+            self.wait_provider(self.opened_provider().delete_temporary(dest.name), self.request_timeout(),
                                 "delete temporary destination")
         with self._temporaries_lock:
             self._temporaries.discard(dest)

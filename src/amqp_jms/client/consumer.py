@@ -326,7 +326,7 @@ class MessageConsumer:
             fut = self._provider_consumer.drain()
         else:
             raise ValueError(f"not a provider request: {op!r}")
-        return ProviderWait(fut, self._drain_timeout, what, self._session.connection.provider())
+        return ProviderWait(fut, self._drain_timeout, what, self._session.connection.opened_provider())
 
     def top_up(self) -> None:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""

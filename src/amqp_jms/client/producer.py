@@ -247,7 +247,7 @@ class MessageProducer:
             completions_for(self._session).add(fut, message, listener, self)
             return None
         wait = None if fut is None else ProviderWait(fut, self._send_timeout, "send",
-                                                     self._session.connection.provider())
+                                                     self._session.connection.opened_provider())
         if return_future or wait is None:
             return wait
         wait.block()

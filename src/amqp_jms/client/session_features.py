@@ -51,7 +51,7 @@ class SessionFeatures:
             )
         conn.capabilities().check(UNSUBSCRIBE)
         link = name if conn.get_client_id() is not None else f"{name}|global"
-        conn.wait_provider(conn.provider().unsubscribe(link), conn.request_timeout(), "unsubscribe")
+        conn.wait_provider(conn.opened_provider().unsubscribe(link), conn.request_timeout(), "unsubscribe")
 
     def subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool
@@ -98,7 +98,7 @@ class SessionFeatures:
         self._session.check_open()
         conn = self._session.connection
         what = "create_temporary_topic" if topic else "create_temporary_queue"
-        address = conn.wait_provider(conn.provider().create_temporary(topic), conn.request_timeout(), what)
+        address = conn.wait_provider(conn.opened_provider().create_temporary(topic), conn.request_timeout(), what)
         dest: TemporaryQueue | TemporaryTopic = TemporaryTopic(address) if topic else TemporaryQueue(address)
         conn.own_temporary(dest)
         return dest
