@@ -136,7 +136,7 @@ def test_jms_consumer_listener_closing_itself_and_its_context(broker: Any) -> No
     assert any(n.startswith("amqp-jms-io") for n in before)
     ctx.close()  # the context stayed open: this really closes it, and its threads end
     deadline = time.monotonic() + 5
-    conn = ctx.connection
+    conn = ctx.internal.connection
     provider = conn._provider
     while time.monotonic() < deadline and provider is not None and provider.loop_thread._thread.is_alive():
         time.sleep(0.05)

@@ -52,12 +52,12 @@ class AsyncConsumer(Closing):
         #: self-pipe write per prefetched message otherwise), and once per parking
         self._parked = 0
         self._woken = False
-        self._queue = consumer.local_queue
-        consumer.local_queue.on_arrival = self._arrived  # called on the I/O thread
+        self._queue = consumer.internal.local_queue
+        consumer.internal.local_queue.on_arrival = self._arrived  # called on the I/O thread
         self._listener: ListenerOnLoop | None = None
         # the consumer's steps, looked up once (a receive is a hot path)
-        self._top_up = consumer.top_up
-        self._deliver = consumer.deliver
+        self._top_up = consumer.internal.top_up
+        self._deliver = consumer.internal.deliver
 
     def _arrived(self) -> None:
         loop, ev = self._loop, self._event
@@ -101,7 +101,7 @@ class AsyncConsumer(Closing):
     def receive_no_wait(self) -> Message | None:
         """A message already here, or None: never waits, so it never asks the peer (that would
         block the event loop); ``await receive(t)`` asks it when ``t`` runs out."""
-        return self.sync.receive_local()
+        return self.sync.internal.receive_local()
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
@@ -123,12 +123,12 @@ class AsyncConsumer(Closing):
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         got = await self._receive(timeout_ms, body=decode_body)
-        return None if got is None else MessageConsumer.encoded(*got)
+        return None if got is None else self.sync.internal.encoded(*got)
 
     def receive_encoded_no_wait(self, *, decode_body: bool = True) -> EncodedMessage | None:
         """A message already here with its bytes, or None (never asks the peer, as
         ``receive_no_wait``)."""
-        return self.sync.receive_encoded_local(decode_body=decode_body)
+        return self.sync.internal.receive_encoded_local(decode_body=decode_body)
 
     async def drain(self) -> bool:
         """As ``MessageConsumer.drain``: everything the peer had for this consumer is local."""
@@ -141,15 +141,15 @@ class AsyncConsumer(Closing):
         blocking ``MessageConsumer._receive_inbound``: it awaits the provider's requests and the
         arrivals the I/O thread signals, and never blocks the event loop."""
         c = self.sync
-        c.check_can_receive()
+        c.internal.check_can_receive()
         q = self._queue
-        inbound = ready_prefetched(q, c.prefetch)  # the common case, without the flow
+        inbound = ready_prefetched(q, c.internal.prefetch)  # the common case, without the flow
         if inbound is not None:
             self._top_up()
             msg = self._deliver(inbound, vet, body)
             if msg is not None:
                 return inbound, msg
-        flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
+        flow = c.internal.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
         try:
             step = next(flow)
             while True:
@@ -173,7 +173,7 @@ class AsyncConsumer(Closing):
                 elif op is WAIT_RUNNING:
                     got = await self._wait_running(arg)
                 else:  # PULL, PULL_DRAIN, DRAIN
-                    got = await wait(c.request(op, arg))
+                    got = await wait(c.internal.request(op, arg))
                 step = flow.send(got)
         except StopIteration:
             return None

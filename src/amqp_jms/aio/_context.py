@@ -122,7 +122,7 @@ class AsyncJMSContext(Transacting):
 
     # -- producers, consumers, browsers --------------------------------------------------------
     def create_producer(self) -> AsyncJMSProducer:
-        self.sync.check_open()
+        self.sync.internal.check_open()
         return AsyncJMSProducer(self.sync)
 
     async def create_consumer(self, destination: Destination, message_selector: str | None = None,
@@ -196,7 +196,7 @@ class AsyncJMSConsumer:
         """A message already here, its body as ``cls``; None if none is here (never asks the
         peer, as ``receive_no_wait``)."""
         with _runtime():
-            body: T | None = self.consumer.sync.receive_body_local(cls)
+            body: T | None = self.consumer.sync.internal.receive_body_local(cls)
             return body
 
     def __aiter__(self) -> AsyncIterator[Message]:

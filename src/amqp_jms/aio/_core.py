@@ -80,6 +80,10 @@ class AsyncConnection(Closing):
     def get_meta_data(self) -> ConnectionMetaData:
         return self.sync.get_meta_data()
 
+    def connection_id(self) -> str:
+        """As ``Connection.connection_id``: the id in the client's logs and metrics."""
+        return self.sync.connection_id()
+
     def metrics(self) -> ConnectionMetrics:
         """The connection's counters (``Connection.metrics``): a snapshot, no I/O, no await."""
         return self.sync.metrics()
@@ -139,6 +143,10 @@ class AsyncSession(Transacting):
         self.sync = session
 
     # -- properties ----------------------------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        return self.sync.closed
+
     def get_transacted(self) -> bool:
         return self.sync.get_transacted()
 

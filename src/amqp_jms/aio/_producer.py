@@ -70,11 +70,11 @@ class AsyncProducer(Closing):
 
     def _send(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> ProviderWait | None:
         producer = self.sync
-        destination, message, mode, priority, ttl, listener = producer.resolve_send_args(
+        destination, message, mode, priority, ttl, listener = producer.internal.resolve_send_args(
             args, {k: v for k, v in kwargs.items() if v is not None})
         if listener is not None:
             raise TypeError("the asyncio producer takes no completion listener: await the send")
-        w: ProviderWait | None = producer.send_resolved(destination, message, mode, priority, ttl,
+        w: ProviderWait | None = producer.internal.send_resolved(destination, message, mode, priority, ttl,
                                                         RETURN_FUTURE)
         return w
 

@@ -166,7 +166,7 @@ def _call(listener: Any, message: Any, exc: Exception | None) -> None:
 def completions_for(session: Any) -> Completions:
     c: Completions | None = session.completions
     if c is None:
-        c = session.completions = Completions(f"amqp-jms-completion-{session.index}")
+        c = session.completions = Completions(f"amqp-jms-completion-{session.internal.index}")
     return c
 
 
@@ -191,7 +191,7 @@ def wait_for_completions(session: Any, what: str, producer: Any = None) -> None:
         return
     if c.on_own_thread():
         raise IllegalStateException(f"a CompletionListener must not call {what}() on its own {what_of(what)}")
-    cfg = session.connection.config
+    cfg = session.internal.connection.internal.config
     c.wait_all(cfg.seconds(cfg.close_timeout_ms), producer)  # a dead connection must not hang us
     if what == "close" and producer is None:
         c.stop()

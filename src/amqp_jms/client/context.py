@@ -77,6 +77,8 @@ class JMSContext:
     DUPS_OK_ACKNOWLEDGE = AcknowledgeMode.DUPS_OK_ACKNOWLEDGE
 
     def __init__(self, shared: _Shared, session_mode: int) -> None:
+        #: what the client's own objects use of this one (not JMS API)
+        self.internal = ContextInternal(self)
         self._shared = shared
         mode = as_session_mode(session_mode)
         if mode is None:
@@ -111,16 +113,8 @@ class JMSContext:
     # -- contexts, connection-level ------------------------------------------------------------
     def create_context(self, session_mode: int) -> JMSContext:
         """Another context (own session) on this context's connection."""
-        self.check_open()
+        self._check_open()
         return JMSContext(self._shared, session_mode)
-
-    @property
-    def connection(self) -> Connection:
-        return self._shared.connection
-
-    @property
-    def session(self) -> Session:
-        return self._session
 
     def get_client_id(self) -> str | None:
         with _runtime():
@@ -155,12 +149,12 @@ class JMSContext:
         return self._mode == self.SESSION_TRANSACTED
 
     def start(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._shared.connection.start()
 
     def stop(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._shared.connection.stop()
 
@@ -174,8 +168,8 @@ class JMSContext:
             return
         sh = self._shared
         with _runtime():
-            sh.connection.refuse_on_dispatcher("close")
-            refuse_in_callback(sh.connection.sessions, "close")
+            sh.connection.internal.refuse_on_dispatcher("close")
+            refuse_in_callback(sh.connection.internal.sessions, "close")
         self._closed = True
         with sh.lock:
             sh.users -= 1
@@ -196,23 +190,23 @@ class JMSContext:
 
     # -- session-level ---------------------------------------------------------------------------
     def commit(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.commit()
 
     def rollback(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.rollback()
 
     def recover(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.recover()
 
     def acknowledge(self) -> None:
         """Acknowledge every message consumed by this context (CLIENT_ACKNOWLEDGE)."""
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.acknowledge()
 
@@ -223,51 +217,51 @@ class JMSContext:
         return Topic(name)
 
     def create_temporary_queue(self) -> TemporaryQueue:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_temporary_queue()
 
     def create_temporary_topic(self) -> TemporaryTopic:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_temporary_topic()
 
     def create_message(self) -> Message:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_message()
 
     def create_text_message(self, text: str | None = None) -> TextMessage:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_text_message(text)
 
     def create_bytes_message(self) -> BytesMessage:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_bytes_message()
 
     def create_map_message(self) -> MapMessage:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_map_message()
 
     def create_stream_message(self) -> StreamMessage:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_stream_message()
 
     def create_object_message(self, obj: Any = None) -> ObjectMessage:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_object_message(obj)
 
     # -- producers and consumers ---------------------------------------------------------------
     def create_producer(self) -> JMSProducer:
-        self.check_open()
+        self._check_open()
         return JMSProducer(self)
 
-    def message_producer(self) -> MessageProducer:
+    def _message_producer(self) -> MessageProducer:
         with self._lock:
             if self._producer is None:
                 with _runtime():
@@ -296,24 +290,24 @@ class JMSContext:
         return self._consumer(lambda s: s.create_shared_durable_consumer(topic, name, message_selector))
 
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_browser(queue, message_selector)
 
     def unsubscribe(self, name: str) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.unsubscribe(name)
 
     def _consumer(self, create: Callable[[Session], MessageConsumer]) -> JMSConsumer:
-        self.check_open()
+        self._check_open()
         with _runtime():
             cons = create(self._session)
             if self._autostart:
                 self._shared.connection.start()
         return JMSConsumer(cons)
 
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the JMSContext is closed")
 
@@ -354,12 +348,13 @@ class JMSConsumer:
         if timeout_ms is not None and timeout_ms < 0:
             raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, None if not timeout_ms else timeout_ms / 1000.0)
+            timeout = None if not timeout_ms else timeout_ms / 1000.0
+            body: T | None = self._c.internal.receive_body_within(cls, timeout)
             return body
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, 0.0)
+            body: T | None = self._c.internal.receive_body_within(cls, 0.0)
             return body
 
     def close(self) -> None:
@@ -375,3 +370,26 @@ class JMSConsumer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ContextInternal:
+    """The context's side for its JMSProducer and the asyncio face: not JMS API. ``JMSContext.internal``."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: JMSContext) -> None:
+        self._owner = owner
+
+    @property
+    def connection(self) -> Connection:
+        return self._owner._shared.connection
+
+    @property
+    def session(self) -> Session:
+        return self._owner._session
+
+    def message_producer(self) -> MessageProducer:
+        return self._owner._message_producer()
+
+    def check_open(self) -> None:
+        self._owner._check_open()

@@ -61,7 +61,7 @@ class Dispatcher:
             self._thread.join(10)
 
     def _main(self) -> None:
-        conn = self._session.connection
+        conn = self._session.connection.internal
         while True:
             item = self._q.get()
             if item is _STOP or self._stopped:
@@ -96,40 +96,41 @@ class ListenerDispatch:
 
     @property
     def connection(self) -> Connection:
-        return self._session.connection
+        return self._session.internal.connection
 
     def listener_changed(self, consumer: MessageConsumer) -> None:
         """``consumer`` set (or cleared) its message listener: feed it from its queue."""
         listener = consumer.get_message_listener()
         with self._lock:
             if listener is None:
-                consumer.local_queue.on_arrival = None
+                consumer.internal.local_queue.on_arrival = None
                 return
             if self.dispatcher is None:
-                self.dispatcher = Dispatcher(self, f"amqp-jms-session-{self._session.index}")
+                self.dispatcher = Dispatcher(self, f"amqp-jms-session-{self._session.internal.index}")
             d = self.dispatcher
-            consumer.local_queue.on_arrival = lambda: d.notify(consumer)
-            for _ in range(len(consumer.local_queue)):
+            consumer.internal.local_queue.on_arrival = lambda: d.notify(consumer)
+            for _ in range(len(consumer.internal.local_queue)):
                 d.notify(consumer)
         self.pull_for_listener(consumer)
 
     def pull_for_listener(self, consumer: MessageConsumer) -> None:
         """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
-        if consumer.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
-                and consumer.local_queue.running and self._session.connection.provider_alive():
-            consumer.provider_consumer.pull(drain=False)
+        c = consumer.internal
+        if c.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
+                and c.local_queue.running and self._session.internal.connection.internal.provider_alive():
+            consumer.internal.provider_consumer.pull(drain=False)
 
     def dispatch_one(self, consumer: MessageConsumer) -> None:
         """On the dispatcher thread: hand one queued message to the consumer's listener."""
         listener = consumer.get_message_listener()
         if listener is None or consumer.closed:
             return
-        inbound = consumer.local_queue.pop_nowait()
+        inbound = consumer.internal.local_queue.pop_nowait()
         if inbound is None:
             return
-        if consumer.prefetch > 0:
-            consumer.provider_consumer.taken()
-        msg = self._session.prepare_delivery(consumer, inbound)
+        if consumer.internal.prefetch > 0:
+            consumer.internal.provider_consumer.taken()
+        msg = self._session.internal.prepare_delivery(consumer, inbound)
         if msg is None:
             self.pull_for_listener(consumer)
             return
@@ -139,7 +140,7 @@ class ListenerDispatch:
         self.recovered_current = False
         recorded = delivered_before_listener(mode)
         if recorded:  # acknowledge()/recover() inside the listener include this message
-            self._session.after_receive(consumer, inbound, msg)
+            self._session.internal.after_receive(consumer, inbound, msg)
         try:
             inbound.dispatch(on_message, msg)  # the provider may wrap it (the delivery's span)
         except Exception:
@@ -148,7 +149,7 @@ class ListenerDispatch:
                 return
             if hands_back_refused(mode):
                 inbound.local_redeliveries += 1
-                consumer.local_queue.push_front([inbound])
+                consumer.internal.local_queue.push_front([inbound])
                 if self.dispatcher is not None:
                     self.dispatcher.notify(consumer)
                 return
@@ -158,5 +159,5 @@ class ListenerDispatch:
             return  # recover() inside the listener already queued it again
         if not self._session.closed:
             if not recorded:
-                self._session.after_receive(consumer, inbound, msg)
+                self._session.internal.after_receive(consumer, inbound, msg)
             self.pull_for_listener(consumer)

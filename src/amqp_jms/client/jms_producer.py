@@ -49,13 +49,13 @@ class ProducerSettings:
     def _send(self, destination: Destination, body: Any, listener: Any) -> ProviderWait | None:
         p, message = self._prepare(destination, body)
         with _runtime():
-            return p.send_resolved(destination, message, self._delivery_mode, self._priority, self._ttl,
-                                   listener)
+            return p.internal.send_resolved(destination, message, self._delivery_mode, self._priority,
+                                            self._ttl, listener)
 
     def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
         """The context's producer, configured, and the message with this producer's values."""
         ctx = self._ctx
-        ctx.check_open()
+        ctx.internal.check_open()
         if destination is None:
             from ..exceptions import InvalidDestinationRuntimeException
 
@@ -72,14 +72,14 @@ class ProducerSettings:
                 message.set_jms_type(self._type)
             if self._reply_to is not None:
                 message.set_jms_reply_to(self._reply_to)
-            p = ctx.message_producer()
+            p = ctx.internal.message_producer()
             p.set_delivery_delay(self._delay)
             p.set_disable_message_id(self._disable_id)
             p.set_disable_message_timestamp(self._disable_ts)
         return p, message
 
     def _wrap(self, body: Any) -> Message:
-        s = self._ctx.session
+        s = self._ctx.internal.session
         with _runtime():
             if body is None:
                 return s.create_message()
@@ -158,7 +158,7 @@ class ProducerSettings:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
         probe = Message()
-        probe._validate_names = self._ctx.connection.config.validate_property_names
+        probe._validate_names = self._ctx.internal.connection.internal.config.validate_property_names
         probe._props.update(self._props)
         return probe
 

@@ -54,6 +54,8 @@ class Session:
 
     def __init__(self, connection: Connection, psession: ProviderSession, mode: AcknowledgeMode,
                  index: int) -> None:
+        #: what the client's own objects use of this one (not JMS API)
+        self.internal = SessionInternal(self)
         self._connection = connection
         self._provider_session = psession
         self._mode = mode
@@ -74,7 +76,7 @@ class Session:
         self._producer_ids = 0
         #: the thread that reports asynchronous sends (``client.completion``), from the first one
         self.completions: Completions | None = None
-        cfg = connection.config
+        cfg = connection.internal.config
         self._redelivery_max = cfg.redelivery.max_redeliveries
         self._redelivery_outcome = ack.OUTCOME_BY_NAME[cfg.redelivery.outcome]
         self._local_expiry = cfg.local_message_expiry
@@ -100,37 +102,37 @@ class Session:
     def create_message(self) -> Message:
         from ..message import Message
 
-        self.check_open()
+        self._check_open()
         return self._configured(Message())
 
     def create_text_message(self, text: str | None = None) -> TextMessage:
         from ..message import TextMessage
 
-        self.check_open()
+        self._check_open()
         return self._configured(TextMessage(text))
 
     def create_bytes_message(self) -> BytesMessage:
         from ..message import BytesMessage
 
-        self.check_open()
+        self._check_open()
         return self._configured(BytesMessage())
 
     def create_map_message(self) -> MapMessage:
         from ..message import MapMessage
 
-        self.check_open()
+        self._check_open()
         return self._configured(MapMessage())
 
     def create_stream_message(self) -> StreamMessage:
         from ..message import StreamMessage
 
-        self.check_open()
+        self._check_open()
         return self._configured(StreamMessage())
 
     def create_object_message(self, obj: Any = None) -> ObjectMessage:
         from ..message import ObjectMessage
 
-        self.check_open()
+        self._check_open()
         return self._configured(ObjectMessage(obj))
 
     def _configured(self, msg: M) -> M:
@@ -140,17 +142,17 @@ class Session:
         return msg
 
     def create_queue(self, name: str) -> Queue:
-        self.check_open()
+        self._check_open()
         return Queue(name)
 
     def create_topic(self, name: str) -> Topic:
-        self.check_open()
+        self._check_open()
         return Topic(name)
 
     # -- producers and consumers ---------------------------------------------------------------
     def create_producer(self, destination: Destination | None) -> MessageProducer:
-        self.check_open()
-        conn = self._connection
+        self._check_open()
+        conn = self._connection.internal
         if destination is not None and not isinstance(destination, Destination):
             raise InvalidDestinationException(f"not a Destination: {destination!r}")
         is_topic = destination is not None and destination.is_topic
@@ -160,7 +162,7 @@ class Session:
                                    "create_producer")
         with self._lock:
             self._producer_ids += 1
-            pid = f"{conn.connection_id()}:{self._index}:{self._producer_ids}"
+            pid = f"{self._connection.connection_id()}:{self._index}:{self._producer_ids}"
             prod = MessageProducer(self, destination, pprod, pid, presettle)
             self._producers.append(prod)
         return prod
@@ -168,7 +170,7 @@ class Session:
     def create_consumer(
         self, destination: Destination, message_selector: str | None = None, no_local: bool = False
     ) -> MessageConsumer:
-        return self.open_consumer(destination, message_selector, no_local)
+        return self._open_consumer(destination, message_selector, no_local)
 
     # -- durable and shared subscriptions, temporary destinations, browsers (SessionFeatures) ---
     def create_durable_subscriber(
@@ -212,7 +214,7 @@ class Session:
         return self._features.create_browser(queue, message_selector)
 
     # -- what the session's collaborators use (not JMS API) -------------------------------------
-    def open_consumer(
+    def _open_consumer(
         self,
         destination: Destination,
         message_selector: str | None = None,
@@ -220,7 +222,7 @@ class Session:
         subscription: SubscriptionLink | None = None,
     ) -> MessageConsumer:
         """``create_consumer``, or (``subscription``) a durable or shared subscription's consumer."""
-        self.check_open()
+        self._check_open()
         if destination is None:
             raise InvalidDestinationException("create_consumer needs a destination, got None")
         if not isinstance(destination, Destination):
@@ -233,7 +235,7 @@ class Session:
             from ..selector import Selector
 
             selector_obj = Selector(message_selector)  # InvalidSelectorException before any frame
-        conn = self._connection
+        conn = self._connection.internal
         cfg = conn.config
         durable = subscription is not None and subscription.durable
         prefetch = cfg.prefetch.for_destination(destination.is_topic, durable)
@@ -262,28 +264,28 @@ class Session:
             self._consumers.append(cons)
         return cons
 
-    def listener_changed(self, consumer: MessageConsumer) -> None:
+    def _listener_changed(self, consumer: MessageConsumer) -> None:
         """``consumer`` set (or cleared) its message listener (``ListenerDispatch``)."""
         self._listeners.listener_changed(consumer)
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
-    def prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
+    def _prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such). ``body=False``: from its headers and properties only."""
         msg = decode_or_poison(inbound, consumer, body)
         if msg is None:
-            consumer.provider_consumer.acknowledge(inbound, POISON)
+            consumer.internal.provider_consumer.acknowledge(inbound, POISON)
             return None
         if inbound.local_redeliveries:
             count_local_redelivery(inbound, msg)
-        selector = consumer.local_selector
+        selector = consumer.internal.local_selector
         # per message: a re-attach may move the consumer to a peer that filters or does not
-        if selector is not None and consumer.provider_consumer.selector_applied_remotely:
+        if selector is not None and consumer.internal.provider_consumer.selector_applied_remotely:
             selector = None
         outcome = settle_away_outcome(msg, time.time, self._local_expiry, self._redelivery_max,
                                       self._redelivery_outcome, selector, consumer)
         if outcome is not None:
-            consumer.provider_consumer.acknowledge(inbound, outcome)
+            consumer.internal.provider_consumer.acknowledge(inbound, outcome)
             return None
         msg._mark_received()
         if not self._validate_names:
@@ -293,17 +295,17 @@ class Session:
                 self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
         return msg
 
-    def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
+    def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
         """The message was handed to the application: settle it now or remember it, per mode."""
         outcome = self._delivered.delivered(consumer, inbound, msg)
         if outcome is not None:
-            consumer.provider_consumer.acknowledge(inbound, outcome)
+            consumer.internal.provider_consumer.acknowledge(inbound, outcome)
 
     def _ack_one(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
-        self.check_open()
+        self._check_open()
         outcome = ack.ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
         self._delivered.take_one(inbound)
-        consumer.provider_consumer.acknowledge(inbound, outcome)
+        consumer.internal.provider_consumer.acknowledge(inbound, outcome)
         self._close_deferred()
 
     # -- acknowledgement, recovery, transactions -----------------------------------------------
@@ -314,11 +316,11 @@ class Session:
     def _acknowledge_delivered(self, outcome: int) -> None:
         """Settle every message delivered so far with ``outcome`` (``message.acknowledge()``
         passes the ``JMS_AMQP_ACK_TYPE`` of the message it was called on, as Qpid JMS does)."""
-        self.check_open()
+        self._check_open()
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return
         for consumer, inbounds in ack.DeliveredLedger.by_consumer(self._delivered.take_all()):
-            consumer.provider_consumer.acknowledge_many(inbounds, outcome)  # one hand-off each
+            consumer.internal.provider_consumer.acknowledge_many(inbounds, outcome)  # one hand-off each
         self._close_deferred()
 
     def _close_deferred(self) -> None:
@@ -329,17 +331,18 @@ class Session:
             pending = self._delivered.pending_consumers()
             done = [c for c in self._deferred if id(c) not in pending]
             self._deferred = [c for c in self._deferred if id(c) in pending]
-        conn = self._connection
+        conn = self._connection.internal
         for c in done:
             if conn.provider_alive():
                 try:
-                    conn.wait_provider(c.provider_consumer.close(), conn.close_timeout(), "close consumer")
+                    conn.wait_provider(c.internal.provider_consumer.close(), conn.close_timeout(),
+                                       "close consumer")
                 except JMSException:
                     pass
 
     def recover(self) -> None:
         """Stop, redeliver every unacknowledged message (JMSRedelivered true), in order."""
-        self.check_open()
+        self._check_open()
         if self.transacted:
             raise IllegalStateException("recover() is not allowed on a transacted session")
         delivered = self._delivered.take_all()
@@ -354,98 +357,77 @@ class Session:
         for consumer, items in ack.DeliveredLedger.recover(delivered):
             if consumer.closed:  # a closed consumer's link waited for these: give them back
                 for inbound in items:
-                    consumer.provider_consumer.acknowledge(inbound, ack.MODIFIED_FAILED)
+                    consumer.internal.provider_consumer.acknowledge(inbound, ack.MODIFIED_FAILED)
                 continue
-            consumer.local_queue.push_front(items)
+            consumer.internal.local_queue.push_front(items)
             if consumer.get_message_listener() is not None and self._listeners.dispatcher is not None:
                 for _ in items:
                     self._listeners.dispatcher.notify(consumer)
         self._close_deferred()
 
     def commit(self) -> None:
-        self.check_open()
+        self._check_open()
         if not self.transacted:
             raise IllegalStateException("commit() called on a session that is not transacted")
         wait_for_completions(self, "commit")
-        conn = self._connection
+        conn = self._connection.internal
         self._delivered.clear()
         conn.wait_provider(self._provider_session.commit(), conn.request_timeout(), "commit")
 
     def rollback(self) -> None:
-        self.check_open()
+        self._check_open()
         if not self.transacted:
             raise IllegalStateException("rollback() called on a session that is not transacted")
         wait_for_completions(self, "rollback")
-        conn = self._connection
+        conn = self._connection.internal
         self._delivered.clear()
         consumers = list(self._consumers)
 
         def prefetched() -> list[Any]:
             out: list[Any] = []
             for c in consumers:
-                out.extend(c.local_queue.take_all())
+                out.extend(c.internal.local_queue.take_all())
             return out
 
         conn.wait_provider(self._provider_session.rollback(prefetched), conn.request_timeout(), "rollback")
 
     # -- the session's side for its consumers, producers and connection (not JMS API) ---------
-    @property
-    def connection(self) -> Connection:
-        return self._connection
 
     @property
     def closed(self) -> bool:
         return self._closed
 
-    @property
-    def index(self) -> int:
-        """This session's number in its connection (names its threads)."""
-        return self._index
-
-    @property
-    def provider_session(self) -> ProviderSession:
-        return self._provider_session
-
-    @property
-    def dispatcher(self) -> Dispatcher | None:
-        """The listener thread, once a listener was set."""
-        return self._listeners.dispatcher
-
-    @property
-    def consumers(self) -> list[MessageConsumer]:
-        """The open consumers (the list itself: callers copy it to iterate)."""
-        return self._consumers
-
     # -- lifecycle -----------------------------------------------------------------------------
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the session is closed")
-        self._connection.check_open()
+        self._connection.internal.check_open()
 
-    def set_running(self, running: bool) -> None:
+    def _set_running(self, running: bool) -> None:
         for c in list(self._consumers):
-            c.local_queue.set_running(running)
+            c.internal.local_queue.set_running(running)
         if running and self._listeners.dispatcher is not None:
             self._listeners.dispatcher.resume()
         if running:
             for c in list(self._consumers):
                 self._listeners.pull_for_listener(c)
 
-    def after_stop(self) -> None:
+    def _after_stop(self) -> None:
         """After stop (listeners idle): pull consumers give their credit and messages back."""
         for c in list(self._consumers):
-            if c.prefetch == 0:
+            if c.internal.prefetch == 0:
                 self._take_back_pull(c)
 
     def _take_back_pull(self, consumer: MessageConsumer) -> None:
         """Stopped with a pull (prefetch 0) consumer: take its credit back and release what it
         brought, so other consumers get those messages while this one is stopped (a receive
         waiting across the stop pulls again on start)."""
-        conn = self._connection
+        conn = self._connection.internal
         if consumer.closed or not conn.provider_alive():
             return
         try:
-            conn.wait_provider(consumer.provider_consumer.drain(), consumer.drain_timeout, "stop (drain)")
+            conn.wait_provider(consumer.internal.provider_consumer.drain(), consumer.internal.drain_timeout,
+                               "stop (drain)")
         except JMSException:
             pass  # the credit stays out; what arrives waits for start or is released at close
         self._return_unseen(consumer)
@@ -453,10 +435,10 @@ class Session:
     def _return_unseen(self, consumer: MessageConsumer) -> None:
         """Give back what the consumer prefetched and the application never saw (released; a
         message recover() queued again counts its earlier delivery: modified-failed)."""
-        for inbound, outcome in consumer.local_queue.give_back():
-            consumer.provider_consumer.acknowledge(inbound, outcome)
+        for inbound, outcome in consumer.internal.local_queue.give_back():
+            consumer.internal.provider_consumer.acknowledge(inbound, outcome)
 
-    def close_consumer(self, consumer: MessageConsumer) -> None:
+    def _close_consumer(self, consumer: MessageConsumer) -> None:
         if consumer.closed:
             return
         d = self._listeners.dispatcher
@@ -464,17 +446,18 @@ class Session:
         if d is not None and d.on_own_thread() and current is not None and current[0] is consumer:
             # JMS 2.0 MessageConsumer.close: it would wait for the very listener call it is in
             raise IllegalStateException("a message listener must not close its own consumer")
-        consumer.mark_closed()
-        consumer.local_queue.close()
+        consumer.internal.mark_closed()
+        consumer.internal.local_queue.close()
         d = self._listeners.dispatcher
         if d is not None and not d.on_own_thread():
             d.wait_idle()
-        conn = self._connection
+        conn = self._connection.internal
         if self._defer_close(consumer):
             return
         try:
             if conn.provider_alive():  # the link gives back what was never seen (LocalQueue.give_back)
-                conn.wait_provider(consumer.provider_consumer.close(), conn.close_timeout(), "close consumer")
+                conn.wait_provider(consumer.internal.provider_consumer.close(), conn.close_timeout(),
+                                   "close consumer")
         finally:
             with self._lock:
                 if consumer in self._consumers:
@@ -486,7 +469,7 @@ class Session:
         ``acknowledge()`` still settles them, as in Qpid JMS. True when deferred."""
         if self._mode not in (self.CLIENT_ACKNOWLEDGE, self.INDIVIDUAL_ACKNOWLEDGE):
             return False
-        conn = self._connection
+        conn = self._connection.internal
         with self._lock:
             if not self._delivered.pending(consumer) or not conn.provider_alive():
                 return False
@@ -494,18 +477,19 @@ class Session:
             if consumer in self._consumers:
                 self._consumers.remove(consumer)
         try:
-            conn.wait_provider(consumer.provider_consumer.stop(), conn.close_timeout(),
+            conn.wait_provider(consumer.internal.provider_consumer.stop(), conn.close_timeout(),
                                "close consumer (stop)")
         except JMSException:
             pass  # what still arrives is released when the link goes
         self._return_unseen(consumer)
         return True
 
-    def close_producer(self, producer: MessageProducer) -> None:
-        conn = self._connection
+    def _close_producer(self, producer: MessageProducer) -> None:
+        conn = self._connection.internal
         try:
             if conn.provider_alive():
-                conn.wait_provider(producer.provider_producer.close(), conn.close_timeout(), "close producer")
+                conn.wait_provider(producer.internal.provider_producer.close(), conn.close_timeout(),
+                                   "close producer")
         finally:
             with self._lock:
                 if producer in self._producers:
@@ -520,8 +504,8 @@ class Session:
             raise IllegalStateException("a message listener must not close its own session")
         wait_for_completions(self, "close")  # JMS 4.6.2: incomplete async sends complete first
         for c in list(self._consumers):
-            c.mark_closed()
-            c.local_queue.close()
+            c.internal.mark_closed()
+            c.internal.local_queue.close()
         if d is not None:
             d.stop()
         self._closed = True
@@ -534,35 +518,110 @@ class Session:
         def prefetched() -> list[Any]:
             out: list[Any] = []
             for c in consumers:
-                out.extend(c.local_queue.take_all())
+                out.extend(c.internal.local_queue.take_all())
             return out
 
         try:
             for c in consumers:
                 self._close_consumer_quiet(c)
             for p in list(self._producers):
-                p.mark_closed()
-            if conn.provider_alive():
+                p.internal.mark_closed()
+            if conn.internal.provider_alive():
                 # transacted (JMS 2.0 Session.close): the provider releases prefetched messages
                 # and rolls back the open transaction (discharge fail=true) before detaching the
                 # links. Not when the whole connection is closing: its close rolls back anyway.
                 rollback = self.transacted and not conn.closed
-                conn.wait_provider(self._provider_session.close(prefetched if rollback else None),
-                                    conn.close_timeout(), "close session")
+                conn.internal.wait_provider(self._provider_session.close(prefetched if rollback else None),
+                                    conn.internal.close_timeout(), "close session")
         finally:
-            conn.forget_session(self)
+            conn.internal.forget_session(self)
 
     def _close_consumer_quiet(self, c: MessageConsumer) -> None:
         with self._lock:
             if c in self._consumers:
                 self._consumers.remove(c)
 
-    def connection_failed(self, exc: JMSException) -> None:
+    def _connection_failed(self, exc: JMSException) -> None:
         for c in list(self._consumers):
-            c.local_queue.close(exc)
+            c.internal.local_queue.close(exc)
 
     def __enter__(self) -> Session:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class SessionInternal:
+    """The session's side for its connection, consumers, producers, collaborators and the asyncio face: not
+    JMS API. ``Session.internal``."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: Session) -> None:
+        self._owner = owner
+
+    def open_consumer(
+        self,
+        destination: Destination,
+        message_selector: str | None = None,
+        no_local: bool = False,
+        subscription: SubscriptionLink | None = None,
+    ) -> MessageConsumer:
+        """``create_consumer``, or (``subscription``) a durable or shared subscription's consumer."""
+        return self._owner._open_consumer(destination, message_selector, no_local, subscription)
+
+    def listener_changed(self, consumer: MessageConsumer) -> None:
+        """``consumer`` set (or cleared) its message listener (``ListenerDispatch``)."""
+        self._owner._listener_changed(consumer)
+
+    def prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
+        """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
+        filtered (and settled as such). ``body=False``: from its headers and properties only."""
+        return self._owner._prepare_delivery(consumer, inbound, body)
+
+    def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
+        """The message was handed to the application: settle it now or remember it, per mode."""
+        self._owner._after_receive(consumer, inbound, msg)
+
+    @property
+    def connection(self) -> Connection:
+        return self._owner._connection
+
+    @property
+    def index(self) -> int:
+        """This session's number in its connection (names its threads)."""
+        return self._owner._index
+
+    @property
+    def provider_session(self) -> ProviderSession:
+        return self._owner._provider_session
+
+    @property
+    def dispatcher(self) -> Dispatcher | None:
+        """The listener thread, once a listener was set."""
+        return self._owner._listeners.dispatcher
+
+    @property
+    def consumers(self) -> list[MessageConsumer]:
+        """The open consumers (the list itself: callers copy it to iterate)."""
+        return self._owner._consumers
+
+    def check_open(self) -> None:
+        self._owner._check_open()
+
+    def set_running(self, running: bool) -> None:
+        self._owner._set_running(running)
+
+    def after_stop(self) -> None:
+        """After stop (listeners idle): pull consumers give their credit and messages back."""
+        self._owner._after_stop()
+
+    def close_consumer(self, consumer: MessageConsumer) -> None:
+        self._owner._close_consumer(consumer)
+
+    def close_producer(self, producer: MessageProducer) -> None:
+        self._owner._close_producer(producer)
+
+    def connection_failed(self, exc: JMSException) -> None:
+        self._owner._connection_failed(exc)

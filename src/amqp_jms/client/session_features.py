@@ -42,44 +42,45 @@ class SessionFeatures:
         self._session = session
 
     def unsubscribe(self, name: str) -> None:
-        self._session.check_open()
+        self._session.internal.check_open()
         validate_subscription_name(name)
-        conn = self._session.connection
-        if conn.subscriptions.is_active(name):
+        conn = self._session.internal.connection
+        if conn.internal.subscriptions.is_active(name):
             raise IllegalStateException(
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
-        conn.capabilities().check(UNSUBSCRIBE)
+        conn.internal.capabilities().check(UNSUBSCRIBE)
         link = name if conn.get_client_id() is not None else f"{name}|global"
-        conn.wait_provider(conn.opened_provider().unsubscribe(link), conn.request_timeout(), "unsubscribe")
+        seam = conn.internal
+        seam.wait_provider(seam.opened_provider().unsubscribe(link), seam.request_timeout(), "unsubscribe")
 
     def subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool
     ) -> MessageConsumer:
-        self._session.check_open()
+        self._session.internal.check_open()
         if topic is None or not isinstance(topic, Topic):
             raise InvalidDestinationException(f"a subscription needs a Topic, got {topic!r}")
         validate_subscription_name(name)
-        conn = self._session.connection
+        conn = self._session.internal.connection
         has_client_id = conn.get_client_id() is not None
         if durable and not shared and not has_client_id:
             raise IllegalStateException(
                 "a durable subscription needs a client ID: set jms.clientID or call set_client_id first"
             )
-        caps = conn.capabilities()
+        caps = conn.internal.capabilities()
         if shared:
             caps.check(SHARED_SUBSCRIPTIONS)
         if durable:
             caps.check(DURABLE_SUBSCRIPTIONS)
         if selector is not None and not selector.strip():
             selector = None
-        tracker = conn.subscriptions
+        tracker = conn.internal.subscriptions
         if shared:
             link = tracker.reserve_shared(name, durable, topic, selector, has_client_id)
         else:
             link = tracker.reserve_durable(name, topic, selector)
         try:
-            cons = self._session.open_consumer(topic, selector, no_local,
+            cons = self._session.internal.open_consumer(topic, selector, no_local,
                                                SubscriptionLink(link, durable, shared))
         except BaseException:
             tracker.release(name, shared, durable)
@@ -95,10 +96,11 @@ class SessionFeatures:
         return self._temporary(True)  # type: ignore[return-value]
 
     def _temporary(self, topic: bool) -> Destination:
-        self._session.check_open()
-        conn = self._session.connection
+        self._session.internal.check_open()
+        conn = self._session.internal.connection.internal
         what = "create_temporary_topic" if topic else "create_temporary_queue"
-        address = conn.wait_provider(conn.opened_provider().create_temporary(topic), conn.request_timeout(), what)
+        address = conn.wait_provider(conn.opened_provider().create_temporary(topic), conn.request_timeout(),
+                                     what)
         dest: TemporaryQueue | TemporaryTopic = TemporaryTopic(address) if topic else TemporaryQueue(address)
         conn.own_temporary(dest)
         return dest
@@ -107,7 +109,7 @@ class SessionFeatures:
         """Asked by ``create_consumer``: a temporary destination is consumable only by its owner."""
         if not destination.is_temporary:
             return
-        if not self._session.connection.owns_temporary(destination):
+        if not self._session.internal.connection.internal.owns_temporary(destination):
             raise InvalidDestinationException(
                 f"{destination} was not created by this connection (or was deleted): only the "
                 "connection that created a temporary destination may consume from it"
@@ -117,7 +119,7 @@ class SessionFeatures:
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
         from .browser import QueueBrowser
 
-        self._session.check_open()
+        self._session.internal.check_open()
         if queue is None or not isinstance(queue, Queue):
             raise InvalidDestinationException(f"a browser needs a Queue, got {queue!r}")
         if message_selector is not None and not message_selector.strip():
