@@ -55,7 +55,9 @@ def test_a_browser_left_early_closes_its_snapshot(broker: Any) -> None:
 
 def test_the_context_has_shared_durable_consumers_temporary_topics_and_stop(broker: Any) -> None:
     async def main() -> tuple[str | None, str | None, str | None]:
-        async with await AsyncConnectionFactory(broker.url).create_context() as ctx:
+        # prefetch 0: a stopped consumer holds no credit, so what is sent meanwhile stays queued
+        factory = AsyncConnectionFactory(broker.url + "?jms.prefetchPolicy.all=0")
+        async with await factory.create_context() as ctx:
             topic = Topic("aio-ctx-shared-durable")
             consumer = await ctx.create_shared_durable_consumer(topic, "aio-sub")
             await ctx.create_producer().send(topic, "to-subscription")
@@ -64,11 +66,16 @@ def test_the_context_has_shared_durable_consumers_temporary_topics_and_stop(brok
             tmp_consumer = await ctx.create_consumer(tmp)
             await ctx.create_producer().send(tmp, "to-temporary")
             temporary = await tmp_consumer.receive_body(str, 2000)
+            q = Queue("aio-ctx-stop")
+            stopped_consumer = await ctx.create_consumer(q)
             await ctx.stop()
-            await ctx.create_producer().send(tmp, "while-stopped")
-            assert await tmp_consumer.receive(200) is None  # stopped: nothing is delivered
+            await ctx.create_producer().send(q, "while-stopped")
+            assert stopped_consumer.receive_no_wait() is None
+            # stopped: nothing was delivered, the message waits on the queue (a browser's snapshot
+            # ends with the broker's answer to a drain: an explicit wait)
+            assert [m.get_body(str) async for m in await ctx.create_browser(q)] == ["while-stopped"]
             await ctx.start()
-            after = await tmp_consumer.receive_body(str, 2000)
+            after = await stopped_consumer.receive_body(str, 2000)
             await consumer.close()
             await ctx.unsubscribe("aio-sub")
             return durable, temporary, after
