@@ -1,14 +1,19 @@
 """What every object of the asyncio face shares: running the core's rare blocking operations
-in a worker thread, ``close`` and ``async with``, and a session's and a context's transactions."""
+in a worker thread, ``close`` and ``async with``, and what a session and a context share
+(transactions, message and destination factories)."""
 
 from __future__ import annotations
 
 import asyncio
 import functools
 from collections.abc import Callable
-from typing import Any, Protocol, Self, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, Self, TypeVar
 
-__all__ = ["Closing", "Transacting", "in_thread"]
+if TYPE_CHECKING:
+    from ..destination import Queue, TemporaryQueue, TemporaryTopic, Topic
+    from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+
+__all__ = ["Closing", "SessionLike", "Transacting", "in_thread"]
 
 T = TypeVar("T")
 
@@ -72,3 +77,62 @@ class Transacting(Closing):
 
     async def unsubscribe(self, name: str) -> None:
         await in_thread(self.sync.unsubscribe, name)
+
+
+class _SessionLike(_Transactional, Protocol):
+    def create_message(self) -> Message: ...
+
+    def create_text_message(self, text: str | None = None) -> TextMessage: ...
+
+    def create_bytes_message(self) -> BytesMessage: ...
+
+    def create_map_message(self) -> MapMessage: ...
+
+    def create_stream_message(self) -> StreamMessage: ...
+
+    def create_object_message(self, obj: Any = None) -> ObjectMessage: ...
+
+    def create_queue(self, name: str) -> Queue: ...
+
+    def create_topic(self, name: str) -> Topic: ...
+
+    def create_temporary_queue(self) -> TemporaryQueue: ...
+
+    def create_temporary_topic(self) -> TemporaryTopic: ...
+
+
+class SessionLike(Transacting):
+    """What a session and a context share beyond transactions: the message and destination
+    factories (plain calls: no I/O) and temporary destinations (awaited: the peer makes them)."""
+
+    sync: _SessionLike
+
+    def create_message(self) -> Message:
+        return self.sync.create_message()
+
+    def create_text_message(self, text: str | None = None) -> TextMessage:
+        return self.sync.create_text_message(text)
+
+    def create_bytes_message(self) -> BytesMessage:
+        return self.sync.create_bytes_message()
+
+    def create_map_message(self) -> MapMessage:
+        return self.sync.create_map_message()
+
+    def create_stream_message(self) -> StreamMessage:
+        return self.sync.create_stream_message()
+
+    def create_object_message(self, obj: Any = None) -> ObjectMessage:
+        return self.sync.create_object_message(obj)
+
+    def create_queue(self, name: str) -> Queue:
+        return self.sync.create_queue(name)
+
+    def create_topic(self, name: str) -> Topic:
+        return self.sync.create_topic(name)
+
+    async def create_temporary_queue(self) -> TemporaryQueue:
+        return await in_thread(self.sync.create_temporary_queue)
+
+    async def create_temporary_topic(self) -> TemporaryTopic:
+        return await in_thread(self.sync.create_temporary_topic)

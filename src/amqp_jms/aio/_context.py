@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any, Self, TypeVar
 from ..client._runtime import runtime as _runtime
 from ..client.context import JMSContext
 from ..client.jms_producer import ProducerSettings
-from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
+from ..destination import Destination, Queue, Topic
 from ..message import Message
-from ._base import Transacting, in_thread
+from ._base import SessionLike, in_thread
 from ._browser import AsyncQueueBrowser
 from ._consumer import AsyncConsumer
 from ._listeners import ListenerOnLoop
@@ -25,14 +25,13 @@ from ._wait import wait
 
 if TYPE_CHECKING:
     from ..client.connection import ConnectionMetaData
-    from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
 
 __all__ = ["AsyncJMSConsumer", "AsyncJMSContext", "AsyncJMSProducer"]
 
 T = TypeVar("T")
 
 
-class AsyncJMSContext(Transacting):
+class AsyncJMSContext(SessionLike):
     """``async with await AsyncConnectionFactory(url).create_context() as ctx:``."""
 
     sync: JMSContext
@@ -88,37 +87,6 @@ class AsyncJMSContext(Transacting):
 
     async def stop(self) -> None:
         await in_thread(self.sync.stop)
-
-    # -- message and destination factories (no I/O once the session exists) ---------------------
-    def create_message(self) -> Message:
-        return self.sync.create_message()
-
-    def create_text_message(self, text: str | None = None) -> TextMessage:
-        return self.sync.create_text_message(text)
-
-    def create_bytes_message(self) -> BytesMessage:
-        return self.sync.create_bytes_message()
-
-    def create_map_message(self) -> MapMessage:
-        return self.sync.create_map_message()
-
-    def create_stream_message(self) -> StreamMessage:
-        return self.sync.create_stream_message()
-
-    def create_object_message(self, obj: Any = None) -> ObjectMessage:
-        return self.sync.create_object_message(obj)
-
-    def create_queue(self, name: str) -> Queue:
-        return self.sync.create_queue(name)
-
-    def create_topic(self, name: str) -> Topic:
-        return self.sync.create_topic(name)
-
-    async def create_temporary_queue(self) -> TemporaryQueue:
-        return await in_thread(self.sync.create_temporary_queue)
-
-    async def create_temporary_topic(self) -> TemporaryTopic:
-        return await in_thread(self.sync.create_temporary_topic)
 
     # -- producers, consumers, browsers --------------------------------------------------------
     def create_producer(self) -> AsyncJMSProducer:

@@ -17,15 +17,14 @@ from typing import TYPE_CHECKING, Any
 from ..client.connection import Connection, ConnectionMetaData
 from ..client.factory import ConnectionFactory
 from ..client.session import Session
-from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
-from ._base import Closing, Transacting, in_thread
+from ..destination import Destination, Queue, Topic
+from ._base import Closing, SessionLike, in_thread
 from ._browser import AsyncQueueBrowser
 from ._consumer import AsyncConsumer
 from ._listeners import ListenerOnLoop, OnLoop
 from ._producer import AsyncProducer
 
 if TYPE_CHECKING:
-    from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
     from ..provider.metrics import ConnectionMetrics
     from ._context import AsyncJMSContext
 
@@ -126,7 +125,7 @@ class AsyncConnection(Closing):
         await in_thread(self.sync.stop)
 
 
-class AsyncSession(Transacting):
+class AsyncSession(SessionLike):
     """A session; message and destination factories stay plain calls (they do no I/O)."""
 
     sync: Session
@@ -160,37 +159,6 @@ class AsyncSession(Transacting):
     @property
     def acknowledge_mode(self) -> int:
         return self.sync.acknowledge_mode
-
-    # -- message and destination factories (no I/O) ---------------------------------------------
-    def create_message(self) -> Message:
-        return self.sync.create_message()
-
-    def create_text_message(self, text: str | None = None) -> TextMessage:
-        return self.sync.create_text_message(text)
-
-    def create_bytes_message(self) -> BytesMessage:
-        return self.sync.create_bytes_message()
-
-    def create_map_message(self) -> MapMessage:
-        return self.sync.create_map_message()
-
-    def create_stream_message(self) -> StreamMessage:
-        return self.sync.create_stream_message()
-
-    def create_object_message(self, obj: Any = None) -> ObjectMessage:
-        return self.sync.create_object_message(obj)
-
-    def create_queue(self, name: str) -> Queue:
-        return self.sync.create_queue(name)
-
-    def create_topic(self, name: str) -> Topic:
-        return self.sync.create_topic(name)
-
-    async def create_temporary_queue(self) -> TemporaryQueue:
-        return await in_thread(self.sync.create_temporary_queue)
-
-    async def create_temporary_topic(self) -> TemporaryTopic:
-        return await in_thread(self.sync.create_temporary_topic)
 
     # -- producers, consumers, browsers --------------------------------------------------------
     async def create_producer(self, destination: Destination | None) -> AsyncProducer:
