@@ -5,6 +5,7 @@ loop, and ``receive_encoded``."""
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any
 
 from amqp_jms import Message, Queue, Session, Topic
@@ -151,3 +152,34 @@ def test_the_context_twin_answers_as_the_blocking_one(broker: Any) -> None:
             assert consumer.receive_no_wait() is None
 
     asyncio.run(main())
+
+
+def test_a_listener_whose_event_loop_ended_does_not_hang_the_connection(broker: Any) -> None:
+    """The loop a listener was set from is gone (``asyncio.run`` returned without closing): the
+    session's thread is told instead of waiting for ever, and the connection still closes."""
+    from amqp_jms import ConnectionFactory
+
+    kept: dict[str, Any] = {}
+    q = Queue("aio-listener-loop-gone")
+
+    async def main() -> None:
+        conn = await AsyncConnectionFactory(broker.url).create_connection()
+        session = await conn.create_session()
+        consumer = await session.create_consumer(q)
+        consumer.set_message_listener(lambda m: None)
+        kept["conn"] = conn.sync
+
+    asyncio.run(main())
+    conn = kept["conn"]
+    conn.start()
+    with ConnectionFactory(broker.url).create_connection() as other:
+        s = other.create_session()
+        s.create_producer(q).send(s.create_text_message("for a listener nobody runs"))
+    done = threading.Event()
+    closer = threading.Thread(target=lambda: (conn.close(), done.set()), daemon=True)
+    closer.start()
+    assert done.wait(15), "closing hung on a listener whose event loop had ended"
+    with ConnectionFactory(broker.url).create_connection() as again:  # and the message is not lost
+        again.start()
+        m = again.create_session().create_consumer(q).receive(5000)
+        assert m is not None and m.get_body(str) == "for a listener nobody runs"

@@ -91,8 +91,8 @@ class AsyncConsumer(Closing):
         """As ``MessageConsumer.set_message_listener``; ``on_message`` (or the callable, plain
         or ``async def``) runs on the running event loop, one message at a time, and the
         message is acknowledged (AUTO_ACKNOWLEDGE) once it returns."""
-        adapter = None if listener is None else ListenerOnLoop(listener, "on_message",
-                                                               asyncio.get_running_loop())
+        adapter = None if listener is None else ListenerOnLoop(
+            listener, "on_message", asyncio.get_running_loop(), lambda: self.set_message_listener(None))
         self.sync.set_message_listener(adapter)
         self._listener = adapter
         if adapter is None:  # the session took the arrivals back: a receive waits on them again
