@@ -75,7 +75,7 @@ class Session:
         self._features = SessionFeatures(self)
         self._producer_ids = 0
         #: the thread that reports asynchronous sends (``client.completion``), from the first one
-        self.completions: Completions | None = None
+        self._completions: Completions | None = None
         cfg = connection.internal.config
         self._redelivery_max = cfg.redelivery.max_redeliveries
         self._redelivery_outcome = ack.OUTCOME_BY_NAME[cfg.redelivery.outcome]
@@ -587,6 +587,16 @@ class SessionInternal:
     @property
     def connection(self) -> Connection:
         return self._owner._connection
+
+    @property
+    def completions(self) -> Completions | None:
+        """The thread that reports this session's asynchronous sends (``client.completion``),
+        made by the first one."""
+        return self._owner._completions
+
+    @completions.setter
+    def completions(self, completions: Completions) -> None:
+        self._owner._completions = completions
 
     @property
     def index(self) -> int:
