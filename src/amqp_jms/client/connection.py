@@ -315,7 +315,7 @@ class Connection:
                 self._client_id = None
             return prov
 
-    # -- the connection's side for its own sessions, consumers and producers (not JMS API) ------
+    # -- the connection's side for its own objects: ConnectionInternal (below) exposes these ----
 
     @property
     def closed(self) -> bool:

@@ -304,7 +304,7 @@ class MessageConsumer:
         except StopIteration:
             return None
 
-    # -- what the receive drivers share (the blocking one above, ``aio.AsyncConsumer``) -------
+    # -- what the receive drivers share (this one, aio.AsyncConsumer): ConsumerInternal --------
     def _check_can_receive(self) -> None:
         """Raise unless a synchronous receive is allowed: open, and no message listener."""
         self._check_open()

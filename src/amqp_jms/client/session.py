@@ -213,7 +213,7 @@ class Session:
         """Look at the messages on ``queue`` without consuming them (JMS 4.9)."""
         return self._features.create_browser(queue, message_selector)
 
-    # -- what the session's collaborators use (not JMS API) -------------------------------------
+    # -- what the session's collaborators use: SessionInternal (below) exposes these -----------
     def _open_consumer(
         self,
         destination: Destination,
@@ -391,7 +391,7 @@ class Session:
 
         conn.wait_provider(self._provider_session.rollback(prefetched), conn.request_timeout(), "rollback")
 
-    # -- the session's side for its consumers, producers and connection (not JMS API) ---------
+    # -- the session's side for its consumers, producers, connection: SessionInternal --------
 
     @property
     def closed(self) -> bool:
