@@ -47,6 +47,9 @@ TWINS = [
 #: client's objects use of each other is on ``<object>.internal``, an instance attribute off
 #: the JMS API, and not compared)
 NOT_TWINNED: dict[type, dict[str, str]] = {
+    Session: {name: "the application server facility (JMS 8.2.1): a server session pool's session is "
+                    "a blocking Session, run on the loop by AsyncServerSessionPool"
+              for name in ("set_message_listener", "get_message_listener", "run")},
     JMSConsumer: {"consumer": "the blocking MessageConsumer: AsyncJMSConsumer.consumer is the async one"},
 }
 

@@ -27,6 +27,7 @@ from ._consumer import AsyncConsumer
 from ._context import AsyncJMSConsumer, AsyncJMSContext, AsyncJMSProducer
 from ._core import AsyncConnection, AsyncConnectionFactory, AsyncSession
 from ._producer import AsyncProducer
+from ._server_sessions import AsyncServerSessionPool
 
 __all__ = [
     "AsyncConnection",
@@ -37,5 +38,6 @@ __all__ = [
     "AsyncJMSProducer",
     "AsyncProducer",
     "AsyncQueueBrowser",
+    "AsyncServerSessionPool",
     "AsyncSession",
 ]

@@ -25,6 +25,7 @@ from ._listeners import ListenerOnLoop, OnLoop
 from ._producer import AsyncProducer
 
 if TYPE_CHECKING:
+    from ..client.connection_consumer import ConnectionConsumer
     from ..provider.metrics import ConnectionMetrics
     from ._context import AsyncJMSContext
 
@@ -120,6 +121,32 @@ class AsyncConnection(Closing):
 
     async def start(self) -> None:
         await in_thread(self.sync.start)
+
+    async def create_connection_consumer(self, destination: Destination, message_selector: str | None,
+                                         session_pool: Any, max_messages: int) -> ConnectionConsumer:
+        """``Connection.create_connection_consumer`` (and its shared and durable twins below),
+        typically with an ``AsyncServerSessionPool``; the connection consumer is the blocking
+        face's (it runs on a thread of its own)."""
+        return await in_thread(self.sync.create_connection_consumer, destination, message_selector,
+                               session_pool, max_messages)
+
+    async def create_shared_connection_consumer(self, topic: Topic, subscription_name: str,
+                                                message_selector: str | None, session_pool: Any,
+                                                max_messages: int) -> ConnectionConsumer:
+        return await in_thread(self.sync.create_shared_connection_consumer, topic, subscription_name,
+                               message_selector, session_pool, max_messages)
+
+    async def create_durable_connection_consumer(self, topic: Topic, subscription_name: str,
+                                                 message_selector: str | None, session_pool: Any,
+                                                 max_messages: int) -> ConnectionConsumer:
+        return await in_thread(self.sync.create_durable_connection_consumer, topic, subscription_name,
+                               message_selector, session_pool, max_messages)
+
+    async def create_shared_durable_connection_consumer(self, topic: Topic, subscription_name: str,
+                                                        message_selector: str | None, session_pool: Any,
+                                                        max_messages: int) -> ConnectionConsumer:
+        return await in_thread(self.sync.create_shared_durable_connection_consumer, topic, subscription_name,
+                               message_selector, session_pool, max_messages)
 
     async def stop(self) -> None:
         await in_thread(self.sync.stop)

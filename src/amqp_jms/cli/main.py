@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "send": ("messaging", "send messages (text from arguments, stdin or files)"),
     "receive": ("messaging", "receive messages, optionally with a selector or durable subscription"),
     "browse": ("messaging", "look at the messages on a queue without consuming them"),
+    "worker": ("worker", "run a handler in a listener container (concurrency, transactions, redelivery)"),
     "bench": ("bench", "measure send/receive throughput against any broker URL"),
     "mq": ("mq", "IBM MQ dump files <-> an AMQP destination (import/export)"),
     "pipeline": ("pipeline", "the Spark streaming ingest: a JMS destination into Parquet"),

@@ -197,6 +197,38 @@ class Connection:
             s.internal.set_running(True)
         return s
 
+    # -- application server facilities (JMS 2.0 8.2; client/connection_consumer.py) ------------
+    def create_connection_consumer(self, destination: Destination, message_selector: str | None,
+                                   session_pool: Any, max_messages: int) -> Any:
+        """A ``ConnectionConsumer`` loading up to ``max_messages`` at a time into the pool's sessions."""
+        return self._connection_consumer(session_pool, max_messages,
+                                         lambda s: s.create_consumer(destination, message_selector))
+
+    def create_shared_connection_consumer(self, topic: Any, subscription_name: str,
+                                          message_selector: str | None, session_pool: Any,
+                                          max_messages: int) -> Any:
+        return self._connection_consumer(session_pool, max_messages, lambda s: s.create_shared_consumer(
+            topic, subscription_name, message_selector))
+
+    def create_durable_connection_consumer(self, topic: Any, subscription_name: str,
+                                           message_selector: str | None, session_pool: Any,
+                                           max_messages: int) -> Any:
+        return self._connection_consumer(session_pool, max_messages, lambda s: s.create_durable_consumer(
+            topic, subscription_name, message_selector))
+
+    def create_shared_durable_connection_consumer(self, topic: Any, subscription_name: str,
+                                                  message_selector: str | None, session_pool: Any,
+                                                  max_messages: int) -> Any:
+        return self._connection_consumer(session_pool, max_messages,
+                                         lambda s: s.create_shared_durable_consumer(
+                                             topic, subscription_name, message_selector))
+
+    def _connection_consumer(self, pool: Any, max_messages: int, subscribe: Callable[[Session], Any]) -> Any:
+        from .connection_consumer import ConnectionConsumer
+
+        self._check_open()
+        return ConnectionConsumer(self, pool, max_messages, subscribe)
+
     # -- start / stop / close ------------------------------------------------------------------
     def start(self) -> None:
         self._check_open()

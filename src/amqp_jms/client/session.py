@@ -28,6 +28,7 @@ from .consumer import MessageConsumer
 from .dispatch import Dispatcher, ListenerDispatch
 from .local_queue import LocalQueue
 from .producer import MessageProducer
+from .server_session import ServerSessionSupport
 from .session_features import SessionFeatures, SubscriptionLink
 
 if TYPE_CHECKING:
@@ -73,6 +74,8 @@ class Session:
         self._listeners = ListenerDispatch(self)
         #: durable and shared subscriptions, temporary destinations, browsers
         self._features = SessionFeatures(self)
+        #: the application server facilities: the session's listener, what a connection consumer loaded
+        self._server = ServerSessionSupport(self)
         self._producer_ids = 0
         #: the thread that reports asynchronous sends (``client.completion``), from the first one
         self._completions: Completions | None = None
@@ -212,6 +215,19 @@ class Session:
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
         """Look at the messages on ``queue`` without consuming them (JMS 4.9)."""
         return self._features.create_browser(queue, message_selector)
+
+    # -- application server facilities (JMS 2.0 8.2.1; client/server_session.py) ----------------
+    def set_message_listener(self, listener: Any) -> None:
+        """The listener ``run()`` hands loaded messages to (for application servers)."""
+        self._server.set_message_listener(listener)
+
+    def get_message_listener(self) -> Any:
+        return self._server.get_message_listener()
+
+    def run(self) -> None:
+        """Hand every message a connection consumer loaded to the session's listener, in order,
+        then return (JMS 8.2.1)."""
+        self._server.run()
 
     # -- what the session's collaborators use: SessionInternal (below) exposes these -----------
     def _open_consumer(
@@ -587,6 +603,12 @@ class SessionInternal:
     @property
     def connection(self) -> Connection:
         return self._owner._connection
+
+    @property
+    def server(self) -> ServerSessionSupport:
+        """What a connection consumer and a server session pool use (``load``, ``take_loaded``,
+        ``finish_loaded``, ``loaded_count``: ``client/server_session.py``)."""
+        return self._owner._server
 
     @property
     def completions(self) -> Completions | None:
