@@ -62,7 +62,7 @@ class _SS:
 
     def start(self) -> None:
         # 8.2.6: start() runs the session on a thread of the server's; run() returns when done
-        self.pool.loads.append(self.session.loaded_count)
+        self.pool.loads.append(self.session.internal.server.loaded_count)
 
         def run() -> None:
             try:
@@ -213,7 +213,7 @@ def test_what_the_spec_refuses(broker: Any) -> None:
             conn.create_connection_consumer(Queue("q"), None, object(), 1)
         s = conn.create_session(Session.SESSION_TRANSACTED)
         with pytest.raises(IllegalStateException, match="transacted"):
-            s.load([])
+            s.internal.server.load([])
         with pytest.raises(IllegalStateException, match="set_message_listener"):
             conn.create_session().run()
         pool.close()

@@ -5,7 +5,8 @@ The connection consumer (``client/connection_consumer.py``) is the same for both
 thread calls ``get_server_session()`` (which blocks while every session is busy) and
 ``start()``, which schedules the session's run on the loop. The run hands each loaded message to
 the listener (awaited when it is a coroutine function) and settles it by the session's mode
-with ``Session.finish_loaded``, the rule ``Session.run()`` follows; nothing of it is written here.
+with ``session.internal.server.finish_loaded``, the rule ``Session.run()`` follows; nothing of
+it is written here.
 """
 
 from __future__ import annotations
@@ -78,15 +79,15 @@ class AsyncServerSessionPool:
         session = ss.get_session()
         on_message = getattr(ss.listener, "on_message", ss.listener)
         try:
-            for msg in session.take_loaded():
+            for msg in session.internal.server.take_loaded():
                 try:
                     result = on_message(msg)
                     if inspect.isawaitable(result):
                         await result
                 except Exception as e:
-                    session.finish_loaded(msg, e)
+                    session.internal.server.finish_loaded(msg, e)
                 else:
-                    session.finish_loaded(msg, None)
+                    session.internal.server.finish_loaded(msg, None)
         finally:
             if task is not None:
                 self._running.discard(task)

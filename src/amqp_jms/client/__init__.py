@@ -1,6 +1,7 @@
 """The JMS 2.0 client API (chapters 4-6) over a provider: connections, sessions, producers,
 consumers, acknowledgement and local transactions. Knows nothing of AMQP."""
 
+from .acknowledgement import AcknowledgeMode
 from .browser import QueueBrowser
 from .completion import CompletionListener
 from .connection import Connection, ConnectionMetaData, ExceptionListener
@@ -27,6 +28,7 @@ from .server_session import ServerSession, ServerSessionPool, ThreadServerSessio
 from .session import Session
 
 __all__ = [
+    "AcknowledgeMode",
     "CompletionListener",
     "Connection",
     "ConnectionConsumer",

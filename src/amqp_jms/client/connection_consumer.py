@@ -98,11 +98,11 @@ class ConnectionConsumer:
                 server_session = self._pool.get_server_session()
                 batch = [first]
                 while len(batch) < self._max:
-                    more = consumer.receive_local()
+                    more = consumer.internal.receive_local()
                     if more is None:
                         break
                     batch.append(more)
-                server_session.get_session().load(batch)
+                server_session.get_session().internal.server.load(batch)
                 server_session.start()
         except JMSException as e:
             if not self._closed.is_set():

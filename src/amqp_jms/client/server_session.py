@@ -59,30 +59,29 @@ class ServerSessionPool(Protocol):
 
 
 class ServerSessionSupport:
-    """Mixin for ``Session``: its ``MessageListener`` and the messages a connection consumer
-    loaded into it (JMS 8.2.1)."""
+    """A session's side of the application server facilities (JMS 8.2.1): its MessageListener
+    and the messages a connection consumer loaded into it. A collaborator of ``Session``, whose
+    ``set_message_listener``, ``get_message_listener`` and ``run`` call it; a connection consumer
+    and a server session pool reach the rest through ``session.internal.server``."""
 
-    _mode: int
-    _lock: threading.RLock
-    _server_listener: Any = None
-    _loaded: list[Message] | None = None
-
-    if TYPE_CHECKING:
-
-        def check_open(self) -> None: ...
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._lock = threading.Lock()
+        self._listener: Any = None
+        self._loaded: list[Message] | None = None
 
     def set_message_listener(self, listener: Any) -> None:
         """The listener ``run()`` hands loaded messages to (for application servers)."""
-        self.check_open()
-        self._server_listener = listener
+        self._session.internal.check_open()
+        self._listener = listener
 
     def get_message_listener(self) -> Any:
-        self.check_open()
-        return self._server_listener
+        self._session.internal.check_open()
+        return self._listener
 
     def load(self, messages: list[Message]) -> None:
         """A connection consumer loads messages for the next ``run()`` (not JMS API)."""
-        if self._mode == ack.SESSION_TRANSACTED:
+        if self._session.acknowledge_mode == ack.SESSION_TRANSACTED:
             raise IllegalStateException(
                 "a connection consumer cannot load messages into a transacted session: they are "
                 "settled by the connection consumer's own session")
@@ -103,7 +102,7 @@ class ServerSessionSupport:
     def finish_loaded(self, msg: Message, error: BaseException | None) -> None:
         """Settle one loaded message after its listener ran, per this session's mode (module
         docstring); not JMS API."""
-        if self._mode in (ack.CLIENT_ACKNOWLEDGE, ack.INDIVIDUAL_ACKNOWLEDGE):
+        if self._session.acknowledge_mode in (ack.CLIENT_ACKNOWLEDGE, ack.INDIVIDUAL_ACKNOWLEDGE):
             return  # the listener acknowledges
         if error is not None:
             _log.warning("a server session's message listener raised; the message is given back "
@@ -115,7 +114,7 @@ class ServerSessionSupport:
 
     def run(self) -> None:
         """Hand every loaded message to the session's listener, in order, then return (JMS 8.2.1)."""
-        listener = self._server_listener
+        listener = self._listener
         if listener is None:
             raise IllegalStateException("run() needs a message listener: set_message_listener first")
         on_message: Callable[[Message], Any] = getattr(listener, "on_message", listener)

@@ -104,7 +104,7 @@ class AsyncListenerContainer:
 
     def stats(self) -> StatsSnapshot:
         consumers = [c for c in self._workers.values() if c is not None]
-        return self._stats.snapshot(len(consumers), sum(len(c.sync.local_queue) for c in consumers))
+        return self._stats.snapshot(len(consumers), sum(len(c.sync.internal.local_queue) for c in consumers))
 
     def health(self) -> Health:
         consuming = sum(1 for c in self._workers.values() if c is not None)
@@ -118,13 +118,17 @@ class AsyncListenerContainer:
         attempt = 0
         served = False
         loop = asyncio.get_running_loop()
+
+        def lost(e: JMSException) -> None:  # on the connection's listener thread
+            loop.call_soon_threadsafe(self._on_lost, e)
+
         try:
             while not self._stopping.is_set():
                 conn = None
                 try:
                     conn = AsyncConnection(await asyncio.to_thread(self._factory.create_connection))
                     self._lost.clear()
-                    conn.sync.set_exception_listener(lambda e: loop.call_soon_threadsafe(self._on_lost, e))
+                    conn.sync.set_exception_listener(lost)
                     await conn.start()  # opens the connection: a refused one backs off here
                 except JMSException as e:
                     if conn is not None:

@@ -126,7 +126,7 @@ class ListenerContainer:
     def stats(self) -> StatsSnapshot:
         with self._lock:
             consumers = [c for c in self._workers.values() if c is not None]
-        backlog = sum(len(c.local_queue) for c in consumers)
+        backlog = sum(len(c.internal.local_queue) for c in consumers)
         return self._stats.snapshot(len(consumers), backlog)
 
     def health(self) -> Health:
