@@ -49,13 +49,21 @@ def remote(connect_server: Any) -> Iterator[Any]:
 
     from amqp_jms.spark import register
 
+    # a Connect session switches the process to Connect mode through the environment: put it back,
+    # or every later module's classic SparkSession.builder.getOrCreate() asks for a remote URL
+    saved = {key: os.environ.get(key) for key in ("SPARK_CONNECT_MODE_ENABLED", "SPARK_REMOTE")}
     session = SparkSession.builder.remote(connect_server.url).getOrCreate()
-    assert session.__class__.__module__.startswith("pyspark.sql.connect")
-    register(session)
     try:
+        assert session.__class__.__module__.startswith("pyspark.sql.connect")
+        register(session)
         yield session
     finally:
         session.stop()
+        for key, value in saved.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
 
 
 @pytest.fixture(scope="module")
