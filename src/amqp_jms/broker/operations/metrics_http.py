@@ -18,17 +18,16 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
+from ..._logs import BROKER as log
 from .metrics import CONTENT_TYPE, MetricsSnapshot, render
 
 __all__ = ["MAX_CLIENTS", "MAX_REQUEST", "MIN_INTERVAL", "TIMEOUT", "MetricsServer", "parse_listen"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 MAX_REQUEST = 8192  # bytes of request line + headers
 TIMEOUT = 10.0  # seconds a client has to send its request, and to read the answer

@@ -105,7 +105,7 @@ class BrokerCore:
             self.containers.pop(container, None)
 
     # -- temporary nodes -----------------------------------------------------------------------
-    def close_consumers_of(self, address: str, *, except_conn: Any) -> None:
+    def close_consumers_of(self, address: str) -> None:
         for conn in list(self.connections.values()):
             conn.close_links_to(address)
 
