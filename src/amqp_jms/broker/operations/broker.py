@@ -68,6 +68,8 @@ class AsyncBroker:
         max_failed_logins: int = 10,
         failed_login_window_s: float = 60.0,
         metrics: str | None = None,
+        console: bool = False,
+        console_allow_anonymous_actions: bool = False,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -98,6 +100,12 @@ class AsyncBroker:
         self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
         #: ``(host, port)`` of the Prometheus endpoint (``metrics="127.0.0.1:9464"``), None = off
         self.metrics_address = parse_listen(metrics) if metrics is not None else None
+        #: the web console on the same HTTP listener (``console/``); without ``metrics`` it
+        #: listens on loopback port 8161 (ActiveMQ's console port)
+        self.console = console
+        self.console_allow_anonymous_actions = console_allow_anonymous_actions
+        if console and self.metrics_address is None:
+            self.metrics_address = ("127.0.0.1", 8161)
         self._metrics_server: MetricsServer | None = None
         # the dead-letter queue the rules protect is this broker's
         self.authorization = (
@@ -122,6 +130,12 @@ class AsyncBroker:
     def metrics_url(self) -> str | None:
         """``http://host:port/metrics`` once started with ``metrics=...``, else None."""
         return self._metrics_server.url if self._metrics_server is not None else None
+
+    @property
+    def console_url(self) -> str | None:
+        """``http(s)://host:port/`` of the web console once started with ``console=True``."""
+        server = self._metrics_server
+        return server.base_url + "/" if server is not None and server.console is not None else None
 
     def metrics(self) -> MetricsSnapshot:
         """The broker's metrics now (per queue and broker-wide; see :mod:`.metrics`). Call it on
@@ -171,8 +185,22 @@ class AsyncBroker:
 
     async def _start_metrics(self, loop: asyncio.AbstractEventLoop, core: BrokerCore, store: Store) -> None:
         assert self.metrics_address is not None
-        server = MetricsServer(*self.metrics_address, loop, lambda: snapshot_sliced(core),
-                               lambda snap: with_process_figures(snap, store))
+        take = lambda: snapshot_sliced(core)  # noqa: E731
+        finish = lambda snap: with_process_figures(snap, store)  # noqa: E731
+        console = None
+        if self.console:
+            from .console import Console
+            from .console_backend import BrokerConsoleBackend
+
+            node = core.management
+            assert isinstance(node, ManagementNode)
+            console = Console(BrokerConsoleBackend(core, node, self.users, loop, take, finish),
+                              allow_anonymous_actions=self.console_allow_anonymous_actions)
+        # the console is served over TLS when the AMQP listener is (a browser has no client
+        # certificate: the console asks for none)
+        tls = (server_context(self.tls_cert, self.tls_key, None)
+               if console is not None and self.tls_cert is not None and self.tls_key is not None else None)
+        server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls)
         try:
             await loop.run_in_executor(None, server.start)  # binding waits for another thread
         except BaseException:
@@ -281,6 +309,11 @@ class Broker:
     def metrics_url(self) -> str | None:
         """``http://host:port/metrics`` when started with ``metrics="host:port"``, else None."""
         return self._async.metrics_url
+
+    @property
+    def console_url(self) -> str | None:
+        """``http(s)://host:port/`` of the web console when started with ``console=True``."""
+        return self._async.console_url
 
     def metrics(self) -> MetricsSnapshot:
         """The broker's metrics now: per queue depth, counts and consumers, connections, sessions,

@@ -67,6 +67,11 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--metrics", default=None, type=_listen, metavar="HOST:PORT",
                    help="serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
                    "port 0 = any free port; default: off)")
+    p.add_argument("--console", action="store_true", default=None,
+                   help="serve the web console (on the --metrics listener; without it on "
+                   "http://127.0.0.1:8161/), HTTPS when --tls-cert is given; sign in with the broker's users")
+    p.add_argument("--console-allow-anonymous-actions", action="store_true", default=None,
+                   help="a broker without users: let the console move, purge and delete (default: read-only)")
     p.add_argument("--hash-password", action="store_true",
                    help="read a password (prompt, or one line of stdin) and print its hash for the "
                    "configuration file's [users.<name>] password, then exit")
@@ -122,7 +127,8 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca, dlq=args.dlq,
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
-        metrics=args.metrics,
+        metrics=args.metrics, console=args.console,
+        console_allow_anonymous_actions=args.console_allow_anonymous_actions,
     )
 
 
@@ -133,7 +139,8 @@ async def _serve(options: dict[str, Any]) -> None:
     await broker.start()
     # one line (tools read the URL from it): the metrics endpoint, if any, at its end
     metrics = f" (metrics on {broker.metrics_url})" if broker.metrics_url else ""
-    print(f"amqp-jms broker listening on {broker.url}{metrics}", flush=True)
+    console = f" (console on {broker.console_url})" if broker.console_url else ""
+    print(f"amqp-jms broker listening on {broker.url}{metrics}{console}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -57,6 +57,8 @@ class BrokerConfig:
     limits: BrokerLimits | None = None  # None: the defaults
     address_prefixes: tuple[str, str] | None = None
     metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
+    console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
+    console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
 
     def broker_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~amqp_jms.broker.AsyncBroker` / ``Broker``."""
@@ -74,6 +76,9 @@ class BrokerConfig:
             opts["address_prefixes"] = self.address_prefixes
         if self.metrics is not None:
             opts["metrics"] = self.metrics
+        if self.console:
+            opts["console"] = True
+            opts["console_allow_anonymous_actions"] = self.console_allow_anonymous_actions
         return opts
 
 
@@ -204,7 +209,8 @@ def load_config(path: str | Path) -> BrokerConfig:
         if key not in _TOP:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
-    listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics"})
+    listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
+                                          "console", "console_allow_anonymous_actions"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
@@ -270,6 +276,9 @@ def load_config(path: str | Path) -> BrokerConfig:
         users=users, authorization=authorization,
         max_failed_logins=max_failed, failed_login_window_s=window,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
+        console=r.get(listener, "listener", "console", bool, False),
+        console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,
+                                              False),
     )
 
 

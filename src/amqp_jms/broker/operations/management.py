@@ -13,7 +13,10 @@ application properties ``statusCode`` (an HTTP-like int) and ``statusDescription
 ``DELETE``   a queue (its consumers are detached) or a subscription not in use (204);
 ``PURGE``    a queue's or subscription's messages (custom; optional property ``limit``);
 ``MOVE``     a queue's messages to another queue (custom; properties ``destination``, optional
-             ``selector`` and ``limit``).
+             ``selector`` and ``limit``);
+``BROWSE``   a page of a queue's messages without taking them (custom; properties ``offset`` and
+             ``count``, at most ``management_rows``): each a map of its JMS headers, typed
+             properties and a body preview (``message_preview.py``); needs ``browse`` or ``manage``.
 
 PURGE and MOVE answer ``{"count": n, "more": bool}``: ``more`` when the request stopped at its
 limit (``limit``, at most ``management_move_limit``) and another request may find more.
@@ -33,7 +36,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from proton import Message, int32
 
@@ -55,6 +58,7 @@ from .management_entities import (
     entity_type,
     subscription_identity,
 )
+from .message_preview import preview
 
 if TYPE_CHECKING:
     from ..protocol.connection import BrokerConnection
@@ -65,7 +69,22 @@ __all__ = ["ManagementNode", "Reply"]
 
 NODE_TYPE = "org.amqp.management"
 NODE_OPERATIONS = ("QUERY", "GET-TYPES", "GET-OPERATIONS", "GET-ATTRIBUTES", "GET-MGMT-NODES")
-ENTITY_OPERATIONS = ("READ", "DELETE", "PURGE", "MOVE")
+ENTITY_OPERATIONS = ("READ", "DELETE", "PURGE", "MOVE", "BROWSE")
+
+
+class Requester(Protocol):
+    """Who makes a request: an AMQP connection (``BrokerConnection``), or a user signed in to
+    the broker's console. Authorization asks it, the per-requester limits count by its ``id``."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def user(self) -> str | None: ...
+
+    def refusal(self, address: str, permission: Permission) -> str | None:
+        """None if the requester may, else why not."""
+        ...
 
 
 @dataclass
@@ -146,7 +165,7 @@ class ManagementNode:
         correlation = request.id if request.id is not None else request.correlation_id
         answer = _Answer(self, str(reply_to), correlation)
         try:
-            result = self._dispatch(conn, request)
+            result = self._dispatch(conn, request.properties or {}, request.body)
         except Refused as exc:
             answer(exc.reply)
             return None
@@ -164,7 +183,25 @@ class ManagementNode:
         denied = conn.refusal(reply_to, Permission.SEND)
         return None if denied is None else ("amqp:unauthorized-access", f"reply-to: {denied}")
 
-    def _start(self, conn: BrokerConnection, work: Awaitable[Reply], answer: _Answer) -> None:
+    async def call(self, requester: Requester, props: dict[str, Any], body: Any = None) -> Reply:
+        """A request made in-process (the broker's console), answered as one over AMQP would be:
+        the same operations, authorization, limits and log lines. Runs on the broker's loop."""
+        done: asyncio.Future[Reply] = self.core.loop.create_future()
+
+        def answer(reply: Reply) -> None:
+            if not done.done():
+                done.set_result(reply)
+
+        try:
+            result = self._dispatch(requester, props, body)
+        except Refused as exc:
+            return exc.reply
+        if isinstance(result, Reply):
+            return result
+        self._start(requester, result, answer)
+        return await done
+
+    def _start(self, conn: Requester, work: Awaitable[Reply], answer: Callable[[Reply], None]) -> None:
         """Run a sliced operation as a task; at most ``management_requests_per_connection`` each."""
         limit = self.core.limits.management_requests_per_connection
         running = self._running.get(conn.id, 0)
@@ -200,8 +237,7 @@ class ManagementNode:
         task.add_done_callback(self._tasks.discard)
 
     # -- dispatch ------------------------------------------------------------------------------
-    def _dispatch(self, conn: BrokerConnection, request: Message) -> Reply | Awaitable[Reply]:
-        props: Any = request.properties or {}
+    def _dispatch(self, conn: Requester, props: Any, body: Any) -> Reply | Awaitable[Reply]:
         if not isinstance(props, dict):
             raise Refused(400, "the request's application properties are not a map")
         operation = _text(props, "operation", required=True)
@@ -214,7 +250,7 @@ class ManagementNode:
             if type_name != NODE_TYPE:
                 raise Refused(400, f"{operation} is an operation of the management node: type must be "
                                    f"{NODE_TYPE!r}, got {type_name!r}")
-            return self._node_operation(conn, operation, props, request.body)
+            return self._node_operation(conn, operation, props, body)
         etype = entity_type(type_name)
         if etype is None:
             raise Refused(404, f"unknown entity type {type_name!r} (known: {', '.join(ENTITY_TYPES)})")
@@ -226,12 +262,14 @@ class ManagementNode:
             raise Refused(400, f"{operation} needs the entity's 'name' or 'identity' application property")
         if operation == "READ":
             return self._read(conn, etype, name)
+        if operation == "BROWSE":
+            return self._browse(conn, name, props)
         if etype.name == QUEUE:
             return self._queue_operation(conn, operation, name, props)
         return self._subscription_operation(conn, operation, name, props)
 
     # -- authorization -------------------------------------------------------------------------
-    def _check(self, conn: BrokerConnection, address: str, *permissions: Permission) -> None:
+    def _check(self, conn: Requester, address: str, *permissions: Permission) -> None:
         """Allowed if any one of ``permissions`` is granted on ``address``; else 401/403."""
         first: str | None = None
         for perm in permissions:
@@ -241,11 +279,11 @@ class ManagementNode:
             first = first or denied
         raise Refused(401 if conn.user is None else 403, first or "not authorized")
 
-    def _may_read(self, conn: BrokerConnection, etype: EntityType, address: str) -> bool:
+    def _may_read(self, conn: Requester, etype: EntityType, address: str) -> bool:
         return any(conn.refusal(address, p) is None for p in etype.read_permissions)
 
     # -- node operations -----------------------------------------------------------------------
-    def _node_operation(self, conn: BrokerConnection, operation: str, props: dict[Any, Any],
+    def _node_operation(self, conn: Requester, operation: str, props: dict[Any, Any],
                         body: Any) -> Reply:
         if operation == "QUERY":
             return self._query(conn, props, body)
@@ -258,12 +296,13 @@ class ManagementNode:
             ops[NODE_TYPE] = {op: [] for op in NODE_OPERATIONS}
             ops[QUEUE]["MOVE"] = ["destination", "selector", "limit"]
             ops[QUEUE]["PURGE"] = ["limit"]
+            ops[QUEUE]["BROWSE"] = ["offset", "count"]
             return Reply(200, "OK", ops)
         if operation == "GET-ATTRIBUTES":
             return Reply(200, "OK", {t.name: list(t.attributes) for t in ENTITY_TYPES.values()})
         return Reply(200, "OK", [])  # GET-MGMT-NODES: no other management nodes known
 
-    def _query(self, conn: BrokerConnection, props: dict[Any, Any], body: Any) -> Reply:
+    def _query(self, conn: Requester, props: dict[Any, Any], body: Any) -> Reply:
         wanted = _text(props, "entityType")
         if wanted is None:
             types = list(ENTITY_TYPES.values())
@@ -291,7 +330,7 @@ class ManagementNode:
         return Reply(200, "OK", {"attributeNames": names, "results": results},
                      {"count": int32(len(results))})
 
-    def _read(self, conn: BrokerConnection, etype: EntityType, name: str) -> Reply:
+    def _read(self, conn: Requester, etype: EntityType, name: str) -> Reply:
         for address, row in etype.rows(self.core):
             if row["identity"] == name or row["name"] == name:
                 if not self._may_read(conn, etype, address):
@@ -309,7 +348,7 @@ class ManagementNode:
             raise Refused(404, f"no queue {name!r}")
         return q
 
-    def _queue_operation(self, conn: BrokerConnection, operation: str, name: str,
+    def _queue_operation(self, conn: Requester, operation: str, name: str,
                          props: dict[Any, Any]) -> Awaitable[Reply]:
         q = self._queue(name)
         name = q.name
@@ -338,6 +377,24 @@ class ManagementNode:
         except InvalidSelectorException as exc:
             raise Refused(400, f"invalid selector {selector!r}: {exc}") from None
         return self._move(conn, q, destination, pred, limit)
+
+    def _browse(self, conn: Requester, name: str, props: dict[Any, Any]) -> Reply:
+        """A page of the queue's messages in delivery order, left where they are."""
+        q = self._queue(name)
+        self._check(conn, q.name, Permission.BROWSE, Permission.MANAGE)
+        offset = _count(props, "offset") or 0
+        cap = min(self.core.limits.management_rows or 100, 100)  # decoded on the loop: small pages
+        count = min(_count(props, "count") or cap, cap)
+        rows: list[dict[str, Any]] = []
+        for i, m in enumerate(q.browse()):
+            if i < offset:
+                continue
+            if len(rows) >= count:
+                break
+            row = preview(m.wire_bytes())
+            row["deliveryCount"] = m.delivery_count
+            rows.append(row)
+        return Reply(200, "OK", rows, {"count": int32(len(rows))})
 
     def _request_limit(self, props: dict[Any, Any]) -> int:
         cap = self.core.limits.management_move_limit
@@ -378,13 +435,13 @@ class ManagementNode:
                     m.stored = False
         return each
 
-    async def _purge(self, conn: BrokerConnection, q: MessageQueue, limit: int) -> Reply:
+    async def _purge(self, conn: Requester, q: MessageQueue, limit: int) -> Reply:
         ext = Extraction(q, limit=limit, delayed=True, seconds=self.core.limits.selector_budget)
         n = await self._drain(q, ext, self._forget(q), lambda: None)
         log.info("management: %s purged %d messages from %r", _who(conn), n, q.name)
         return Reply(200, "OK", {"count": n, "more": 0 < limit <= n})
 
-    async def _move(self, conn: BrokerConnection, q: MessageQueue, destination: str,
+    async def _move(self, conn: Requester, q: MessageQueue, destination: str,
                     pred: Callable[[BrokerMessage], bool] | None, limit: int) -> Reply:
         forget = self._forget(q)
         router = self.router
@@ -404,7 +461,7 @@ class ManagementNode:
         log.info("management: %s moved %d messages from %r to %r", _who(conn), n, q.name, destination)
         return Reply(200, "OK", {"count": n, "more": 0 < limit <= n})
 
-    async def _delete_queue(self, conn: BrokerConnection, q: MessageQueue) -> Reply:
+    async def _delete_queue(self, conn: Requester, q: MessageQueue) -> Reply:
         name = q.name
         self.core.close_consumers_of(name)
         ext = Extraction(q, delayed=True, seconds=self.core.limits.selector_budget)
@@ -428,7 +485,7 @@ class ManagementNode:
                     return sub
         raise Refused(404, f"no subscription {identity!r} (identity is <client-id>:<name>)")
 
-    def _subscription_operation(self, conn: BrokerConnection, operation: str, identity: str,
+    def _subscription_operation(self, conn: Requester, operation: str, identity: str,
                                 props: dict[Any, Any]) -> Awaitable[Reply]:
         sub = self._subscription(identity)
         self._check(conn, sub.topic, Permission.MANAGE)
@@ -438,7 +495,7 @@ class ManagementNode:
                                "close them first")
         return self._purge_subscription(conn, sub, limit, delete=operation == "DELETE")
 
-    async def _purge_subscription(self, conn: BrokerConnection, sub: Subscription, limit: int, *,
+    async def _purge_subscription(self, conn: Requester, sub: Subscription, limit: int, *,
                                   delete: bool) -> Reply:
         identity = subscription_identity(sub)
 
@@ -489,6 +546,6 @@ def _attribute_names(body: Any) -> list[str]:
     return [str(n) for n in names]
 
 
-def _who(conn: BrokerConnection) -> str:
+def _who(conn: Requester) -> str:
     return f"user {conn.user!r}" if conn.user is not None else "an anonymous user"
 

@@ -183,7 +183,8 @@ ENTITY_TYPES: dict[str, EntityType] = {
     for t in (
         EntityType(QUEUE, ("name", "identity", "type", "kind", "durable", "messageCount", "scheduledCount",
                            "deliveringCount", "consumerCount", "pagedCount", "bytes"),
-                   ("READ", "DELETE", "PURGE", "MOVE"), _queues, (Permission.BROWSE, Permission.MANAGE)),
+                   ("READ", "DELETE", "PURGE", "MOVE", "BROWSE"), _queues,
+                   (Permission.BROWSE, Permission.MANAGE)),
         EntityType(TOPIC, ("name", "identity", "type", "kind", "subscriptionCount", "messageCount"),
                    ("READ",), _topics, (Permission.CONSUME, Permission.MANAGE)),
         EntityType(SUBSCRIPTION, ("name", "identity", "type", "clientId", "topic", "selector", "durable",

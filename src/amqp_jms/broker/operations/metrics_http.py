@@ -1,4 +1,5 @@
-"""The metrics endpoint: ``GET /metrics`` over HTTP on its own thread, for Prometheus.
+"""The broker's HTTP listener, on its own thread: ``GET /metrics`` for Prometheus and, when
+enabled, the web console (``console/``) at every other path.
 
 The broker's event loop only takes the snapshot (:func:`~.metrics.snapshot_sliced`, a slice of
 queues per loop turn); reading the request, rendering the text and writing it happen on this
@@ -11,7 +12,10 @@ snapshot (shared by every scrape waiting for it) rather than getting an older on
 always shows the broker as it was after the request arrived.
 
 The answer is HTTP/1.1 with ``Connection: close``: one request per connection, as Prometheus's
-scrapes need no more.
+scrapes need no more. The console's requests are bounded the same way, and a POST's body by
+:data:`MAX_BODY`; what the console asks of the broker runs on the broker's loop as small
+``$management`` steps, and its pages are rendered here, so an open console tab costs the AMQP
+side only those steps (``benchmarks/broker_bench.py --console``).
 """
 
 from __future__ import annotations
@@ -21,15 +25,21 @@ import concurrent.futures
 import threading
 import time
 from collections.abc import Callable, Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..._logs import BROKER as log
 from .metrics import CONTENT_TYPE, MetricsSnapshot, render
+
+if TYPE_CHECKING:
+    import ssl
+
+    from .console import Console
 
 __all__ = ["MAX_CLIENTS", "MAX_REQUEST", "MIN_INTERVAL", "TIMEOUT", "MetricsServer", "parse_listen"]
 
 
 MAX_REQUEST = 8192  # bytes of request line + headers
+MAX_BODY = 65536  # bytes of a console form
 TIMEOUT = 10.0  # seconds a client has to send its request, and to read the answer
 MAX_CLIENTS = 8  # connections served at once
 MIN_INTERVAL = 1.0  # seconds between snapshots, at least
@@ -60,7 +70,12 @@ class MetricsServer:
         broker_loop: asyncio.AbstractEventLoop,
         take: Snapshotter,
         finish: Callable[[MetricsSnapshot], MetricsSnapshot],
+        *,
+        console: Console | None = None,
+        ssl_context: ssl.SSLContext | None = None,
     ) -> None:
+        self.console = console
+        self.ssl_context = ssl_context
         self.host = host
         self.port = port
         self._broker_loop = broker_loop
@@ -75,8 +90,12 @@ class MetricsServer:
 
     @property
     def url(self) -> str:
+        return self.base_url + "/metrics"
+
+    @property
+    def base_url(self) -> str:
         host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}/metrics"
+        return f"{'https' if self.ssl_context else 'http'}://{host}:{self.port}"
 
     # -- life cycle (called from any thread but this server's) -----------------------------------
     def start(self, timeout: float = 10.0) -> None:
@@ -89,7 +108,8 @@ class MetricsServer:
             try:
                 self._server = loop.run_until_complete(
                     asyncio.start_server(self._serve, self.host, self.port, limit=MAX_REQUEST,
-                                         reuse_address=True))
+                                         reuse_address=True, ssl=self.ssl_context,
+                                         ssl_handshake_timeout=TIMEOUT if self.ssl_context else None))
             except BaseException as exc:
                 started.set_exception(exc)
                 loop.close()
@@ -141,7 +161,10 @@ class MetricsServer:
                 return
             method, target = request[0], request[1].split(b"?", 1)[0]
             if target != b"/metrics":
-                await self._answer(writer, 404, "the metrics are at /metrics\n")
+                if self.console is not None:
+                    await self._console(reader, writer, head, request[0], request[1])
+                else:
+                    await self._answer(writer, 404, "the metrics are at /metrics\n")
                 return
             if method not in (b"GET", b"HEAD"):
                 await self._answer(writer, 405, "GET or HEAD\n", extra="Allow: GET, HEAD\r\n")
@@ -157,6 +180,44 @@ class MetricsServer:
             self._clients -= 1
             if not writer.is_closing():
                 writer.transport.abort()  # left early (cancelled at stop): no half-open socket
+
+    async def _console(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, head: bytes,
+                       method: bytes, target: bytes) -> None:
+        from .console import Request
+
+        assert self.console is not None
+        headers: dict[str, str] = {}
+        for line in head.decode("latin-1").split("\r\n")[1:]:
+            name, sep, value = line.partition(":")
+            if sep:
+                headers[name.strip().lower()] = value.strip()
+        body = b""
+        if method == b"POST":
+            try:
+                length = int(headers.get("content-length", "0"))
+            except ValueError:
+                await self._answer(writer, 400, "bad Content-Length\n")
+                return
+            if not 0 <= length <= MAX_BODY:
+                await self._answer(writer, 413, f"a form is at most {MAX_BODY} bytes\n")
+                return
+            try:
+                body = await asyncio.wait_for(reader.readexactly(length), TIMEOUT)
+            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+                writer.transport.abort()
+                return
+        peer = writer.get_extra_info("peername")
+        req = Request(method.decode("latin-1"), target.decode("latin-1"), headers, body,
+                      f"{peer[0]}:{peer[1]}" if peer else "", self.ssl_context is not None)
+        try:
+            resp = await self.console.handle(req)
+        except Exception:
+            log.exception("console request failed")
+            await self._answer(writer, 500, "the console failed: see the broker's log\n")
+            return
+        extra = "".join(f"{k}: {v}\r\n" for k, v in resp.headers)
+        await self._answer(writer, resp.status, resp.body, content_type=resp.content_type, extra=extra,
+                           head_only=method == b"HEAD")
 
     async def _text(self) -> str:
         """The next snapshot begun after this call, rendered (see the module's docstring)."""
@@ -175,10 +236,10 @@ class MetricsServer:
         return render(self._finish(snap))
 
     async def _answer(
-        self, writer: asyncio.StreamWriter, status: int, body: str, *,
+        self, writer: asyncio.StreamWriter, status: int, body: str | bytes, *,
         content_type: str = "text/plain; charset=utf-8", head_only: bool = False, extra: str = "",
     ) -> None:
-        data = body.encode()
+        data = body.encode() if isinstance(body, str) else body
         reason = _REASONS.get(status, "")
         head = (f"HTTP/1.1 {status} {reason}\r\nContent-Type: {content_type}\r\n"
                 f"Content-Length: {len(data)}\r\n{extra}Connection: close\r\n\r\n").encode()
@@ -191,6 +252,7 @@ class MetricsServer:
             writer.transport.abort()  # a client that does not read: cut
 
 
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-            431: "Request Header Fields Too Large", 500: "Internal Server Error",
-            503: "Service Unavailable"}
+_REASONS = {200: "OK", 303: "See Other", 400: "Bad Request", 401: "Unauthorized", 403: "Forbidden",
+            404: "Not Found", 405: "Method Not Allowed", 409: "Conflict", 413: "Content Too Large",
+            429: "Too Many Requests", 431: "Request Header Fields Too Large",
+            500: "Internal Server Error", 503: "Service Unavailable"}

@@ -61,11 +61,7 @@ class AttachHandling:
     def refusal(self, address: str, permission: Permission) -> str | None:
         """``None`` if this connection's user may, else why not (see ``authorization``). In prefix
         mode the rules name destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``."""
-        auth = self.core.authorization
-        if auth is None:
-            return None
-        prefixes = self.core.prefixes
-        return auth.refusal(self.user, address if prefixes is None else prefixes.name_of(address), permission)
+        return self.core.refusal(self.user, address, permission)
 
     def _authorize(self, address: str, permission: Permission) -> None:
         denied = self.refusal(address, permission)

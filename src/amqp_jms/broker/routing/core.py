@@ -15,7 +15,7 @@ from ..errors import AttachRefused
 from ..limits import BrokerLimits
 from ..storage.message import BrokerMessage
 from ..storage.store import MemoryStore, Store
-from .authorization import Authorization
+from .authorization import Authorization, Permission
 from .counters import BrokerCounters
 from .flowgate import FlowGate
 from .nodes import Router
@@ -103,6 +103,16 @@ class BrokerCore:
             self.containers[container] = holders
         else:
             self.containers.pop(container, None)
+
+    def refusal(self, user: str | None, address: str, permission: Permission) -> str | None:
+        """``None`` if ``user`` may, else why not (``authorization.py``); every requester asks
+        here, AMQP connections and console users alike. In prefix mode the rules name
+        destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``."""
+        auth = self.authorization
+        if auth is None:
+            return None
+        prefixes = self.prefixes
+        return auth.refusal(user, address if prefixes is None else prefixes.name_of(address), permission)
 
     # -- temporary nodes -----------------------------------------------------------------------
     def close_consumers_of(self, address: str) -> None:
