@@ -116,17 +116,20 @@ def test_an_older_release_loads_reads_in_batch_and_refuses_streaming_by_name() -
     assert out["arrow_same"]  # the same UTC timestamps, the same variant struct
 
 
-def test_a_stream_on_a_release_without_admission_control_fails_by_name(spark: object, tmp_path: Path) -> None:
+def test_a_stream_on_a_release_without_admission_control_fails_by_name(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
     """On a real PySpark 4.0/4.1 (the second venv of docs/spark.md): ``start()`` or the first
     trigger fails with the refusal, not an ImportError or a TypeError from ``latestOffset()``."""
     from amqp_jms.spark.features import features
 
     if features().admission_control:
         pytest.skip(f"PySpark {features().version} runs streaming reads")
+    spark = request.getfixturevalue("spark")  # (no session is started where the test skips)
     query = None
     with pytest.raises(Exception, match=r"streaming reads need PySpark 4\.2 or newer"):
         query = (
-            spark.readStream.format("jms")  # type: ignore[attr-defined]
+            spark.readStream.format("jms")
             .option("url", "amqp://127.0.0.1:1")
             .option("destination", "queue://q")
             .option("walPath", str(tmp_path / "wal"))
