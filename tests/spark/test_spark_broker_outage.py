@@ -1,0 +1,142 @@
+"""A broker killed with SIGKILL and restarted 2 s later under a streaming query with a
+``failover:`` url, once per trigger: rows in, rows out, duplicates and lost are counted.
+
+- ``availableNow``: the reconnect gap is not the end of the data; the query reads everything
+  and ends, and a rerun on the same checkpoint and walPath writes nothing again.
+- ``processingTime``: what the log holds is not written again when the broker redelivers it
+  (the accepts the kill voided, or that the broker had not stored yet).
+
+The broker is a subprocess with a durable store (``amqp_jms.testing.broker_process``); every
+message is sent before the query starts, so every copy the sink sees came from the source.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqp_jms.testing.broker_process import RestartableBroker
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+_SENT = 3000
+_DOWN_S = 2.0
+_SCHEMA = "message_id string, text string, redelivered boolean"
+FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=100&failover.maxReconnectDelay=500"
+
+
+@pytest.fixture
+def broker_process(tmp_path: Path) -> Iterator[RestartableBroker]:
+    broker = RestartableBroker(str(tmp_path / "store"))
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def _query(spark: Any, url: str, queue: str, tmp_path: Path, trigger: dict[str, Any]) -> Any:
+    """``queue`` into Parquet files under ``tmp_path/out``, in small segments and batches (the
+    query is still running when the broker dies)."""
+    df = (
+        spark.readStream.format("jms")
+        .option("url", url)
+        .option("destination", f"queue://{queue}")
+        .option("walPath", str(tmp_path / "wal"))
+        .option("segmentMessages", 100)
+        .option("maxMessagesPerTrigger", 200)
+        .option("pollMs", 100)
+        .load()
+    )
+    return (
+        df.select("message_id", "text", "redelivered")
+        .writeStream.format("parquet")
+        .option("path", str(tmp_path / "out"))
+        .option("checkpointLocation", str(tmp_path / "chk"))
+        .trigger(**trigger)
+        .start()
+    )
+
+
+def _rows(spark: Any, tmp_path: Path) -> list[tuple[str, str]]:
+    """What the sink committed (the files its ``_spark_metadata`` log lists)."""
+    if not (tmp_path / "out" / "_spark_metadata").exists():
+        return []
+    return [(r.message_id, r.text) for r in spark.read.schema(_SCHEMA).parquet(str(tmp_path / "out")).collect()]
+
+
+def _counts(rows: list[tuple[str, str]]) -> dict[str, int]:
+    """Rows in (sent), out, duplicates (rows beyond the first of a message id) and lost."""
+    texts = {text for _, text in rows}
+    ids = Counter(message_id for message_id, _ in rows)
+    return {
+        "in": _SENT,
+        "out": len(rows),
+        "duplicates": sum(n - 1 for n in ids.values()),
+        "lost": len({f"m{i}" for i in range(_SENT)} - texts),
+    }
+
+
+def _kill_mid_stream(query: Any, tmp_path: Path, broker: RestartableBroker) -> None:
+    """SIGKILL the broker while the receiver is taking messages at full speed (its log has
+    reached its fifth segment, of 30), so that accepts are on their way, then restart it."""
+    deadline = time.monotonic() + 120
+    while max((int(p.name[4:24]) for p in (tmp_path / "wal").glob("seg-*.arrow")), default=0) < 5:
+        assert query.exception() is None and query.isActive and time.monotonic() < deadline
+        time.sleep(0.01)
+    broker.kill()
+    time.sleep(_DOWN_S)
+    broker.start()
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34: the reconnect gap ends availableNow")
+def test_available_now_waits_through_a_broker_outage_and_a_rerun_writes_nothing_again(
+    spark: Any, broker_process: RestartableBroker, tmp_path: Path, send_texts: Any
+) -> None:
+    url = f"failover:(amqp://127.0.0.1:{broker_process.port})?{FAST}"
+    send_texts(f"amqp://127.0.0.1:{broker_process.port}", "outage_now", _SENT)
+    query = _query(spark, url, "outage_now", tmp_path, {"availableNow": True})
+    try:
+        _kill_mid_stream(query, tmp_path, broker_process)
+        assert query.awaitTermination(180), "the availableNow query did not end"
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    first = _counts(_rows(spark, tmp_path))
+    rerun = _query(spark, url, "outage_now", tmp_path, {"availableNow": True})
+    try:
+        assert rerun.awaitTermination(120) and rerun.exception() is None
+    finally:
+        rerun.stop()
+    both = _counts(_rows(spark, tmp_path))
+    print(f"first run {first}; with the rerun {both}")
+    assert first == {"in": _SENT, "out": _SENT, "duplicates": 0, "lost": 0}
+    assert both == first
+
+
+@pytest.mark.xfail(strict=True, reason="issue 34: redeliveries of what the log holds become rows")
+def test_processing_time_does_not_write_again_what_the_log_holds_after_a_broker_outage(
+    spark: Any, broker_process: RestartableBroker, tmp_path: Path, send_texts: Any
+) -> None:
+    url = f"failover:(amqp://127.0.0.1:{broker_process.port})?{FAST}"
+    send_texts(f"amqp://127.0.0.1:{broker_process.port}", "outage_tick", _SENT)
+    query = _query(spark, url, "outage_tick", tmp_path, {"processingTime": "200 milliseconds"})
+    try:
+        _kill_mid_stream(query, tmp_path, broker_process)
+        deadline = time.monotonic() + 180
+        while len({text for _, text in _rows(spark, tmp_path)}) < _SENT:
+            assert query.exception() is None, query.exception()
+            assert time.monotonic() < deadline, _counts(_rows(spark, tmp_path))
+            time.sleep(0.5)
+        # redeliveries of what the broker had not stored as accepted come once it is back
+        time.sleep(2)
+        assert query.exception() is None, query.exception()
+    finally:
+        query.stop()
+    counts = _counts(_rows(spark, tmp_path))
+    print(counts)
+    assert counts == {"in": _SENT, "out": _SENT, "duplicates": 0, "lost": 0}
