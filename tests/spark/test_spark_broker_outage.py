@@ -66,7 +66,8 @@ def _rows(spark: Any, tmp_path: Path) -> list[tuple[str, str]]:
     """What the sink committed (the files its ``_spark_metadata`` log lists)."""
     if not (tmp_path / "out" / "_spark_metadata").exists():
         return []
-    return [(r.message_id, r.text) for r in spark.read.schema(_SCHEMA).parquet(str(tmp_path / "out")).collect()]
+    rows = spark.read.schema(_SCHEMA).parquet(str(tmp_path / "out")).collect()
+    return [(r.message_id, r.text) for r in rows]
 
 
 def _counts(rows: list[tuple[str, str]]) -> dict[str, int]:
@@ -93,7 +94,6 @@ def _kill_mid_stream(query: Any, tmp_path: Path, broker: RestartableBroker) -> N
     broker.start()
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: the reconnect gap ends availableNow")
 def test_available_now_waits_through_a_broker_outage_and_a_rerun_writes_nothing_again(
     spark: Any, broker_process: RestartableBroker, tmp_path: Path, send_texts: Any
 ) -> None:
@@ -118,7 +118,6 @@ def test_available_now_waits_through_a_broker_outage_and_a_rerun_writes_nothing_
     assert both == first
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: redeliveries of what the log holds become rows")
 def test_processing_time_does_not_write_again_what_the_log_holds_after_a_broker_outage(
     spark: Any, broker_process: RestartableBroker, tmp_path: Path, send_texts: Any
 ) -> None:

@@ -27,6 +27,14 @@ Layout under ``walPath``::
     _owner.json                        which source the log belongs to (see :meth:`WriteAheadLog.claim`)
     seg-00000000000000000007.arrow     one Arrow IPC file, schema {amqp: binary}
     seg-00000000000000000007.manifest  (object stores only) published after the segment
+    ids-00000000000000000007-100.txt   the message ids of segment 7 (100 of them), one a line,
+                                       kept after the segment for the redelivery window (below)
+
+The ``ids-`` files let a receiver know what the log already took (:mod:`.seen`): a message the
+broker delivers again (after a lost accept, a failover, a broker crash) whose id is there is
+accepted and not appended a second time. They are written after their segment is durable and
+before its accept, without fsync (a lost one costs a duplicate, never a message), and kept for
+the newest ``SEEN_WINDOW`` messages even once Spark committed their segments.
 
 Segment ids increase by one and are never reused: the next id is one more than the largest of
 the ids on disk and the offset Spark hands back (so deleting committed segments cannot make an
@@ -65,6 +73,7 @@ __all__ = [
 WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
 OWNER_FILE = "_owner.json"
 _NAME = re.compile(r"^seg-(\d{20})\.(arrow|manifest)$")
+_IDS_NAME = re.compile(r"^ids-(\d{20})-(\d+)\.txt$")
 _SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
 
 
@@ -487,6 +496,50 @@ class WriteAheadLog:
             f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
             "another source writes to this walPath"
         )
+
+    # -- the ids of what the log took (``ids-`` files, see the module's docstring) ---------------
+    def write_ids(self, segment_id: int, message_ids: Sequence[str]) -> None:
+        """Record the message ids of segment ``segment_id`` (call once it is durable)."""
+        data = "\n".join(message_ids).encode("utf-8")
+        name = f"ids-{segment_id:020d}-{len(message_ids)}.txt"
+        with self.fs.open_output_stream(_join(self.root, name)) as handle:
+            handle.write(data)
+
+    def _id_files(self) -> list[tuple[int, int, str]]:
+        """(segment id, id count, path) of every ``ids-`` file, newest first."""
+        found = []
+        for info in _listing(self.fs, self.root):
+            match = _IDS_NAME.match(info.base_name)
+            if match:
+                found.append((int(match.group(1)), int(match.group(2)), info.path))
+        return sorted(found, reverse=True)
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """The ids of the newest ``ids-`` files, about ``limit`` of them, oldest first."""
+        chunks: list[list[str]] = []
+        total = 0
+        for _, count, path in self._id_files():
+            if total >= limit:
+                break
+            try:
+                with self.fs.open_input_stream(path) as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:  # deleted meanwhile, or unreadable: fewer ids, never a wrong one
+                continue
+            chunks.append([line for line in text.split("\n") if line])
+            total += count
+        return [message_id for chunk in reversed(chunks) for message_id in chunk]
+
+    def prune_ids(self, through: int, keep: int) -> None:
+        """Delete the ``ids-`` files of segments ``<= through`` beyond the newest ``keep`` ids."""
+        total = 0
+        for segment_id, count, path in self._id_files():
+            total += count
+            if segment_id <= through and total > keep:
+                try:
+                    self.fs.delete_file(path)
+                except FileNotFoundError:
+                    pass
 
     def ids_between(self, start: int, end: int) -> list[int]:
         """Published ids with ``start < id <= end``."""
