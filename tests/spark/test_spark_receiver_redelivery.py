@@ -82,14 +82,14 @@ def test_a_first_delivery_is_never_dropped_even_with_an_id_the_log_holds(tmp_pat
     with Broker(port=0) as broker:
         with ConnectionFactory(broker.url).create_connection() as conn:
             producer = conn.create_session(False).create_producer(Queue("reused"))
-            producer.set_message_id_prefix("fixed")
+            producer.set_message_id_prefix("ID:fixed")
             producer.send(TextMessage("first"))
         options = {"url": broker.url, "destination": "reused", "walPath": wal_path}
         got, _ = _receive_all(options, wal_path)
         assert [text for _, text in got] == ["first"]
         with ConnectionFactory(broker.url).create_connection() as conn:
             producer = conn.create_session(False).create_producer(Queue("reused"))
-            producer.set_message_id_prefix("fixed")  # the same id again, for another message
+            producer.set_message_id_prefix("ID:fixed")  # the same id again, for another message
             producer.send(TextMessage("second"))
         got, dropped = _receive_all(options, wal_path)
         assert [text for _, text in got] == ["second"] and dropped == 0
