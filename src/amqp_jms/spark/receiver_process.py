@@ -35,8 +35,17 @@ _LEN = struct.Struct(">I")
 
 
 def receiver_log_path(wal_path: str, index: int) -> str:
-    """The log of receiver ``index`` (0-based) under the query's ``walPath``."""
-    return wal_path.rstrip("/") + f"/receiver-{index}"
+    """The log of receiver ``index`` (0-based) under the query's ``walPath``: ``receiver-<i>``
+    joined to the path only. A URI keeps its query (``s3://b/wal?region=…`` becomes
+    ``s3://b/wal/receiver-0?region=…``): appended after it, the name would end up in the last
+    option's value."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    name = f"receiver-{index}"
+    if "://" not in wal_path:
+        return wal_path.rstrip("/") + "/" + name
+    parts = urlsplit(wal_path)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + name))
 
 
 def _send(sock: socket.socket, value: Any) -> None:

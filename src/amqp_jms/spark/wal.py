@@ -130,6 +130,30 @@ def open_filesystem(wal_path: str) -> tuple[pafs.FileSystem, str]:
     return fs, path.rstrip("/")
 
 
+#: How pyarrow.fs's stores word "you may not" (S3, GCS, Azure; HTTP 403).
+_REFUSALS = ("ACCESS_DENIED", "AccessDenied", "Forbidden", "HTTP status 403", "PERMISSION_DENIED")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is the storage refusing this process (no or wrong credentials)."""
+    text = str(exc)
+    return any(word in text for word in _REFUSALS)
+
+
+def storage_error(wal_path: str, what: str, exc: BaseException) -> OSError:
+    """An error of the log's storage, naming ``walPath`` and what was being done; one the storage
+    refused says where credentials come from (an executor needs its own)."""
+    hint = ""
+    if _refused(exc) or isinstance(exc, PermissionError):
+        hint = (
+            ". The storage refused this process: give it credentials for walPath (S3: "
+            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile or instance role; GCS, Azure: "
+            "their own chains), on the driver and, on a cluster, on every executor too (e.g. "
+            "spark.executorEnv.AWS_ACCESS_KEY_ID)"
+        )
+    return OSError(f"jms data source: walPath {wal_path!r}: cannot {what}: {exc}{hint}")
+
+
 def validate_wal_path(wal_path: str) -> None:
     """Planning-time check: the log's filesystem opens and its directory exists or can be made.
 
@@ -139,7 +163,7 @@ def validate_wal_path(wal_path: str) -> None:
         fs.create_dir(root, recursive=True)
         info = fs.get_file_info(root)
     except Exception as exc:
-        raise ValueError(f"jms data source: walPath {wal_path!r} is not usable: {exc}") from None
+        raise ValueError(str(storage_error(wal_path, "make or list its directory", exc))) from None
     if info.type == pafs.FileType.File:
         raise ValueError(f"jms data source: walPath {wal_path!r} is a file, not a directory")
 
@@ -195,6 +219,8 @@ def read_segment(wal_path: str, segment_id: int) -> pa.Array:
             f"jms data source: write-ahead segment {path} is not visible on this executor: walPath "
             "must be storage every executor reaches (s3://, gs://, hdfs://, abfs://, or a shared mount)"
         ) from None
+    except OSError as exc:
+        raise storage_error(wal_path, f"read segment {segment_id}", exc) from None
     column = table.column(0)
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
@@ -309,7 +335,7 @@ class WriteAheadLog:
         try:
             self.fs.create_dir(self.root, recursive=True)
         except Exception as exc:
-            raise ValueError(f"jms data source: cannot create walPath {wal_path!r}: {exc}") from None
+            raise ValueError(str(storage_error(wal_path, "create its directory", exc))) from None
         published = set(self._published())
         for info in _listing(self.fs, self.root):  # writes cut short by a crash
             name = info.base_name
@@ -334,7 +360,7 @@ class WriteAheadLog:
         except OSError as exc:
             if _not_found(exc):
                 return None
-            raise
+            raise storage_error(self.wal_path, "read its owner record", exc) from None
         return dict(json.loads(data.decode("utf-8")))
 
     def claim(self, log_id: str | None, describe: dict[str, Any], fresh: bool = False) -> str:
