@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +28,6 @@ _SENT = 3000
 _DOWN_S = 2.0
 _SCHEMA = "message_id string, text string, redelivered boolean"
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=100&failover.maxReconnectDelay=500"
-
-
-@pytest.fixture
-def broker_process(tmp_path: Path) -> Iterator[RestartableBroker]:
-    broker = RestartableBroker(str(tmp_path / "store"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _query(

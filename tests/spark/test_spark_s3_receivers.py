@@ -43,9 +43,7 @@ def test_receivers_stream_through_an_s3_log_with_its_options_in_the_query(
             spark.readStream.format("jms")
             .option("url", broker.url)
             .option("destination", f"queue://{queue}")
-            # the credentials in the query too: the driver's Python workers were started by a
-            # JVM that may predate the fixture's environment
-            .option("walPath", s3_wal_root.format(queue) + "&access_key=testing&secret_key=testing")
+            .option("walPath", s3_wal_root.format(queue))
             .option("numReceivers", count)
             .option("segmentMessages", 250)
             .load()
