@@ -22,12 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from ..._logs import BROKER as log
 from .metrics import CONTENT_TYPE, MetricsSnapshot, render
 
 if TYPE_CHECKING:
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 __all__ = ["MAX_CLIENTS", "MAX_REQUEST", "MIN_INTERVAL", "TIMEOUT", "MetricsServer", "parse_listen"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 MAX_REQUEST = 8192  # bytes of request line + headers
 MAX_BODY = 65536  # bytes of a console form
