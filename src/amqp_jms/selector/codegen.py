@@ -11,9 +11,9 @@ comparisons with a type-guarded fast path (``v > 500 if v.__class__ in FAST else
 ``BETWEEN`` with literal bounds, ``IN``, ``LIKE`` (prefix/suffix/contains/equality become str
 methods, the rest a regex), ``IS NULL``; the terms of an OR/AND chain over one property that a
 set answers (``id = 'a' OR id = 'b' ...``, ``IN`` lists) become one membership test
-(``chains.py``), so a chain of thousands costs one lookup per message. Everything else (arithmetic, comparisons of
-expressions) calls the closure compiler's predicate for that sub-tree, so the semantics live in
-one place (``values.py``).
+(``chains.py``), so a chain of thousands costs one lookup per message. Everything else
+(arithmetic, comparisons of expressions) calls the closure compiler's predicate for that
+sub-tree, so the semantics live in one place (``values.py``).
 
 No selector text is ever pasted into the source: names, literals and helpers are bound as
 globals of the generated function (``k0``, ``h1`` ...), so the source is built only from
