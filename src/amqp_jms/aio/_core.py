@@ -33,6 +33,7 @@ from ..client.receive_policy import (
     TOP_UP,
     WAIT_RUNNING,
     ready_prefetched,
+    receive_timeout,
 )
 from ..destination import Destination
 from ..exceptions import JMSException
@@ -283,6 +284,7 @@ class AsyncConsumer(Closing):
         blocking ``MessageConsumer._receive_inbound``: it awaits the provider's futures and the
         arrivals the I/O thread signals, and never blocks the event loop."""
         c = self.sync
+        timeout = receive_timeout(timeout_ms)
         c.check_can_receive()
         q = self._queue
         inbound = ready_prefetched(q, c.prefetch)  # the common case, without the flow
@@ -291,7 +293,7 @@ class AsyncConsumer(Closing):
             msg = self._deliver(inbound, vet)
             if msg is not None:
                 return msg
-        flow = c.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
+        flow = c.receive_flow(timeout)
         try:
             step = next(flow)
             while True:

@@ -28,6 +28,7 @@ from ..message import Message
 from ._runtime import runtime as _runtime
 from .completion import refuse_in_callback
 from .jms_producer import JMSProducer
+from .receive_policy import receive_timeout
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
@@ -342,10 +343,9 @@ class JMSConsumer:
 
         A body that cannot be returned as ``cls`` raises ``MessageFormatRuntimeException``; under
         AUTO/DUPS_OK the message is then not acknowledged and the next receive returns it."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
+        timeout = receive_timeout(timeout_ms)
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, None if not timeout_ms else timeout_ms / 1000.0)
+            body: T | None = self._c.receive_body_within(cls, timeout)
             return body
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
