@@ -138,3 +138,17 @@ def test_an_integer_chain_is_one_lookup_and_promotes_like_java() -> None:
     for value, expected in [(Int(999), True), (999.0, True), (Float(7.0), True), (7.5, False), ("7", False)]:
         m._props["n"] = value
         assert fn(m) is expected, value
+
+
+def test_term_count_counts_the_conditions_a_chain_combines() -> None:
+    from amqp_jms.selector import term_count
+
+    def count(text: str) -> int:
+        ast = Selector(text).ast
+        assert ast is not None
+        return term_count(ast)
+
+    assert count("a = 1") == 1
+    assert count("a = 1 OR b IN ('x', 'y', 'z') OR NOT (c LIKE 'z%' AND d IS NULL)") == 4
+    assert count("a + 1 > b * 2 AND e BETWEEN 1 AND 2") == 2
+    assert count(" OR ".join(f"id = {i}" for i in range(6000))) == 6000
