@@ -152,3 +152,11 @@ def test_term_count_counts_the_conditions_a_chain_combines() -> None:
     assert count("a = 1 OR b IN ('x', 'y', 'z') OR NOT (c LIKE 'z%' AND d IS NULL)") == 4
     assert count("a + 1 > b * 2 AND e BETWEEN 1 AND 2") == 2
     assert count(" OR ".join(f"id = {i}" for i in range(6000))) == 6000
+
+
+def test_compiled_lookup_generates_the_function_now_and_once() -> None:
+    s = Selector("a = 'x' OR b > 2")
+    fn = s.compiled_lookup()
+    assert fn.__name__ == "_selector" and s.matches_lookup is fn and s.compiled_lookup() is fn
+    assert fn({"a": "x"}.get) is True and fn({"b": 1}.get) is False
+    assert Selector("").compiled_lookup()({}.get) is True  # no selector: everything matches

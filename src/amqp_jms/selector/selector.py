@@ -78,6 +78,17 @@ class Selector:
         self.matches = matches
         self.matches_lookup = matches_lookup
 
+    def compiled_lookup(self) -> Callable[[Callable[[str], object]], bool]:
+        """``matches_lookup``, generated now rather than on its first call.
+
+        Why: the broker compiles a consumer's selector when the consumer attaches, where the
+        cost is paid once and bounded by its selector limits, not inside a dispatch scan, where
+        thirty consumers' first messages would each compile before the scan could yield."""
+        fn = self.matches_lookup
+        if self.ast is not None and fn.__name__ == "matches_lookup":  # still the trampoline
+            fn = self.matches_lookup = compile_lookup(self.ast)
+        return fn
+
     def evaluate_batch(self, batch: pa.RecordBatch | pa.Table) -> pa.BooleanArray:
         """One bool per row, identical to ``matches`` on each row (unknown -> False)."""
         from .arrow import evaluate_batch
