@@ -160,3 +160,20 @@ def test_compiled_lookup_generates_the_function_now_and_once() -> None:
     assert fn.__name__ == "_selector" and s.matches_lookup is fn and s.compiled_lookup() is fn
     assert fn({"a": "x"}.get) is True and fn({"b": 1}.get) is False
     assert Selector("").compiled_lookup()({}.get) is True  # no selector: everything matches
+
+
+def test_a_generated_evaluator_is_freed_when_dropped_without_the_cyclic_collector() -> None:
+    """The broker drops a consumer's selector when the consumer goes; its generated code (a
+    MB or so for a thousand-term selector) must go then, not at some later cyclic collection."""
+    import gc
+    import weakref
+
+    gc.disable()
+    try:
+        s = Selector(" OR ".join(f"p{i} = {i}.5" for i in range(50)))
+        fn = s.compiled_lookup()
+        gone = weakref.ref(fn)
+        del s, fn
+        assert gone() is None
+    finally:
+        gc.enable()
