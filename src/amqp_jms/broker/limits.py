@@ -106,6 +106,12 @@ class BrokerLimits:
     # -- selectors --------------------------------------------------------------------------------
     selector_budget: float = 0.02
     """Seconds of selector matching a queue may spend per event-loop turn before it yields."""
+    max_selector_length: int = 16384
+    """Longest consumer selector (characters); a longer one is refused at attach (0 = no limit)."""
+    max_selector_terms: int = 1000
+    """Most conditions a consumer selector may combine with AND/OR/NOT (an IN list is one);
+    more is refused at attach (0 = no limit). Bounds the selector's compile time at attach and
+    its cost per message."""
 
     # -- the management node ($management, ``management.py``) -------------------------------------
     management_request_size: int = 65536

@@ -121,13 +121,19 @@ class BrokerCore:
 
     # -- selectors -----------------------------------------------------------------------------
     def compile_selector(self, text: str) -> Callable[[BrokerMessage], bool] | None:
-        """A predicate for a JMS selector; raises ``AttachRefused`` (invalid-field) if invalid."""
-        from .selectors import compile_selector
+        """A predicate for a JMS selector; raises ``AttachRefused``: invalid-field if invalid,
+        resource-limit-exceeded past ``max_selector_length`` / ``max_selector_terms``."""
+        from .selectors import SelectorTooCostly, compile_selector
 
+        limits = self.limits
         try:
-            return compile_selector(text)
-        except InvalidSelectorException as exc:
-            raise AttachRefused("amqp:invalid-field", f"invalid selector {text!r}: {exc}") from exc
+            return compile_selector(
+                text, max_length=limits.max_selector_length, max_terms=limits.max_selector_terms
+            )
+        except SelectorTooCostly as exc:
+            raise AttachRefused("amqp:resource-limit-exceeded", str(exc)) from exc
+        except InvalidSelectorException as exc:  # its message quotes the selector, shortened
+            raise AttachRefused("amqp:invalid-field", str(exc)) from exc
 
     # -- scheduled delivery --------------------------------------------------------------------
     def _schedule(self, q: MessageQueue, when: float) -> None:
