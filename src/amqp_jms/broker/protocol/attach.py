@@ -339,10 +339,13 @@ class AttachHandling:
         """Attach with a null source: return the stored source of the named subscription."""
         sub = self._lookup_subscription(str(link.name))
         if sub is None:
+            # AMQP 1.0 2.6.3: a null source, then the Detach that says why (what ActiveMQ sends
+            # and Qpid JMS waits for: without it, its unsubscribe of an unknown name hangs)
             link.source.type = Terminus.UNSPECIFIED
             link.open()
-            lookup = self.router.new_queue("lookup", durable=False)
-            self.links[addr(link)] = OutgoingLink(self._connection, link, lookup, presettled=False)
+            name = parse_subscription_name(str(link.name), set()).name
+            link.condition = Condition("amqp:not-found", f"no subscription named {name!r}")
+            link.close()
             return
         self._authorize(sub.topic, Permission.CONSUME)
         s = link.source
