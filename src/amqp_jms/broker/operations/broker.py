@@ -25,7 +25,7 @@ from types import TracebackType
 from typing import Any
 
 from ...exceptions import IllegalStateException
-from ..limits import BrokerLimits
+from ..limits import DEFAULT_IDLE_TIMEOUT, BrokerLimits
 from ..protocol.login_throttle import LoginThrottle
 from ..protocol.sasl import Users, load_users
 from ..protocol.server import AmqpProtocol, ServerState
@@ -88,7 +88,8 @@ class AsyncBroker:
         self.tls_key = tls_key
         self.dlq = dlq
         self.max_delivery_attempts = max_delivery_attempts
-        self.idle_timeout_s = idle_timeout_s
+        # None: the default (60 s, as RabbitMQ and Artemis); 0: none
+        self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT if idle_timeout_s is None else (idle_timeout_s or None)
         # ``max_frame_size`` and ``memory_limit`` are older spellings of two fields of ``limits``
         self.limits: BrokerLimits = (limits or BrokerLimits()).replace(
             max_frame_size=max_frame_size, queue_memory_limit=memory_limit

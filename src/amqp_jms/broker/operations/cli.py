@@ -63,7 +63,8 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--address-prefixes", default=None, type=_prefixes, metavar="QUEUE,TOPIC",
                    help="prefix mode, as ActiveMQ/Artemis: advertise these address prefixes "
                         "(e.g. queue://,topic://) and decide node types by them (default: off)")
-    p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
+    p.add_argument("--idle-timeout", type=float, default=None,
+                   help="close connections silent this long, seconds (default 60; 0 = never)")
     p.add_argument("--metrics", default=None, type=_listen, metavar="HOST:PORT",
                    help="serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
                    "port 0 = any free port; default: off)")

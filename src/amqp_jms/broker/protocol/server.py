@@ -55,16 +55,17 @@ class ServerState:
         self.idle_timeout_s = idle_timeout_s
         self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
+        self.per_address: dict[str, int] = {}  # open connections by source address
         self._refused = 0
         self._refused_logged = 0.0
 
-    def refused_connection(self, peer: object) -> None:
-        """Count a connection refused by ``max_connections``; log at most once a second."""
+    def refused_connection(self, peer: object, why: str) -> None:
+        """Count a connection refused at accept (``why`` names the limit); log at most once a
+        second."""
         self._refused += 1
         now = time.monotonic()
         if now - self._refused_logged >= 1.0:
-            log.warning("max_connections (%d) reached: refused %d connection(s), the last from %s",
-                        self.limits.max_connections, self._refused, peer)
+            log.warning("%s reached: refused %d connection(s), the last from %s", why, self._refused, peer)
             self._refused_logged = now
             self._refused = 0
 
@@ -87,6 +88,9 @@ class AmqpProtocol(asyncio.Protocol):
         self._write_paused = False
         self._close_grace = False
         self._handshake_timer: asyncio.TimerHandle | None = None
+        self._frames_seen = 0  # frames proton has read (frame_timeout)
+        self._frame_since = 0.0  # when the last one completed (or bytes first came)
+        self._frame_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -94,12 +98,22 @@ class AmqpProtocol(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         limits = self.state.limits
+        source = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        per_address = self.state.per_address
+        why = None
         if limits.max_connections and len(self.state.protocols) >= limits.max_connections:
+            why = f"max_connections ({limits.max_connections})"
+        elif limits.max_connections_per_address and (
+            per_address.get(source, 0) >= limits.max_connections_per_address
+        ):
+            why = f"max_connections_per_address ({limits.max_connections_per_address}) for {source}"
+        if why is not None:
             # before any byte: no AMQP to answer with (a flood of silent sockets must cost nothing)
             self._refused = True
-            self.state.refused_connection(peer)
+            self.state.refused_connection(peer, why)
             transport.abort()
             return
+        per_address[source] = per_address.get(source, 0) + 1
         conn_id = next(_ids)
         self.state.core.counters.connections += 1
         self.engine = Engine(
@@ -114,7 +128,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
-        self.source = str(peer[0]) if isinstance(peer, tuple) else str(peer)  # for the login throttle
+        self.source = source  # for the login throttle and max_connections_per_address
         self.sasl = SaslServer(
             self.state.users,
             certificate_identity(transport.get_extra_info("peercert")),
@@ -155,6 +169,7 @@ class AmqpProtocol(asyncio.Protocol):
                 return
         assert self.engine is not None
         self.engine.receive_data(data)
+        self._frame_progress()
         self._process()
 
     def eof_received(self) -> bool | None:
@@ -166,12 +181,21 @@ class AmqpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.protocols.discard(self)
+        if not self._refused and self.source:
+            left = self.state.per_address.get(self.source, 1) - 1
+            if left > 0:
+                self.state.per_address[self.source] = left
+            else:
+                self.state.per_address.pop(self.source, None)
         if self._handshake_timer is not None:
             self._handshake_timer.cancel()
             self._handshake_timer = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._frame_timer is not None:
+            self._frame_timer.cancel()
+            self._frame_timer = None
         conn = self.conn
         if conn is not None:
             conn.cleanup()
@@ -256,6 +280,38 @@ class AmqpProtocol(asyncio.Protocol):
             if self._timer is not None:
                 self._timer.cancel()
             self._timer = self.loop.call_at(self._loop_time(deadline), self._on_timer)
+
+    def _frame_progress(self) -> None:
+        """Watch for a frame that arrives a byte at a time (``frame_timeout``): bytes keep
+        coming, so the idle timeout never fires, but no frame completes."""
+        limit = self.state.limits.frame_timeout
+        engine = self.engine
+        if not limit or engine is None:
+            return
+        frames = engine.transport.frames_input
+        if frames != self._frames_seen:
+            self._frames_seen = frames
+            self._frame_since = time.monotonic()  # (this chunk may have begun the next one)
+            if self._frame_timer is not None:
+                self._frame_timer.cancel()
+                self._frame_timer = None
+        elif self._frame_timer is None:
+            if self._frame_since == 0.0:
+                self._frame_since = time.monotonic()
+            wait = max(0.0, self._frame_since + limit - time.monotonic())
+            self._frame_timer = self.loop.call_later(wait, self._frame_expired, frames)
+
+    def _frame_expired(self, frames: int) -> None:
+        self._frame_timer = None
+        engine = self.engine
+        if engine is None or self.transport is None or engine.transport.frames_input != frames:
+            return
+        limit = self.state.limits.frame_timeout
+        cid = self.conn.id if self.conn else "?"
+        log.info("connection %s from %s: no frame completed in %ss while bytes kept coming, closing",
+                 cid, self.source, limit)
+        self._fail("amqp:resource-limit-exceeded",
+                   f"a frame did not arrive in full within {limit} s (limit frame_timeout)")
 
     def _handshake_expired(self) -> None:
         """SASL + Open not done within ``handshake_timeout`` (a silent or slowloris peer)."""
