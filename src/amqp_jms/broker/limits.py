@@ -92,6 +92,16 @@ class BrokerLimits:
     """Deepest nesting of lists/maps/arrays/described values in a message's sections."""
     large_message_threshold: int = 1 * MiB
     """A message at least this big is streamed to a file as it arrives, not held in memory."""
+    max_spool_per_connection: int = 256 * MiB
+    """Bytes one connection's unfinished incoming transfers may hold (in memory and in
+    ``incoming-*.part`` spool files); the transfer that would pass it has its link detached with
+    ``amqp:resource-limit-exceeded`` and its bytes deleted (0 = no limit)."""
+    max_spool_total: int = 1024 * MiB
+    """Bytes all connections' unfinished incoming transfers may hold together; refused the same
+    way (0 = no limit)."""
+    transfer_timeout: float = 60.0
+    """Seconds an unfinished multi-frame transfer may go without a new frame of it; then its link
+    is detached with ``amqp:resource-limit-exceeded`` and its bytes deleted (0 = never)."""
 
     # -- memory and the store -------------------------------------------------------------------
     queue_memory_limit: int = 32 * MiB

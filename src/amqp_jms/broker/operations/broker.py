@@ -34,6 +34,7 @@ from ..routing.authorization import Authorization
 from ..routing.core import BrokerCore
 from ..routing.prefixes import AddressPrefixes
 from ..routing.recovery import recover
+from ..storage.large import SPOOL_PREFIX, SPOOL_SUFFIX
 from ..storage.store import Store
 from .management import ManagementNode
 from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
@@ -232,8 +233,9 @@ class AsyncBroker:
             self._own_spill = Path(tempfile.mkdtemp(prefix="amqp-jms-broker-"))
             return self._own_spill
         path.mkdir(parents=True, exist_ok=True)
-        for stale in path.glob("amqp-jms-spill-*.db"):  # scratch of a broker that died: not data
-            stale.unlink(missing_ok=True)
+        for pattern in ("amqp-jms-spill-*.db", f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
+            for stale in path.glob(pattern):  # scratch of a broker that died: not data
+                stale.unlink(missing_ok=True)
         return path
 
     def _ssl_context(self) -> ssl.SSLContext | None:

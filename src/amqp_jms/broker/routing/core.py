@@ -86,6 +86,8 @@ class BrokerCore:
         #: the ``$management`` node (made by ``management``, given by the operations layer; None: none)
         self.management = management(self) if management is not None else None
         self.counters = BrokerCounters()  # connections, failed logins (metrics.py)
+        #: bytes all unfinished incoming transfers hold (``limits.max_spool_total``)
+        self.spooling = 0
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:
