@@ -23,6 +23,7 @@ from ..errors import DECODE_ERROR, is_malformed
 from ..limits import BrokerLimits
 from ._fast import lib
 from .connection import BrokerConnection
+from .frame_depth import FrameDepthGuard
 from .login_throttle import LoginThrottle
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
@@ -89,6 +90,8 @@ class AmqpProtocol(asyncio.Protocol):
         self._close_grace = False
         self._handshake_timer: asyncio.TimerHandle | None = None
         self._frames_seen = 0  # frames proton has read (frame_timeout)
+        self._depth = FrameDepthGuard(0)  # max_value_depth for frame fields (set once accepted)
+        self._too_deep = False
         self._frame_since = 0.0  # when the last one completed (or bytes first came)
         self._frame_timer: asyncio.TimerHandle | None = None
 
@@ -114,6 +117,7 @@ class AmqpProtocol(asyncio.Protocol):
             transport.abort()
             return
         per_address[source] = per_address.get(source, 0) + 1
+        self._depth = FrameDepthGuard(limits.max_value_depth)
         conn_id = next(_ids)
         self.state.core.counters.connections += 1
         self.engine = Engine(
@@ -168,6 +172,27 @@ class AmqpProtocol(asyncio.Protocol):
             if not data:
                 return
         assert self.engine is not None
+        if self._too_deep:
+            return  # closing: nothing more is decoded
+        why = self._depth.feed(data)
+        if why is not None:
+            self._too_deep = True
+            if self._depth.cut:  # the frames before it (the protocol header, an Open) count
+                self.engine.receive_data(data[: self._depth.cut])
+            log.info("connection %s from %s: %s, closing with amqp:decode-error",
+                     self.conn.id if self.conn else "?", self.source, why)
+            if self.engine.connection.state & Endpoint.REMOTE_ACTIVE:
+                self._fail("amqp:decode-error", why)
+                self._process()
+                return
+            # the Open itself was too deep: proton writes no Close before it has read an Open,
+            # so the broker's Open goes out and a Close of our own follows it
+            self.engine.connection.open()
+            out = self.engine.data_to_send()
+            if self.transport is not None:
+                self.transport.write(out + _close_frame("amqp:decode-error", why))
+                self.loop.call_later(_CLOSE_GRACE, self._close_transport)
+            return
         self.engine.receive_data(data)
         self._frame_progress()
         self._process()
@@ -367,3 +392,13 @@ class AmqpProtocol(asyncio.Protocol):
         """Broker stopping: close the AMQP connection politely, then the socket."""
         self._fail("amqp:connection:forced", "broker shutting down")
         self.loop.call_later(0.2, self._close_transport)
+
+
+def _close_frame(condition: str, description: str) -> bytes:
+    """A Close frame (channel 0) carrying an error, encoded without proton."""
+    from ...mapping.codec import encode_value
+    from ...types import Described, Symbol, ULong
+
+    error = Described(ULong(0x1D), [Symbol(condition), description])
+    body = encode_value(Described(ULong(0x18), [error]))
+    return (len(body) + 8).to_bytes(4, "big") + b"\x02\x00\x00\x00" + body
