@@ -233,11 +233,19 @@ def test_the_endpoint_bounds_what_a_scraper_controls(
     assert _read_all(slow) == b"" and time.monotonic() - t0 < 4
     slow.close()
 
-    # beyond MAX_CLIENTS at once: 503 straight away, and the endpoint serves again afterwards
-    idle = [socket.create_connection(addr, timeout=5) for _ in range(metrics_http.MAX_CLIENTS)]
+    # silent sockets hold no serving slot (issue 26: eight of them made every scrape a 503);
+    # past MAX_WAITING of them a new socket is closed at once, and then the endpoint serves again
+    monkeypatch.setattr(metrics_http, "MAX_WAITING", metrics_http.MAX_CLIENTS + 4)
+    idle = [socket.create_connection(addr, timeout=5) for _ in range(metrics_http.MAX_CLIENTS + 3)]
     time.sleep(0.1)
     try:
-        assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 503")
+        assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 200")
+        idle.append(socket.create_connection(addr, timeout=5))  # the last one allowed
+        time.sleep(0.1)
+        try:  # one more: closed unread
+            assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n") == b""
+        except ConnectionResetError:
+            pass
     finally:
         for sock in idle:
             sock.close()

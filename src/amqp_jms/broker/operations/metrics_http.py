@@ -6,7 +6,9 @@ queues per loop turn); reading the request, rendering the text and writing it ha
 server's own thread and event loop, so a slow or hostile scraper never holds the broker's loop.
 What a scraper controls is bounded: the request head (:data:`MAX_REQUEST` bytes, else 431), the
 time to send it and to read the answer (:data:`TIMEOUT` seconds, then the socket is cut),
-connections at once (:data:`MAX_CLIENTS`, beyond that 503 at once), and how often the broker
+connections still sending their request (:data:`MAX_WAITING`, beyond that closed at once: a silent
+socket takes no serving slot), requests served at once (:data:`MAX_CLIENTS`, beyond that 503 at
+once), and how often the broker
 snapshots: at most once per :data:`MIN_INTERVAL`. A scrape sooner than that waits for the next
 snapshot (shared by every scrape waiting for it) rather than getting an older one: an answer
 always shows the broker as it was after the request arrived.
@@ -42,7 +44,8 @@ log = logging.getLogger("amqp_jms.broker")
 MAX_REQUEST = 8192  # bytes of request line + headers
 MAX_BODY = 65536  # bytes of a console form
 TIMEOUT = 10.0  # seconds a client has to send its request, and to read the answer
-MAX_CLIENTS = 8  # connections served at once
+MAX_CLIENTS = 8  # requests served at once
+MAX_WAITING = 64  # connections still sending their request head (beyond: closed at once)
 MIN_INTERVAL = 1.0  # seconds between snapshots, at least
 SNAPSHOT_TIMEOUT = 30.0  # seconds the broker's loop has to answer
 
@@ -86,6 +89,7 @@ class MetricsServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._clients = 0
+        self._waiting = 0
         self._last_at = float("-inf")  # monotonic time the last snapshot was begun
         self._next: asyncio.Future[str] | None = None  # the next snapshot, not yet begun: shared
 
@@ -143,19 +147,30 @@ class MetricsServer:
 
     # -- serving (this server's loop) ------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # a socket that has not sent its request yet holds no serving slot: eight silent ones
+        # used to make every scrape answer 503; they are bounded on their own (MAX_WAITING)
+        if self._waiting >= MAX_WAITING:
+            writer.transport.abort()
+            return
+        self._waiting += 1
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        except (asyncio.LimitOverrunError, ValueError):
+            await self._answer(writer, 431, f"request head over {MAX_REQUEST} bytes\n")
+            return
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            writer.transport.abort()
+            return
+        except BaseException:  # cancelled (the broker stopping): no half-open socket left
+            writer.transport.abort()
+            raise
+        finally:
+            self._waiting -= 1
         if self._clients >= MAX_CLIENTS:
             await self._answer(writer, 503, "too many scrapes at once\n")
             return
         self._clients += 1
         try:
-            try:
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
-            except (asyncio.LimitOverrunError, ValueError):
-                await self._answer(writer, 431, f"request head over {MAX_REQUEST} bytes\n")
-                return
-            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-                writer.transport.abort()
-                return
             request = head.split(b"\r\n", 1)[0].split()
             if len(request) != 3 or not request[2].startswith(b"HTTP/"):
                 await self._answer(writer, 400, "malformed request line\n")
