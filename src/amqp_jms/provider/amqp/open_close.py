@@ -114,6 +114,13 @@ class OpenCloseHandling:
                                     extended=SASL.extended())
             return sasl_refused(outcome, description, where, why)
         if err is None or self.engine.eof_received:
+            if self.engine.transport.frames_input == 0 and not self.config.secure:
+                # not one frame back, not even SASL's: the answer of a TLS port to plain AMQP
+                return JMSException(
+                    f"{where} closed the connection without answering the AMQP header: if it "
+                    "expects TLS, connect with amqps://",
+                    error_code="amqp:connection:framing-error",
+                )
             return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
         if err.name == "amqp:connection:framing-error" and _speaks_tls(err.description):
             return JMSException(
