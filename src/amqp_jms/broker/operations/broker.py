@@ -70,6 +70,7 @@ class AsyncBroker:
         max_failed_logins: int = 10,
         failed_login_window_s: float = 60.0,
         metrics: str | None = None,
+        metrics_token: str | None = None,
         console: bool = False,
         console_allow_anonymous_actions: bool = False,
     ) -> None:
@@ -103,6 +104,8 @@ class AsyncBroker:
         self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
         #: ``(host, port)`` of the Prometheus endpoint (``metrics="127.0.0.1:9464"``), None = off
         self.metrics_address = parse_listen(metrics) if metrics is not None else None
+        #: a token ``/metrics`` asks for (Bearer, or Basic with it as password); None = open
+        self.metrics_token = metrics_token
         #: the web console on the same HTTP listener (``console/``); without ``metrics`` it
         #: listens on loopback port 8161 (ActiveMQ's console port)
         self.console = console
@@ -203,7 +206,8 @@ class AsyncBroker:
         # certificate: the console asks for none)
         tls = (server_context(self.tls_cert, self.tls_key, None)
                if console is not None and self.tls_cert is not None and self.tls_key is not None else None)
-        server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls)
+        server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls,
+                               token=self.metrics_token)
         try:
             await loop.run_in_executor(None, server.start)  # binding waits for another thread
         except BaseException:

@@ -23,7 +23,10 @@ side only those steps (``benchmarks/broker_bench.py --console``).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import concurrent.futures
+import hmac
 import logging
 import threading
 import time
@@ -37,7 +40,15 @@ if TYPE_CHECKING:
 
     from .console import Console
 
-__all__ = ["MAX_CLIENTS", "MAX_REQUEST", "MIN_INTERVAL", "TIMEOUT", "MetricsServer", "parse_listen"]
+__all__ = [
+    "MAX_CLIENTS",
+    "MAX_REQUEST",
+    "MIN_INTERVAL",
+    "TIMEOUT",
+    "MetricsServer",
+    "authorized",
+    "parse_listen",
+]
 
 log = logging.getLogger("amqp_jms.broker")
 
@@ -60,6 +71,26 @@ def parse_listen(text: str) -> tuple[str, int]:
     return host, int(port)
 
 
+def authorized(head: bytes, token: str) -> bool:
+    """Whether a request head carries ``token``: ``Authorization: Bearer <token>``, or Basic
+    with any user name and the token as password (compared in constant time)."""
+    for line in head.split(b"\r\n")[1:]:
+        name, sep, value = line.partition(b":")
+        if not sep or name.strip().lower() != b"authorization":
+            continue
+        scheme, _, credentials = value.strip().partition(b" ")
+        given = b""
+        if scheme.lower() == b"bearer":
+            given = credentials.strip()
+        elif scheme.lower() == b"basic":
+            try:
+                given = base64.b64decode(credentials.strip(), validate=True).partition(b":")[2]
+            except (binascii.Error, ValueError):
+                return False
+        return hmac.compare_digest(given, token.encode())
+    return False
+
+
 Snapshotter = Callable[[], Coroutine[Any, Any, MetricsSnapshot]]
 
 
@@ -77,8 +108,12 @@ class MetricsServer:
         *,
         console: Console | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        token: str | None = None,
     ) -> None:
         self.console = console
+        #: with a token, ``/metrics`` answers only ``Authorization: Bearer <token>`` or Basic
+        #: auth whose password is the token (Prometheus's ``authorization`` / ``basic_auth``)
+        self.token = token
         self.ssl_context = ssl_context
         self.host = host
         self.port = port
@@ -184,6 +219,10 @@ class MetricsServer:
                 return
             if method not in (b"GET", b"HEAD"):
                 await self._answer(writer, 405, "GET or HEAD\n", extra="Allow: GET, HEAD\r\n")
+                return
+            if self.token is not None and not authorized(head, self.token):
+                await self._answer(writer, 401, "the metrics need the broker's metrics token\n",
+                                   extra='WWW-Authenticate: Basic realm="amqp-jms metrics"\r\n')
                 return
             try:
                 text = await self._text()
