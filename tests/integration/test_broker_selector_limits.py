@@ -94,3 +94,33 @@ def test_thirty_consumers_with_the_largest_allowed_selectors_do_not_stall_the_br
     finally:
         conn.close()
         proc.stop()
+
+
+def test_a_selector_attach_larger_than_max_frame_size_is_refused_naming_the_limit(broker: Any) -> None:
+    """A client that does not check the broker's max-frame-size (the amqp-jms client does, and
+    refuses before sending) sends an Attach bigger than it: the broker closes the connection, as
+    AMQP requires, but says why instead of "malformed frame"."""
+    import socket
+
+    from hostile_helpers import read_until
+    from test_broker_peer import AMQP_HEADER, ATTACH, BEGIN, CLOSE, OPEN, frame
+
+    from amqp_jms.types import Described, Symbol, UByte, UInt, ULong
+
+    host, port = broker.url.rsplit("/", 1)[1].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=5)
+    try:
+        sock.sendall(AMQP_HEADER + frame(OPEN, ["big"]) + frame(BEGIN, [None, UInt(0), UInt(64), UInt(64)]))
+        read_until(sock, BEGIN)
+        selector = " OR ".join(f"id = 'value-{i}'" for i in range(6000))  # ~110 KB
+        filters = {Symbol("jms-selector"): Described(ULong(0x0000468C00000004), selector)}
+        source = Described(ULong(0x28), ["q", None, None, None, None, None, None, filters])
+        target = Described(ULong(0x29), [])
+        sock.sendall(frame(ATTACH, ["big", UInt(0), True, UByte(0), UByte(0), source, target]))
+        close = next(f for code, _, f in read_until(sock, CLOSE) if code == CLOSE)
+        condition, description = close[0].value[0], close[0].value[1]
+        assert condition == Symbol("amqp:connection:framing-error")
+        assert "larger than the broker's max-frame-size of 65536" in description
+    finally:
+        sock.close()
+    assert round_trip(broker.url) < 2.0

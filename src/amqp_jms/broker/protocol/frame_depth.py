@@ -24,10 +24,13 @@ _TRANSFER = 0x14
 class FrameDepthGuard:
     """Feed it what the engine is fed; ``feed`` answers why a frame nests too deep, or None."""
 
-    __slots__ = ("_body", "_head", "_limit", "_need", "_skip", "_start", "cut")
+    __slots__ = ("_body", "_head", "_limit", "_max_frame", "_need", "_skip", "_start", "condition", "cut")
 
-    def __init__(self, limit: int, protocol_header: int = 8) -> None:
+    def __init__(self, limit: int, protocol_header: int = 8, max_frame_size: int = 0) -> None:
         self._limit = limit
+        self._max_frame = max_frame_size  # a bigger frame is named as such (proton: "malformed")
+        #: the AMQP error condition of what ``feed`` found
+        self.condition = "amqp:decode-error"
         self._skip = protocol_header  # the AMQP protocol header comes first
         self._head = bytearray()  # a frame header, then the body's first bytes
         self._body: bytearray | None = None  # a non-transfer frame's body being collected
@@ -50,7 +53,7 @@ class FrameDepthGuard:
 
     def feed(self, data: bytes) -> str | None:
         limit = self._limit
-        if not limit:
+        if not limit and not self._max_frame:
             return None
         view = memoryview(data)
         i, n = 0, len(view)
@@ -83,7 +86,13 @@ class FrameDepthGuard:
                     continue
                 size = int.from_bytes(head[:4], "big")
                 doff = head[4] * 4
-                if size - doff <= 2 * limit or doff != _HEADER:
+                if self._max_frame and size > self._max_frame:
+                    self.cut = max(0, self._start)
+                    self.condition = "amqp:connection:framing-error"
+                    return (f"a frame of {size} bytes is larger than the broker's max-frame-size of "
+                            f"{self._max_frame} (an Attach with a selector, address or name that long "
+                            "cannot be sent)")
+                if not limit or size - doff <= 2 * limit or doff != _HEADER:
                     # cannot nest past the limit (each level takes two bytes), an empty frame,
                     # or extended header bytes (none in practice); a malformed header is proton's
                     self._skip = max(0, size - _HEADER)

@@ -117,7 +117,7 @@ class AmqpProtocol(asyncio.Protocol):
             transport.abort()
             return
         per_address[source] = per_address.get(source, 0) + 1
-        self._depth = FrameDepthGuard(limits.max_value_depth)
+        self._depth = FrameDepthGuard(limits.max_value_depth, max_frame_size=limits.max_frame_size)
         conn_id = next(_ids)
         self.state.core.counters.connections += 1
         self.engine = Engine(
@@ -179,10 +179,12 @@ class AmqpProtocol(asyncio.Protocol):
             self._too_deep = True
             if self._depth.cut:  # the frames before it (the protocol header, an Open) count
                 self.engine.receive_data(data[: self._depth.cut])
-            log.info("connection %s from %s: %s, closing with amqp:decode-error",
-                     self.conn.id if self.conn else "?", self.source, why)
+                self._process()  # answered first (the broker's Open), then the Close below
+            condition = self._depth.condition
+            log.info("connection %s from %s: %s, closing with %s",
+                     self.conn.id if self.conn else "?", self.source, why, condition)
             if self.engine.connection.state & Endpoint.REMOTE_ACTIVE:
-                self._fail("amqp:decode-error", why)
+                self._fail(condition, why)
                 self._process()
                 return
             # the Open itself was too deep: proton writes no Close before it has read an Open,
@@ -190,7 +192,7 @@ class AmqpProtocol(asyncio.Protocol):
             self.engine.connection.open()
             out = self.engine.data_to_send()
             if self.transport is not None:
-                self.transport.write(out + _close_frame("amqp:decode-error", why))
+                self.transport.write(out + _close_frame(condition, why))
                 self.loop.call_later(_CLOSE_GRACE, self._close_transport)
             return
         self.engine.receive_data(data)
