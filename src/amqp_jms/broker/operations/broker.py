@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import shutil
 import ssl
 import tempfile
@@ -24,6 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..._logs import BROKER as log
 from ...exceptions import IllegalStateException
 from ..limits import DEFAULT_IDLE_TIMEOUT, BrokerLimits
 from ..protocol.login_throttle import LoginThrottle
@@ -42,7 +42,6 @@ from .metrics_http import MetricsServer, parse_listen
 
 __all__ = ["AsyncBroker", "Broker"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 
 class AsyncBroker:

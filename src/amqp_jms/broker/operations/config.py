@@ -15,13 +15,13 @@ is warned about): hashes come from ``amqp-jms broker --hash-password``.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..._logs import BROKER as log
 from ..limits import BrokerLimits, LimitError
 from ..protocol.sasl import Users
 from ..protocol.scram import is_password_hash, parse_password_hash
@@ -30,7 +30,6 @@ from .metrics_http import parse_listen
 
 __all__ = ["BrokerConfig", "ConfigError", "load_config", "with_overrides"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 
 class ConfigError(ValueError):

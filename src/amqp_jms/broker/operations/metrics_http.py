@@ -27,12 +27,12 @@ import base64
 import binascii
 import concurrent.futures
 import hmac
-import logging
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from ..._logs import BROKER as log
 from .metrics import CONTENT_TYPE, MetricsSnapshot, render
 
 if TYPE_CHECKING:
@@ -50,7 +50,6 @@ __all__ = [
     "parse_listen",
 ]
 
-log = logging.getLogger("amqp_jms.broker")
 
 MAX_REQUEST = 8192  # bytes of request line + headers
 MAX_BODY = 65536  # bytes of a console form

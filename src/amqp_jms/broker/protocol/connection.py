@@ -11,12 +11,12 @@ produces.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Endpoint, Event, Link, symbol
 
+from ..._logs import BROKER as log
 from ..._version import __version__
 from ..errors import MalformedFrame
 from ..limits import AddressFullPolicy
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrokerConnection"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 SOLE = "sole-connection-for-container"
 OFFERED = ["ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS"]

@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import time
 from typing import TYPE_CHECKING
 
 from proton import Condition, Endpoint, Event
 
+from ..._logs import BROKER as log
 from ...engine import Engine
 from ..errors import DECODE_ERROR, is_malformed
 from ..limits import BrokerLimits
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AmqpProtocol", "ServerState"]
 
-log = logging.getLogger("amqp_jms.broker")
 _ids = itertools.count(1)
 _PN_DELIVERY = lib.PN_DELIVERY
 _CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut

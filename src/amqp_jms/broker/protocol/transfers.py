@@ -9,13 +9,13 @@ cffi path (``on_delivery_raw``); the rest goes through proton's Python ``Deliver
 from __future__ import annotations
 
 import functools
-import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Delivery, Described, ulong
 
+from ..._logs import BROKER as log
 from ..routing.authorization import Permission
 from ..routing.depth import check_depth
 from ..routing.nodes import NodeKind, Router
@@ -28,8 +28,6 @@ from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
-
-log = logging.getLogger("amqp_jms.broker")
 
 __all__ = ["TransferHandling"]
 
@@ -134,13 +132,7 @@ class TransferHandling:
             lib.pn_delivery_settle(d)
         elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None \
                 or st.management:
-            dlv = Delivery.wrap(d)
-            if st.coordinator:
-                self._on_coordinator(dlv, data)
-            elif st.management:
-                self._on_management(dlv, data)
-            else:
-                self._on_message(st, dlv, data)
+            self._on_payload(st, Delivery.wrap(d), data)
         else:
             self._on_message_fast(st, d, data)
         credit = lib.pn_link_credit(lnk)
@@ -288,14 +280,20 @@ class TransferHandling:
         link.advance()
         if dlv.aborted:
             dlv.settle()
-        elif st.coordinator:
+        else:
+            self._on_payload(st, dlv, data)
+        st.top_up()
+        self.dirty()
+
+    def _on_payload(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
+        """A whole transfer on the wrapper-based path, to whom its link sends: the transaction
+        coordinator, ``$management`` or a node."""
+        if st.coordinator:
             self._on_coordinator(dlv, data)
         elif st.management:
             self._on_management(dlv, data)
         else:
             self._on_message(st, dlv, data)
-        st.top_up()
-        self.dirty()
 
     def _refuse_message(self, dlv: Any, condition: str, description: str) -> None:
         """Reject a message; one sent in a transaction also dooms that transaction's commit."""

@@ -117,7 +117,7 @@ class BrokerCore:
         return auth.refusal(user, address if prefixes is None else prefixes.name_of(address), permission)
 
     # -- temporary nodes -----------------------------------------------------------------------
-    def close_consumers_of(self, address: str, *, except_conn: Any) -> None:
+    def close_consumers_of(self, address: str) -> None:
         for conn in list(self.connections.values()):
             conn.close_links_to(address)
 
