@@ -17,7 +17,7 @@ The answer is HTTP/1.1 with ``Connection: close``: one request per connection, a
 scrapes need no more. The console's requests are bounded the same way, and a POST's body by
 :data:`MAX_BODY`; what the console asks of the broker runs on the broker's loop as small
 ``$management`` steps, and its pages are rendered here, so an open console tab costs the AMQP
-side only those steps (``benchmarks/broker_bench.py --console``).
+side only those steps (``benchmarks/console_bench.py``).
 """
 
 from __future__ import annotations
