@@ -57,6 +57,7 @@ class BrokerConfig:
     limits: BrokerLimits | None = None  # None: the defaults
     address_prefixes: tuple[str, str] | None = None
     metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
+    metrics_token: str | None = None  # what /metrics asks for (Bearer or Basic password); None = open
     console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
 
@@ -76,6 +77,8 @@ class BrokerConfig:
             opts["address_prefixes"] = self.address_prefixes
         if self.metrics is not None:
             opts["metrics"] = self.metrics
+        if self.metrics_token is not None:
+            opts["metrics_token"] = self.metrics_token
         if self.console:
             opts["console"] = True
             opts["console_allow_anonymous_actions"] = self.console_allow_anonymous_actions
@@ -210,7 +213,7 @@ def load_config(path: str | Path) -> BrokerConfig:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
     listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
-                                          "console", "console_allow_anonymous_actions"})
+                                          "metrics_token", "console", "console_allow_anonymous_actions"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
@@ -276,6 +279,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         users=users, authorization=authorization,
         max_failed_logins=max_failed, failed_login_window_s=window,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
+        metrics_token=r.get(listener, "listener", "metrics_token", str, None),
         console=r.get(listener, "listener", "console", bool, False),
         console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,
                                               False),

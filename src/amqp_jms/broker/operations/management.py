@@ -375,7 +375,7 @@ class ManagementNode:
         try:
             pred = compile_selector(selector) if selector else None
         except InvalidSelectorException as exc:
-            raise Refused(400, f"invalid selector {selector!r}: {exc}") from None
+            raise Refused(400, str(exc)) from None  # it quotes the selector, shortened
         return self._move(conn, q, destination, pred, limit)
 
     def _browse(self, conn: Requester, name: str, props: dict[Any, Any]) -> Reply:

@@ -59,6 +59,7 @@ class BrokerConnection(AttachHandling, TransferHandling):
         self.sessions = 0
         limits = core.limits  # the per-transfer ones, read once
         self.max_message_size = limits.max_message_size
+        self.spooling = 0  # bytes its unfinished incoming transfers hold (max_spool_per_connection)
         self.max_value_depth = limits.max_value_depth
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
         self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
@@ -223,6 +224,9 @@ class BrokerConnection(AttachHandling, TransferHandling):
             node = sub.topic if sub is not None else st.queue.name
         else:
             st.closed = True
+            if st.spool is not None:  # a transfer cut off by the link or connection ending
+                st.spool.discard()
+                st.spool = None
             node = st.address or ""
             if st.coordinator and not connection_gone:
                 self.txns.rollback_controlled_by(self.id, addr(link))
