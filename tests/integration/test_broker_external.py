@@ -5,35 +5,12 @@ Raw python-qpid-proton clients with their own certificates; openssl makes the CA
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
 from proton import ConnectionException, Message, SSLDomain
 from proton.utils import BlockingConnection
-
-
-def openssl(*args: str) -> None:
-    subprocess.run(["openssl", *args], check=True, capture_output=True)
-
-
-@pytest.fixture(scope="module")
-def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    d = tmp_path_factory.mktemp("pki")
-    p = {n: d / f"{n}.pem" for n in ("server", "server-key", "ca", "ca-key", "client", "client-key",
-                                     "client-csr", "rogue", "rogue-key")}
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(p["server-key"]),
-            "-out", str(p["server"]), "-days", "1", "-subj", "/CN=127.0.0.1")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(p["ca-key"]),
-            "-out", str(p["ca"]), "-days", "1", "-subj", "/CN=test-client-ca")
-    openssl("req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", str(p["client-key"]),
-            "-out", str(p["client-csr"]), "-subj", "/O=amqp-jms/CN=alice")
-    openssl("x509", "-req", "-in", str(p["client-csr"]), "-CA", str(p["ca"]), "-CAkey", str(p["ca-key"]),
-            "-CAcreateserial", "-out", str(p["client"]), "-days", "1")
-    openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", str(p["rogue-key"]),
-            "-out", str(p["rogue"]), "-days", "1", "-subj", "/CN=mallory")  # not signed by the CA
-    return p
 
 
 def domain(pki: dict[str, Path], cert: str | None) -> SSLDomain:

@@ -30,6 +30,8 @@ __all__ = [
 ]
 
 DEFAULT_PREFETCH = 1000
+#: the URL schemes, and the port each means when the URL names none
+DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671, "amqpws": 80, "amqpwss": 443}
 #: AMQP outcomes a redelivery policy may use for a message over its redelivery limit.
 REDELIVERY_OUTCOMES = ("MODIFIED_FAILED_UNDELIVERABLE", "MODIFIED_FAILED", "REJECTED", "RELEASED", "ACCEPTED")
 
@@ -96,6 +98,10 @@ class TransportConfig:
     verify_host: bool = True
     trust_all: bool = False
     tcp_no_delay: bool = True
+    #: ``transport.ws.httpHeader.<NAME>=<VALUE>``: headers added to the WebSocket upgrade request
+    ws_http_headers: tuple[tuple[str, str], ...] = ()
+    #: ``transport.ws.maxFrameSize``: the largest WebSocket frame accepted from the peer
+    ws_max_frame_size: int = 65535
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +111,8 @@ class ConnectionConfig:
     scheme: str = "amqp"
     host: str = "localhost"
     port: int = 5672
+    #: the HTTP path of a WebSocket URL (``amqpws://host/path``); empty for TCP
+    path: str = ""
     client_id: str | None = None
     username: str | None = None
     password: str | None = None
@@ -150,7 +158,18 @@ class ConnectionConfig:
 
     @property
     def secure(self) -> bool:
-        return self.scheme == "amqps"
+        """TLS on the socket: ``amqps`` and ``amqpwss``."""
+        return self.scheme in ("amqps", "amqpwss")
+
+    @property
+    def websocket(self) -> bool:
+        """AMQP inside WebSocket messages: ``amqpws`` and ``amqpwss``."""
+        return self.scheme in ("amqpws", "amqpwss")
+
+    @property
+    def address(self) -> str:
+        """The peer as a URL without options: ``amqpwss://host:443/path``."""
+        return f"{self.scheme}://{self.host}:{self.port}{self.path}"
 
     @staticmethod
     def seconds(ms: int) -> float | None:
@@ -182,6 +201,13 @@ def _nonneg(name: str, v: str) -> int:
     n = _int(name, v)
     if n < 0:
         raise JMSException(f"option {name}={v!r}: must not be negative")
+    return n
+
+
+def _positive(name: str, v: str) -> int:
+    n = _int(name, v)
+    if n <= 0:
+        raise JMSException(f"option {name}={v!r}: must be greater than 0")
     return n
 
 
@@ -293,7 +319,10 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "transport.verifyHost": ("transport", "verify_host", _bool),
     "transport.trustAll": ("transport", "trust_all", _bool),
     "transport.tcpNoDelay": ("transport", "tcp_no_delay", _bool),
+    "transport.ws.maxFrameSize": ("transport", "ws_max_frame_size", _positive),
 }
+#: ``transport.ws.httpHeader.<NAME>=<VALUE>``: one option per header (Qpid JMS's form)
+_WS_HEADER = "transport.ws.httpHeader."
 _PREFETCH_ALL = "jms.prefetchPolicy.all"
 #: every option name understood, for docs and error messages
 OPTION_NAMES: tuple[str, ...] = (_PREFETCH_ALL, *_OPTIONS)
@@ -309,6 +338,11 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
                 queue_prefetch=n, topic_prefetch=n, queue_browser_prefetch=n, durable_topic_prefetch=n
             )
             continue
+        if name.startswith(_WS_HEADER) and len(name) > len(_WS_HEADER):
+            header = (name[len(_WS_HEADER):], raw)
+            groups["transport"]["ws_http_headers"] = (
+                *groups["transport"].get("ws_http_headers", base.transport.ws_http_headers), header)
+            continue
         spec = _OPTIONS.get(name)
         if spec is None:
             raise unknown_option(name)
@@ -322,7 +356,9 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
 
 
 def parse_url(url: str, **options: Any) -> ConnectionConfig:
-    """``amqp[s]://[user:pass@]host[:port][?option=value&...]`` plus keyword overrides.
+    """``amqp[s]://[user:pass@]host[:port][?option=value&...]`` plus keyword overrides;
+    ``amqpws[s]://host[:port][/path][?...]`` for AMQP over WebSocket (default ports 80 and 443,
+    the HTTP ones a WebSocket URL means).
 
     Keyword ``options`` use the same names as the query (``**{"jms.clientID": "a"}``) or the
     short forms ``client_id``, ``username``, ``password``; they win over the URL.
@@ -331,18 +367,21 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
         raise TypeError("connection URL must be a str")
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    if scheme not in ("amqp", "amqps"):
-        raise JMSException(f"unsupported URL scheme {parts.scheme!r} in {url!r}: use amqp:// or amqps://")
+    if scheme not in DEFAULT_PORTS:
+        raise JMSException(f"unsupported URL scheme {parts.scheme!r} in {url!r}: "
+                           "use amqp://, amqps://, amqpws:// or amqpwss://")
     try:
         port = parts.port
     except ValueError:
         raise JMSException(f"invalid port in connection URL {url!r}") from None
-    if parts.path not in ("", "/"):
-        raise JMSException(f"connection URL {url!r} must not have a path")
+    websocket = scheme in ("amqpws", "amqpwss")
+    if parts.path not in ("", "/") and not websocket:
+        raise JMSException(f"connection URL {url!r} must not have a path (only a WebSocket URL has one)")
     base = ConnectionConfig(
         scheme=scheme,
         host=parts.hostname or "localhost",
-        port=port if port is not None else (5671 if scheme == "amqps" else 5672),
+        port=port if port is not None else DEFAULT_PORTS[scheme],
+        path=(parts.path or "/") if websocket else "",
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
     )

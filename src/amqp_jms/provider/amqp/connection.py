@@ -36,6 +36,7 @@ from ..tracing import tracing_for
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array
+from .wire import Wire, WireError
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
 
@@ -129,6 +130,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self.loop = self.loop_thread.loop
         self.engine: Engine | None = None
         self._frames = OutgoingFrames()
+        self._wire = Wire(config)
         self._transport: asyncio.Transport | None = None
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
@@ -173,7 +175,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     @property
     def remote_uri(self) -> str:
-        return f"{'amqps' if self.config.secure else 'amqp'}://{self.config.host}:{self.config.port}"
+        return self.config.address
 
     def set_client_id(self, client_id: str) -> None:
         self._container_id = client_id
@@ -288,6 +290,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if cfg.trace_frames:
             self.engine.trace_frames(frame_logger(self.connection_id))
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
+        self._wire = Wire(cfg)  # WebSocket framing for amqpws, nothing for amqp
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
@@ -350,6 +353,9 @@ class AmqpProvider(OpenCloseHandling, Provider):
             self._timer.cancel()
             self._timer = None
         if self._transport is not None:
+            last = self._wire.closing()
+            if last:
+                self._transport.write(last)
             self._transport.close()
             self._transport = None
 
@@ -358,6 +364,16 @@ class AmqpProvider(OpenCloseHandling, Provider):
         eng = self.engine
         if eng is None:
             return
+        if data:  # (b"" is EOF, for the engine to see)
+            try:
+                data = self._wire.inbound(data)
+            except WireError as e:
+                self.fail(e.jms)
+                self._abort()
+                return
+            if not data:  # all of it was the layers' own (an upgrade answer, a ping)
+                self.flush()
+                return
         eng.receive_data(data)
         # proton dates the peer's last sign of life by the tick that sees new input: ticking
         # only at timer deadlines declared a hung peer dead after up to twice amqp.idleTimeout
@@ -387,6 +403,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             out = eng.data_to_send()
             if out:
                 out = self._frames.feed(out)
+            out = self._wire.outbound(out)
             if out and self._transport is not None:
                 self._transport.write(out)
             # producing output can itself raise events (a failed SASL exchange, a closed head)
