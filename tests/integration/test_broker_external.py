@@ -67,3 +67,25 @@ def test_tls_ca_needs_a_tls_listener() -> None:
 
     with pytest.raises(ValueError, match="tls_ca"):
         Broker(tls_ca="ca.pem")
+
+
+def test_the_jms_client_signs_in_with_its_certificate(tls_broker: Any, pki: dict[str, Path]) -> None:
+    # was "SASL(-4): no mechanism available: Unable to find a callback: 16388": Cyrus did not know
+    # asyncio's TLS carried a certificate; the client's own SASL offers EXTERNAL when it does
+    from amqp_jms import ConnectionFactory, JMSSecurityException
+
+    url = (f"{tls_broker.url.replace('amqp://', 'amqps://')}?transport.trustStoreLocation={pki['server']}"
+           f"&transport.keyStoreLocation={pki['client']}&transport.keyLocation={pki['client-key']}")
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        session = conn.create_session()
+        queue = session.create_queue("external-jms")
+        session.create_producer(queue).send(session.create_text_message("signed"))
+        got = session.create_consumer(queue).receive(5000)
+        assert got is not None and got.get_text() == "signed"
+    rogue = url.replace(str(pki["client"]), str(pki["rogue"]))
+    rogue = rogue.replace(str(pki["client-key"]), str(pki["rogue-key"]))
+    conn = ConnectionFactory(rogue + "&amqp.saslMechanisms=EXTERNAL").create_connection()
+    with pytest.raises(JMSSecurityException):
+        conn.start()
+    conn.close()

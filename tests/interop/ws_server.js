@@ -133,7 +133,7 @@ function ended_one(ctx) {
   if (ended.has(ctx.connection)) return;
   ended.add(ctx.connection);
   for (let i = senders.length - 1; i >= 0; i--) if (senders[i].connection === ctx.connection) senders.splice(i, 1);
-  if (++closed >= wantConnections) setImmediate(() => { console.log(JSON.stringify(seen)); process.exit(0); });
+  if (++closed >= wantConnections) setTimeout(() => { console.log(JSON.stringify(seen)); process.exit(0); }, 200);
 }
 c.on('connection_close', ended_one);
 c.on('disconnected', ended_one);

@@ -116,6 +116,9 @@ class ConnectionConfig:
     client_id: str | None = None
     username: str | None = None
     password: str | None = None
+    #: a callable giving a bearer token (str) for XOAUTH2, asked again at every connect and
+    #: reconnect (so an expiring OAuth token is fresh each time); the keyword ``token_provider``
+    token_provider: Callable[[], str] | None = None
     prefetch: PrefetchPolicy = field(default_factory=PrefetchPolicy)
     presettle: PresettlePolicy = field(default_factory=PresettlePolicy)
     redelivery: RedeliveryPolicy = field(default_factory=RedeliveryPolicy)
@@ -365,6 +368,7 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
     """
     if not isinstance(url, str):
         raise TypeError("connection URL must be a str")
+    token_provider = callable_option(options, "token_provider")
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
@@ -384,12 +388,21 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
         path=(parts.path or "/") if websocket else "",
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
+        token_provider=token_provider,
     )
     query: dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         query[k] = v
     query.update(keyword_options(options))
     return _apply(base, query)
+
+
+def callable_option(options: dict[str, Any], name: str) -> Any:
+    """Take keyword ``name`` out of ``options``: a callable (or ``None``), never a URL option."""
+    value = options.pop(name, None)
+    if value is not None and not callable(value):
+        raise JMSException(f"option {name}: expected a callable, got {type(value).__name__}")
+    return value
 
 
 _ALIASES = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}

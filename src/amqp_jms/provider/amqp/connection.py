@@ -23,9 +23,9 @@ from typing import Any
 from proton import Event, symbol
 
 from ..._logs import PROVIDER, with_ids
-from ...engine import Engine, SaslConfig
+from ...engine import Engine
 from ...engine.raw import lib, ptr_addr
-from ...exceptions import IllegalStateException, JMSException
+from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error
@@ -36,7 +36,7 @@ from ..tracing import tracing_for
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array
-from .wire import Wire, WireError
+from .wire import Wire, WireError, sasl_credentials
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
 
@@ -278,19 +278,24 @@ class AmqpProvider(OpenCloseHandling, Provider):
         loop = asyncio.get_running_loop()
         timeout = cfg.seconds(cfg.connect_timeout_ms)
         ctx = _ssl_context(cfg) if cfg.secure else None
+        # proton runs without SASL: the wire does it (engine/sasl_client.py: EXTERNAL, XOAUTH2,
+        # SCRAM-SHA-512, Qpid JMS's choice), and holds the AMQP layer's bytes until it is done
         sasl = None
         if cfg.sasl_layer:
-            mechs = " ".join(cfg.sasl_mechanisms) or None
-            sasl = SaslConfig(mechanisms=mechs, user=cfg.username, password=cfg.password)
+            token = None
+            if cfg.token_provider is not None:  # a fresh token for every connect (user code: off the loop)
+                token = await self._token(cfg)
+            sasl = sasl_credentials(cfg, token)
         self.engine = Engine(
-            sasl=sasl,
+            sasl=None,
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
-        if cfg.trace_frames:
-            self.engine.trace_frames(frame_logger(self.connection_id))
+        trace = frame_logger(self.connection_id) if cfg.trace_frames else None
+        if trace is not None:
+            self.engine.trace_frames(trace)
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
-        self._wire = Wire(cfg)  # WebSocket framing for amqpws, nothing for amqp
+        self._wire = Wire(cfg, sasl, trace)  # WebSocket framing for amqpws, and SASL
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
@@ -330,6 +335,20 @@ class AmqpProvider(OpenCloseHandling, Provider):
             raise
         if self._listener is not None:
             self._listener.on_connection_established(self.remote_uri)
+
+    async def _token(self, cfg: ConnectionConfig) -> str:
+        """The token provider's token, asked on a worker thread (it may fetch one over the
+        network); its failure fails the connect as a JMSSecurityException naming it."""
+        provider = cfg.token_provider
+        assert provider is not None
+        try:
+            token = await asyncio.get_running_loop().run_in_executor(None, provider)
+        except Exception as e:
+            raise JMSSecurityException(f"the token provider failed: {e!r}", linked_exception=e) from e
+        if not isinstance(token, str) or not token:
+            raise JMSSecurityException(
+                f"the token provider returned {type(token).__name__}, not a token (str)")
+        return token
 
     async def _close(self) -> None:
         if self.closing or self.engine is None:
@@ -400,7 +419,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return
         while True:
             self._dispatch(eng)
-            out = eng.data_to_send()
+            out = eng.data_to_send() if self._wire.amqp_ready else b""
             if out:
                 out = self._frames.feed(out)
             out = self._wire.outbound(out)
