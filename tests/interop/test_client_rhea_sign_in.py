@@ -50,7 +50,7 @@ def test_scram_sha_512_with_a_wrong_password_is_refused(rhea: types.ModuleType) 
     with rhea.start("ws_server.js", {"mechanisms": {"SCRAM-SHA-512": {"alice": "pw"}}}) as server:
         port = server.ready()["port"]
         conn = ConnectionFactory(f"amqpws://alice:nope@127.0.0.1:{port}").create_connection()
-        with pytest.raises(JMSSecuritySaslException, match="outcome auth.*with SCRAM-SHA-512") as refused:
+        with pytest.raises(JMSSecuritySaslException, match=r"outcome auth.*with SCRAM-SHA-512") as refused:
             conn.start()
         assert refused.value.outcome == 1
         conn.close()
@@ -71,7 +71,7 @@ def test_xoauth2_asks_the_token_provider_at_every_connect(rhea: types.ModuleType
                                     token_provider=provider)
         connect_and_send(factory.url, token_provider=provider)
         conn = factory.create_connection()  # the next connect gets tok-2, which rhea does not take
-        with pytest.raises(JMSSecurityException, match="outcome auth.*with XOAUTH2"):
+        with pytest.raises(JMSSecurityException, match=r"outcome auth.*with XOAUTH2"):
             conn.start()
         conn.close()
         seen = server.result()
@@ -84,6 +84,6 @@ def test_a_failing_token_provider_fails_the_connect_naming_it(rhea: types.Module
         raise RuntimeError("the identity endpoint is down")
 
     conn = ConnectionFactory("amqpws://alice@127.0.0.1:1", token_provider=provider).create_connection()
-    with pytest.raises(JMSSecurityException, match="token provider failed.*identity endpoint is down"):
+    with pytest.raises(JMSSecurityException, match=r"token provider failed.*identity endpoint is down"):
         conn.start()
     conn.close()
