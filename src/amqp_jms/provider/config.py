@@ -119,6 +119,10 @@ class ConnectionConfig:
     #: a callable giving a bearer token (str) for XOAUTH2, asked again at every connect and
     #: reconnect (so an expiring OAuth token is fresh each time); the keyword ``token_provider``
     token_provider: Callable[[], str] | None = None
+    #: claims-based security (Azure Service Bus): an object with ``get_token(audience)``
+    #: (``amqp_jms.cbs``) whose tokens are put to ``$cbs`` before each link; keyword
+    #: ``cbs_token_provider``
+    cbs_token_provider: Any = None
     prefetch: PrefetchPolicy = field(default_factory=PrefetchPolicy)
     presettle: PresettlePolicy = field(default_factory=PresettlePolicy)
     redelivery: RedeliveryPolicy = field(default_factory=RedeliveryPolicy)
@@ -369,6 +373,7 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
     if not isinstance(url, str):
         raise TypeError("connection URL must be a str")
     token_provider = callable_option(options, "token_provider")
+    cbs_token_provider = token_source_option(options)
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme not in DEFAULT_PORTS:
@@ -389,6 +394,7 @@ def parse_url(url: str, **options: Any) -> ConnectionConfig:
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
         token_provider=token_provider,
+        cbs_token_provider=cbs_token_provider,
     )
     query: dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
@@ -402,6 +408,15 @@ def callable_option(options: dict[str, Any], name: str) -> Any:
     value = options.pop(name, None)
     if value is not None and not callable(value):
         raise JMSException(f"option {name}: expected a callable, got {type(value).__name__}")
+    return value
+
+
+def token_source_option(options: dict[str, Any]) -> Any:
+    """Take keyword ``cbs_token_provider`` out of ``options``: an object with ``get_token``."""
+    value = options.pop("cbs_token_provider", None)
+    if value is not None and not callable(getattr(value, "get_token", None)):
+        raise JMSException("option cbs_token_provider: expected an object with get_token(audience) "
+                           f"(amqp_jms.cbs.SasTokenProvider, for one), got {type(value).__name__}")
     return value
 
 

@@ -33,6 +33,7 @@ from ..frames import frame_logger
 from ..loop import LoopThread, wait_for
 from ..metrics import Counters
 from ..tracing import tracing_for
+from .cbs import CbsClient
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
 from .terminus import symbol_array
@@ -152,6 +153,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         #: attached links by the address of their proton-c link (pinned while the link holds it)
         self.links_by_addr: dict[int, Any] = {}
         self._timer: asyncio.TimerHandle | None = None
+        #: claims-based security (``$cbs`` put-token before each link), with a token provider
+        self.cbs: CbsClient | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
         self._establishment_failed = False
@@ -296,6 +299,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
             self.engine.trace_frames(trace)
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
         self._wire = Wire(cfg, sasl, trace)  # WebSocket framing for amqpws, and SASL
+        if cfg.cbs_token_provider is not None:
+            self.cbs = CbsClient(self, cfg.cbs_token_provider)
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
@@ -368,6 +373,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self._abort()
 
     def _abort(self) -> None:
+        if self.cbs is not None:
+            self.cbs.close()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None

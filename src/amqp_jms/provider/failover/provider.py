@@ -390,7 +390,7 @@ class FailoverProvider(Provider):
         """A server's config with the connection-level settings the client may have changed."""
         c = self.config
         return server.replace(client_id=c.client_id, username=c.username, password=c.password,
-                              token_provider=c.token_provider)
+                              token_provider=c.token_provider, cbs_token_provider=c.cbs_token_provider)
 
     def update_aliases(self) -> None:
         """Every earlier address of a live temporary destination -> its address now."""

@@ -38,6 +38,7 @@ from ..config import (
     callable_option,
     keyword_options,
     parse_url,
+    token_source_option,
     unknown_option,
 )
 
@@ -212,6 +213,7 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
         raise JMSException(f"not a failover URL: {url!r}")
     components, query = _split(url)
     token_provider = callable_option(options, "token_provider")
+    cbs_token_provider = token_source_option(options)
     raw: dict[str, str] = dict(parse_qsl(query, keep_blank_values=True))
     raw.update(keyword_options(options))
 
@@ -233,7 +235,8 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
     for name in nested:
         if name.startswith(CONNECTION_PREFIX) or name.startswith(FAILOVER_PREFIX):
             raise JMSException(f"option {NESTED_PREFIX}{name!s} cannot be nested: give {name!r} directly")
-    servers = tuple(_server(c, nested, connection, url).replace(token_provider=token_provider)
+    servers = tuple(_server(c, nested, connection, url).replace(token_provider=token_provider,
+                                                                cbs_token_provider=cbs_token_provider)
                     for c in components)
     return FailoverConfig(
         servers=servers,
