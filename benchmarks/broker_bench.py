@@ -357,7 +357,7 @@ def bench_memory(count: int) -> tuple[float, float, int]:
     over a socket, so the figure is the broker's storage cost, not the client's speed.
     """
     from amqp_jms.broker import Broker
-    from amqp_jms.broker.message import BrokerMessage
+    from amqp_jms.broker.storage.message import BrokerMessage
 
     encoded = bytes(Message(body=PAYLOAD, durable=False).encode())
     with Broker() as b:
@@ -391,7 +391,7 @@ def bench_metrics_scale(queues: int, scrapes: int = 5) -> tuple[float, float, fl
     import urllib.request
 
     from amqp_jms.broker import Broker
-    from amqp_jms.broker.message import BrokerMessage
+    from amqp_jms.broker.storage.message import BrokerMessage
 
     encoded = bytes(Message(body=PAYLOAD, durable=False).encode())
     with Broker(metrics="127.0.0.1:0") as b:

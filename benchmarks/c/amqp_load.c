@@ -2,11 +2,13 @@
  * amqp_load: a small AMQP 1.0 load generator on proton-c's proactor, written for
  * benchmarks/broker_bench.py (which builds it with gcc, next to Debian's proton examples).
  *
- *   amqp_load send|receive HOST PORT ADDRESS COUNT [presettled] [durable] [size=BYTES]
+ *   amqp_load send|receive HOST PORT ADDRESS COUNT [presettled] [durable] [size=BYTES] [inflight=N]
  *
  * send: one connection, one sender link; sends COUNT messages with a BYTES-long binary body
  * (default 256) as fast as credit allows, unsettled (waits for every outcome) or presettled
  * (settled as sent), durable or not; exits 0 when all are accepted (or written, presettled).
+ * inflight=N: at most N unsettled sends at a time; inflight=1 sends the next message only when
+ * the last one's outcome arrived, the physical limit of a synchronous send from any client.
  * receive: one connection, one receiver link granted credit for all COUNT messages at once (as
  * Debian's receive example does: RabbitMQ 3.10's AMQP 1.0 plugin delivers past the credit when
  * a window is topped up, and a presettled message it over-delivers cannot be given back);
@@ -35,6 +37,7 @@ typedef struct {
   int count;
   bool sender, presettled, durable;
   size_t size;
+  int inflight; /* 0: as many as credit allows */
   pn_proactor_t *proactor;
   char *encoded;
   size_t encoded_len;
@@ -73,7 +76,8 @@ static void encode_once(app_t *app) {
 }
 
 static void send_more(app_t *app, pn_link_t *l) {
-  while (pn_link_credit(l) > 0 && app->sent < app->count) {
+  while (pn_link_credit(l) > 0 && app->sent < app->count &&
+         (app->inflight <= 0 || app->presettled || app->sent - app->done < app->inflight)) {
     int tag = ++app->sent;
     pn_delivery_t *d = pn_delivery(l, pn_dtag((const char *)&tag, sizeof(tag)));
     pn_link_send(l, app->encoded, app->encoded_len);
@@ -97,6 +101,7 @@ static void on_delivery(app_t *app, pn_delivery_t *d) {
     }
     pn_delivery_settle(d);
     if (++app->done == app->count) pn_connection_close(pn_session_connection(pn_link_session(l)));
+    else if (app->inflight > 0) send_more(app, l);
     return;
   }
   if (!pn_delivery_readable(d) || pn_delivery_partial(d)) return;
@@ -168,7 +173,7 @@ static bool handle(app_t *app, pn_event_t *e) {
 int main(int argc, char **argv) {
   app_t *app = calloc(1, sizeof(app_t));
   if (argc < 6 || (strcmp(argv[1], "send") && strcmp(argv[1], "receive"))) {
-    fprintf(stderr, "usage: %s send|receive HOST PORT ADDRESS COUNT [presettled] [durable] [size=N]\n", argv[0]);
+    fprintf(stderr, "usage: %s send|receive HOST PORT ADDRESS COUNT [presettled] [durable] [size=N] [inflight=N]\n", argv[0]);
     return 2;
   }
   app->sender = strcmp(argv[1], "send") == 0;
@@ -181,6 +186,7 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[i], "presettled")) app->presettled = true;
     else if (!strcmp(argv[i], "durable")) app->durable = true;
     else if (!strncmp(argv[i], "size=", 5)) app->size = (size_t)atol(argv[i] + 5);
+    else if (!strncmp(argv[i], "inflight=", 9)) app->inflight = atoi(argv[i] + 9);
   }
   snprintf(app->container, sizeof(app->container), "amqp_load-%s-%d", argv[1], (int)getpid());
   if (app->sender) encode_once(app);

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from amqp_jms import ConnectionFactory, JMSSecurityException, Queue, TextMessage, Topic
-from amqp_jms.broker.authorization import Authorization
+from amqp_jms.broker.routing.authorization import Authorization
 
 USERS = {"alice": "a-pw", "bob": "b-pw", "carol": "c-pw", "root": "r-pw"}
 RULES = Authorization.build(

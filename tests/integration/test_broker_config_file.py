@@ -12,7 +12,7 @@ import pytest
 
 from amqp_jms import ConnectionFactory, JMSSecurityException, Queue
 from amqp_jms.broker import Broker
-from amqp_jms.broker.config import load_config
+from amqp_jms.broker.operations.config import load_config
 
 CMD = [sys.executable, "-m", "amqp_jms.broker"]
 

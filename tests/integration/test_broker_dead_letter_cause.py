@@ -2,7 +2,7 @@
 
 The DLQ copy carries ActiveMQ 5's ``dlqDeliveryFailureCause`` and Artemis's ``_AMQ_ORIG_ADDRESS``
 / ``_AMQ_ORIG_QUEUE`` as JMS properties, Artemis's ``x-opt-ORIG-*`` and RabbitMQ's
-``x-opt-deaths`` / ``x-first-death-*`` as message annotations (``broker/dead_letter.py``).
+``x-opt-deaths`` / ``x-first-death-*`` as message annotations (``broker/routing/dead_letter.py``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from proton import Message as PMessage
 from proton.utils import BlockingConnection
 
 from amqp_jms import ConnectionFactory, Queue, Session, TextMessage, Topic
-from amqp_jms.broker.dead_letter import MAX_DESCRIPTION
+from amqp_jms.broker.routing.dead_letter import MAX_DESCRIPTION
 from amqp_jms.cli.main import main
 from amqp_jms.testing.broker_process import BrokerProcess
 

@@ -16,8 +16,8 @@ import pytest
 from proton import Data
 
 from amqp_jms import ConnectionFactory, JMSException, JMSSecurityException
-from amqp_jms.broker.sasl import SASL_HEADER, _frame
-from amqp_jms.broker.terminus import data_object
+from amqp_jms.broker.protocol.sasl import SASL_HEADER, _frame
+from amqp_jms.broker.protocol.terminus import data_object
 
 _INIT = 0x41
 

@@ -13,7 +13,7 @@ from proton import Message as ProtonMessage
 
 from amqp_jms import ConnectionFactory, DeliveryMode, JMSException, Queue
 from amqp_jms.broker.limits import BrokerLimits
-from amqp_jms.broker.message import BrokerMessage
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.management import NODE_TYPE, ManagementClient
 from amqp_jms.types import Int
 
@@ -264,7 +264,7 @@ def test_requests_under_way_per_connection_are_limited(broker_factory: Any) -> N
 
 
 def test_reading_needs_a_permission_on_the_address(broker_factory: Any) -> None:
-    from amqp_jms.broker.authorization import Authorization
+    from amqp_jms.broker.routing.authorization import Authorization
 
     rules = Authorization.build(
         {"admin": ["admins"], "clerk": ["clerks"]},

@@ -17,8 +17,8 @@ from proton.utils import BlockingConnection
 from test_broker_features import fail_deliveries
 
 from amqp_jms import ConnectionFactory, JMSSecurityException, Queue, Session
-from amqp_jms.broker import metrics_http
-from amqp_jms.broker.metrics import CONTENT_TYPE, parse
+from amqp_jms.broker.operations import metrics_http
+from amqp_jms.broker.operations.metrics import CONTENT_TYPE, parse
 from amqp_jms.testing.broker_process import BrokerProcess
 
 Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
@@ -179,7 +179,7 @@ def test_one_queue_and_the_async_broker_from_python() -> None:
     import asyncio
 
     from amqp_jms.broker import AsyncBroker
-    from amqp_jms.broker.metrics import queue_stats
+    from amqp_jms.broker.operations.metrics import queue_stats
 
     async def main() -> None:
         async with AsyncBroker(port=0) as b:
@@ -302,7 +302,7 @@ def test_scrapes_are_rate_limited_but_never_stale(
     shows what happened before its request (a scrape too soon waits for the next snapshot)."""
     import threading
 
-    from amqp_jms.broker import broker as broker_module
+    from amqp_jms.broker.operations import broker as broker_module
 
     monkeypatch.setattr(metrics_http, "MIN_INTERVAL", 0.5)
     taken: list[float] = []

@@ -93,7 +93,7 @@ def test_dead_letter_queue_is_a_prefixed_queue(broker: Any) -> None:
 
 
 def test_cli_option_parses_and_refuses_nonsense() -> None:
-    from amqp_jms.broker.cli import build_parser
+    from amqp_jms.broker.operations.cli import build_parser
 
     assert build_parser().parse_args(["--address-prefixes", "queue://,topic://"]).address_prefixes == PREFIXES
     assert build_parser().parse_args([]).address_prefixes is None

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from amqp_jms import Connection, ConnectionFactory, Queue, TextMessage
-from amqp_jms.broker.queue import SCAN_SLICE
+from amqp_jms.broker.routing.queue import SCAN_SLICE
 
 
 @pytest.fixture

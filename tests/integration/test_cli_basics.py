@@ -74,7 +74,7 @@ def test_the_console_script_is_installed_and_runs() -> None:
 
 
 def test_broker_command_serves_amqp_and_stops_on_sigterm(tmp_path: Path) -> None:
-    pytest.importorskip("amqp_jms.broker.cli")
+    pytest.importorskip("amqp_jms.broker.operations.cli")
     proc = subprocess.Popen(
         [*AMQP_JMS, "broker", "--port", "0", "--data-dir", str(tmp_path / "store")],
         stdout=subprocess.PIPE,

@@ -12,7 +12,7 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 from amqp_jms import ConnectionFactory, Queue, Topic
-from amqp_jms.broker.authorization import Authorization
+from amqp_jms.broker.routing.authorization import Authorization
 from amqp_jms.cli.main import main
 from amqp_jms.types import Int
 

@@ -16,7 +16,7 @@ from proton import LinkException, Message, SSLDomain
 from proton.utils import BlockingConnection
 
 from amqp_jms import ConnectionFactory, JMSException, JMSSecurityException
-from amqp_jms.broker.authorization import Authorization
+from amqp_jms.broker.routing.authorization import Authorization
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs the openssl command")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from amqp_jms.broker.authorization import Authorization, Permission, pattern_matches
+from amqp_jms.broker.routing.authorization import Authorization, Permission, pattern_matches
 
 SEND, CONSUME, BROWSE = Permission.SEND, Permission.CONSUME, Permission.BROWSE
 TEMP, MANAGE = Permission.CREATE_TEMPORARY, Permission.MANAGE

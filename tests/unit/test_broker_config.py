@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from amqp_jms.broker.authorization import Permission
-from amqp_jms.broker.config import BrokerConfig, ConfigError, load_config, with_overrides
 from amqp_jms.broker.limits import AddressFullPolicy
-from amqp_jms.broker.scram import hash_password, parse_password_hash, verify_password
+from amqp_jms.broker.operations.config import BrokerConfig, ConfigError, load_config, with_overrides
+from amqp_jms.broker.protocol.scram import hash_password, parse_password_hash, verify_password
+from amqp_jms.broker.routing.authorization import Permission
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "broker.toml"
 HASH = hash_password("pw", salt=b"0123456789abcdef")

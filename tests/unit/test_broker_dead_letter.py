@@ -1,4 +1,4 @@
-"""``broker/dead_letter.py``: the DLQ copy's bytes, its bounds, and the transaction path's cause."""
+"""``broker/routing/dead_letter.py``: the DLQ copy's bytes, its bounds, and the transaction path's cause."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ from typing import Any
 
 from proton import Described, symbol
 
-from amqp_jms.broker.dead_letter import MAX_CONDITION, MAX_DEATHS, Cause, Failure, dead_letter_bytes
-from amqp_jms.broker.links import _outcome_of
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.nodes import Router
-from amqp_jms.broker.transactions import REJECTED, Outcome, TransactionManager
+from amqp_jms.broker.protocol.links import _outcome_of
+from amqp_jms.broker.routing.dead_letter import MAX_CONDITION, MAX_DEATHS, Cause, Failure, dead_letter_bytes
+from amqp_jms.broker.routing.nodes import Router
+from amqp_jms.broker.routing.transactions import REJECTED, Outcome, TransactionManager
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.mapping.codec import DATA, Header, decode_sections, encode_sections
 from amqp_jms.types import Symbol
 

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 from proton import Message
 
-from amqp_jms.broker.depth import check_depth
+from amqp_jms.broker.routing.depth import check_depth
 from amqp_jms.mapping.codec import encode_value
 from amqp_jms.types import Described, Symbol, UInt, ULong
 

@@ -1,4 +1,4 @@
-"""The management node's queue walk (``broker/extract.py``) on a bare queue: it takes exactly the
+"""The management node's queue walk (``broker/routing/extract.py``) on a bare queue: it takes exactly the
 messages that qualify, in delivery order, across steps between which consumers and releases
 change the queue, and leaves everything else where it was."""
 
@@ -10,10 +10,10 @@ from collections.abc import Callable
 
 import pytest
 
-from amqp_jms.broker import extract
-from amqp_jms.broker.extract import Extraction
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.queue import MessageQueue
+from amqp_jms.broker.routing import extract
+from amqp_jms.broker.routing.extract import Extraction
+from amqp_jms.broker.routing.queue import MessageQueue
+from amqp_jms.broker.storage.message import BrokerMessage
 
 
 def _queue(n: int, *, memory_limit: int = 0, priority: Callable[[int], int] = lambda i: 4) -> MessageQueue:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.selectors import compile_selector
+from amqp_jms.broker.routing.selectors import compile_selector
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.mapping import decode
 from amqp_jms.mapping.codec import Properties, encode_sections
 from amqp_jms.selector import Selector

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from amqp_jms.broker.cli import build_parser, limits_from_args
 from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits, MiB
+from amqp_jms.broker.operations.cli import build_parser, limits_from_args
 
 
 def test_defaults_bound_what_a_peer_controls() -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from amqp_jms.broker.login_throttle import LoginThrottle
+from amqp_jms.broker.protocol.login_throttle import LoginThrottle
 
 
 class Clock:

@@ -1,4 +1,4 @@
-"""A large message is a mapped file (``broker/large.py``): the broker's decodes of it read only
+"""A large message is a mapped file (``broker/storage/large.py``): the broker's decodes of it read only
 the sections before the body (``message_bytes.head``), and a redelivery rewrites only its header
 (``message_bytes.header_rewrite``), the rest sent on unchanged from the file."""
 
@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from amqp_jms.broker import message_bytes
+from amqp_jms.broker.storage import message_bytes
 from amqp_jms.mapping import decode, encode
 from amqp_jms.mapping.codec import HEADER, decode_sections
 from amqp_jms.message import BytesMessage

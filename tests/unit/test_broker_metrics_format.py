@@ -8,10 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from amqp_jms.broker.cli import build_parser, config_from_args
-from amqp_jms.broker.config import ConfigError, load_config
-from amqp_jms.broker.core import BrokerCore
-from amqp_jms.broker.metrics import (
+from amqp_jms.broker.operations.cli import build_parser, config_from_args
+from amqp_jms.broker.operations.config import ConfigError, load_config
+from amqp_jms.broker.operations.metrics import (
     MetricsSnapshot,
     QueueStats,
     TopicStats,
@@ -20,8 +19,9 @@ from amqp_jms.broker.metrics import (
     snapshot,
     snapshot_sliced,
 )
-from amqp_jms.broker.metrics_http import parse_listen
-from amqp_jms.broker.nodes import NodeKind
+from amqp_jms.broker.operations.metrics_http import parse_listen
+from amqp_jms.broker.routing.core import BrokerCore
+from amqp_jms.broker.routing.nodes import NodeKind
 
 _NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
 

@@ -6,7 +6,7 @@ import base64
 
 import pytest
 
-from amqp_jms.broker.scram import ScramCredentials, ScramError, ScramExchange, derive
+from amqp_jms.broker.protocol.scram import ScramCredentials, ScramError, ScramExchange, derive
 
 
 def _creds(hash_name: str, salt_b64: str) -> dict[str, ScramCredentials]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.selectors import compile_selector
+from amqp_jms.broker.routing.selectors import compile_selector
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.mapping import decode, encode
 from amqp_jms.message import TextMessage
 from amqp_jms.selector import Selector

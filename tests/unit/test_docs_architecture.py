@@ -20,7 +20,7 @@ def _named_paths() -> set[str]:
 
 def test_the_page_names_source_paths() -> None:
     # the pattern must keep finding the page's paths, or the test below checks nothing
-    assert {"client/session.py", "provider/failover/", "broker/attach.py"} <= _named_paths()
+    assert {"client/session.py", "provider/failover/", "broker/protocol/attach.py"} <= _named_paths()
 
 
 def _exists(path: str) -> bool:

@@ -42,7 +42,7 @@ def _run(code: str) -> str:
 
 def test_importing_the_broker_does_not_load_the_client() -> None:
     out = _run(
-        "import sys, amqp_jms, amqp_jms.broker, amqp_jms.broker.connection\n"
+        "import sys, amqp_jms, amqp_jms.broker, amqp_jms.broker.protocol.connection\n"
         "assert 'Connection' in dir(amqp_jms)  # listed before it is loaded\n"
         "faces = ('amqp_jms.client', 'amqp_jms.provider', 'amqp_jms.aio')\n"
         "print(sorted(m for m in sys.modules if m.startswith(faces)))"
@@ -116,3 +116,89 @@ def test_nothing_imports_the_command_line() -> None:
             if any(n == "amqp_jms.cli" or n.startswith("amqp_jms.cli.") for n in names):
                 found.append(f"{rel}:{node.lineno}")
     assert found == [], f"modules outside cli/ import it: {found}"
+
+
+#: the broker's rooms, top to bottom (docs/architecture.md, "The broker"): a module may import its
+#: own room and any room below it, never one above. The floor (``limits``, ``errors``) is what
+#: every room reads; the package's face (``__init__``, ``__main__``) sits above them all.
+BROKER_LAYERS = ("operations", "protocol", "routing", "storage")
+BROKER_FLOOR = ("limits", "errors")
+
+
+def _broker_room(module: str) -> int | None:
+    """The rank of a module of ``amqp_jms.broker`` (higher = nearer the top), None outside it."""
+    parts = module.split(".")
+    if parts[:2] != ["amqp_jms", "broker"]:
+        return None
+    if len(parts) == 2 or parts[2] in ("__init__", "__main__"):
+        return len(BROKER_LAYERS) + 1
+    if parts[2] in BROKER_FLOOR:
+        return 0
+    if parts[2] in BROKER_LAYERS:
+        return len(BROKER_LAYERS) - BROKER_LAYERS.index(parts[2])
+    raise AssertionError(f"{module} is in no room of the broker: add it to one (BROKER_LAYERS)")
+
+
+def broker_imports_against_the_flow(graph: dict[str, set[str]]) -> list[str]:
+    """Each ``importer -> imported`` edge of ``graph`` that goes up a room, as text."""
+    bad = []
+    for importer, targets in sorted(graph.items()):
+        low = _broker_room(importer)
+        if low is None:
+            continue
+        for target in sorted(targets):
+            high = _broker_room(target)
+            if high is not None and high > low:
+                bad.append(f"{importer} -> {target}")
+    return bad
+
+
+def _broker_import_graph() -> dict[str, set[str]]:
+    """Every import of every module under broker/, read from the source: top-level, inside a
+    function and under ``TYPE_CHECKING`` alike (a type-only import up a room is still a module
+    that knows of the one above it)."""
+    import ast
+    from pathlib import Path
+
+    top = Path(SRC).resolve()
+    graph: dict[str, set[str]] = {}
+    for path in (top / "amqp_jms" / "broker").rglob("*.py"):
+        rel = path.relative_to(top).with_suffix("")
+        package = list(rel.parts[:-1])
+        module = ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    base = ".".join([*package[: len(package) - (node.level - 1)], *([base] if base else [])])
+                found.add(base)
+                found.update(f"{base}.{a.name}" for a in node.names)  # ``from . import queue``
+            elif isinstance(node, ast.Import):
+                found.update(a.name for a in node.names)
+        graph[module] = found
+    return graph
+
+
+def test_broker_imports_run_one_way() -> None:
+    """operations -> protocol -> routing -> storage -> floor: a lower room never imports a higher."""
+    graph = _broker_import_graph()
+    assert "amqp_jms.broker.routing.core" in graph and len(graph) > 40
+    assert broker_imports_against_the_flow(graph) == []
+
+
+def test_the_broker_flow_check_can_fail() -> None:
+    """The checker itself, on a made-up graph: an edge up a room is named, down or across is not."""
+    graph = {
+        "amqp_jms.broker.storage.store": {"amqp_jms.broker.limits", "amqp_jms.broker.routing.queue"},
+        "amqp_jms.broker.routing.core": {"amqp_jms.broker.storage.store", "amqp_jms.broker.routing.nodes"},
+        "amqp_jms.broker.protocol.attach": {"amqp_jms.broker.operations.management", "amqp_jms.engine"},
+        "amqp_jms.broker.limits": {"amqp_jms.broker.protocol"},
+        "amqp_jms.broker.operations.cli": {"amqp_jms.broker", "amqp_jms.broker.protocol.server"},
+    }
+    assert broker_imports_against_the_flow(graph) == [
+        "amqp_jms.broker.limits -> amqp_jms.broker.protocol",
+        "amqp_jms.broker.operations.cli -> amqp_jms.broker",
+        "amqp_jms.broker.protocol.attach -> amqp_jms.broker.operations.management",
+        "amqp_jms.broker.storage.store -> amqp_jms.broker.routing.queue",
+    ]

@@ -147,8 +147,8 @@ def test_every_decoder_path_agrees_on_java_and_standard_encodings(key: str, valu
 def test_broker_selectors_read_java_strings_as_the_client_does() -> None:
     import time
 
-    from amqp_jms.broker.message import BrokerMessage
-    from amqp_jms.broker.selectors import compile_selector
+    from amqp_jms.broker.routing.selectors import compile_selector
+    from amqp_jms.broker.storage.message import BrokerMessage
     from amqp_jms.selector import Selector
 
     data = _message(_map([(_str(b"note"), _str(_cesu(EMOJI)))]))

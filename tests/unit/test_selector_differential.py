@@ -25,8 +25,8 @@ from test_selector_accel import numpy_path
 from test_selector_hypothesis import _message_with as msg
 from test_selector_hypothesis import conditions, large_variants, lookup, messages, reference
 
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.selectors import compile_selector
+from amqp_jms.broker.routing.selectors import compile_selector
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.mapping import encode
 from amqp_jms.message import Message
 from amqp_jms.selector import Compare, Identifier, Like, Literal, Node, Not, Or, Selector

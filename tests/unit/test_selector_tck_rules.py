@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from amqp_jms.broker.message import BrokerMessage
-from amqp_jms.broker.selectors import compile_selector
+from amqp_jms.broker.routing.selectors import compile_selector
+from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.exceptions import InvalidSelectorException
 from amqp_jms.mapping import encode
 from amqp_jms.message import TextMessage

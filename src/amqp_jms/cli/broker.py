@@ -1,6 +1,6 @@
 """``amqp-jms broker``: the embedded broker's own command line, mounted under ``amqp-jms``.
 
-The broker package owns its options and serving loop (``amqp_jms.broker.cli``); this module only
+The broker package owns its options and serving loop (``amqp_jms.broker.operations.cli``); this module only
 borrows its parser for ``--help`` and hands it the arguments, so the two never drift apart.
 """
 
@@ -16,7 +16,7 @@ __all__ = ["register", "run"]
 
 def register(sub: Any, name: str, help_text: str) -> None:
     """Add the ``broker`` subparser, with the broker package's own options."""
-    from ..broker.cli import build_parser
+    from ..broker.operations.cli import build_parser
 
     p = sub.add_parser(
         name,

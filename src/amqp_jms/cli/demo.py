@@ -155,7 +155,7 @@ def _queue_counts(metrics_url: str | None) -> dict[str, int] | None:
         return None
     import urllib.request
 
-    from ..broker.metrics import parse
+    from ..broker.operations.metrics import parse
 
     with urllib.request.urlopen(metrics_url, timeout=30) as resp:
         samples = parse(resp.read().decode())

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from .._version import __version__
 from ..destination import Destination, TemporaryQueue, TemporaryTopic
 from ..exceptions import IllegalStateException, InvalidClientIDException, JMSException
 from ..provider.base import Capabilities, Provider
@@ -42,8 +43,6 @@ class ConnectionMetaData:
 
     @classmethod
     def current(cls) -> ConnectionMetaData:
-        from .. import __version__
-
         return cls(provider_version=__version__)
 
     @property

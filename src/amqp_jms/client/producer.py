@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..message import DeliveryMode
+from ..message import DeliveryMode, snapshot
 from ..provider.base import DELAYED_DELIVERY
 from .completion import RETURN_FUTURE, is_listener
 
@@ -219,7 +219,10 @@ class MessageProducer:
         else:
             return_future = False
         sync = listener is not None or self._waits(mode)
-        fut = self._provider_producer.send(message, sync, ttl if ttl > 0 else 0)
+        # the provider gets the message's data as it is now, never the caller's object: the
+        # caller may change and re-send it the moment this returns, whatever the provider keeps
+        # (a send queued while failover reconnects, one re-sent after a lost outcome)
+        fut = self._provider_producer.send(snapshot(message), sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
         if return_future:

@@ -55,7 +55,6 @@ _CLASSES: dict[int, type[Message]] = {
     STREAM: StreamMessage,
     TEXT: TextMessage,
 }
-_TYPE_OF: dict[type, int] = {cls: code for code, cls in _CLASSES.items()}
 TYPE_BYTES = {code: Byte(code) for code in _CLASSES}
 
 _VALUE = b"\x00\x53\x77"
@@ -64,30 +63,18 @@ _SEQUENCE = b"\x00\x53\x76"
 _NULL_VALUE = _VALUE + b"\x40"
 
 
-def jms_type_code(message: Message) -> int:
-    code = _TYPE_OF.get(type(message))
-    if code is not None:
-        return code
-    for cls in type(message).__mro__:
-        code = _TYPE_OF.get(cls)
-        if code is not None:
-            return code
-    raise MessageFormatException(f"{type(message).__name__} is not a JMS message")
-
-
-def encode_body(message: Message, code: int) -> tuple[bytes, Symbol | None]:
-    """``(body sections, default content-type)`` for a message of JMS type ``code``."""
+def encode_body(code: int, body: Any) -> tuple[bytes, Symbol | None]:
+    """``(body sections, default content-type)`` for a ``MessageData``'s kind and body."""
     if code == TEXT:
-        text = message._text  # type: ignore[attr-defined]
-        return (_NULL_VALUE if text is None else _VALUE + encode_str(text)), None
+        return (_NULL_VALUE if body is None else _VALUE + encode_str(body)), None
     if code == BYTES:
-        return _DATA + encode_value(message._body_bytes()), OCTET_STREAM  # type: ignore[attr-defined]
+        return _DATA + encode_value(body), OCTET_STREAM
     if code == MAP:
-        return _VALUE + encode_value(message._map), None  # type: ignore[attr-defined]
+        return _VALUE + encode_value(body), None
     if code == STREAM:
-        return _SEQUENCE + encode_value(message._items), None  # type: ignore[attr-defined]
+        return _SEQUENCE + encode_value(body), None
     if code == OBJECT:
-        obj = message._object  # type: ignore[attr-defined]
+        obj = body
         if isinstance(obj, JavaSerializedObject):
             return _DATA + encode_value(obj.data), JAVA_SERIALIZED
         return _VALUE + encode_value(obj), None

@@ -1,5 +1,5 @@
 """The names a dead-lettered message's cause travels under: what the broker writes
-(``broker/dead_letter.py``) and what readers (``amqp-jms browse``) look for.
+(``broker/routing/dead_letter.py``) and what readers (``amqp-jms browse``) look for.
 
 Each name is the one a peer our users migrate from uses, so their tools and selectors read ours:
 ActiveMQ 5's ``dlqDeliveryFailureCause`` property, ActiveMQ Artemis's ``x-opt-ORIG-ADDRESS`` /

@@ -38,42 +38,13 @@ __all__ = [
     "to_amqp_id",
 ]
 
-ID = "ID:"
-AMQP_UUID = "AMQP_UUID:"
-AMQP_ULONG = "AMQP_ULONG:"
-AMQP_BINARY = "AMQP_BINARY:"
-AMQP_STRING = "AMQP_STRING:"
-AMQP_NO_PREFIX = "AMQP_NO_PREFIX:"
-_RESERVED = (AMQP_UUID, AMQP_ULONG, AMQP_BINARY, AMQP_STRING, AMQP_NO_PREFIX)
-_HEX = frozenset("0123456789abcdefABCDEF")
-
-
-def to_amqp_id(value: str, what: str = "JMSMessageID") -> Any:
-    """The AMQP id (str, ``ULong``, ``UUID`` or ``bytes``) for a JMSMessageID-form string."""
-    if not value.startswith("ID:AMQP_"):
-        return value
-    rest = value[3:]
-    if rest.startswith(AMQP_UUID):
-        text = rest[len(AMQP_UUID) :]
-        try:
-            return uuid.UUID(text)
-        except ValueError:
-            raise MessageFormatException(f"{what} {value!r}: {text!r} is not a UUID") from None
-    if rest.startswith(AMQP_ULONG):
-        text = rest[len(AMQP_ULONG) :]
-        if not text.isascii() or not text.isdigit() or int(text) >= 2**64:
-            raise MessageFormatException(f"{what} {value!r}: {text!r} is not an unsigned 64-bit number")
-        return ULong(int(text))
-    if rest.startswith(AMQP_BINARY):
-        text = rest[len(AMQP_BINARY) :]
-        if len(text) % 2 or not _HEX.issuperset(text):
-            raise MessageFormatException(f"{what} {value!r}: {text!r} is not an even-length hex string")
-        return bytes.fromhex(text)
-    if rest.startswith(AMQP_STRING):
-        return rest[len(AMQP_STRING) :]
-    if rest.startswith(AMQP_NO_PREFIX):
-        return rest[len(AMQP_NO_PREFIX) :]
-    return value
+from ..message._ids import (
+    AMQP_NO_PREFIX,
+    AMQP_STRING,
+    ID,
+    RESERVED,
+    to_amqp_id,
+)
 
 
 def to_amqp_correlation_id(value: str | bytes) -> tuple[Any, bool]:
@@ -89,7 +60,7 @@ def to_amqp_correlation_id(value: str | bytes) -> tuple[Any, bool]:
 
 def _from_string(value: str) -> str:
     if value.startswith(ID):
-        if value.startswith("AMQP_", 3) and value[3:].startswith(_RESERVED):
+        if value.startswith("AMQP_", 3) and value[3:].startswith(RESERVED):
             return ID + AMQP_STRING + value
         return value
     return ID + AMQP_NO_PREFIX + value

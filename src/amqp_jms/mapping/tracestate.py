@@ -8,7 +8,8 @@ or ``{"traceparent": "00-<trace>-<span>-01"}`` with a W3C one. A receiver extrac
 from it and continues the trace. This module is only that annotation's home: which keys mean
 what is the tracer's business (``provider/tracing.py``).
 
-The annotation lives in ``Message._extra["message_annotations"]``, where the mapping keeps the
+The annotation lives in ``Message._extra["message_annotations"]`` (``MessageData.extra`` in a
+send's record), where the mapping keeps the
 annotations it does not interpret (received ones are sent again when a message is forwarded);
 pure functions, no I/O.
 """
@@ -18,10 +19,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ..message import MessageData
 from ..types import Symbol
 from .outbound import EXTRA_ANNOTATIONS
 
-__all__ = ["TRACESTATE", "carrier_of", "set_carrier"]
+__all__ = ["TRACESTATE", "carrier_of", "with_carrier"]
 
 TRACESTATE = Symbol("x-opt-qpid-tracestate")
 
@@ -41,12 +43,10 @@ def carrier_of(message: Any) -> dict[str, str] | None:
     return carrier or None
 
 
-def set_carrier(message: Any, carrier: Mapping[str, str] | None) -> None:
-    """Make ``message`` carry ``carrier`` as its trace context (None or empty: carry none).
-
-    The annotations dict is replaced, never changed in place: a message copied with ``_copy``
-    shares it with the original."""
-    extra = dict(message._extra) if message._extra else {}
+def with_carrier(data: MessageData, carrier: Mapping[str, str] | None) -> MessageData:
+    """``data`` carrying ``carrier`` as its trace context (None or empty: carrying none): a new
+    record with a new ``extra``; the annotations of ``data`` are not changed."""
+    extra = dict(data.extra) if data.extra else {}
     annotations = dict(extra.get(EXTRA_ANNOTATIONS) or {})
     if carrier:
         annotations[TRACESTATE] = dict(carrier)
@@ -56,4 +56,4 @@ def set_carrier(message: Any, carrier: Mapping[str, str] | None) -> None:
         extra[EXTRA_ANNOTATIONS] = annotations
     else:
         extra.pop(EXTRA_ANNOTATIONS, None)
-    message._extra = extra or None
+    return data._replace(extra=extra or None)

@@ -64,13 +64,17 @@ Lifecycle:
 * ``msg._mark_received()``: properties and body read-only; BytesMessage/StreamMessage in read
   mode at position 0.
 * ``msg._ack_callback: Callable[[], None] | None``: called by ``acknowledge()`` (no-op if None).
-* ``msg._copy()``: an independent writable copy; BytesMessage/StreamMessage copies are in write
-  mode holding the whole body. The send path does not use it: the producer sets the JMS headers
-  on the caller's object (JMS 3.4: they are readable after ``send``) and the provider encodes
-  the message during ``send``, so the encoded bytes are the snapshot and the caller may change
-  and re-send the object as soon as ``send`` returns
-  (tests/unit/test_client_send_snapshot.py). Tests and tools use ``_copy`` to get a writable
-  message from a received one.
+* ``MessageData`` (``_data.py``): the message's data as one typed, immutable record.
+  ``snapshot(msg)`` takes it, ``restore(data)`` makes a writable message of it. A send hands the
+  provider a snapshot, never the caller's object: the producer sets the JMS headers on the
+  caller's object (JMS 3.4: they are readable after ``send``), then snapshots it, so the caller
+  may change and re-send the object as soon as ``send`` returns, on every path — a send queued
+  while failover reconnects, or re-sent after a lost outcome, included
+  (tests/unit/test_client_send_snapshot.py, tests/unit/test_failover_send_snapshot.py).
+  The mapping encodes from the record.
+* ``msg._copy()``: an independent writable copy (``restore(snapshot(msg))``);
+  BytesMessage/StreamMessage copies are in write mode holding the whole body. Tests and tools
+  use it to get a writable message from a received one.
 * ``msg._validate_names: bool`` (default True): False makes ``set_*_property`` accept any
   non-empty str name (``jms.validatePropertyNames=false``); copied by ``_copy()``.
 * ``msg._extra: dict[str, object] | None``: free for the mapping/provider to keep data the JMS
@@ -87,6 +91,7 @@ from ._base import (
     Message,
 )
 from ._bytes import BytesMessage
+from ._data import BodyKind, MessageData, restore, snapshot
 from ._javaser import JavaSerializedObject
 from ._map import MapMessage
 from ._names import is_property_name as is_valid_property_name
@@ -99,13 +104,17 @@ __all__ = [
     "DEFAULT_DELIVERY_MODE",
     "DEFAULT_PRIORITY",
     "DEFAULT_TIME_TO_LIVE",
+    "BodyKind",
     "BytesMessage",
     "DeliveryMode",
     "JavaSerializedObject",
     "MapMessage",
     "Message",
+    "MessageData",
     "ObjectMessage",
     "StreamMessage",
     "TextMessage",
     "is_valid_property_name",
+    "restore",
+    "snapshot",
 ]

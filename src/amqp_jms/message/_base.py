@@ -17,6 +17,8 @@ from ..destination import Destination
 from ..exceptions import JMSException, MessageFormatException, MessageNotWriteableException
 from ..types import Byte, Float, Int, Short
 from . import _conversions as cv
+from ._data import BodyKind, restore, snapshot
+from ._ids import to_amqp_id
 from ._names import _valid_cache as _valid_names
 from ._names import check_property_name
 
@@ -157,29 +159,23 @@ class Message:
 
     def _copy(self: M) -> M:
         """An independent, writable copy (headers, properties, body; no ack callback)."""
-        other = type(self).__new__(type(self))
-        other._props = dict(self._props)
-        other._props_ro = False
-        other._body_ro = False
-        other._ack_callback = None
-        other._extra = dict(self._extra) if self._extra is not None else None
-        other._message_id = self._message_id
-        other._timestamp = self._timestamp
-        other._correlation_id = self._correlation_id
-        other._reply_to = self._reply_to
-        other._destination = self._destination
-        other._delivery_mode = self._delivery_mode
-        other._redelivered = self._redelivered
-        other._type = self._type
-        other._expiration = self._expiration
-        other._delivery_time = self._delivery_time
-        other._priority = self._priority
+        other: M = restore(snapshot(self))  # type: ignore[assignment]
         other._validate_names = self._validate_names
-        self._copy_body_to(other)
         return other
 
-    def _copy_body_to(self, other: Any) -> None:
-        """Copy the body into ``other`` (same class) as a writable body."""
+    #: which JMS message type this class is (``MessageData.kind``)
+    _body_kind: ClassVar[BodyKind] = BodyKind.MESSAGE
+
+    def _body_snapshot(self) -> Any:
+        """The body as ``MessageData.body`` holds it: a value nobody else can change."""
+        return None
+
+    def _body_view(self) -> Any:
+        """The body as ``MessageData.body`` holds it, uncopied (``view``: read at once)."""
+        return self._body_snapshot()
+
+    def _restore_body(self, body: Any) -> None:
+        """Set a writable body from ``MessageData.body`` (a copy of it)."""
 
     def _has_body(self) -> bool:
         return False
@@ -226,10 +222,8 @@ class Message:
                 "(use set_jms_correlation_id_as_bytes for bytes)"
             )
         if correlation_id is not None and correlation_id.startswith("ID:AMQP_"):
-            # an encoded AMQP id (OASIS AMQP JMS Mapping 3.2.1.1) is refused here, not at send;
-            # the encodings are the mapping's (imported late: the mapping builds on messages)
-            from ..mapping.ids import to_amqp_id
-
+            # a malformed encoded AMQP id (OASIS AMQP JMS Mapping 3.2.1.1) is refused here,
+            # not at send
             to_amqp_id(correlation_id, "JMSCorrelationID")
         self._correlation_id = correlation_id
 

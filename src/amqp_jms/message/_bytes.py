@@ -20,6 +20,7 @@ from ..exceptions import (
 from ..types import Byte, Char, Float, Int, Short
 from . import _conversions as cv
 from ._base import Message
+from ._data import BodyKind
 from ._mutf8 import decode_modified_utf8, encode_modified_utf8
 
 __all__ = ["BytesMessage"]
@@ -77,10 +78,15 @@ class BytesMessage(Message):
         if type(self._buf) is not bytes:
             self._buf = bytes(self._buf)
 
-    def _copy_body_to(self, other: Any) -> None:
-        other._buf = bytearray(self._buf)
-        other._reading = False
-        other._pos = 0
+    _body_kind = BodyKind.BYTES
+
+    def _body_snapshot(self) -> bytes:
+        return bytes(self._buf)
+
+    def _restore_body(self, body: Any) -> None:
+        self._buf = bytearray(body)
+        self._reading = False
+        self._pos = 0
 
     def _has_body(self) -> bool:
         return len(self._buf) > 0

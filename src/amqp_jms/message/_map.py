@@ -8,6 +8,7 @@ from typing import Any
 from ..types import Byte, Char, Float, Int, Short
 from . import _conversions as cv
 from ._base import Message
+from ._data import BodyKind
 
 __all__ = ["MapMessage"]
 
@@ -42,8 +43,16 @@ class MapMessage(Message):
     def _init_body(self) -> None:
         self._map = {}
 
-    def _copy_body_to(self, other: Any) -> None:
-        other._map = dict(self._map)
+    _body_kind = BodyKind.MAP
+
+    def _body_snapshot(self) -> dict[str, Any]:
+        return dict(self._map)
+
+    def _body_view(self) -> dict[str, Any]:
+        return self._map
+
+    def _restore_body(self, body: Any) -> None:
+        self._map = dict(body)
 
     def _has_body(self) -> bool:
         return bool(self._map)

@@ -16,6 +16,7 @@ from typing import Any
 from ..exceptions import MessageFormatException
 from ..types import Described, jms_type_name
 from ._base import Message
+from ._data import BodyKind
 from ._javaser import JavaSerializedObject
 
 __all__ = ["JavaSerializedObject", "ObjectMessage"]
@@ -79,8 +80,16 @@ class ObjectMessage(Message):
     def _init_body(self) -> None:
         self._object = None
 
-    def _copy_body_to(self, other: Any) -> None:
-        other._object = _copy_out(self._object)
+    _body_kind = BodyKind.OBJECT
+
+    def _body_snapshot(self) -> Any:
+        return _copy_out(self._object)
+
+    def _body_view(self) -> Any:
+        return self._object
+
+    def _restore_body(self, body: Any) -> None:
+        self._object = _copy_out(body)
 
     def _has_body(self) -> bool:
         return self._object is not None

@@ -15,6 +15,7 @@ from ..exceptions import MessageEOFException, MessageFormatException, MessageNot
 from ..types import Byte, Char, Float, Int, Short
 from . import _conversions as cv
 from ._base import Message
+from ._data import BodyKind
 
 __all__ = ["StreamMessage"]
 
@@ -55,11 +56,19 @@ class StreamMessage(Message):
         self._pos = 0
         self._bytes_left = -1
 
-    def _copy_body_to(self, other: Any) -> None:
-        other._items = list(self._items)
-        other._reading = False
-        other._pos = 0
-        other._bytes_left = -1
+    _body_kind = BodyKind.STREAM
+
+    def _body_snapshot(self) -> list[Any]:
+        return list(self._items)
+
+    def _body_view(self) -> list[Any]:
+        return self._items
+
+    def _restore_body(self, body: Any) -> None:
+        self._items = list(body)
+        self._reading = False
+        self._pos = 0
+        self._bytes_left = -1
 
     def _has_body(self) -> bool:
         return bool(self._items)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..exceptions import MessageFormatException
 from ._base import Message
+from ._data import BodyKind
 
 __all__ = ["TextMessage"]
 
@@ -26,8 +27,13 @@ class TextMessage(Message):
     def _init_body(self) -> None:
         self._text = None
 
-    def _copy_body_to(self, other: Any) -> None:
-        other._text = self._text
+    _body_kind = BodyKind.TEXT
+
+    def _body_snapshot(self) -> str | None:
+        return self._text
+
+    def _restore_body(self, body: Any) -> None:
+        self._text = body
 
     def _has_body(self) -> bool:
         return self._text is not None

@@ -28,6 +28,7 @@ from typing import Any, Protocol
 
 from ..destination import Destination
 from ..exceptions import JMSException
+from ..message import Message, MessageData
 from .config import ConnectionConfig
 from .metrics import ConnectionMetrics, Counters
 
@@ -97,10 +98,20 @@ class Inbound(Protocol):
 
     #: times redelivered locally by ``recover``/rollback (added to the peer's delivery count)
     local_redeliveries: int
-    #: the message as the peer sent it (``receive_encoded``); None if the provider has no bytes
-    data: bytes | None
+    @property
+    def data(self) -> bytes | None:
+        """The message as the peer sent it (``receive_encoded``); None if the provider has no
+        bytes."""
+        ...
 
-    def decode(self, body: bool = True) -> Any:
+    @property
+    def consumer(self) -> ProviderConsumer:
+        """The provider consumer whose link it arrived on: a wrapping provider that re-creates
+        links (failover) tells a delivery of the link of the moment from one of a link gone with
+        its connection, whose acknowledgement is void."""
+        ...
+
+    def decode(self, body: bool = True) -> Message:
         """The JMS message (decoded once, cached); ``body=False``: headers and properties only,
         on a plain message (not cached)."""
         ...
@@ -110,7 +121,7 @@ class Inbound(Protocol):
         read-only copy for a message ``recover`` redelivers)."""
         ...
 
-    def dispatch(self, on_message: Callable[[Any], None], message: Any) -> None:
+    def dispatch(self, on_message: Callable[[Message], None], message: Message) -> None:
         """Call a MessageListener's ``on_message(message)`` for this delivery (decoded first):
         with ``jms.tracing`` the delivery's span is the current one meanwhile, so the
         application's own spans are its children (as Qpid JMS keeps its delivery span active
@@ -124,19 +135,28 @@ class Inbound(Protocol):
 
 
 class InboundSink(Protocol):
-    def deliver(self, inbound: Any) -> None:
+    def deliver(self, inbound: Inbound) -> None:
         """Called on the I/O thread for every message that arrives: queue it, never block."""
+        ...
+
+    def deliver_quietly(self, inbound: Inbound) -> None:
+        """``deliver`` without waking a reader that waits: the provider calls ``wake`` once after
+        each batch of input (one wake-up per batch, not per message: issue 16's receive speed)."""
+        ...
+
+    def wake(self) -> None:
+        """Wake a reader waiting for what ``deliver_quietly`` queued."""
         ...
 
     def __len__(self) -> int:
         """Messages queued locally, not yet handed to the application (for credit)."""
         ...
 
-    def take_all(self) -> list[Any]:
+    def take_all(self) -> list[Inbound]:
         """Remove and return every locally queued message (rollback releases them)."""
         ...
 
-    def give_back(self) -> list[tuple[Any, int]]:
+    def give_back(self) -> list[tuple[Inbound, int]]:
         """Remove every locally queued message, each with the outcome to settle it with as its
         link closes (the application never saw them: released, in the JMS layer's policy)."""
         ...
@@ -237,11 +257,12 @@ class Capabilities:
 
 class ProviderProducer(ABC):
     @abstractmethod
-    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
-        """Encode (on the calling thread) and send; a future for the outcome when ``sync``.
+    def send(self, message: MessageData, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+        """Send a message's frozen data; a future for the outcome when ``sync``.
 
-        The message's headers are already set by the JMS layer; ``time_to_live`` (ms) gives the
-        AMQP header ``ttl``. For an anonymous producer the message's destination says where."""
+        The JMS layer set the headers before it took the snapshot; ``time_to_live`` (ms) gives
+        the AMQP header ``ttl``. For an anonymous producer the data's destination says where.
+        The record may be kept (queued, re-sent): it cannot change."""
 
     @abstractmethod
     def close(self) -> Future[None]: ...
@@ -259,10 +280,10 @@ class ProviderConsumer(ABC):
     copy_honoured: bool = True
 
     @abstractmethod
-    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+    def acknowledge(self, inbound: Inbound, outcome: int = ACCEPTED) -> None:
         """Settle one delivery with ``outcome`` (fire and forget, in order)."""
 
-    def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
+    def acknowledge_many(self, inbounds: Iterable[Inbound], outcome: int = ACCEPTED) -> None:
         """Settle several deliveries with one ``outcome``, in order (fire and forget): what a
         session's ``acknowledge()`` of N delivered messages calls, so that a provider with an
         I/O thread hands the whole batch over once rather than N times. This default settles
@@ -301,6 +322,9 @@ class ProviderConsumer(ABC):
 
 class ProviderSession(ABC):
     transacted: bool
+    #: why the session ended under the application (the peer ended it, or its connection
+    #: went); None while it lives
+    failure: JMSException | None = None
 
     @abstractmethod
     def create_producer(self, spec: ProducerSpec) -> Future[ProviderProducer]:
@@ -315,11 +339,11 @@ class ProviderSession(ABC):
     def commit(self) -> Future[None]: ...
 
     @abstractmethod
-    def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
+    def rollback(self, before: Callable[[], Iterable[Inbound]]) -> Future[None]:
         """Release what ``before()`` returns (prefetched, undelivered), then roll back."""
 
     @abstractmethod
-    def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:
+    def close(self, before: Callable[[], Iterable[Inbound]] | None = None) -> Future[None]:
         """End the session; if transacted, first release ``before()`` and roll back (JMS 2.0)."""
 
 
@@ -374,6 +398,12 @@ class Provider(ABC):
         """Whether the caller runs on this provider's I/O thread, where blocking would deadlock
         (a wrapping provider asks the provider it wraps)."""
         return False
+
+    def alternate_servers(self) -> tuple[ConnectionConfig, ...]:
+        """Other servers the peer connected now offered for failover (Qpid JMS's
+        ``getAlternateURIs``), each taking what it does not say from this connection's settings;
+        ``()`` when it offered none."""
+        return ()
 
     @property
     @abstractmethod

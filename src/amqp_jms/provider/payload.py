@@ -17,6 +17,7 @@ from ..destination import Destination
 from ..mapping.context import MappingContext
 from ..mapping.inbound import decode as _map_decode
 from ..mapping.outbound import encode as _map_encode
+from ..message import MessageData
 
 __all__ = ["decode", "encode"]
 
@@ -37,9 +38,10 @@ def _context(
 
 
 def encode(
-    message: Any, *, time_to_live: int = 0, queue_prefix: str | None = None, topic_prefix: str | None = None
+    message: MessageData, *, time_to_live: int = 0, queue_prefix: str | None = None,
+    topic_prefix: str | None = None,
 ) -> bytes:
-    """Transfer payload for the JMS ``message``."""
+    """Transfer payload for a send's frozen data."""
     ctx = _context(None, queue_prefix, topic_prefix, time_to_live if time_to_live > 0 else 0)
     return _map_encode(message, context=ctx)
 

@@ -32,9 +32,11 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
 from ..exceptions import JMSException
-from ..mapping.tracestate import carrier_of, set_carrier
+from ..mapping.tracestate import carrier_of, with_carrier
 
 if TYPE_CHECKING:
+    from ..destination import Destination
+    from ..message import MessageData
     from .config import ConnectionConfig
 
 __all__ = ["UBER_TRACE_ID", "Tracing", "context_of", "from_jaeger", "to_jaeger", "tracing_for"]
@@ -96,7 +98,7 @@ class Tracing:
         self._tracer = trace.get_tracer("amqp_jms", __version__)
 
     @staticmethod
-    def _attributes(message: Any, destination: Any, operation: str) -> dict[str, Any]:
+    def _attributes(message_id: str | None, destination: Any, operation: str) -> dict[str, Any]:
         attrs: dict[str, Any] = {
             "messaging.system": "jms",
             "messaging.operation.type": operation,
@@ -106,8 +108,8 @@ class Tracing:
         }
         if destination is not None:
             attrs["messaging.destination.name"] = destination.name
-        if message._message_id is not None:
-            attrs["messaging.message.id"] = message._message_id
+        if message_id is not None:
+            attrs["messaging.message.id"] = message_id
         return attrs
 
     # -- a send made later, on another thread ------------------------------------------------
@@ -127,22 +129,21 @@ class Tracing:
             self._context.detach(token)
 
     # -- send ----------------------------------------------------------------------------------
-    def sending(self, message: Any, destination: Any) -> Any:
-        """Start the PRODUCER span of a send (on the sending thread) and put its context in the
-        message's annotation, before the message is encoded."""
-        dest = destination if destination is not None else message._destination
+    def sending(self, message: MessageData, destination: Destination | None) -> tuple[Any, MessageData]:
+        """Start the PRODUCER span of a send (on the sending thread); returns it with the send's
+        data carrying its context in the annotation, to be encoded."""
+        dest = destination if destination is not None else message.destination
         span = self._tracer.start_span(
             f"send {dest.name if dest is not None else '(anonymous)'}",
             kind=self._trace.SpanKind.PRODUCER,
-            attributes=self._attributes(message, dest, "send"),
+            attributes=self._attributes(message.message_id, dest, "send"),
         )
         carrier: dict[str, str] = {}
         self._propagate.inject(carrier, context=self._trace.set_span_in_context(span))
         sc = span.get_span_context()
         if sc.is_valid:
             carrier[UBER_TRACE_ID] = to_jaeger(sc.trace_id, sc.span_id, sc.trace_flags.sampled)
-        set_carrier(message, carrier)
-        return span
+        return span, with_carrier(message, carrier)
 
     def sent(self, span: Any, outcome: concurrent.futures.Future[None] | None) -> None:
         """End the send's span: when the peer settles it, or now if nothing waits for that."""
@@ -171,7 +172,7 @@ class Tracing:
             f"receive {dest.name if dest is not None else ''}".rstrip(),
             context=self.extract(carrier_of(message)),
             kind=self._trace.SpanKind.CONSUMER,
-            attributes=self._attributes(message, dest, "receive"),
+            attributes=self._attributes(message._message_id, dest, "receive"),
         )
         span.end()
         return span

@@ -36,6 +36,8 @@ class BrokerProcess:
         self.url = m.group(1)
         metrics = re.search(r"metrics on (http://\S+?)\)", line)
         self.metrics_url = metrics.group(1) if metrics else None  # with --metrics HOST:PORT
+        console = re.search(r"console on (https?://\S+?)\)", line)
+        self.console_url = console.group(1) if console else None  # with --console
         self.pid = self.proc.pid
         host, port = self.url.rsplit("/", 1)[1].rsplit(":", 1)
         self.addr = (host, int(port))

@@ -21,9 +21,10 @@ import concurrent.futures
 import threading
 import time
 from collections import OrderedDict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ...exceptions import IllegalStateException, InvalidDestinationException
+from ...message import MessageData
 from ..base import ProducerSpec, ProviderProducer
 
 if TYPE_CHECKING:
@@ -60,8 +61,10 @@ class AnonymousFallbackProducer(ProviderProducer):
         with self._lock:
             return list(self._links)
 
-    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> concurrent.futures.Future[None] | None:
-        dest = getattr(message, "_destination", None)
+    def send(
+        self, message: MessageData, sync: bool, time_to_live: int = 0
+    ) -> concurrent.futures.Future[None] | None:
+        dest = message.destination
         if dest is None:
             raise InvalidDestinationException("an anonymous producer needs a destination for each send")
         entry = self._link(dest)

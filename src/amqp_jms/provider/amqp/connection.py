@@ -32,6 +32,7 @@ from ..errors import tls_error
 from ..frames import frame_logger
 from ..loop import LoopThread, wait_for
 from ..metrics import Counters
+from ..redirects import alternates_from_open
 from ..tracing import tracing_for
 from .cbs import CbsClient
 from .open_close import OpenCloseHandling
@@ -179,6 +180,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
     @property
     def remote_uri(self) -> str:
         return self.config.address
+
+    def alternate_servers(self) -> tuple[ConnectionConfig, ...]:
+        """The servers in the peer's Open ``failover-server-list``."""
+        return alternates_from_open(self.remote_properties, self.config)
 
     def set_client_id(self, client_id: str) -> None:
         self._container_id = client_id

@@ -133,10 +133,6 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._refill_posted = False
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
         self._counters = session.provider.counters
-        # a sink that can take deliveries without waking its reader is woken once per batch
-        quietly, wake = getattr(sink, "deliver_quietly", None), getattr(sink, "wake", None)
-        self._deliver_quietly = quietly if wake is not None else None
-        self._wake = wake
         self._wake_pending = False
 
     async def open(self) -> None:
@@ -206,22 +202,18 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             inbound = AmqpInbound(data, _hold(delivery), self)
         if self.closed:
             return True
-        quietly = self._deliver_quietly
-        if quietly is None:
-            self.sink.deliver(inbound)
-        else:
-            quietly(inbound)
-            if not self._wake_pending:  # the reader is woken after this batch of input
-                self._wake_pending = True
-                self.provider.loop.call_soon(self._wake_sink)
+        # queued without waking the reader, who is woken once after this batch of input
+        self.sink.deliver_quietly(inbound)
+        if not self._wake_pending:
+            self._wake_pending = True
+            self.provider.loop.call_soon(self._wake_sink)
         if self._drain_waiters and not _draining(link):
             self._drain_done()
         return True
 
     def _wake_sink(self) -> None:
         self._wake_pending = False
-        if self._wake is not None:
-            self._wake()
+        self.sink.wake()
 
     def on_delivery(self, delivery: Delivery) -> None:
         if delivery.partial or not delivery.readable:
@@ -457,4 +449,5 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         # what the application never saw goes back with the outcome the JMS layer picks
         # (released), not left to the source's default outcome (modified-failed: counted)
         for inbound, outcome in self.sink.give_back():
+            assert isinstance(inbound, AmqpInbound)  # a sink gives back what this link gave it
             self.settle(inbound, outcome)

@@ -11,6 +11,7 @@ from proton import Delivery, Link
 
 from ...engine.raw import ffi, lib
 from ...exceptions import IllegalStateException, JMSException
+from ...message import MessageData
 from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
@@ -96,7 +97,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
 
     # -- any thread ----------------------------------------------------------------------------
     def send(
-        self, message: Any, sync: bool, time_to_live: int = 0
+        self, message: MessageData, sync: bool, time_to_live: int = 0
     ) -> concurrent.futures.Future[None] | None:
         provider = self.provider
         if self.closed_alone:
@@ -108,7 +109,9 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 f"the producer was closed due to an unrecoverable error: {failure.reason}",
                 failure.error_code, failure)
         tracing = provider.tracing
-        span = tracing.sending(message, self.spec.destination) if tracing is not None else None
+        span = None
+        if tracing is not None:
+            span, message = tracing.sending(message, self.spec.destination)
         data = payload.encode(message, time_to_live=time_to_live, queue_prefix=provider.queue_prefix,
                               topic_prefix=provider.topic_prefix)
         self._window.acquire(self._send_timeout)

@@ -19,9 +19,11 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import IllegalStateException, JMSException, TransactionRolledBackException
+from ...message import MessageData
 from ..base import (
     ACCEPTED,
     ConsumerSpec,
+    Inbound,
     InboundSink,
     ProducerSpec,
     ProviderConsumer,
@@ -259,7 +261,8 @@ class _Link(_Bound):
         connection makes it reconnect. False: the link alone was refused or closed."""
         if self.fp.io_failed(gen):
             return True
-        if self.session.gen == gen and getattr(self.session.inner, "failure", None) is not None:
+        inner = self.session.inner
+        if self.session.gen == gen and inner is not None and inner.failure is not None:
             self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
             return True
         return False
@@ -273,12 +276,12 @@ class FailoverProducer(_Link, ProviderProducer):
     def records(self) -> list[Any]:
         return self.session.producers
 
-    def send(self, message: Any, sync: bool, time_to_live: int = 0) -> Future[None] | None:
+    def send(self, message: MessageData, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
         aliases = self.fp.aliases
         if aliases:
-            follow_temporaries(message, aliases)
+            message = follow_temporaries(message, aliases)
         tracing = self.fp.tracing
         ctx = tracing.capture() if tracing is not None else None
         inner = self.current()
@@ -302,7 +305,8 @@ class FailoverProducer(_Link, ProviderProducer):
         return pending.future
 
     def sent(
-        self, f: Future[None], out: Future[None], message: Any, ttl: int, gen: int, ctx: Any = None
+        self, f: Future[None], out: Future[None], message: MessageData, ttl: int, gen: int,
+        ctx: Any = None,
     ) -> None:
         """A wrapped send's outcome (on the I/O thread). Lost with the connection: re-sent after
         the reconnect, same message (same id): at-least-once."""
@@ -332,16 +336,24 @@ class _Sink:
         self.c = consumer
         self.gen = gen
 
-    def deliver(self, inbound: Any) -> None:
+    def deliver(self, inbound: Inbound) -> None:
+        self._arrived(inbound)
+        self.c.sink.deliver(inbound)
+
+    def deliver_quietly(self, inbound: Inbound) -> None:
+        self._arrived(inbound)
+        self.c.sink.deliver_quietly(inbound)
+
+    def wake(self) -> None:
+        self.c.sink.wake()
+
+    def _arrived(self, inbound: Inbound) -> None:
         c = self.c
         c.pulled = False
         if c.gen != self.gen and self.gen == c.fp.gen and not c.closed:
             # a re-created link delivers before the replay has bound it: bind it now, or the
             # message's acknowledgement would find the old link and be dropped
-            owner = getattr(inbound, "consumer", None)
-            if owner is not None:
-                c.bind(owner, self.gen)
-        c.sink.deliver(inbound)
+            c.bind(inbound.consumer, self.gen)
 
     def __len__(self) -> int:
         return len(self.c.sink)
@@ -412,8 +424,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the message
-        owner = getattr(inbound, "consumer", inner)
-        if owner is not inner:
+        if inbound.consumer is not inner:
             return  # delivered on a connection since lost: its ack is void (redelivered)
         self.session.did_work(self.gen)
         inner.acknowledge(inbound, outcome)
@@ -423,7 +434,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         if inner is None:
             return  # offline: dropped; the broker redelivers the messages
         # those delivered on a connection since lost are void (redelivered), as in ``acknowledge``
-        live = [inbound for inbound in inbounds if getattr(inbound, "consumer", inner) is inner]
+        live = [inbound for inbound in inbounds if inbound.consumer is inner]
         if live:
             self.session.did_work(self.gen)
             inner.acknowledge_many(live, outcome)

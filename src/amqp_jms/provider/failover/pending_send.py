@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import IllegalStateException, JMSException
+from ...message import MessageData
 from .futures import Future, reject
 
 if TYPE_CHECKING:
@@ -21,10 +22,12 @@ class PendingSend:
     __slots__ = ("context", "future", "message", "producer", "ttl")
 
     def __init__(
-        self, producer: FailoverProducer, message: Any, ttl: int, future: Future[None] | None,
+        self, producer: FailoverProducer, message: MessageData, ttl: int, future: Future[None] | None,
         context: Any = None,
     ) -> None:
         self.producer = producer
+        #: the send's frozen data (never the application's message object, which may have
+        #: changed since ``send`` returned)
         self.message = message
         self.ttl = ttl
         self.future = future

@@ -44,7 +44,7 @@ from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound
 from .pending_send import PendingSend
 from .reconnect import GiveUp, Reconnector
 from .replay import Replay, consumer_spec, producer_spec
-from .servers import add_first, alternates_from_open, server_from_redirect, update_server_list
+from .servers import add_first, server_from_redirect, update_server_list
 from .temporaries import Temporary
 from .uri import FailoverConfig
 
@@ -432,7 +432,7 @@ class FailoverProvider(Provider):
     def inner_failed(self) -> bool:
         """Whether the wrapped connection of the moment has failed (or there is none)."""
         inner = self._inner
-        return inner is None or getattr(inner, "failure", None) is not None
+        return inner is None or inner.failure is not None
 
     # -- the reconnect loop (its own thread) ---------------------------------------------------
     def lost(self, gen: int, exc: JMSException) -> None:
@@ -575,8 +575,8 @@ class FailoverProvider(Provider):
         finally:
             self._attempting = None
 
-    def _take_server_list(self, prov: Any, server: ConnectionConfig) -> None:
-        alternates = alternates_from_open(getattr(prov, "remote_properties", None), server)
+    def _take_server_list(self, prov: Provider, server: ConnectionConfig) -> None:
+        alternates = prov.alternate_servers()
         if alternates:
             servers = update_server_list(self._reconnector.servers, server, alternates,
                                          self.failover.reconnect.amqp_open_server_list_action)

@@ -147,7 +147,7 @@ class Replay:
         already had, fails the whole reconnect (the next server is tried, as in Qpid JMS) unless
         ``jms.closeLinksThatFailOnReconnect`` closes that producer or consumer instead; a
         refusal of a create still in progress goes to its caller."""
-        if getattr(self.prov, "failure", None) is not None:
+        if self.prov.failure is not None:
             raise exc
         if not h.bound:
             h.refuse(exc)

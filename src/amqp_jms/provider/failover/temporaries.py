@@ -4,9 +4,8 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...destination import Destination, TemporaryQueue, TemporaryTopic
+from ...message import MessageData
 
 __all__ = ["Temporary", "follow_temporaries", "renamed"]
 
@@ -38,12 +37,14 @@ def renamed(dest: Destination, aliases: dict[str, str]) -> Destination:
 
 
 
-def follow_temporaries(message: Any, aliases: dict[str, str]) -> None:
+def follow_temporaries(message: MessageData, aliases: dict[str, str]) -> MessageData:
     """A message addressed to (or replying to) a temporary destination re-created under a new
     name after a reconnect is sent to (or names) the new one: the application's
     ``TemporaryQueue`` follows, as Qpid JMS's does (it renames the object in place; ours are
-    immutable values, so the message's headers take the renamed value, which is what was sent)."""
-    for attr in ("_destination", "_reply_to"):
-        dest = getattr(message, attr, None)
-        if dest is not None and dest.is_temporary and dest.name in aliases:
-            setattr(message, attr, renamed(dest, aliases))
+    immutable values, so the send's data takes the renamed value)."""
+    dest, reply_to = message.destination, message.reply_to
+    new_dest = dest if dest is None else renamed(dest, aliases)
+    new_reply_to = reply_to if reply_to is None else renamed(reply_to, aliases)
+    if new_dest is dest and new_reply_to is reply_to:
+        return message
+    return message._replace(destination=new_dest, reply_to=new_reply_to)

@@ -1,0 +1,133 @@
+"""The broker's console in a real browser (issue 30): Debian's headless Chromium driven by
+Selenium (with Debian's chromedriver: nothing is downloaded), against a broker the test starts.
+
+A signed-in operator watches a queue's depth change as messages are sent (the page refreshes
+itself), reads a message, and moves messages from the dead-letter queue back; a read-only user
+tries to purge and the page tells them why not.
+
+``CONSOLE_SCREENSHOTS=DIR`` saves the pages as PNGs there (how docs/images/console-*.png are made).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amqp_jms import ConnectionFactory, Queue
+from amqp_jms.broker.routing.authorization import Authorization
+
+webdriver = pytest.importorskip("selenium.webdriver")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support import expected_conditions as EC  # noqa: E402
+from selenium.webdriver.support.ui import WebDriverWait  # noqa: E402
+
+CHROMIUM = shutil.which("chromium")
+CHROMEDRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
+                                reason="needs Debian's chromium and chromium-driver (./scripts/install)")
+
+USERS = {"root": "r-pw", "bob": "b-pw"}
+RULES = Authorization.build(
+    {"root": ["admins"], "bob": ["readers"]},
+    [
+        ("#", {"send": ["admins"], "consume": ["admins"], "browse": ["admins"], "manage": ["admins"]}),
+        ("orders.#", {"send": ["admins"], "consume": ["admins"], "browse": ["readers", "admins"],
+                      "manage": ["admins"]}),
+    ],
+)
+SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
+
+
+@pytest.fixture
+def browser(tmp_path: Path) -> Iterator[Any]:
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    opts.binary_location = str(CHROMIUM)
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1280,900",
+                 f"--user-data-dir={tmp_path / 'profile'}"):
+        opts.add_argument(flag)
+    driver = webdriver.Chrome(options=opts, service=Service(executable_path=str(CHROMEDRIVER)))
+    try:
+        yield driver
+    finally:
+        driver.quit()
+
+
+def _send(url: str, queue: str, n: int, first: int = 0) -> None:
+    with ConnectionFactory(url, username="root", password="r-pw").create_connection() as c:
+        s = c.create_session()
+        p = s.create_producer(Queue(queue))
+        for i in range(first, first + n):
+            m = s.create_text_message(f"order {i}")
+            m.set_string_property("region", "EU")
+            p.send(m)
+
+
+def _shot(driver: Any, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        driver.save_screenshot(str(Path(SHOTS) / f"console-{name}.png"))
+
+
+def _sign_in(driver: Any, base: str, user: str) -> None:
+    driver.get(base + "logout")
+    driver.get(base)
+    driver.find_element(By.NAME, "user").send_keys(user)
+    driver.find_element(By.NAME, "password").send_keys(USERS[user])
+    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    WebDriverWait(driver, 10).until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Overview"))
+
+
+def _depth_cell(driver: Any, queue: str) -> str:
+    row = driver.find_element(By.XPATH, f"//a[text()='{queue}']/ancestor::tr")
+    return str(row.find_elements(By.TAG_NAME, "td")[2].text)
+
+
+def test_an_operator_watches_reads_and_repairs_in_a_browser(broker_factory: Any, browser: Any) -> None:
+    broker = broker_factory(users=USERS, authorization=RULES, console=True, metrics="127.0.0.1:0")
+    base = broker.console_url
+    wait = WebDriverWait(browser, 15)
+    _send(broker.url, "orders.eu", 3)
+    _send(broker.url, "DLQ", 2)
+
+    _sign_in(browser, base, "root")
+    _shot(browser, "overview")
+    browser.find_element(By.LINK_TEXT, "Queues").click()
+    wait.until(lambda d: _depth_cell(d, "orders.eu") == "3")
+    _send(broker.url, "orders.eu", 2, 3)  # the open page follows, with no reload
+    wait.until(lambda d: _depth_cell(d, "orders.eu") == "5")
+    _shot(browser, "queues")
+
+    browser.find_element(By.LINK_TEXT, "orders.eu").click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "order 4"))
+    assert "region (String) = EU" in browser.find_element(By.TAG_NAME, "main").text
+    _shot(browser, "queue")
+
+    browser.get(base + "queues/DLQ")
+    browser.find_element(By.NAME, "destination").send_keys("orders.eu")
+    browser.find_element(By.XPATH, "//button[text()='Move messages']").click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Confirm"))
+    browser.find_element(By.XPATH, "//button[starts-with(text(), 'Yes')]").click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "done (2 messages)"))
+    _shot(browser, "moved")
+    browser.find_element(By.LINK_TEXT, "Queues").click()
+    wait.until(lambda d: _depth_cell(d, "orders.eu") == "7" and _depth_cell(d, "DLQ") == "0")
+
+    _sign_in(browser, base, "bob")
+    browser.get(base + "queues/orders.eu")
+    browser.find_element(By.XPATH, "//button[text()='Purge']").click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Confirm"))
+    browser.find_element(By.XPATH, "//button[starts-with(text(), 'Yes')]").click()
+    wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "may not manage"))
+    assert "bob" in browser.find_element(By.TAG_NAME, "main").text
+    _shot(browser, "refused")
+    assert broker.metrics().queue("orders.eu").depth == 7  # nothing purged
