@@ -71,6 +71,8 @@ class AsyncBroker:
         metrics: str | None = None,
         console: bool = False,
         console_allow_anonymous_actions: bool = False,
+        ws_port: int | None = None,
+        ws_path: str = "/",
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -112,6 +114,11 @@ class AsyncBroker:
         self.authorization = (
             dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
         )
+        #: the WebSocket listener (AMQP over WebSocket, subprotocol ``amqp``; TLS as the TCP
+        #: listener is): its port (0 = any free one) and the path it answers at; None = off
+        self._ws_port = ws_port
+        self.ws_path = ws_path if ws_path.startswith("/") else f"/{ws_path}"
+        self._ws_server: asyncio.base_events.Server | None = None
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -126,6 +133,18 @@ class AsyncBroker:
     def url(self) -> str:
         scheme = "amqps" if self.tls_cert else "amqp"
         return f"{scheme}://{self.host}:{self._port}"
+
+    @property
+    def ws_port(self) -> int | None:
+        return self._ws_port
+
+    @property
+    def ws_url(self) -> str | None:
+        """``amqpws[s]://host:port/path`` of the WebSocket listener, None when it is off."""
+        if self._ws_port is None:
+            return None
+        scheme = "amqpwss" if self.tls_cert else "amqpws"
+        return f"{scheme}://{self.host}:{self._ws_port}{self.ws_path}"
 
     @property
     def metrics_url(self) -> str | None:
@@ -180,6 +199,16 @@ class AsyncBroker:
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])
+        if self._ws_port is not None:
+            from ..protocol.websocket import WebSocketProtocol
+
+            path = self.ws_path
+            self._ws_server = await loop.create_server(
+                lambda: WebSocketProtocol(state, path), self.host, self._ws_port, ssl=ctx,
+                reuse_address=True, ssl_handshake_timeout=tls_timeout,
+            )
+            self._ws_port = int(self._ws_server.sockets[0].getsockname()[1])
+            log.info("broker listening on %s", self.ws_url)
         if self.metrics_address is not None:
             await self._start_metrics(loop, core, store)
         log.info("broker listening on %s (data_dir=%s)", self.url, self.data_dir)
@@ -246,6 +275,9 @@ class AsyncBroker:
             return
         self._server = None
         server.close()
+        if self._ws_server is not None:
+            self._ws_server.close()
+            self._ws_server = None
         if self._metrics_server is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._metrics_server.stop)
             self._metrics_server = None
@@ -301,6 +333,15 @@ class Broker:
     @property
     def url(self) -> str:
         return self._async.url
+
+    @property
+    def ws_url(self) -> str | None:
+        """The WebSocket listener's ``amqpws[s]://`` URL (``ws_port=``), None when off."""
+        return self._async.ws_url
+
+    @property
+    def ws_port(self) -> int | None:
+        return self._async.ws_port
 
     @property
     def core(self) -> BrokerCore | None:

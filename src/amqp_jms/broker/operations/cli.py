@@ -53,6 +53,10 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                    help="directory for the durable store (default: memory only)")
     p.add_argument("--users", default=None,
                    help="users file, one 'user:password' per line (enables SCRAM and PLAIN auth)")
+    p.add_argument("--ws-port", type=int, default=None,
+                   help="also listen for AMQP over WebSocket (subprotocol amqp) on this port; TLS "
+                   "(amqpwss) with --tls-cert; every limit of the TCP listener applies")
+    p.add_argument("--ws-path", default=None, help="the path the WebSocket listener answers at (default /)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
     p.add_argument("--tls-key", default=None, help="PEM private key")
     p.add_argument("--tls-ca", default=None,
@@ -129,6 +133,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
         metrics=args.metrics, console=args.console,
         console_allow_anonymous_actions=args.console_allow_anonymous_actions,
+        ws_port=args.ws_port, ws_path=args.ws_path,
     )
 
 
@@ -140,7 +145,8 @@ async def _serve(options: dict[str, Any]) -> None:
     # one line (tools read the URL from it): the metrics endpoint, if any, at its end
     metrics = f" (metrics on {broker.metrics_url})" if broker.metrics_url else ""
     console = f" (console on {broker.console_url})" if broker.console_url else ""
-    print(f"amqp-jms broker listening on {broker.url}{metrics}{console}", flush=True)
+    ws = f" (WebSocket on {broker.ws_url})" if broker.ws_url else ""
+    print(f"amqp-jms broker listening on {broker.url}{metrics}{console}{ws}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -60,6 +60,8 @@ class BrokerConfig:
     metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
     console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
+    ws_port: int | None = None  # the WebSocket listener's port (0 = any free one); None = off
+    ws_path: str = "/"  # the path the WebSocket listener answers at
 
     def broker_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~amqp_jms.broker.AsyncBroker` / ``Broker``."""
@@ -70,6 +72,7 @@ class BrokerConfig:
             "idle_timeout_s": self.idle_timeout_s, "container_id": self.container_id,
             "authorization": self.authorization, "max_failed_logins": self.max_failed_logins,
             "failed_login_window_s": self.failed_login_window_s,
+            "ws_port": self.ws_port, "ws_path": self.ws_path,
         }
         if self.limits is not None:
             opts["limits"] = self.limits
@@ -211,10 +214,17 @@ def load_config(path: str | Path) -> BrokerConfig:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
     listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
-                                          "console", "console_allow_anonymous_actions"})
+                                          "console", "console_allow_anonymous_actions", "ws_port",
+                                          "ws_path"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
+    ws_port = r.get(listener, "listener", "ws_port", int, None)
+    if ws_port is not None and not 0 <= ws_port <= 65535:
+        raise r.error("listener", "ws_port", f"expected 0..65535, got {ws_port}")
+    ws_path = r.get(listener, "listener", "ws_path", str, "/")
+    if not ws_path.startswith("/"):
+        raise r.error("listener", "ws_path", f"expected a path starting with '/', got {ws_path!r}")
     idle = r.get(listener, "listener", "idle_timeout", float, None)
     metrics = r.get(listener, "listener", "metrics", str, None)
     if metrics is not None:
@@ -278,6 +288,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         max_failed_logins=max_failed, failed_login_window_s=window,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
         console=r.get(listener, "listener", "console", bool, False),
+        ws_port=ws_port, ws_path=ws_path,
         console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,
                                               False),
     )
