@@ -20,6 +20,7 @@ import shutil
 import ssl
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -34,6 +35,7 @@ from ..routing.authorization import Authorization
 from ..routing.core import BrokerCore
 from ..routing.prefixes import AddressPrefixes
 from ..routing.recovery import recover
+from ..routing.tokens import CallableValidator, TokenValidator
 from ..storage.store import Store
 from .management import ManagementNode
 from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
@@ -73,6 +75,7 @@ class AsyncBroker:
         console_allow_anonymous_actions: bool = False,
         ws_port: int | None = None,
         ws_path: str = "/",
+        token_validator: TokenValidator | Callable[[str, str], str] | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -119,6 +122,13 @@ class AsyncBroker:
         self._ws_port = ws_port
         self.ws_path = ws_path if ws_path.startswith("/") else f"/{ws_path}"
         self._ws_server: asyncio.base_events.Server | None = None
+        #: XOAUTH2: who decides on bearer tokens (``routing/tokens.py``: a JwtValidator, or a
+        #: callable ``(user, token) -> identity``); None = XOAUTH2 not offered
+        self.token_validator: TokenValidator | None = (
+            CallableValidator(token_validator)
+            if token_validator is not None and not hasattr(token_validator, "validate")
+            else token_validator
+        )
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -187,7 +197,7 @@ class AsyncBroker:
         recover(core, store)
         self._state = ServerState(
             core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits,
-            logins=self.logins,
+            logins=self.logins, token_validator=self.token_validator,
         )
         ctx = self._ssl_context()
         state = self._state

@@ -62,6 +62,7 @@ class BrokerConfig:
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
     ws_port: int | None = None  # the WebSocket listener's port (0 = any free one); None = off
     ws_path: str = "/"  # the path the WebSocket listener answers at
+    token_validator: Any = None  # XOAUTH2: [login] xoauth2_jwt_key (a JwtValidator); None = off
 
     def broker_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~amqp_jms.broker.AsyncBroker` / ``Broker``."""
@@ -72,7 +73,7 @@ class BrokerConfig:
             "idle_timeout_s": self.idle_timeout_s, "container_id": self.container_id,
             "authorization": self.authorization, "max_failed_logins": self.max_failed_logins,
             "failed_login_window_s": self.failed_login_window_s,
-            "ws_port": self.ws_port, "ws_path": self.ws_path,
+            "ws_port": self.ws_port, "ws_path": self.ws_path, "token_validator": self.token_validator,
         }
         if self.limits is not None:
             opts["limits"] = self.limits
@@ -253,7 +254,20 @@ def load_config(path: str | Path) -> BrokerConfig:
     if attempts < 0:
         raise r.error("dead_letter", "max_delivery_attempts", "expected a count >= 0 (0 = never)")
 
-    login = r.table(data, "login", {"anonymous", "allow_plain_passwords", "max_failed", "failed_window"})
+    login = r.table(data, "login", {"anonymous", "allow_plain_passwords", "max_failed", "failed_window",
+                                    "xoauth2_jwt_key", "xoauth2_jwt_algorithms", "xoauth2_audience",
+                                    "xoauth2_issuer"})
+    jwt_key = r.file_path(login, "login", "xoauth2_jwt_key", must_exist=True)
+    token_validator = None
+    if jwt_key is not None:
+        from ..routing.tokens import JwtValidator
+
+        algorithms = r.get(login, "login", "xoauth2_jwt_algorithms", list, ["RS256"])
+        if not algorithms or not all(isinstance(a, str) for a in algorithms):
+            raise r.error("login", "xoauth2_jwt_algorithms", 'expected a list of names, e.g. ["RS256"]')
+        token_validator = JwtValidator.from_file(
+            jwt_key, algorithms=algorithms, audience=r.get(login, "login", "xoauth2_audience", str, None),
+            issuer=r.get(login, "login", "xoauth2_issuer", str, None))
     max_failed = r.get(login, "login", "max_failed", int, 10)
     window = r.get(login, "login", "failed_window", float, 60.0)
     if max_failed < 0 or window < 0:
@@ -285,7 +299,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         data_dir=data_dir,
         dlq=dlq, max_delivery_attempts=attempts,
         users=users, authorization=authorization,
-        max_failed_logins=max_failed, failed_login_window_s=window,
+        max_failed_logins=max_failed, failed_login_window_s=window, token_validator=token_validator,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
         console=r.get(listener, "listener", "console", bool, False),
         ws_port=ws_port, ws_path=ws_path,
