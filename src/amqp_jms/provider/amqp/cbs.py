@@ -126,6 +126,7 @@ class CbsClient:
                                                  f"answer the put-token for {audience}")
         props = reply.properties or {}
         status = props.get("status-code", props.get("statusCode"))
+        status = int(status) if isinstance(status, int) else status  # (uint, int: any width)
         text = props.get("status-description", props.get("statusDescription"))
         if status not in (200, 202):
             said = f"{status} {text or ''}".rstrip()
