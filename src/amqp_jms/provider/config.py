@@ -102,6 +102,11 @@ class TransportConfig:
     ws_http_headers: tuple[tuple[str, str], ...] = ()
     #: ``transport.ws.maxFrameSize``: the largest WebSocket frame accepted from the peer
     ws_max_frame_size: int = 65535
+    #: an HTTP proxy to tunnel through (``CONNECT``), for TCP and WebSocket alike; None = direct
+    proxy_host: str | None = None
+    proxy_port: int = 8080
+    proxy_username: str | None = None
+    proxy_password: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +332,10 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "transport.trustAll": ("transport", "trust_all", _bool),
     "transport.tcpNoDelay": ("transport", "tcp_no_delay", _bool),
     "transport.ws.maxFrameSize": ("transport", "ws_max_frame_size", _positive),
+    "transport.proxyHost": ("transport", "proxy_host", _str),
+    "transport.proxyPort": ("transport", "proxy_port", _positive),
+    "transport.proxyUsername": ("transport", "proxy_username", _str),
+    "transport.proxyPassword": ("transport", "proxy_password", _str),
 }
 #: ``transport.ws.httpHeader.<NAME>=<VALUE>``: one option per header (Qpid JMS's form)
 _WS_HEADER = "transport.ws.httpHeader."

@@ -37,6 +37,7 @@ from ..tracing import tracing_for
 from .cbs import CbsClient
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
+from .proxy import open_tunnel
 from .terminus import symbol_array
 from .wire import Wire, WireError, sasl_credentials
 
@@ -309,13 +310,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
-            await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Protocol(self), cfg.host, cfg.port, ssl=ctx,
-                    server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
-                ),
-                timeout,
-            )
+            await asyncio.wait_for(self._open_socket(cfg, ctx), timeout)
         except TimeoutError:
             raise JMSException(f"could not connect to {cfg.host}:{cfg.port} within {timeout} s") from None
         except ssl.SSLError as e:
@@ -345,6 +340,16 @@ class AmqpProvider(OpenCloseHandling, Provider):
             raise
         if self._listener is not None:
             self._listener.on_connection_established(self.remote_uri)
+
+    async def _open_socket(self, cfg: ConnectionConfig, ctx: ssl.SSLContext | None) -> None:
+        """The socket to the peer (through ``transport.proxyHost`` when set), TLS when ``ctx``."""
+        if cfg.transport.proxy_host is not None:
+            await open_tunnel(cfg, ctx, _Protocol(self))
+            return
+        await asyncio.get_running_loop().create_connection(
+            lambda: _Protocol(self), cfg.host, cfg.port, ssl=ctx,
+            server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
+        )
 
     async def _token(self, cfg: ConnectionConfig) -> str:
         """The token provider's token, asked on a worker thread (it may fetch one over the
