@@ -37,6 +37,8 @@ __all__ = ["SUBPROTOCOL", "WebSocketClient", "WebSocketError", "WebSocketServer"
 
 #: the subprotocol the binding registers (IANA "amqp")
 SUBPROTOCOL = "amqp"
+#: what a server also accepts: the binding's draft name, which Azure's own clients still ask for
+DRAFT_SUBPROTOCOL = "AMQPWSB10"
 #: Qpid JMS's ``transport.ws.maxFrameSize`` default
 DEFAULT_MAX_FRAME_SIZE = 65535
 
@@ -223,7 +225,8 @@ class WebSocketClient(_WebSocketSide):
 
 class WebSocketServer(_WebSocketSide):
     """The server side (the broker's WebSocket listener): accepts an upgrade to ``path`` that
-    asks for the ``amqp`` subprotocol, refuses any other (HTTP 400 or 404, and an error).
+    asks for the ``amqp`` subprotocol (or its draft name ``AMQPWSB10``, which Azure's clients
+    send), refuses any other (HTTP 400 or 404, and an error).
 
     The upgrade request is read by h11, which refuses a request head over 16 KiB."""
 
@@ -255,9 +258,10 @@ class WebSocketServer(_WebSocketSide):
         target = ev.target.split("?", 1)[0]
         if self.path not in ("", "/") and target.rstrip("/") != self.path.rstrip("/"):
             self._refuse(404, f"no AMQP WebSocket endpoint at {target[:100]}")
-        if SUBPROTOCOL not in ev.subprotocols:
+        chosen = next((p for p in (SUBPROTOCOL, DRAFT_SUBPROTOCOL) if p in ev.subprotocols), None)
+        if chosen is None:
             self._refuse(400, f"the upgrade does not ask for the {SUBPROTOCOL!r} subprotocol")
-        self._out += self._ws.send(AcceptConnection(subprotocol=SUBPROTOCOL))
+        self._out += self._ws.send(AcceptConnection(subprotocol=chosen))
         self._opened()
         return True
 

@@ -32,6 +32,7 @@ from ..protocol.sasl import Users, load_users
 from ..protocol.server import AmqpProtocol, ServerState
 from ..protocol.tls import server_context
 from ..routing.authorization import Authorization
+from ..routing.cbs import CbsGrants, CbsValidator, sas_validator
 from ..routing.core import BrokerCore
 from ..routing.prefixes import AddressPrefixes
 from ..routing.recovery import recover
@@ -76,6 +77,8 @@ class AsyncBroker:
         ws_port: int | None = None,
         ws_path: str = "/",
         token_validator: TokenValidator | Callable[[str, str], str] | None = None,
+        cbs_keys: dict[str, str] | None = None,
+        cbs_validator: CbsValidator | None = None,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
@@ -129,6 +132,13 @@ class AsyncBroker:
             if token_validator is not None and not hasattr(token_validator, "validate")
             else token_validator
         )
+        #: the ``$cbs`` node (claims-based security, ``routing/cbs.py``): SAS keys by policy name,
+        #: or a validator ``(token, type, audience) -> expiry``; with either, every link needs a
+        #: token put on ``$cbs`` for its address
+        if cbs_keys is not None and cbs_validator is not None:
+            raise ValueError("give cbs_keys or cbs_validator, not both")
+        self.cbs_validator: CbsValidator | None = (
+            sas_validator(cbs_keys) if cbs_keys is not None else cbs_validator)
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -193,6 +203,8 @@ class AsyncBroker:
             management=ManagementNode,
         )
         core.authorization = self.authorization
+        if self.cbs_validator is not None:
+            core.cbs = CbsGrants(self.cbs_validator)
         self.core = core
         recover(core, store)
         self._state = ServerState(
