@@ -89,3 +89,27 @@ def test_the_jms_client_signs_in_with_its_certificate(tls_broker: Any, pki: dict
     with pytest.raises(JMSSecurityException):
         conn.start()
     conn.close()
+
+
+def test_require_client_certificate_refuses_a_client_without_one(
+    broker_factory: Any, pki: dict[str, Path], tmp_path: Path
+) -> None:
+    from amqp_jms import ConnectionFactory, JMSSecurityException
+    from amqp_jms.broker.operations.config import ConfigError, load_config
+
+    config = tmp_path / "broker.toml"
+    config.write_text(f'[listener]\nport = 0\nws_port = 0\n[tls]\ncert = "{pki["server"]}"\n'
+                      f'key = "{pki["server-key"]}"\nca = "{pki["ca"]}"\nrequire_client_certificate = true\n')
+    b = broker_factory(**load_config(config).broker_options())
+    trust = f"?transport.trustStoreLocation={pki['server']}"
+    for url in (b.url.replace("amqp://", "amqps://"), b.ws_url):
+        conn = ConnectionFactory(url + trust + "&jms.connectTimeout=5000").create_connection()
+        with pytest.raises(JMSSecurityException):  # the handshake fails: no certificate
+            conn.start()
+        conn.close()
+        mine = f"&transport.keyStoreLocation={pki['client']}&transport.keyLocation={pki['client-key']}"
+        with ConnectionFactory(url + trust + mine).create_connection() as ok:
+            ok.start()
+    config.write_text('[tls]\nrequire_client_certificate = true\n')
+    with pytest.raises(ConfigError, match="needs ca"):
+        load_config(config)

@@ -79,11 +79,16 @@ class AsyncBroker:
         token_validator: TokenValidator | Callable[[str, str], str] | None = None,
         cbs_keys: dict[str, str] | None = None,
         cbs_validator: CbsValidator | None = None,
+        require_client_certificate: bool = False,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
         if tls_ca is not None and tls_cert is None:
             raise ValueError("tls_ca (client certificates) needs tls_cert and tls_key")
+        if require_client_certificate and tls_ca is None:
+            raise ValueError("require_client_certificate needs tls_ca (the CA client certificates chain to)")
+        #: every TLS client must present a certificate ``tls_ca`` verifies (mutual TLS)
+        self.require_client_certificate = require_client_certificate
         self.tls_ca = tls_ca
         self.host = host
         self._port = port
@@ -289,7 +294,8 @@ class AsyncBroker:
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
             return None
-        return server_context(self.tls_cert, self.tls_key, self.tls_ca)
+        return server_context(self.tls_cert, self.tls_key, self.tls_ca,
+                              require_client_certificate=self.require_client_certificate)
 
     async def stop(self) -> None:
         server, state = self._server, self._state

@@ -57,6 +57,8 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                    help="also listen for AMQP over WebSocket (subprotocol amqp) on this port; TLS "
                    "(amqpwss) with --tls-cert; every limit of the TCP listener applies")
     p.add_argument("--ws-path", default=None, help="the path the WebSocket listener answers at (default /)")
+    p.add_argument("--require-client-certificate", action="store_const", const=True, default=None,
+                   help="every TLS client must present a certificate --tls-ca verifies (mutual TLS)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
     p.add_argument("--tls-key", default=None, help="PEM private key")
     p.add_argument("--tls-ca", default=None,
@@ -129,6 +131,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         host=args.host, port=args.port, data_dir=args.data_dir,
         users=load_users(args.users) if args.users else None,
         tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca, dlq=args.dlq,
+        require_client_certificate=args.require_client_certificate,
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
         metrics=args.metrics, console=args.console,

@@ -48,6 +48,7 @@ class BrokerConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     tls_ca: str | None = None
+    require_client_certificate: bool = False  # [tls] require_client_certificate: mutual TLS for all
     data_dir: str | None = None
     dlq: str = "DLQ"
     max_delivery_attempts: int = 0
@@ -69,6 +70,7 @@ class BrokerConfig:
         opts: dict[str, Any] = {
             "host": self.host, "port": self.port, "data_dir": self.data_dir, "users": self.users,
             "tls_cert": self.tls_cert, "tls_key": self.tls_key, "tls_ca": self.tls_ca,
+            "require_client_certificate": self.require_client_certificate,
             "dlq": self.dlq, "max_delivery_attempts": self.max_delivery_attempts,
             "idle_timeout_s": self.idle_timeout_s, "container_id": self.container_id,
             "authorization": self.authorization, "max_failed_logins": self.max_failed_logins,
@@ -236,7 +238,7 @@ def load_config(path: str | Path) -> BrokerConfig:
     if idle is not None and idle < 0:
         raise r.error("listener", "idle_timeout", "expected seconds >= 0")
 
-    tls = r.table(data, "tls", {"cert", "key", "ca"})
+    tls = r.table(data, "tls", {"cert", "key", "ca", "require_client_certificate"})
     cert = r.file_path(tls, "tls", "cert", must_exist=True)
     tls_key = r.file_path(tls, "tls", "key", must_exist=True)
     ca = r.file_path(tls, "tls", "ca", must_exist=True)
@@ -244,6 +246,9 @@ def load_config(path: str | Path) -> BrokerConfig:
         raise r.error("tls", "cert" if cert is None else "key", "cert and key must be given together")
     if ca is not None and cert is None:
         raise r.error("tls", "ca", "client certificates (ca) need the broker's own cert and key")
+    require_cert = r.get(tls, "tls", "require_client_certificate", bool, False)
+    if require_cert and ca is None:
+        raise r.error("tls", "require_client_certificate", "needs ca (the CA client certificates chain to)")
 
     store = r.table(data, "store", {"data_dir"})
     data_dir = r.file_path(store, "store", "data_dir", must_exist=False)
@@ -295,7 +300,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         port=port,
         idle_timeout_s=idle,
         container_id=r.get(listener, "listener", "container_id", str, "amqp-jms-broker"),
-        tls_cert=cert, tls_key=tls_key, tls_ca=ca,
+        tls_cert=cert, tls_key=tls_key, tls_ca=ca, require_client_certificate=require_cert,
         data_dir=data_dir,
         dlq=dlq, max_delivery_attempts=attempts,
         users=users, authorization=authorization,
