@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from proton import Condition, Link, Message
 
 from ..routing.cbs import covers
-from ..routing.depth import check_depth
+from ..routing.requests import RequestRefused, decode_request
 
 if TYPE_CHECKING:
     from .connection import BrokerConnection
@@ -43,17 +43,10 @@ class CbsLink:
         core = self.conn.core
         grants = core.cbs
         assert grants is not None
-        limits = core.limits
-        if limits.management_request_size and len(data) > limits.management_request_size:
-            return ("amqp:resource-limit-exceeded", f"$cbs request of {len(data)} bytes exceeds the "
-                    f"limit of {limits.management_request_size} (management_request_size)")
-        msg = Message()
         try:
-            if limits.max_value_depth:
-                check_depth(data, limits.max_value_depth)
-            msg.decode(data)
-        except Exception as exc:
-            return "amqp:decode-error", f"$cbs request could not be decoded: {exc}"
+            msg = decode_request(data, core.limits, "$cbs")
+        except RequestRefused as exc:
+            return exc.refusal
         props: dict[Any, Any] = msg.properties or {}
         status, text, expiry = grants.put_token(self.conn.id, props, msg.body)
         audience = str(props.get("name"))
