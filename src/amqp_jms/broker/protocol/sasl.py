@@ -19,8 +19,10 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
+from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte
 
+from ...engine.sasl_client import AMQP_HEADER, SASL_HEADER
+from ...engine.sasl_client import sasl_frame as _frame
 from ..routing.tokens import TokenRejected, TokenValidator
 from .scram import MECHANISMS as SCRAM_MECHANISMS
 from .scram import (
@@ -44,8 +46,6 @@ __all__ = [
     "load_users",
 ]
 
-AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
-SASL_HEADER = b"AMQP\x03\x01\x00\x00"
 _MECHANISMS = 0x40
 _INIT = 0x41
 _CHALLENGE = 0x42
@@ -125,13 +125,6 @@ class SaslResult(Enum):
     OK = "ok"
     FAILED = "failed"
     NONE = "none"  # the client skipped SASL and that is allowed
-
-
-def _frame(performative: int, fields: list[Any]) -> bytes:
-    d = Data()
-    d.put_object(Described(ulong(performative), fields))
-    body = d.encode()
-    return (8 + len(body)).to_bytes(4, "big") + b"\x02\x01\x00\x00" + body
 
 
 def certificate_identity(peercert: dict[str, Any] | None) -> str | None:
