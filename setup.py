@@ -4,6 +4,11 @@
 its pure-Python twin (as msgpack and PyYAML do), with the same results. ``AMQP_JMS_NO_ACCEL=1``
 makes a running process use the Python paths too.
 
+Building: a wheel built where no C compiler works still installs and runs everywhere its tag says
+(``cp311-cp311-<platform>``, since setuptools tags any build that declares extensions), just
+without the accelerators. ``AMQP_JMS_NO_ACCEL=1 python -m build`` declares none and makes the
+pure-Python wheel, ``py3-none-any``, for platforms without a compiled one.
+
 - ``selector._strkernels``: string tests of the vectorized selector (else numpy).
 - ``mq._mqxml``: the XML of RFH2 folders and map/stream bodies on the incoming fast path (else
   the expat-backed ElementTree parser).
@@ -11,6 +16,8 @@ makes a running process use the Python paths too.
 - ``mapping.codec._csections``: ``decode_sections``, the AMQP sections of every received message
   and of every transfer the broker routes (else ``sections.decode_sections_py``).
 """
+
+import os
 
 from setuptools import Extension, setup
 
@@ -21,8 +28,12 @@ _ACCELERATORS = {
     "amqp_jms.mapping.codec._csections": "src/amqp_jms/mapping/codec/_csections.c",
 }
 
+_PURE = os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0")
+
 setup(
-    ext_modules=[
+    ext_modules=[]
+    if _PURE
+    else [
         Extension(name, [path], optional=True, extra_compile_args=["-O3"])
         for name, path in _ACCELERATORS.items()
     ]

@@ -36,6 +36,7 @@ from .message import (
 
 if _TYPE_CHECKING:
     from .client import (
+        AcknowledgeMode,
         CompletionListener,
         Connection,
         ConnectionFactory,
@@ -75,6 +76,7 @@ __all__ = [
     "TopicPublisher",
     "TopicSession",
     "TopicSubscriber",
+    "AcknowledgeMode",
     "CompletionListener",
     "Connection",
     "ConnectionFactory",

@@ -218,3 +218,35 @@ def test_hostile_http_clients_do_not_slow_the_amqp_side(secured: Any) -> None:
     finally:
         for s in [*silent, huge]:
             s.close()
+
+
+def test_a_broker_from_its_configuration_file_signs_in_with_scram_hashed_passwords(tmp_path: Any) -> None:
+    """``[listener] console = true`` and ``[users.<name>]`` passwords stored as SCRAM hashes, as
+    docs/broker.md's example writes them: the console checks a password against the hash."""
+    from amqp_jms.broker import Broker
+    from amqp_jms.broker.operations.config import load_config
+    from amqp_jms.broker.protocol.scram import hash_password
+
+    cfg = tmp_path / "broker.toml"
+    cfg.write_text(f"""
+[listener]
+port = 0
+metrics = "127.0.0.1:0"
+console = true
+
+[users.ops]
+password = "{hash_password('ops-pw', iterations=4096)}"
+roles = ["admin"]
+
+[[permissions]]
+match = "#"
+send = ["admin"]
+consume = ["admin"]
+browse = ["admin"]
+manage = ["admin"]
+""")
+    with Broker(**load_config(str(cfg)).broker_options()) as b:
+        c = Client(b.console_url)
+        assert c.post("/login", {"user": "ops", "password": "wrong"})[0] == 401
+        status, body = c.post("/login", {"user": "ops", "password": "ops-pw", "next": "/queues"})
+        assert status == 200 and "<h1>Queues</h1>" in body

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from proton import Message as PMessage
 from proton.utils import BlockingConnection
-from test_client2_subscriptions import _publish, _texts  # the same helpers, one copy
+from test_client_subscriptions import _publish, _texts  # the same helpers, one copy
 
 from amqp_jms import (
     ConnectionFactory,

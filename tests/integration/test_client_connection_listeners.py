@@ -104,9 +104,9 @@ def test_interruption_drops_prefetched_messages_and_is_told(broker: Any) -> None
             time.sleep(0.01)
         assert len(consumer._queue) == 5
         uri = f"amqp://127.0.0.1:{broker.port}"
-        conn.on_connection_interrupted(uri)  # the provider's call (ProviderListener)
+        conn.internal.on_connection_interrupted(uri)  # the provider's call (ProviderListener)
         assert len(consumer._queue) == 0
-        conn.on_connection_restored(uri)
+        conn.internal.on_connection_restored(uri)
         assert rec.wait_for(3) == ["established", "interrupted", "restored"]
         assert [e[1] for e in rec.events[1:]] == [uri, uri]
 

@@ -1,7 +1,7 @@
 """The producer reads ``accepted`` straight from proton-c (``AmqpProducer.on_delivery_raw``), and
 everything else through proton's Python API: both must complete sends exactly as before (a
-rejection mixed with acceptances: test_client2_peer_frames), and the address table the raw path
-finds links by must not outlive the links."""
+rejection mixed with acceptances: test_client_peer_subscriptions_temporaries_browsers), and the
+address table the raw path finds links by must not outlive the links."""
 
 from __future__ import annotations
 

@@ -500,7 +500,7 @@ def test_presettled_consumer_keeps_its_prefetched_messages_across_a_drop(proxy: 
         p = s.create_producer(Queue("fo-presettled"))
         for i in range(20):
             p.send(_text(s, f"m{i}"))
-        assert wait_for(lambda: len(c.local_queue) == 20)  # all prefetched, settled by the broker
+        assert wait_for(lambda: len(c.internal.local_queue) == 20)  # all prefetched, settled by the broker
         first = c.receive(2000)
         assert first is not None and first.get_text() == "m0"
         assert proxy.drop() == 1

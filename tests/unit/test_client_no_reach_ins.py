@@ -1,8 +1,9 @@
 """The client's objects talk to each other through declared members only (issue 19).
 
 A connection, its sessions, their consumers and producers, the simplified API and the asyncio
-face each declare what the others may use (``Connection.wait_provider``, ``Session.connection``,
-``MessageConsumer.deliver``, ...: the blocks marked "not JMS API" in each class). A reach into
+face each declare what the others may use on one internal object, off the JMS API
+(``Connection.internal.wait_provider``, ``Session.internal.connection``,
+``MessageConsumer.internal.deliver``, ...: the ``*Internal`` classes, ``SEAMS`` below). A reach into
 another object's private member (``conn._provider_wait``, ``consumer._queue``) is a join that
 the owner cannot see or change safely; this test reads ``amqp_jms.client`` and ``amqp_jms.aio``
 and fails on each one. (What the client may use of the *provider* is held by
@@ -29,11 +30,24 @@ MESSAGE_SPI = frozenset({
 })
 
 
+#: The declared seams: each is its owner's internal side (``owner.internal``), written in the
+#: owner's module, and may use the owner's private members through ``self._owner``; nothing else
+#: may.
+SEAMS = frozenset({"ConnectionInternal", "SessionInternal", "ConsumerInternal", "ProducerInternal",
+                   "ContextInternal"})
+
+
 def reach_ins(source: str, where: str) -> list[str]:
     """Every ``<expr>._name`` (or ``getattr(<expr>, "_name")``) in ``source`` where ``<expr>``
-    is not ``self``/``cls`` and the name is private (not dunder) and not a declared exception."""
+    is not ``self``/``cls`` (nor, in a declared seam, ``self._owner``) and the name is private
+    (not dunder) and not a declared exception."""
     found = []
-    for node in ast.walk(ast.parse(source)):
+    tree = ast.parse(source)
+    friends = {id(n) for c in ast.walk(tree) if isinstance(c, ast.ClassDef) and c.name in SEAMS
+               for n in ast.walk(c) if isinstance(n, ast.Attribute) and _owner_of_seam(n.value)}
+    for node in ast.walk(tree):
+        if id(node) in friends:
+            continue
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
                 and node.func.id in ("getattr", "setattr", "hasattr", "delattr") and len(node.args) > 1:
             target, name_arg = node.args[0], node.args[1]
@@ -54,6 +68,10 @@ def _private(name: str) -> bool:
     return name.startswith("_") and not name.startswith("__") and name not in MESSAGE_SPI
 
 
+def _owner_of_seam(node: ast.expr) -> bool:
+    return isinstance(node, ast.Attribute) and node.attr == "_owner" and _own(node.value)
+
+
 def _own(node: ast.expr) -> bool:
     return isinstance(node, ast.Name) and node.id in ("self", "cls")
 
@@ -67,10 +85,16 @@ def test_the_scan_finds_a_reach_in() -> None:
             "    consumer.local_queue.get()\n"
             "    msg._props\n"
             "    getattr(session, '_completions', None)\n"
-            "    getattr(self, '_own', None)\n")
+            "    getattr(self, '_own', None)\n"
+            "class ConnectionInternal:\n"
+            "    def f(self):\n"
+            "        return self._owner._provider\n"
+            "class Elsewhere:\n"
+            "    def f(self):\n"
+            "        return self._owner._provider\n")
     assert sorted(reach_ins(code, "x")) == [
-        "x:3: conn._provider_wait", "x:4: consumer._queue", "x:5: self._session._connection",
-        "x:8: getattr(session, '_completions', None)"]
+        "x:15: self._owner._provider", "x:3: conn._provider_wait", "x:4: consumer._queue",
+        "x:5: self._session._connection", "x:8: getattr(session, '_completions', None)"]
 
 
 def test_the_client_reaches_no_private_member_of_another_object() -> None:

@@ -1,6 +1,6 @@
 """The receive policy (``amqp_jms.client.receive_policy``) on its own: the steps of a receive,
 driven by a script instead of a queue, a provider and a clock. Both faces run this flow
-(``tests/integration/test_client2_aio.py``, ``test_client_receive_policy_faces.py`` end to end)."""
+(``tests/integration/test_aio_end_to_end.py``, ``test_client_receive_policy_faces.py`` end to end)."""
 
 from __future__ import annotations
 

@@ -202,3 +202,15 @@ def test_the_broker_flow_check_can_fail() -> None:
         "amqp_jms.broker.protocol.attach -> amqp_jms.broker.operations.management",
         "amqp_jms.broker.storage.store -> amqp_jms.broker.routing.queue",
     ]
+
+
+def test_the_container_and_jndi_sit_on_top_of_the_client() -> None:
+    """``container/`` and ``jndi.py`` use the client (and aio); nothing of the client, aio,
+    provider or broker imports them back (docs/architecture.md)."""
+    out = _run(
+        "import sys, amqp_jms.client, amqp_jms.aio, amqp_jms.broker\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('amqp_jms.container', 'amqp_jms.jndi'))))"
+    )
+    assert out.strip() == "[]"
+    out = _run("import sys, amqp_jms.container, amqp_jms.jndi\nprint('amqp_jms.spark' in sys.modules)")
+    assert out.strip() == "False"

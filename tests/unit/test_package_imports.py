@@ -13,7 +13,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "src" / "amqp_jms"
 DOC = ROOT / "docs" / "architecture.md"
-FOUNDATION = {"exceptions", "types", "destination", "_logs", "_version", "_accel", "_identifiers"}
+FOUNDATION = {"exceptions", "types", "destination", "_logs", "_version", "_accel", "_identifiers", "_links"}
 
 
 def allowed_imports(text: str) -> dict[str, set[str] | None]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms.client.connection import Connection
+from amqp_jms.client.connection import ConnectionInternal
 from amqp_jms.client.local_queue import LocalQueue
 from amqp_jms.provider import base
 
@@ -187,8 +187,10 @@ def _methods(proto: Any) -> set[str]:
 
 
 def test_the_connection_hears_every_provider_listener_call() -> None:
-    """Row 15: interrupted / restored / established / failure (Qpid JMS's ProviderListener)."""
-    missing = {n for n in _methods(base.ProviderListener) if not callable(getattr(Connection, n, None))}
+    """Row 15: interrupted / restored / established / failure (Qpid JMS's ProviderListener), heard by
+    the connection's internal side (``Connection.internal``, the listener it hands the provider)."""
+    heard = ConnectionInternal
+    missing = {n for n in _methods(base.ProviderListener) if not callable(getattr(heard, n, None))}
     assert _methods(base.ProviderListener) >= {"on_connection_interrupted", "on_connection_restored",
                                               "on_connection_established", "on_connection_failure"}
     assert missing == set()

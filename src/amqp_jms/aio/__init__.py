@@ -16,12 +16,18 @@
         await ctx.create_producer().send(Queue("q"), "hi")
         body = await (await ctx.create_consumer(Queue("q"))).receive_body(str, 1000)
 
-One core, two faces: every object wraps its blocking twin and awaits the provider's futures
-(``asyncio.wrap_future``); nothing of JMS is implemented twice.
+One core, two faces: every object wraps its blocking twin and awaits the waits the core
+describes (``client.waits.ProviderWait``, through ``aio._wait``), or runs the core's rare
+blocking operations in a worker thread; nothing of JMS is implemented twice. Every public
+method of a blocking class has its twin here (``tests/unit/test_aio_parity.py``).
 """
 
+from ._browser import AsyncQueueBrowser
+from ._consumer import AsyncConsumer
 from ._context import AsyncJMSConsumer, AsyncJMSContext, AsyncJMSProducer
-from ._core import AsyncConnection, AsyncConnectionFactory, AsyncConsumer, AsyncProducer, AsyncSession
+from ._core import AsyncConnection, AsyncConnectionFactory, AsyncSession
+from ._producer import AsyncProducer
+from ._server_sessions import AsyncServerSessionPool
 
 __all__ = [
     "AsyncConnection",
@@ -31,5 +37,7 @@ __all__ = [
     "AsyncJMSContext",
     "AsyncJMSProducer",
     "AsyncProducer",
+    "AsyncQueueBrowser",
+    "AsyncServerSessionPool",
     "AsyncSession",
 ]

@@ -9,15 +9,19 @@ or a coroutine function (its coroutine is run as a task).
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from ..client.connection_events import check_listener
+from ..exceptions import IllegalStateException
 
-__all__ = ["OnLoop"]
+__all__ = ["ListenerOnLoop", "OnLoop"]
 
 _log = logging.getLogger(__name__)
+_LOOP_CHECK = 0.5  # seconds: how often a waiting listener call checks that its loop still runs
 
 
 class OnLoop:
@@ -66,3 +70,51 @@ class OnLoop:
 
     def on_connection_failure(self, exc: Exception) -> None:
         self._forward("on_connection_failure", exc)
+
+
+class ListenerOnLoop:
+    """A message or exception listener of the asyncio face, called from the core's thread (a
+    session's dispatcher, the exception listener's thread) and run on ``loop``: plain or
+    ``async def``. The core's thread waits for it to return, so what the core does after a
+    listener returns (acknowledging under AUTO_ACKNOWLEDGE, redelivering when it raised) happens
+    after the application's code ran, exactly as for a blocking listener."""
+
+    def __init__(self, listener: Any, method: str, loop: asyncio.AbstractEventLoop,
+                 detach: Callable[[], None] | None = None) -> None:
+        self.listener = listener
+        self._call: Any = getattr(listener, method, listener)
+        self.loop = loop
+        #: called once the loop is gone (a message listener removes itself: its messages wait
+        #: for a receive, or the close, instead of being redelivered to nobody for ever)
+        self._detach = detach
+
+    async def _run(self, arg: Any) -> None:
+        result = self._call(arg)
+        if inspect.isawaitable(result):
+            await result
+
+    def __call__(self, arg: Any) -> None:
+        if self._loop_gone():
+            self._gone()
+        fut = asyncio.run_coroutine_threadsafe(self._run(arg), self.loop)
+        while True:
+            try:
+                fut.result(_LOOP_CHECK)
+                return
+            except concurrent.futures.TimeoutError:
+                if self._loop_gone():
+                    fut.cancel()
+                    self._gone()
+
+    def _loop_gone(self) -> bool:
+        return self.loop.is_closed() or not self.loop.is_running()
+
+    def _gone(self) -> None:
+        """The application's loop ended: nobody will run the listener, and the core's thread
+        must not wait for ever (a close would wait for it in turn)."""
+        detach, self._detach = self._detach, None
+        if detach is not None:
+            _log.warning("the event loop of listener %r is no longer running: the listener is removed",
+                         self.listener)
+            detach()
+        raise IllegalStateException(f"the event loop of listener {self.listener!r} is no longer running")

@@ -7,9 +7,11 @@ hold if every command reports through the same few functions.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import math
 import os
+import shutil
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -33,11 +35,15 @@ from ..types import Byte, Char, Double, Float, Int, Long, Short
 
 __all__ = [
     "DEFAULT_URL",
+    "EXIT_UNMET",
+    "CommandFailed",
+    "ExpectationUnmet",
     "Output",
     "UsageError",
     "add_common",
     "parse_destination_arg",
     "parse_property",
+    "require_extras",
     "to_jsonable",
 ]
 
@@ -47,6 +53,50 @@ DEFAULT_URL = os.environ.get("AMQP_JMS_URL", "amqp://127.0.0.1:5672")
 
 class UsageError(Exception):
     """A command line that parses but makes no sense (exit code 2)."""
+
+
+EXIT_UNMET = 3
+"""The exit code of a command that ran without error but found less than it was told to expect."""
+
+
+class CommandFailed(Exception):
+    """The command ran to its end and its result is a failure (exit code 1): the demo lost
+    messages, the benchmark received fewer than it sent. Reported like an error, so ``--json``
+    makes it the one JSON object on stderr."""
+
+
+class ExpectationUnmet(Exception):
+    """The command worked, but what ``--expect`` asked for did not happen (exit code 3): a
+    script tells "the queue was empty" from "the broker was unreachable" (exit 1)."""
+
+
+#: what each extra brings that a command may need: extra -> (importable module, ...)
+_EXTRAS: dict[str, tuple[str, ...]] = {
+    "spark": ("pyspark", "pyarrow", "pandas"),
+    "demo": ("matplotlib",),
+}
+
+
+def _importable(module: str) -> bool:
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def require_extras(what: str, *extras: str, java: bool = False) -> None:
+    """Check, before any work starts, that the ``extras`` (and Java, for Spark) are installed;
+    else a UsageError naming the ``pip install`` that brings them (exit 2)."""
+    missing = [m for extra in extras for m in _EXTRAS[extra] if not _importable(m)]
+    if missing:
+        wanted = ",".join(extras)
+        raise UsageError(f"{what} needs the {wanted} extra{'s' if len(extras) > 1 else ''} "
+                         f"(missing: {', '.join(missing)}): pip install 'amqp-jms[{wanted}]'")
+    home = os.environ.get("JAVA_HOME")
+    java_home = bool(home) and os.access(os.path.join(home or "", "bin", "java"), os.X_OK)
+    if java and not shutil.which("java") and not java_home:
+        raise UsageError(f"{what} runs Spark, which needs Java 17 or later: install a JDK and put "
+                         "java on the PATH or set JAVA_HOME")
 
 
 def add_common(parser: argparse.ArgumentParser, *, top: bool = False) -> None:
@@ -86,11 +136,16 @@ _PROPERTY_TYPES: dict[str, Any] = {
 }
 
 
+_TYPE_NAMES = ("string", "boolean", "byte", "short", "int", "long", "float", "double", "char")
+
+
 def parse_property(spec: str) -> tuple[str, Any]:
     """Parse ``name=value[:type]`` into a typed JMS property value.
 
     The type is one of string (default), boolean, byte, short, int, long, float, double, char.
-    A value containing ``:`` keeps it when no known type follows the last ``:``.
+    A value containing ``:`` keeps it when what follows the last ``:`` is not a word
+    (``url=http://x``, ``at=12:30``); a word there that is no type is a usage error, so a
+    mistyped type is never sent as part of the value (``greeting=a:b:string`` sends ``a:b``).
     """
     name, sep, rest = spec.partition("=")
     if not sep or not name:
@@ -99,6 +154,11 @@ def parse_property(spec: str) -> tuple[str, Any]:
     head, colon, tail = rest.rpartition(":")
     if colon and tail.lower() in _PROPERTY_TYPES:
         value, type_name = head, tail.lower()
+    elif colon and tail.isalpha():  # n=5:foo: a typo'd type would otherwise send the string "5:foo"
+        raise UsageError(
+            f"--property {spec!r}: unknown type {tail!r} (one of {', '.join(_TYPE_NAMES)}); "
+            f"for a string ending in ':{tail}', add ':string'"
+        )
     kind = _PROPERTY_TYPES[type_name]
     try:
         if kind is None:

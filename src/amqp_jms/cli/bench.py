@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._client import connect
-from ._common import Output, UsageError, add_common, add_url, parse_destination_arg
+from ._common import CommandFailed, Output, UsageError, add_common, add_url, parse_destination_arg
 
 __all__ = ["PhaseResult", "register", "run"]
 
@@ -124,6 +124,5 @@ def run(args: argparse.Namespace, out: Output) -> int:
         [[r.phase, r.messages, f"{r.seconds:.2f}", f"{r.rate:,.0f}", f"{r.mib_per_s:.2f}"] for r in results],
     )
     if args.phase in ("both", "receive") and results[-1].messages < args.messages:
-        out.info(f"[yellow]received only {results[-1].messages} of {args.messages}[/yellow]")
-        return 1
+        raise CommandFailed(f"received only {results[-1].messages} of {args.messages}")
     return 0

@@ -34,7 +34,7 @@ from typing import Any
 
 from ..exceptions import JMSException
 from ._client import connect
-from ._common import Output, UsageError, add_common
+from ._common import CommandFailed, Output, UsageError, add_common, require_extras
 from ._demo_data import SELECTOR, Order, build_jms_message, orders, write_mq_dump
 from ._demo_report import DemoReport, Stage, write_chart
 
@@ -355,12 +355,13 @@ def run(args: argparse.Namespace, out: Output) -> int:
         raise UsageError("--messages must be at least 2")
     if not 0.0 <= args.mq_share < 1.0:
         raise UsageError("--mq-share must be in [0, 1)")
+    # before the broker, the MQ bridge and the producers: Spark's step comes last
+    require_extras("amqp-jms demo", "spark", "demo", java=True)
     report = run_demo(
         args.messages, args.data_dir, url=args.url, mq_share=args.mq_share, seed=args.seed, out=out
     )
     out.emit(report.as_dict())
     report.print(out)
     if report.lost:
-        out.err.print(f"[bold red]{report.lost} message(s) lost[/bold red]")
-        return 1
+        raise CommandFailed(f"{report.lost} message(s) lost")
     return 0

@@ -17,6 +17,8 @@ from ..destination import Topic
 from ..mapping.dead_letter import CAUSE_PROPERTY, DEAD_LETTER_PROPERTIES, ORIG_QUEUE_PROPERTY, TIME_PROPERTY
 from ._client import BODY_TYPES, build_message, connect, describe_message
 from ._common import (
+    EXIT_UNMET,
+    ExpectationUnmet,
     Output,
     UsageError,
     add_common,
@@ -166,8 +168,10 @@ def _register_receive(sub: Any, name: str, help_text: str) -> None:
         name,
         help=help_text,
         description="Receive messages and print them (the body as text, or JSON lines with --json). "
-        "Stops after --count messages, or when none arrived for --timeout seconds.",
+        "Stops after --count messages, or when none arrived for --timeout seconds. An empty queue "
+        f"is not an error (exit 0, nothing printed) unless --expect says so (exit {EXIT_UNMET}).",
         epilog="examples:\n  amqp-jms receive orders --count 10\n"
+        "  amqp-jms receive orders --expect 1 --timeout 2 || echo 'nothing there'\n"
         "  amqp-jms receive orders --selector \"region = 'EU' AND total > 100\" --json\n"
         "  amqp-jms receive topic://prices --durable prices-sub --client-id app1",
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -185,6 +189,14 @@ def _register_receive(sub: Any, name: str, help_text: str) -> None:
         default=5.0,
         metavar="SECONDS",
         help="stop when no message arrived for this long (default 5; 0 = wait forever)",
+    )
+    p.add_argument(
+        "--expect",
+        type=int,
+        default=0,
+        metavar="N",
+        help=f"exit {EXIT_UNMET} unless at least N messages arrived (an empty queue then fails); "
+        "without --count, stop after N",
     )
     p.add_argument("--durable", metavar="NAME", help="receive through the durable subscription NAME (topics)")
     p.add_argument("--client-id", help="the JMS client ID (scopes durable subscriptions)")
@@ -224,8 +236,12 @@ def _print_message(out: Output, fmt: str, msg: Any) -> None:
 
 def run_receive(args: argparse.Namespace, out: Output) -> int:
     dest = parse_destination_arg(args.destination)
-    if args.count < 0 or args.timeout < 0:
-        raise UsageError("--count and --timeout must not be negative")
+    if args.count < 0 or args.timeout < 0 or args.expect < 0:
+        raise UsageError("--count, --timeout and --expect must not be negative")
+    if args.expect and args.count and args.count < args.expect:
+        raise UsageError(f"--count {args.count} can never reach --expect {args.expect}")
+    if args.expect and not args.count:
+        args.count = args.expect
     if args.durable and not isinstance(dest, Topic):
         raise UsageError("--durable needs a topic destination (topic://NAME)")
     received = 0
@@ -249,6 +265,11 @@ def run_receive(args: argparse.Namespace, out: Output) -> int:
             session.unsubscribe(args.durable)
     if not out.json:
         out.err.print(f"received {received} message{'s' if received != 1 else ''} from {dest}")
+    if received < args.expect:
+        raise ExpectationUnmet(
+            f"expected {args.expect} message{'s' if args.expect != 1 else ''} from {dest}, "
+            f"received {received} within --timeout {args.timeout:g} s"
+        )
     return 0
 
 

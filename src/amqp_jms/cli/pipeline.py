@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._common import DEFAULT_URL, Output, UsageError, add_common, add_url
+from ._common import DEFAULT_URL, Output, UsageError, add_common, add_url, require_extras
 
 __all__ = ["PipelineResult", "aggregate", "register", "run", "run_pipeline", "spark_session"]
 
@@ -109,10 +109,9 @@ def spark_session(master: str = "local[2]", app: str = "amqp-jms pipeline") -> A
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, and no hostname warning
-    try:
-        from pyspark.sql import SparkSession
-    except ImportError as e:  # pragma: no cover - depends on the install
-        raise UsageError("the pipeline needs pyspark: pip install 'amqp-jms[spark]'") from e
+    require_extras("the pipeline", "spark", java=True)
+    from pyspark.sql import SparkSession
+
     from ..spark import register
 
     spark = (

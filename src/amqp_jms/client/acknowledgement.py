@@ -39,6 +39,7 @@ use is settled away instead, with an outcome that says why. And these outcomes:
 
 from __future__ import annotations
 
+import enum
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -66,6 +67,7 @@ __all__ = [
     "POISON",
     "SESSION_TRANSACTED",
     "UNSEEN",
+    "AcknowledgeMode",
     "DeliveredLedger",
     "ack_type_of",
     "auto_outcome",
@@ -74,19 +76,43 @@ __all__ = [
     "delivered_before_listener",
     "hands_back_refused",
     "outcome_for_ack_type",
+    "session_mode",
     "settle_away_outcome",
     "unseen_outcome",
 ]
 
-SESSION_TRANSACTED = 0
-AUTO_ACKNOWLEDGE = 1
-CLIENT_ACKNOWLEDGE = 2
-DUPS_OK_ACKNOWLEDGE = 3
-#: Qpid JMS extensions: presettled consumers; acknowledge() settles one message
-NO_ACKNOWLEDGE = 100
-INDIVIDUAL_ACKNOWLEDGE = 101
-MODES = (SESSION_TRANSACTED, AUTO_ACKNOWLEDGE, CLIENT_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE, NO_ACKNOWLEDGE,
-         INDIVIDUAL_ACKNOWLEDGE)
+class AcknowledgeMode(enum.IntEnum):
+    """A session's mode (``Session.AUTO_ACKNOWLEDGE`` ...): the JMS constants, and Qpid JMS's
+    two extensions. An ``IntEnum``, so the plain ints keep working (``create_session(1)``,
+    ``Session.AUTO_ACKNOWLEDGE == 1``)."""
+
+    SESSION_TRANSACTED = 0
+    AUTO_ACKNOWLEDGE = 1
+    CLIENT_ACKNOWLEDGE = 2
+    DUPS_OK_ACKNOWLEDGE = 3
+    #: Qpid JMS extensions: presettled consumers; acknowledge() settles one message
+    NO_ACKNOWLEDGE = 100
+    INDIVIDUAL_ACKNOWLEDGE = 101
+
+
+SESSION_TRANSACTED = AcknowledgeMode.SESSION_TRANSACTED
+AUTO_ACKNOWLEDGE = AcknowledgeMode.AUTO_ACKNOWLEDGE
+CLIENT_ACKNOWLEDGE = AcknowledgeMode.CLIENT_ACKNOWLEDGE
+DUPS_OK_ACKNOWLEDGE = AcknowledgeMode.DUPS_OK_ACKNOWLEDGE
+NO_ACKNOWLEDGE = AcknowledgeMode.NO_ACKNOWLEDGE
+INDIVIDUAL_ACKNOWLEDGE = AcknowledgeMode.INDIVIDUAL_ACKNOWLEDGE
+MODES = tuple(AcknowledgeMode)
+
+
+def session_mode(mode: object) -> AcknowledgeMode | None:
+    """``mode`` (an int or a member) as an ``AcknowledgeMode``, or None if it is not one
+    (a bool is not a mode: ``create_session(True)`` means transacted)."""
+    if isinstance(mode, bool) or not isinstance(mode, int):
+        return None
+    try:
+        return AcknowledgeMode(mode)
+    except ValueError:
+        return None
 _SELF_ACKNOWLEDGING = frozenset({AUTO_ACKNOWLEDGE, DUPS_OK_ACKNOWLEDGE})
 _APPLICATION_ACKNOWLEDGES = frozenset({CLIENT_ACKNOWLEDGE, INDIVIDUAL_ACKNOWLEDGE})
 

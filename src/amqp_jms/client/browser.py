@@ -37,10 +37,10 @@ class QueueBrowser:
         self._selector = selector
         self._closed = False
         self._open: list[ProviderConsumer] = []  # provider consumers of enumerations still running
-        session.connection.capabilities().check(BROWSERS)  # a browser must be able to drain
+        session.internal.connection.internal.capabilities().check(BROWSERS)  # a browser must be able to drain
 
     def get_queue(self) -> Queue:
-        self.check_open()
+        self._check_open()
         return self._queue
 
     @property
@@ -48,12 +48,12 @@ class QueueBrowser:
         return self._queue
 
     def get_message_selector(self) -> str | None:
-        self.check_open()
+        self._check_open()
         return self._selector
 
     def get_enumeration(self) -> Iterator[Message]:
         """A fresh snapshot of the queue, as an iterator that ends when it is exhausted."""
-        self.check_open()
+        self._check_open()
         pcons, sink, local = self._attach()
         return self._enumerate(pcons, sink, local)
 
@@ -74,19 +74,19 @@ class QueueBrowser:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the browser is closed")
-        self._session.check_open()
+        self._session.internal.check_open()
 
     def _attach(self) -> tuple[ProviderConsumer, LocalQueue, Any]:
-        conn = self._session.connection
+        conn = self._session.internal.connection.internal
         cfg = conn.config
         prefetch = cfg.prefetch.for_destination(False, browser=True)
         spec = ConsumerSpec(self._queue, self._selector, False, prefetch, False, browser=True)
         sink = LocalQueue()
         sink.running = True
-        pcons = conn.wait_provider(self._session.provider_session.create_consumer(spec, sink),
+        pcons = conn.wait_provider(self._session.internal.provider_session.create_consumer(spec, sink),
                                    conn.request_timeout(), "create_browser")
         if not pcons.copy_honoured:
             try:
@@ -105,7 +105,7 @@ class QueueBrowser:
         return pcons, sink, local
 
     def _enumerate(self, pcons: ProviderConsumer, sink: LocalQueue, local: Any) -> Iterator[Message]:
-        conn = self._session.connection
+        conn = self._session.internal.connection.internal
         drain_timeout = conn.config.seconds(conn.config.drain_timeout_ms)
         prefetch = pcons.prefetch
         try:
@@ -136,7 +136,7 @@ class QueueBrowser:
         if pcons not in self._open:
             return
         self._open.remove(pcons)
-        conn = self._session.connection
+        conn = self._session.internal.connection.internal
         if conn.provider_alive() and not self._session.closed:
             try:
                 conn.wait_provider(pcons.close(), conn.close_timeout(), "close browser")

@@ -27,10 +27,13 @@ import itertools
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .._logs import CLIENT
 from ..exceptions import IllegalStateException, JMSException
+
+if TYPE_CHECKING:
+    from .session import Session
 
 __all__ = [
     "RETURN_FUTURE",
@@ -163,17 +166,18 @@ def _call(listener: Any, message: Any, exc: Exception | None) -> None:
 
 
 # -- hooks called from the session / producer / connection -------------------------------------
-def completions_for(session: Any) -> Completions:
-    c: Completions | None = session.completions
+def completions_for(session: Session) -> Completions:
+    seam = session.internal
+    c = seam.completions
     if c is None:
-        c = session.completions = Completions(f"amqp-jms-completion-{session.index}")
+        c = seam.completions = Completions(f"amqp-jms-completion-{seam.index}")
     return c
 
 
-def refuse_in_callback(sessions: Iterable[Any], what: str) -> None:
+def refuse_in_callback(sessions: Iterable[Session], what: str) -> None:
     """Raise IllegalStateException if called from a completion callback of one of ``sessions``."""
     for s in list(sessions):
-        c: Completions | None = s.completions
+        c = s.internal.completions
         if c is not None and c.on_own_thread():
             raise IllegalStateException(
                 f"a CompletionListener must not call {what}() on its own {what_of(what)}"
@@ -184,14 +188,14 @@ def what_of(what: str) -> str:
     return "session" if what in ("commit", "rollback") else "producer, session or connection"
 
 
-def wait_for_completions(session: Any, what: str, producer: Any = None) -> None:
+def wait_for_completions(session: Session, what: str, producer: Any = None) -> None:
     """Hook for close/commit/rollback: refuse inside a callback, else wait for incomplete sends."""
-    c: Completions | None = session.completions
+    c = session.internal.completions
     if c is None:
         return
     if c.on_own_thread():
         raise IllegalStateException(f"a CompletionListener must not call {what}() on its own {what_of(what)}")
-    cfg = session.connection.config
+    cfg = session.internal.connection.internal.config
     c.wait_all(cfg.seconds(cfg.close_timeout_ms), producer)  # a dead connection must not hang us
     if what == "close" and producer is None:
         c.stop()

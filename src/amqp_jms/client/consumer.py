@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeVar
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
@@ -25,11 +25,14 @@ from .receive_policy import (
     ready_prefetched,
     receive_flow,
 )
+from .waits import ProviderWait
 
 if TYPE_CHECKING:
     from ..message import Message
     from ..provider.base import ProviderConsumer
     from .session import Session
+
+T = TypeVar("T")
 
 __all__ = ["EncodedMessage", "MessageConsumer", "MessageListener"]
 
@@ -67,6 +70,8 @@ class MessageConsumer:
         pconsumer: ProviderConsumer,
         local_selector: Any,
     ) -> None:
+        #: what the client's own objects use of this one (not JMS API)
+        self.internal = ConsumerInternal(self)
         self._session = session
         self._destination = destination
         self._selector = selector
@@ -79,7 +84,7 @@ class MessageConsumer:
         self._listener: ListenerLike | None = None
         self._closed = False
         self._prefetch: int = pconsumer.prefetch
-        cfg = session.connection.config
+        cfg = session.internal.connection.internal.config
         #: jms.receiveLocalOnly / jms.receiveNoWaitLocalOnly: never ask the peer when empty
         self._local_only_wait = cfg.receive_local_only
         self._local_only_nowait = cfg.receive_no_wait_local_only
@@ -101,9 +106,9 @@ class MessageConsumer:
         return self._listener
 
     def set_message_listener(self, listener: ListenerLike | None) -> None:
-        self.check_open()
+        self._check_open()
         self._listener = listener
-        self._session.listener_changed(self)
+        self._session.internal.listener_changed(self)
 
     def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message, waiting up to ``timeout_ms`` (None or 0: until one arrives or close)."""
@@ -115,11 +120,29 @@ class MessageConsumer:
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
 
-    def receive_local(self) -> Message | None:
+    def receive_body(self, cls: type[T], timeout_ms: int | None = None) -> T | None:
+        """The next message's body as ``cls`` (``str``, ``bytes``, ``dict``, ``list``...), waiting
+        up to ``timeout_ms`` (None or 0: until one arrives); None when none arrived.
+
+        JMS 2.0 puts ``receiveBody`` on JMSConsumer only; it is here too because it is the typed
+        path: ``receive`` returns ``Message | None`` and a ``mypy --strict`` caller must narrow it
+        to a TextMessage, ``receive_body(str, 5000)`` is a ``str | None``. A body of another
+        type raises ``MessageFormatException``; under AUTO/DUPS_OK the message is then not
+        acknowledged and the next receive returns it."""
+        if timeout_ms is not None and timeout_ms < 0:
+            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
+        body: T | None = self._receive_body(cls, None if not timeout_ms else timeout_ms / 1000.0)
+        return body
+
+    def _receive_local(self) -> Message | None:
         """``receive_no_wait`` that never asks the peer: a message that has already arrived, or
         None (a pull consumer still pulls, with drain: it has nothing local). For the asyncio
         face, whose ``receive_no_wait`` must not wait on the event loop."""
         return self._receive(0.0, ask_peer=False)
+
+    def _receive_encoded_local(self, *, decode_body: bool = True) -> EncodedMessage | None:
+        """``receive_encoded_no_wait`` that never asks the peer (see ``receive_local``)."""
+        return self._receive_encoded(0.0, decode_body, ask_peer=False)
 
     @property
     def closed(self) -> bool:
@@ -171,14 +194,14 @@ class MessageConsumer:
         drains: RabbitMQ before 3.12, see docs/client.md): an empty ``receive_no_wait`` then
         proves nothing, and the caller must fall back to waiting for a quiet spell.
         """
-        self.check_open()
+        self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot drain: the consumer has a message listener")
         if not self._provider_consumer.drain_on_empty:
             return False
         if self._prefetch <= 0:
             return True
-        conn = self._session.connection
+        conn = self._session.internal.connection.internal
         conn.wait_provider(self._provider_consumer.drain(), self._drain_timeout, "drain")
         self._provider_consumer.taken()  # the drain used up the credit: let the provider top it up again
         return True
@@ -186,7 +209,7 @@ class MessageConsumer:
     def close(self) -> None:
         if self._closed:
             return
-        self._session.close_consumer(self)
+        self._session.internal.close_consumer(self)
 
     def __iter__(self) -> Iterator[Message]:
         while True:
@@ -202,7 +225,7 @@ class MessageConsumer:
         self.close()
 
     # -- internals -----------------------------------------------------------------------------
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the consumer is closed")
         failure = self._queue.failure
@@ -211,30 +234,33 @@ class MessageConsumer:
             raise IllegalStateException(
                 f"the consumer was closed due to an unrecoverable error: {failure.reason}",
                 failure.error_code, failure)
-        self._session.check_open()
+        self._session.internal.check_open()
 
     def _closed_by_peer(self, exc: JMSException) -> None:
         """The peer closed this consumer's link alone (provider thread). A consumer with a
         MessageListener has nobody calling it to hear of it, so the connection's
         ExceptionListener does (Qpid JMS ``JmsSession.consumerClosed``)."""
         if self._listener is not None:
-            self._session.connection.on_async_exception(exc)
+            self._session.internal.connection.internal.on_async_exception(exc)
 
     def _receive(self, timeout: float | None, ask_peer: bool = True) -> Message | None:
         got = self._receive_inbound(timeout, ask_peer)
         return None if got is None else got[1]
 
-    def _receive_encoded(self, timeout: float | None, body: bool = True) -> EncodedMessage | None:
-        got = self._receive_inbound(timeout, body=body)
-        if got is None:
-            return None
-        inbound, message = got
+    def _receive_encoded(self, timeout: float | None, body: bool = True, ask_peer: bool = True
+                         ) -> EncodedMessage | None:
+        got = self._receive_inbound(timeout, ask_peer, body=body)
+        return None if got is None else self._encoded(*got)
+
+    @staticmethod
+    def _encoded(inbound: Any, message: Message) -> EncodedMessage:
+        """A received message with the bytes it arrived as (``receive_encoded``, both faces)."""
         data = inbound.data
         if data is None:
             raise IllegalStateException("this provider does not keep the bytes a message arrived as")
         return EncodedMessage(message, bytes(data))
 
-    def _receive_body(self, cls: type, timeout: float | None) -> Any:
+    def _receive_body(self, cls: type, timeout: float | None, ask_peer: bool = True) -> Any:
         """The next message's body as ``cls`` (JMSConsumer.receive_body). A body of another
         type raises ``MessageFormatException``; under AUTO/DUPS_OK the message then counts as
         never received: not acknowledged, and back at the front for the next receive (Qpid
@@ -244,7 +270,7 @@ class MessageConsumer:
         def take(msg: Message) -> None:
             body.append(msg.get_body(cls))
 
-        got = self._receive_inbound(timeout, vet=take)
+        got = self._receive_inbound(timeout, ask_peer, vet=take)
         return None if got is None else body[0]
 
     def _receive_inbound(self, timeout: float | None, ask_peer: bool = True,
@@ -255,15 +281,15 @@ class MessageConsumer:
         (for ``receive_encoded``); ``vet`` runs before the message counts as received
         (``_receive_body``); ``body=False`` vets from the headers and
         properties only (``receive_encoded``)."""
-        self.check_can_receive()
+        self._check_can_receive()
         q = self._queue
         inbound = ready_prefetched(q, self._prefetch)  # the common case, without the flow
         if inbound is not None:
             self._provider_consumer.taken()
-            msg = self.deliver(inbound, vet, body)
+            msg = self._deliver(inbound, vet, body)
             if msg is not None:
                 return inbound, msg
-        flow = self.receive_flow(timeout, ask_peer)
+        flow = self._receive_flow(timeout, ask_peer)
         try:
             step = next(flow)
             while True:
@@ -272,12 +298,12 @@ class MessageConsumer:
                     got = q.get(arg)
                 elif op is DELIVER_PREFETCHED:
                     self._provider_consumer.taken()
-                    msg = self.deliver(arg, vet, body)
+                    msg = self._deliver(arg, vet, body)
                     if msg is not None:
                         return arg, msg
                     got = None
                 elif op is DELIVER:
-                    msg = self.deliver(arg, vet, body)
+                    msg = self._deliver(arg, vet, body)
                     if msg is not None:
                         return arg, msg
                     got = None
@@ -289,44 +315,47 @@ class MessageConsumer:
                 elif op is WAIT_RUNNING:
                     got = q.wait_running(arg)
                 else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
-                    conn = self._session.connection
-                    got = conn.wait_provider(self.request(op), self._drain_timeout, arg)
+                    got = self._request(op, arg).block()
                 step = flow.send(got)
         except StopIteration:
             return None
 
-    # -- what the receive drivers share (the blocking one above, ``aio.AsyncConsumer``) -------
-    def check_can_receive(self) -> None:
+    # -- what the receive drivers share (this one, aio.AsyncConsumer): ConsumerInternal --------
+    def _check_can_receive(self) -> None:
         """Raise unless a synchronous receive is allowed: open, and no message listener."""
-        self.check_open()
+        self._check_open()
         if self._listener is not None:
             raise IllegalStateException("cannot receive synchronously: the consumer has a message listener")
 
-    def receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
+    def _receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
         """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
         local_only = self._local_only_wait if timeout is None or timeout > 0 else self._local_only_nowait
         return receive_flow(self._queue, self._prefetch, timeout, ask_peer,
                             self._provider_consumer.drain_on_empty, local_only)
 
-    def request(self, op: Op) -> Any:
-        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step; its future."""
+    def _request(self, op: Op, what: str) -> ProviderWait:
+        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step (``what``
+        names it); the wait for the peer's answer, up to ``jms.drainTimeout``."""
         if op is PULL:
-            return self._provider_consumer.pull(drain=False)
-        if op is PULL_DRAIN:
-            return self._provider_consumer.pull(drain=True)
-        if op is DRAIN:
-            return self._provider_consumer.drain()
-        raise ValueError(f"not a provider request: {op!r}")
+            fut = self._provider_consumer.pull(drain=False)
+        elif op is PULL_DRAIN:
+            fut = self._provider_consumer.pull(drain=True)
+        elif op is DRAIN:
+            fut = self._provider_consumer.drain()
+        else:
+            raise ValueError(f"not a provider request: {op!r}")
+        provider = self._session.internal.connection.internal.opened_provider()
+        return ProviderWait(fut, self._drain_timeout, what, provider)
 
-    def top_up(self) -> None:
+    def _top_up(self) -> None:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
         self._provider_consumer.taken()
 
-    def deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None,
+    def _deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None,
                 body: bool = True) -> Message | None:
         """A ``DELIVER`` step: the message handed over (counted as received), or None when the
         session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
-        msg = self._session.prepare_delivery(self, inbound, body)
+        msg = self._session.internal.prepare_delivery(self, inbound, body)
         if msg is not None:
             self._hand_over(inbound, msg, vet)
         return msg
@@ -334,38 +363,18 @@ class MessageConsumer:
     def __str__(self) -> str:
         return f"consumer on {self._destination}"
 
-    @property
-    def provider_consumer(self) -> ProviderConsumer:
-        """The provider's link for this consumer (the session settles through it)."""
-        return self._provider_consumer
-
-    @property
-    def prefetch(self) -> int:
-        return self._prefetch
-
-    @property
-    def local_selector(self) -> Any:
-        """The selector the client evaluates itself (the peer does not filter), or None."""
-        return self._local_selector
-
-    def mark_closed(self) -> None:
+    def _mark_closed(self) -> None:
         """The session closes this consumer (its link goes with the session)."""
         self._closed = True
 
-    def receive_body_within(self, cls: type, timeout: float | None) -> Any:
+    def _receive_body_within(self, cls: type, timeout: float | None) -> Any:
         """``JMSConsumer.receive_body``: the next message's body as ``cls``, waiting up to
         ``timeout`` seconds (None: until one arrives; 0: no wait)."""
         return self._receive_body(cls, timeout)
 
-    @property
-    def local_queue(self) -> LocalQueue:
-        """The queue the provider delivers into (an asyncio driver waits on its arrivals)."""
-        return self._queue
-
-    @property
-    def drain_timeout(self) -> float | None:
-        """How long a pull or drain waits for the peer (``jms.drainTimeout``), in seconds."""
-        return self._drain_timeout
+    def _receive_body_local(self, cls: type) -> Any:
+        """``receive_body_within(cls, 0)`` that never asks the peer (see ``receive_local``)."""
+        return self._receive_body(cls, 0.0, ask_peer=False)
 
     def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
         """The message counts as received (acknowledged per the session's mode) unless ``vet``
@@ -380,6 +389,97 @@ class MessageConsumer:
                     inbound.reset()  # read again from its bytes next time
                     self._queue.push_front([inbound])
                     raise
-                sess.after_receive(self, inbound, msg)
+                sess.internal.after_receive(self, inbound, msg)
                 raise
-        sess.after_receive(self, inbound, msg)
+        sess.internal.after_receive(self, inbound, msg)
+
+
+class ConsumerInternal:
+    """The consumer's side for its session, the simplified API and the asyncio face (the receive policy's
+    steps): not JMS API. ``MessageConsumer.internal``."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: MessageConsumer) -> None:
+        self._owner = owner
+
+    def receive_local(self) -> Message | None:
+        """``receive_no_wait`` that never asks the peer: a message that has already arrived, or
+        None (a pull consumer still pulls, with drain: it has nothing local). For the asyncio
+        face, whose ``receive_no_wait`` must not wait on the event loop."""
+        return self._owner._receive_local()
+
+    def receive_encoded_local(self, *, decode_body: bool = True) -> EncodedMessage | None:
+        """``receive_encoded_no_wait`` that never asks the peer (see ``receive_local``)."""
+        return self._owner._receive_encoded_local(decode_body=decode_body)
+
+    def check_open(self) -> None:
+        self._owner._check_open()
+
+    def encoded(self, inbound: Any, message: Message) -> EncodedMessage:
+        """A received message with the bytes it arrived as (``receive_encoded``, both faces)."""
+        return self._owner._encoded(inbound, message)
+
+    def check_can_receive(self) -> None:
+        """Raise unless a synchronous receive is allowed: open, and no message listener."""
+        self._owner._check_can_receive()
+
+    def receive_flow(self, timeout: float | None, ask_peer: bool = True) -> ReceiveFlow:
+        """The steps of one receive (``client.receive_policy``) with this consumer's settings."""
+        return self._owner._receive_flow(timeout, ask_peer)
+
+    def request(self, op: Op, what: str) -> ProviderWait:
+        """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step (``what``
+        names it); the wait for the peer's answer, up to ``jms.drainTimeout``."""
+        return self._owner._request(op, what)
+
+    def top_up(self) -> None:
+        """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
+        self._owner._top_up()
+
+    def deliver(
+        self,
+        inbound: Any,
+        vet: Callable[[Message], None] | None = None,
+        body: bool = True,
+    ) -> Message | None:
+        """A ``DELIVER`` step: the message handed over (counted as received), or None when the
+        session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
+        return self._owner._deliver(inbound, vet, body)
+
+    @property
+    def provider_consumer(self) -> ProviderConsumer:
+        """The provider's link for this consumer (the session settles through it)."""
+        return self._owner._provider_consumer
+
+    @property
+    def prefetch(self) -> int:
+        return self._owner._prefetch
+
+    @property
+    def local_selector(self) -> Any:
+        """The selector the client evaluates itself (the peer does not filter), or None."""
+        return self._owner._local_selector
+
+    def mark_closed(self) -> None:
+        """The session closes this consumer (its link goes with the session)."""
+        self._owner._mark_closed()
+
+    def receive_body_within(self, cls: type, timeout: float | None) -> Any:
+        """``JMSConsumer.receive_body``: the next message's body as ``cls``, waiting up to
+        ``timeout`` seconds (None: until one arrives; 0: no wait)."""
+        return self._owner._receive_body_within(cls, timeout)
+
+    def receive_body_local(self, cls: type) -> Any:
+        """``receive_body_within(cls, 0)`` that never asks the peer (see ``receive_local``)."""
+        return self._owner._receive_body_local(cls)
+
+    @property
+    def local_queue(self) -> LocalQueue:
+        """The queue the provider delivers into (an asyncio driver waits on its arrivals)."""
+        return self._owner._queue
+
+    @property
+    def drain_timeout(self) -> float | None:
+        """How long a pull or drain waits for the peer (``jms.drainTimeout``), in seconds."""
+        return self._owner._drain_timeout

@@ -16,7 +16,7 @@ each message as it is sent. ``send`` takes a ``Message`` or a body: ``str`` (Tex
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
@@ -24,15 +24,17 @@ from ..exceptions import (
     IllegalStateRuntimeException,
     JMSRuntimeException,
 )
-from ..message import Message
+from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from ._runtime import runtime as _runtime
+from .acknowledgement import AcknowledgeMode
+from .acknowledgement import session_mode as as_session_mode
 from .completion import refuse_in_callback
 from .jms_producer import JMSProducer
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
-    from .connection import Connection, ConnectionMetaData
-    from .consumer import MessageConsumer
+    from .connection import Connection, ConnectionMetaData, ExceptionListenerLike
+    from .consumer import ListenerLike, MessageConsumer
     from .factory import ConnectionFactory
     from .producer import MessageProducer
     from .session import Session
@@ -69,22 +71,23 @@ def create_context(
 class JMSContext:
     """A connection and a session in one object (JMS 2.0 simplified API)."""
 
-    SESSION_TRANSACTED = 0
-    AUTO_ACKNOWLEDGE = 1
-    CLIENT_ACKNOWLEDGE = 2
-    DUPS_OK_ACKNOWLEDGE = 3
+    SESSION_TRANSACTED = AcknowledgeMode.SESSION_TRANSACTED
+    AUTO_ACKNOWLEDGE = AcknowledgeMode.AUTO_ACKNOWLEDGE
+    CLIENT_ACKNOWLEDGE = AcknowledgeMode.CLIENT_ACKNOWLEDGE
+    DUPS_OK_ACKNOWLEDGE = AcknowledgeMode.DUPS_OK_ACKNOWLEDGE
 
     def __init__(self, shared: _Shared, session_mode: int) -> None:
+        #: what the client's own objects use of this one (not JMS API)
+        self.internal = ContextInternal(self)
         self._shared = shared
-        self._mode = session_mode
+        mode = as_session_mode(session_mode)
+        if mode is None:
+            raise JMSRuntimeException(f"invalid session mode {session_mode!r}")
+        self._mode = mode
         self._autostart = True
         self._closed = False
         self._producer: MessageProducer | None = None
         self._lock = threading.Lock()
-        from .session import Session
-
-        if session_mode not in Session.MODES:
-            raise JMSRuntimeException(f"invalid session mode {session_mode!r}")
         self._session_lock = threading.Lock()
         #: created on first use (Qpid JMS): until then set_client_id may still name the connection
         self._session_obj: Session | None = None
@@ -110,16 +113,8 @@ class JMSContext:
     # -- contexts, connection-level ------------------------------------------------------------
     def create_context(self, session_mode: int) -> JMSContext:
         """Another context (own session) on this context's connection."""
-        self.check_open()
+        self._check_open()
         return JMSContext(self._shared, session_mode)
-
-    @property
-    def connection(self) -> Connection:
-        return self._shared.connection
-
-    @property
-    def session(self) -> Session:
-        return self._session
 
     def get_client_id(self) -> str | None:
         with _runtime():
@@ -133,11 +128,11 @@ class JMSContext:
         with _runtime():
             return self._shared.connection.get_meta_data()
 
-    def set_exception_listener(self, listener: Any) -> None:
+    def set_exception_listener(self, listener: ExceptionListenerLike | None) -> None:
         with _runtime():
             self._shared.connection.set_exception_listener(listener)
 
-    def get_exception_listener(self) -> Any:
+    def get_exception_listener(self) -> ExceptionListenerLike | None:
         with _runtime():
             return self._shared.connection.get_exception_listener()
 
@@ -147,19 +142,19 @@ class JMSContext:
     def set_autostart(self, autostart: bool) -> None:
         self._autostart = bool(autostart)
 
-    def get_session_mode(self) -> int:
+    def get_session_mode(self) -> AcknowledgeMode:
         return self._mode
 
     def get_transacted(self) -> bool:
         return self._mode == self.SESSION_TRANSACTED
 
     def start(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._shared.connection.start()
 
     def stop(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._shared.connection.stop()
 
@@ -173,8 +168,8 @@ class JMSContext:
             return
         sh = self._shared
         with _runtime():
-            sh.connection.refuse_on_dispatcher("close")
-            refuse_in_callback(sh.connection.sessions, "close")
+            sh.connection.internal.refuse_on_dispatcher("close")
+            refuse_in_callback(sh.connection.internal.sessions, "close")
         self._closed = True
         with sh.lock:
             sh.users -= 1
@@ -195,23 +190,23 @@ class JMSContext:
 
     # -- session-level ---------------------------------------------------------------------------
     def commit(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.commit()
 
     def rollback(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.rollback()
 
     def recover(self) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.recover()
 
     def acknowledge(self) -> None:
         """Acknowledge every message consumed by this context (CLIENT_ACKNOWLEDGE)."""
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.acknowledge()
 
@@ -222,44 +217,51 @@ class JMSContext:
         return Topic(name)
 
     def create_temporary_queue(self) -> TemporaryQueue:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_temporary_queue()
 
     def create_temporary_topic(self) -> TemporaryTopic:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_temporary_topic()
 
     def create_message(self) -> Message:
-        return self._session_call("create_message")
-
-    def create_text_message(self, text: str | None = None) -> Any:
-        return self._session_call("create_text_message", text)
-
-    def create_bytes_message(self) -> Any:
-        return self._session_call("create_bytes_message")
-
-    def create_map_message(self) -> Any:
-        return self._session_call("create_map_message")
-
-    def create_stream_message(self) -> Any:
-        return self._session_call("create_stream_message")
-
-    def create_object_message(self, obj: Any = None) -> Any:
-        return self._session_call("create_object_message", obj)
-
-    def _session_call(self, name: str, *args: Any) -> Any:
-        self.check_open()
+        self._check_open()
         with _runtime():
-            return getattr(self._session, name)(*args)
+            return self._session.create_message()
+
+    def create_text_message(self, text: str | None = None) -> TextMessage:
+        self._check_open()
+        with _runtime():
+            return self._session.create_text_message(text)
+
+    def create_bytes_message(self) -> BytesMessage:
+        self._check_open()
+        with _runtime():
+            return self._session.create_bytes_message()
+
+    def create_map_message(self) -> MapMessage:
+        self._check_open()
+        with _runtime():
+            return self._session.create_map_message()
+
+    def create_stream_message(self) -> StreamMessage:
+        self._check_open()
+        with _runtime():
+            return self._session.create_stream_message()
+
+    def create_object_message(self, obj: Any = None) -> ObjectMessage:
+        self._check_open()
+        with _runtime():
+            return self._session.create_object_message(obj)
 
     # -- producers and consumers ---------------------------------------------------------------
     def create_producer(self) -> JMSProducer:
-        self.check_open()
+        self._check_open()
         return JMSProducer(self)
 
-    def message_producer(self) -> MessageProducer:
+    def _message_producer(self) -> MessageProducer:
         with self._lock:
             if self._producer is None:
                 with _runtime():
@@ -269,42 +271,43 @@ class JMSContext:
     def create_consumer(
         self, destination: Destination, message_selector: str | None = None, no_local: bool = False
     ) -> JMSConsumer:
-        return self._consumer("create_consumer", destination, message_selector, no_local)
+        return self._consumer(lambda s: s.create_consumer(destination, message_selector, no_local))
 
     def create_durable_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None, no_local: bool = False
     ) -> JMSConsumer:
-        return self._consumer("create_durable_consumer", topic, name, message_selector, no_local)
+        return self._consumer(lambda s: s.create_durable_consumer(topic, name, message_selector, no_local))
 
     def create_shared_consumer(
         self, topic: Topic, shared_subscription_name: str, message_selector: str | None = None
     ) -> JMSConsumer:
-        return self._consumer("create_shared_consumer", topic, shared_subscription_name, message_selector)
+        return self._consumer(lambda s: s.create_shared_consumer(topic, shared_subscription_name,
+                                                                 message_selector))
 
     def create_shared_durable_consumer(
         self, topic: Topic, name: str, message_selector: str | None = None
     ) -> JMSConsumer:
-        return self._consumer("create_shared_durable_consumer", topic, name, message_selector)
+        return self._consumer(lambda s: s.create_shared_durable_consumer(topic, name, message_selector))
 
     def create_browser(self, queue: Queue, message_selector: str | None = None) -> QueueBrowser:
-        self.check_open()
+        self._check_open()
         with _runtime():
             return self._session.create_browser(queue, message_selector)
 
     def unsubscribe(self, name: str) -> None:
-        self.check_open()
+        self._check_open()
         with _runtime():
             self._session.unsubscribe(name)
 
-    def _consumer(self, method: str, *args: Any) -> JMSConsumer:
-        self.check_open()
+    def _consumer(self, create: Callable[[Session], MessageConsumer]) -> JMSConsumer:
+        self._check_open()
         with _runtime():
-            cons = getattr(self._session, method)(*args)
+            cons = create(self._session)
             if self._autostart:
                 self._shared.connection.start()
         return JMSConsumer(cons)
 
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateRuntimeException("the JMSContext is closed")
 
@@ -322,10 +325,10 @@ class JMSConsumer:
     def get_message_selector(self) -> str | None:
         return self._c.get_message_selector()
 
-    def get_message_listener(self) -> Any:
+    def get_message_listener(self) -> ListenerLike | None:
         return self._c.get_message_listener()
 
-    def set_message_listener(self, listener: Any) -> None:
+    def set_message_listener(self, listener: ListenerLike | None) -> None:
         with _runtime():
             self._c.set_message_listener(listener)
 
@@ -342,15 +345,12 @@ class JMSConsumer:
 
         A body that cannot be returned as ``cls`` raises ``MessageFormatRuntimeException``; under
         AUTO/DUPS_OK the message is then not acknowledged and the next receive returns it."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, None if not timeout_ms else timeout_ms / 1000.0)
-            return body
+            return self._c.receive_body(cls, timeout_ms)
 
     def receive_body_no_wait(self, cls: type[T]) -> T | None:
         with _runtime():
-            body: T | None = self._c.receive_body_within(cls, 0.0)
+            body: T | None = self._c.internal.receive_body_within(cls, 0.0)
             return body
 
     def close(self) -> None:
@@ -366,3 +366,26 @@ class JMSConsumer:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class ContextInternal:
+    """The context's side for its JMSProducer and the asyncio face: not JMS API. ``JMSContext.internal``."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: JMSContext) -> None:
+        self._owner = owner
+
+    @property
+    def connection(self) -> Connection:
+        return self._owner._shared.connection
+
+    @property
+    def session(self) -> Session:
+        return self._owner._session
+
+    def message_producer(self) -> MessageProducer:
+        return self._owner._message_producer()
+
+    def check_open(self) -> None:
+        self._owner._check_open()

@@ -3,7 +3,7 @@
 Never on the provider's I/O thread. The ``Dispatcher`` thread takes one token per queued
 message; it pauses while the connection is stopped, and ``wait_idle`` lets
 ``Connection.stop``/consumer close wait for a listener call in progress, as the spec requires.
-``ListenerDispatch`` is the session's side (a mixin of ``Session``): setting a listener, keeping
+``ListenerDispatch`` is the session's side (a collaborator of ``Session``): setting a listener, keeping
 a pull consumer's credit out for it, and handing one message to it with the acknowledgement
 policy's rules (a listener that raises under AUTO/DUPS_OK gets the message again at once).
 """
@@ -18,9 +18,9 @@ from .._logs import CLIENT
 from .acknowledgement import delivered_before_listener, hands_back_refused
 
 if TYPE_CHECKING:
-    from ..message import Message
     from .connection import Connection
     from .consumer import MessageConsumer
+    from .session import Session
 
 __all__ = ["Dispatcher", "ListenerDispatch"]
 
@@ -61,7 +61,7 @@ class Dispatcher:
             self._thread.join(10)
 
     def _main(self) -> None:
-        conn = self._session.connection
+        conn = self._session.connection.internal
         while True:
             item = self._q.get()
             if item is _STOP or self._stopped:
@@ -80,87 +80,84 @@ class Dispatcher:
 
 
 class ListenerDispatch:
-    """Mixin for ``Session``: its message listeners (set, fed, called)."""
+    """A session's message listeners (set, fed, called): a collaborator of ``Session``, which
+    holds one and asks it what runs now (``current``, for ``recover`` and ``close`` from a
+    listener) and for its thread (``dispatcher``)."""
 
-    _connection: Connection
-    _lock: threading.RLock
-    _index: int
-    _mode: int
-    _closed: bool
-    _dispatcher: Dispatcher | None
-    _current: tuple[MessageConsumer, Any] | None
-    _recovered_current: bool
+    def __init__(self, session: Session) -> None:
+        self._session = session
+        self._lock = threading.Lock()
+        #: the listener thread, once a listener was set
+        self.dispatcher: Dispatcher | None = None
+        #: the (consumer, inbound) a listener is handling right now (dispatcher thread only)
+        self.current: tuple[MessageConsumer, Any] | None = None
+        #: ``recover()`` was called from the listener handling ``current``
+        self.recovered_current = False
 
-    if TYPE_CHECKING:
-
-        @property
-        def connection(self) -> Connection: ...
-
-        def prepare_delivery(
-            self, consumer: MessageConsumer, inbound: Any, body: bool = True
-        ) -> Message | None: ...
-
-        def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None: ...
+    @property
+    def connection(self) -> Connection:
+        return self._session.internal.connection
 
     def listener_changed(self, consumer: MessageConsumer) -> None:
         """``consumer`` set (or cleared) its message listener: feed it from its queue."""
         listener = consumer.get_message_listener()
         with self._lock:
             if listener is None:
-                consumer.local_queue.on_arrival = None
+                consumer.internal.local_queue.on_arrival = None
                 return
-            if self._dispatcher is None:
-                self._dispatcher = Dispatcher(self, f"amqp-jms-session-{self._index}")
-            d = self._dispatcher
-            consumer.local_queue.on_arrival = lambda: d.notify(consumer)
-            for _ in range(len(consumer.local_queue)):
+            if self.dispatcher is None:
+                self.dispatcher = Dispatcher(self, f"amqp-jms-session-{self._session.internal.index}")
+            d = self.dispatcher
+            consumer.internal.local_queue.on_arrival = lambda: d.notify(consumer)
+            for _ in range(len(consumer.internal.local_queue)):
                 d.notify(consumer)
-        self._pull_for_listener(consumer)
+        self.pull_for_listener(consumer)
 
-    def _pull_for_listener(self, consumer: MessageConsumer) -> None:
+    def pull_for_listener(self, consumer: MessageConsumer) -> None:
         """Prefetch 0 with a listener: keep one credit out while the listener is ready."""
-        if consumer.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
-                and consumer.local_queue.running and self._connection.provider_alive():
-            consumer.provider_consumer.pull(drain=False)
+        c = consumer.internal
+        if c.prefetch == 0 and consumer.get_message_listener() is not None and not consumer.closed \
+                and c.local_queue.running and self._session.internal.connection.internal.provider_alive():
+            consumer.internal.provider_consumer.pull(drain=False)
 
     def dispatch_one(self, consumer: MessageConsumer) -> None:
         """On the dispatcher thread: hand one queued message to the consumer's listener."""
         listener = consumer.get_message_listener()
         if listener is None or consumer.closed:
             return
-        inbound = consumer.local_queue.pop_nowait()
+        inbound = consumer.internal.local_queue.pop_nowait()
         if inbound is None:
             return
-        if consumer.prefetch > 0:
-            consumer.provider_consumer.taken()
-        msg = self.prepare_delivery(consumer, inbound)
+        if consumer.internal.prefetch > 0:
+            consumer.internal.provider_consumer.taken()
+        msg = self._session.internal.prepare_delivery(consumer, inbound)
         if msg is None:
-            self._pull_for_listener(consumer)
+            self.pull_for_listener(consumer)
             return
-        mode = self._mode
+        mode = self._session.acknowledge_mode
         on_message: Any = getattr(listener, "on_message", listener)
-        self._current = (consumer, inbound)
-        self._recovered_current = False
+        self.current = (consumer, inbound)
+        self.recovered_current = False
         recorded = delivered_before_listener(mode)
         if recorded:  # acknowledge()/recover() inside the listener include this message
-            self.after_receive(consumer, inbound, msg)
+            self._session.internal.after_receive(consumer, inbound, msg)
         try:
             inbound.dispatch(on_message, msg)  # the provider may wrap it (the delivery's span)
         except Exception:
-            self._current = None
-            if self._recovered_current:
+            self.current = None
+            if self.recovered_current:
                 return
             if hands_back_refused(mode):
                 inbound.local_redeliveries += 1
-                consumer.local_queue.push_front([inbound])
-                if self._dispatcher is not None:
-                    self._dispatcher.notify(consumer)
+                consumer.internal.local_queue.push_front([inbound])
+                if self.dispatcher is not None:
+                    self.dispatcher.notify(consumer)
                 return
             _log.exception("message listener raised")
-        self._current = None
-        if self._recovered_current:
+        self.current = None
+        if self.recovered_current:
             return  # recover() inside the listener already queued it again
-        if not self._closed:
+        if not self._session.closed:
             if not recorded:
-                self.after_receive(consumer, inbound, msg)
-            self._pull_for_listener(consumer)
+                self._session.internal.after_receive(consumer, inbound, msg)
+            self.pull_for_listener(consumer)

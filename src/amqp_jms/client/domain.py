@@ -170,6 +170,13 @@ class QueueConnection(Connection):
     ) -> QueueSession:
         return QueueSession(self.create_session(transacted, acknowledge_mode))
 
+    def create_durable_connection_consumer(self, *args: Any) -> Any:
+        raise IllegalStateException("create_durable_connection_consumer is not allowed on a QueueConnection")
+
+    def create_shared_durable_connection_consumer(self, *args: Any) -> Any:
+        raise IllegalStateException(
+            "create_shared_durable_connection_consumer is not allowed on a QueueConnection")
+
     def __enter__(self) -> QueueConnection:
         return self
 

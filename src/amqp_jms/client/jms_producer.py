@@ -6,23 +6,26 @@ and converted exactly as a message's (a probe message applies the same rules).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Self
 
 from ..destination import Destination
 from ..exceptions import JMSRuntimeException, MessageFormatRuntimeException
 from ..message import DeliveryMode, Message
 from ._runtime import runtime as _runtime
 from .completion import RETURN_FUTURE
+from .waits import ProviderWait
 
 if TYPE_CHECKING:
     from .context import JMSContext
     from .producer import MessageProducer
 
-__all__ = ["JMSProducer"]
+__all__ = ["JMSProducer", "ProducerSettings"]
 
 
-class JMSProducer:
-    """Fluent message sender of a ``JMSContext`` (JMS 2.0 section 11.3)."""
+class ProducerSettings:
+    """What ``JMSProducer`` and its asyncio twin (``aio.AsyncJMSProducer``) share: the fluent
+    settings, properties and header values applied to each message sent, and the send itself
+    (``_send``); each face adds only how it waits for the outcome."""
 
     def __init__(self, context: JMSContext) -> None:
         self._ctx = context
@@ -38,28 +41,21 @@ class JMSProducer:
         self._type: str | None = None
         self._reply_to: Destination | None = None
 
-    # -- sending -------------------------------------------------------------------------------
-    def send(self, destination: Destination, body: Any) -> JMSProducer:
-        """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``."""
-        self._send(destination, body, self._listener)
-        return self
-
-    def send_future(self, destination: Destination, body: Any) -> Any:
-        """``send`` for the asyncio face: the provider's future for the outcome, unawaited (None
-        when there is nothing to wait for, or when ``set_async`` set a completion listener,
-        which then hears the outcome)."""
+    def _send_unwaited(self, destination: Destination, body: Any) -> ProviderWait | None:
+        """Send, handing back the wait for the outcome (None when there is nothing to wait
+        for, or when ``set_async`` set a completion listener, which then hears the outcome)."""
         return self._send(destination, body, RETURN_FUTURE if self._listener is None else self._listener)
 
-    def _send(self, destination: Destination, body: Any, listener: Any) -> Any:
+    def _send(self, destination: Destination, body: Any, listener: Any) -> ProviderWait | None:
         p, message = self._prepare(destination, body)
         with _runtime():
-            return p.send_resolved(destination, message, self._delivery_mode, self._priority, self._ttl,
-                                   listener)
+            return p.internal.send_resolved(destination, message, self._delivery_mode, self._priority,
+                                            self._ttl, listener)
 
     def _prepare(self, destination: Destination, body: Any) -> tuple[MessageProducer, Message]:
         """The context's producer, configured, and the message with this producer's values."""
         ctx = self._ctx
-        ctx.check_open()
+        ctx.internal.check_open()
         if destination is None:
             from ..exceptions import InvalidDestinationRuntimeException
 
@@ -76,14 +72,14 @@ class JMSProducer:
                 message.set_jms_type(self._type)
             if self._reply_to is not None:
                 message.set_jms_reply_to(self._reply_to)
-            p = ctx.message_producer()
+            p = ctx.internal.message_producer()
             p.set_delivery_delay(self._delay)
             p.set_disable_message_id(self._disable_id)
             p.set_disable_message_timestamp(self._disable_ts)
         return p, message
 
     def _wrap(self, body: Any) -> Message:
-        s = self._ctx.session
+        s = self._ctx.internal.session
         with _runtime():
             if body is None:
                 return s.create_message()
@@ -103,7 +99,7 @@ class JMSProducer:
             return s.create_object_message(body)
 
     # -- fluent settings -----------------------------------------------------------------------
-    def set_delivery_mode(self, mode: int) -> JMSProducer:
+    def set_delivery_mode(self, mode: int) -> Self:
         if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
             raise JMSRuntimeException(f"invalid delivery mode {mode!r}")
         self._delivery_mode = mode
@@ -112,7 +108,7 @@ class JMSProducer:
     def get_delivery_mode(self) -> int:
         return self._delivery_mode
 
-    def set_priority(self, priority: int) -> JMSProducer:
+    def set_priority(self, priority: int) -> Self:
         if type(priority) is bool or not isinstance(priority, int) or not 0 <= priority <= 9:
             raise JMSRuntimeException(f"invalid priority {priority!r}: must be an int from 0 to 9")
         self._priority = priority
@@ -121,35 +117,35 @@ class JMSProducer:
     def get_priority(self) -> int:
         return self._priority
 
-    def set_time_to_live(self, ttl_ms: int) -> JMSProducer:
+    def set_time_to_live(self, ttl_ms: int) -> Self:
         self._ttl = int(ttl_ms)
         return self
 
     def get_time_to_live(self) -> int:
         return self._ttl
 
-    def set_delivery_delay(self, delay_ms: int) -> JMSProducer:
+    def set_delivery_delay(self, delay_ms: int) -> Self:
         self._delay = int(delay_ms)
         return self
 
     def get_delivery_delay(self) -> int:
         return self._delay
 
-    def set_disable_message_id(self, value: bool) -> JMSProducer:
+    def set_disable_message_id(self, value: bool) -> Self:
         self._disable_id = bool(value)
         return self
 
     def get_disable_message_id(self) -> bool:
         return self._disable_id
 
-    def set_disable_message_timestamp(self, value: bool) -> JMSProducer:
+    def set_disable_message_timestamp(self, value: bool) -> Self:
         self._disable_ts = bool(value)
         return self
 
     def get_disable_message_timestamp(self) -> bool:
         return self._disable_ts
 
-    def set_async(self, completion_listener: Any) -> JMSProducer:
+    def set_async(self, completion_listener: Any) -> Self:
         """A CompletionListener makes later sends asynchronous; None makes them synchronous."""
         self._listener = completion_listener
         return self
@@ -162,11 +158,11 @@ class JMSProducer:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
         probe = Message()
-        probe._validate_names = self._ctx.connection.config.validate_property_names
+        probe._validate_names = self._ctx.internal.connection.internal.config.validate_property_names
         probe._props.update(self._props)
         return probe
 
-    def _set(self, setter: str, name: str, value: Any) -> JMSProducer:
+    def _set(self, setter: str, name: str, value: Any) -> Self:
         probe = self._probe()
         with _runtime():
             getattr(probe, setter)(name, value)
@@ -177,35 +173,35 @@ class JMSProducer:
         with _runtime():
             return getattr(self._probe(), getter)(name)
 
-    def set_property(self, name: str, value: Any) -> JMSProducer:
+    def set_property(self, name: str, value: Any) -> Self:
         """A message property for every later send (validated now, as the message would)."""
         return self._set("set_object_property", name, value)
 
-    def set_boolean_property(self, name: str, value: bool) -> JMSProducer:
+    def set_boolean_property(self, name: str, value: bool) -> Self:
         return self._set("set_boolean_property", name, value)
 
-    def set_byte_property(self, name: str, value: int) -> JMSProducer:
+    def set_byte_property(self, name: str, value: int) -> Self:
         return self._set("set_byte_property", name, value)
 
-    def set_short_property(self, name: str, value: int) -> JMSProducer:
+    def set_short_property(self, name: str, value: int) -> Self:
         return self._set("set_short_property", name, value)
 
-    def set_int_property(self, name: str, value: int) -> JMSProducer:
+    def set_int_property(self, name: str, value: int) -> Self:
         return self._set("set_int_property", name, value)
 
-    def set_long_property(self, name: str, value: int) -> JMSProducer:
+    def set_long_property(self, name: str, value: int) -> Self:
         return self._set("set_long_property", name, value)
 
-    def set_float_property(self, name: str, value: float) -> JMSProducer:
+    def set_float_property(self, name: str, value: float) -> Self:
         return self._set("set_float_property", name, value)
 
-    def set_double_property(self, name: str, value: float) -> JMSProducer:
+    def set_double_property(self, name: str, value: float) -> Self:
         return self._set("set_double_property", name, value)
 
-    def set_string_property(self, name: str, value: str | None) -> JMSProducer:
+    def set_string_property(self, name: str, value: str | None) -> Self:
         return self._set("set_string_property", name, value)
 
-    def set_object_property(self, name: str, value: Any) -> JMSProducer:
+    def set_object_property(self, name: str, value: Any) -> Self:
         return self._set("set_object_property", name, value)
 
     def get_boolean_property(self, name: str) -> bool:
@@ -236,7 +232,7 @@ class JMSProducer:
     def get_object_property(self, name: str) -> Any:
         return self._props.get(name)
 
-    def clear_properties(self) -> JMSProducer:
+    def clear_properties(self) -> Self:
         self._props.clear()
         return self
 
@@ -246,7 +242,7 @@ class JMSProducer:
     def get_property_names(self) -> list[str]:
         return list(self._props)
 
-    def set_jms_correlation_id(self, correlation_id: str | None) -> JMSProducer:
+    def set_jms_correlation_id(self, correlation_id: str | None) -> Self:
         """Validated now, as the message would (an invalid ``ID:AMQP_...`` form is refused)."""
         with _runtime():
             Message().set_jms_correlation_id(correlation_id)
@@ -260,7 +256,7 @@ class JMSProducer:
             return probe.get_jms_correlation_id()
         return self._correlation_id
 
-    def set_jms_correlation_id_as_bytes(self, correlation_id: bytes | bytearray | None) -> JMSProducer:
+    def set_jms_correlation_id_as_bytes(self, correlation_id: bytes | bytearray | None) -> Self:
         """A binary correlation id for every later send (sent as AMQP binary)."""
         with _runtime():
             probe = Message()
@@ -274,16 +270,26 @@ class JMSProducer:
             probe._correlation_id = self._correlation_id
             return probe.get_jms_correlation_id_as_bytes()
 
-    def set_jms_type(self, jms_type: str | None) -> JMSProducer:
+    def set_jms_type(self, jms_type: str | None) -> Self:
         self._type = jms_type
         return self
 
     def get_jms_type(self) -> str | None:
         return self._type
 
-    def set_jms_reply_to(self, destination: Destination | None) -> JMSProducer:
+    def set_jms_reply_to(self, destination: Destination | None) -> Self:
         self._reply_to = destination
         return self
 
     def get_jms_reply_to(self) -> Destination | None:
         return self._reply_to
+
+
+class JMSProducer(ProducerSettings):
+    """Fluent message sender of a ``JMSContext`` (JMS 2.0 section 11.3)."""
+
+    def send(self, destination: Destination, body: Any) -> Self:
+        """Send a ``Message`` or a body (str, bytes, dict, other object) to ``destination``;
+        waits for the peer's outcome when the send waits (docs/client.md, "Which sends wait")."""
+        self._send(destination, body, self._listener)
+        return self

@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, overload
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
 from ..message import DeliveryMode, snapshot
 from ..provider.base import DELAYED_DELIVERY
 from .completion import RETURN_FUTURE, is_listener
+from .waits import ProviderWait
 
 if TYPE_CHECKING:
+    from ..message import Message
     from ..provider.base import ProviderProducer
+    from .completion import CompletionListenerLike
     from .session import Session
 
 __all__ = ["MessageProducer"]
@@ -29,6 +32,8 @@ class MessageProducer:
         producer_id: str,
         presettle: bool,
     ) -> None:
+        #: what the client's own objects use of this one (not JMS API)
+        self.internal = ProducerInternal(self)
         self._session = session
         self._destination = destination
         self._provider_producer = pproducer
@@ -42,14 +47,14 @@ class MessageProducer:
         self.delivery_delay = 0
         self.disable_message_id = False
         self.disable_message_timestamp = False
-        cfg = session.connection.config
+        cfg = session.internal.connection.internal.config
         self._force_async = cfg.force_async_send
         self._force_sync = cfg.force_sync_send
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
 
     # -- JMS getters/setters -------------------------------------------------------------------
     def get_destination(self) -> Destination | None:
-        self.check_open()
+        self._check_open()
         return self._destination
 
     @property
@@ -57,7 +62,7 @@ class MessageProducer:
         return self._destination
 
     def set_delivery_mode(self, mode: int) -> None:
-        self.check_open()
+        self._check_open()
         if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
             raise JMSException(
                 f"invalid delivery mode {mode!r}: use DeliveryMode.PERSISTENT or NON_PERSISTENT"
@@ -65,48 +70,48 @@ class MessageProducer:
         self.delivery_mode = mode
 
     def get_delivery_mode(self) -> int:
-        self.check_open()
+        self._check_open()
         return self.delivery_mode
 
     def set_priority(self, priority: int) -> None:
-        self.check_open()
+        self._check_open()
         _check_priority(priority)
         self.priority = priority
 
     def get_priority(self) -> int:
-        self.check_open()
+        self._check_open()
         return self.priority
 
     def set_time_to_live(self, ttl_ms: int) -> None:
-        self.check_open()
+        self._check_open()
         self.time_to_live = int(ttl_ms)
 
     def get_time_to_live(self) -> int:
-        self.check_open()
+        self._check_open()
         return self.time_to_live
 
     def set_delivery_delay(self, delay_ms: int) -> None:
-        self.check_open()
+        self._check_open()
         self.delivery_delay = int(delay_ms)
 
     def get_delivery_delay(self) -> int:
-        self.check_open()
+        self._check_open()
         return self.delivery_delay
 
     def set_disable_message_id(self, value: bool) -> None:
-        self.check_open()
+        self._check_open()
         self.disable_message_id = bool(value)
 
     def get_disable_message_id(self) -> bool:
-        self.check_open()
+        self._check_open()
         return self.disable_message_id
 
     def set_disable_message_timestamp(self, value: bool) -> None:
-        self.check_open()
+        self._check_open()
         self.disable_message_timestamp = bool(value)
 
     def get_disable_message_timestamp(self) -> bool:
-        self.check_open()
+        self._check_open()
         return self.disable_message_timestamp
 
     def set_message_id_prefix(self, prefix: str) -> None:
@@ -118,22 +123,37 @@ class MessageProducer:
         replay re-sends the same ids, and a consumer can de-duplicate on JMSMessageID. The
         counter restarts at 1 with each call. ``prefix`` must start with ``ID:`` (JMS 3.4.3).
         """
-        self.check_open()
+        self._check_open()
         if not isinstance(prefix, str) or not prefix.startswith("ID:"):
             raise JMSException(f"invalid message id prefix {prefix!r}: must be a str starting with 'ID:'")
         self._id = prefix
         self._seq = 0
 
     # -- sending -------------------------------------------------------------------------------
+    @overload
+    def send(self, message: Message, delivery_mode: int = ..., priority: int = ..., time_to_live: int = ...,
+             completion_listener: CompletionListenerLike | None = None) -> None: ...
+
+    @overload
+    def send(self, message: Message, completion_listener: CompletionListenerLike, /) -> None: ...
+
+    @overload
+    def send(self, destination: Destination, message: Message, delivery_mode: int = ..., priority: int = ...,
+             time_to_live: int = ..., completion_listener: CompletionListenerLike | None = None) -> None: ...
+
+    @overload
+    def send(self, destination: Destination, message: Message, completion_listener: CompletionListenerLike,
+             /) -> None: ...
+
     def send(self, *args: Any, **kwargs: Any) -> None:
         """``send(message[, delivery_mode, priority, time_to_live])`` or, for a producer created
         without a destination, ``send(destination, message[, ...])``. Keywords
         ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too. A
         ``completion_listener`` (keyword, or last positional argument) makes the send
         asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
-        self.send_resolved(*self.resolve_send_args(args, kwargs))
+        self._send_resolved(*self._resolve_send_args(args, kwargs))
 
-    def resolve_send_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    def _resolve_send_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]
                           ) -> tuple[Destination, Any, int, int, int, Any]:
         """``send``'s arguments as ``(destination, message, delivery_mode, priority,
         time_to_live, completion_listener)``, this producer's values filling what is not given.
@@ -171,19 +191,15 @@ class MessageProducer:
         return (destination, message, opts.get("delivery_mode", self.delivery_mode),
                 opts.get("priority", self.priority), opts.get("time_to_live", self.time_to_live), listener)
 
-    @property
-    def send_timeout(self) -> float | None:
-        """How long a send waits for the peer's outcome (``jms.sendTimeout``), in seconds."""
-        return self._send_timeout
-
-    def send_resolved(
+    def _send_resolved(
         self, destination: Destination, message: Any, mode: int, priority: int, ttl: int, listener: Any = None
     ) -> Any:
         """The send every face ends in, its arguments resolved (``resolve_send_args``): set the
         headers and send. ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
-        (``amqp_jms.client.completion``) to get the provider's future back unawaited (asyncio);
-        None waits for the outcome when the send waits (``_waits``)."""
-        self.check_open()
+        (``amqp_jms.client.completion``) to get the wait for the outcome back instead of
+        blocking on it (a ``ProviderWait``, for the asyncio face; None when the send does not
+        wait); None waits for the outcome when the send waits (``_waits``)."""
+        self._check_open()
         if message is None:
             raise TypeError("message must not be None")
         if not hasattr(message, "_props"):
@@ -197,14 +213,14 @@ class MessageProducer:
         message._priority = priority
         message._timestamp = 0 if self.disable_message_timestamp else now
         message._expiration = now + ttl if ttl > 0 else 0
-        user_id = self._session.connection.sent_user_id()
+        user_id = self._session.internal.connection.internal.sent_user_id()
         if user_id is not None:
             message._props["JMSXUserID"] = user_id
         elif "JMSXUserID" in message._props:
             del message._props["JMSXUserID"]
         delay = self.delivery_delay
         if delay > 0:
-            self._session.connection.capabilities().check(DELAYED_DELIVERY)
+            self._session.internal.connection.internal.capabilities().check(DELAYED_DELIVERY)
         if self.disable_message_id:
             message._message_id = None
         else:
@@ -225,16 +241,17 @@ class MessageProducer:
         fut = self._provider_producer.send(snapshot(message), sync, ttl if ttl > 0 else 0)
         if delay <= 0:
             message._delivery_time = now
-        if return_future:
-            return fut
         if listener is not None:  # asynchronous send: the session's completion thread reports
             from .completion import completions_for
 
             completions_for(self._session).add(fut, message, listener, self)
-            return
-        if fut is not None:
-            conn = self._session.connection
-            conn.wait_provider(fut, self._send_timeout, "send")
+            return None
+        wait = None if fut is None else ProviderWait(fut, self._send_timeout, "send",
+                                                     self._session.internal.connection.internal.opened_provider())
+        if return_future or wait is None:
+            return wait
+        wait.block()
+        return None
 
     def _waits(self, mode: int) -> bool:
         """Qpid JMS's rule: a send waits for the peer's outcome only when it is PERSISTENT and
@@ -255,20 +272,16 @@ class MessageProducer:
 
         wait_for_completions(self._session, "close", self)  # JMS 4.6.2: incomplete sends first
         self._closed = True
-        self._session.close_producer(self)
+        self._session.internal.close_producer(self)
 
-    @property
-    def provider_producer(self) -> ProviderProducer:
-        return self._provider_producer
-
-    def mark_closed(self) -> None:
+    def _mark_closed(self) -> None:
         """The session closes this producer (its link goes with the session)."""
         self._closed = True
 
-    def check_open(self) -> None:
+    def _check_open(self) -> None:
         if self._closed:
             raise IllegalStateException("the producer is closed")
-        self._session.check_open()
+        self._session.internal.check_open()
 
     def __enter__(self) -> MessageProducer:
         return self
@@ -280,3 +293,59 @@ class MessageProducer:
 def _check_priority(priority: Any) -> None:
     if type(priority) is bool or not isinstance(priority, int) or not 0 <= priority <= 9:
         raise JMSException(f"invalid priority {priority!r}: must be an int from 0 to 9")
+
+
+class ProducerInternal:
+    """The producer's side for its session, the simplified API and the asyncio face: not JMS API.
+    ``MessageProducer.internal``."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: MessageProducer) -> None:
+        self._owner = owner
+
+    def resolve_send_args(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+    ) -> tuple[Destination, Any, int, int, int, Any]:
+        """``send``'s arguments as ``(destination, message, delivery_mode, priority,
+        time_to_live, completion_listener)``, this producer's values filling what is not given.
+
+        The one parser of a send's arguments, for every face (the asyncio producer's too):
+        ``(message[, delivery_mode, priority, time_to_live])``, or for a producer created
+        without a destination ``(destination, message[, ...])``; those three as keywords; a
+        ``completion_listener`` as keyword or last positional argument."""
+        return self._owner._resolve_send_args(args, kwargs)
+
+    @property
+    def send_timeout(self) -> float | None:
+        """How long a send waits for the peer's outcome (``jms.sendTimeout``), in seconds."""
+        return self._owner._send_timeout
+
+    def send_resolved(
+        self,
+        destination: Destination,
+        message: Any,
+        mode: int,
+        priority: int,
+        ttl: int,
+        listener: Any = None,
+    ) -> Any:
+        """The send every face ends in, its arguments resolved (``resolve_send_args``): set the
+        headers and send. ``listener`` is a CompletionListener, or ``RETURN_FUTURE``
+        (``amqp_jms.client.completion``) to get the wait for the outcome back instead of
+        blocking on it (a ``ProviderWait``, for the asyncio face; None when the send does not
+        wait); None waits for the outcome when the send waits (``_waits``)."""
+        return self._owner._send_resolved(destination, message, mode, priority, ttl, listener)
+
+    @property
+    def provider_producer(self) -> ProviderProducer:
+        return self._owner._provider_producer
+
+    def mark_closed(self) -> None:
+        """The session closes this producer (its link goes with the session)."""
+        self._owner._mark_closed()
+
+    def check_open(self) -> None:
+        self._owner._check_open()

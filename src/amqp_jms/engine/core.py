@@ -22,6 +22,9 @@ from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
 
 __all__ = ["Engine", "EngineError", "SaslConfig"]
 
+_SASL_HEADER = b"AMQP\x03\x01\x00\x00"
+_SASL_INPUT_KEPT = 4096  # bytes: a sasl-mechanisms frame naming a dozen mechanisms is ~200
+
 
 @dataclass(frozen=True, slots=True)
 class EngineError:
@@ -77,6 +80,10 @@ class Engine:
         if idle_timeout_s:
             self.transport.idle_timeout = idle_timeout_s
         self._sasl_on = sasl is not None and sasl.enabled
+        # the client's first input, kept until the login is over: the peer's sasl-mechanisms
+        # frame, which proton reads but does not expose (``sasl_offered``)
+        self._sasl_input: bytearray | None = bytearray() if self._sasl_on and not server else None
+        self._sasl_capture = self._sasl_input is not None
         if sasl is not None and sasl.enabled:
             s = self.transport.sasl()
             if sasl.mechanisms:
@@ -124,6 +131,8 @@ class Engine:
                 t.condition = Condition("amqp:connection:framing-error", "connection aborted mid-frame")
                 t.close_head()
             return
+        if self._sasl_capture:
+            self._keep_sasl_input(data)
         view = memoryview(data)
         while view:
             cap = self.transport.capacity()
@@ -215,6 +224,42 @@ class Engine:
             return None
         outcome = self.transport.sasl().outcome
         return None if outcome is None or outcome < 0 else int(outcome)
+
+    def _keep_sasl_input(self, data: bytes) -> None:
+        buf = self._sasl_input
+        assert buf is not None
+        outcome = self.sasl_outcome  # (as of the input before this)
+        if len(buf) < _SASL_INPUT_KEPT and outcome is None:
+            buf += data[: _SASL_INPUT_KEPT - len(buf)]
+        else:  # the login is over, or the mechanisms frame is long read: stop looking
+            self._sasl_capture = False
+            if outcome == 0:
+                self._sasl_input = None
+
+    @property
+    def sasl_offered(self) -> tuple[str, ...] | None:
+        """The mechanisms the peer offered in its ``sasl-mechanisms`` frame (client side), or
+        ``None`` when none was read; for saying why a login found no mechanism in common."""
+        buf = self._sasl_input
+        if buf is None or len(buf) < 16 or bytes(buf[:8]) != _SASL_HEADER:
+            return None
+        size, doff = int.from_bytes(buf[8:12], "big"), buf[12] * 4
+        if len(buf) < 8 + size or doff < 8 or doff > size:
+            return None
+        from proton import Data  # only on this error path
+
+        d = Data()
+        try:
+            d.decode(bytes(buf[8 + doff : 8 + size]))
+            described: Any = d.get_object()
+            value = described.value
+            offered = value[0] if isinstance(value, list) and value else None
+        except Exception:
+            return None
+        if isinstance(offered, str):  # a single mechanism may come as a bare symbol
+            return (offered,)
+        elements = getattr(offered, "elements", offered)  # an AMQP array of symbols
+        return tuple(str(m) for m in elements) if isinstance(elements, list | tuple) else None
 
     @property
     def error(self) -> EngineError | None:

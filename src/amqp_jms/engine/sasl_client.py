@@ -33,6 +33,7 @@ __all__ = [
     "SaslClient",
     "SaslCredentials",
     "SaslError",
+    "SaslNoMechanism",
     "SaslRefused",
     "choose_mechanism",
     "sasl_frame",
@@ -49,6 +50,15 @@ MAX_SASL_FRAME = 65536
 class SaslError(Exception):
     """The exchange cannot go on: no usable mechanism, a malformed frame, a server that failed
     to prove itself (a SCRAM signature that does not match)."""
+
+
+class SaslNoMechanism(SaslError):
+    """No mechanism the server offers is one the client may and can use; ``offered`` lists
+    what the server offered (the provider words the reason: ``provider.errors.sasl_mismatch``)."""
+
+    def __init__(self, text: str, offered: tuple[str, ...]) -> None:
+        super().__init__(text)
+        self.offered = offered
 
 
 class SaslRefused(SaslError):
@@ -377,8 +387,9 @@ class SaslClient:
                 "a user name and password" if self.creds.password else
                 "a user name" if self.creds.username else "no credentials")
             limit = f" and amqp.saslMechanisms={','.join(self.creds.allowed)}" if self.creds.allowed else ""
-            raise SaslError(f"no SASL mechanism fits: the server offers {' '.join(self.offered) or 'none'}, "
-                            f"and with {have}{limit} the client can use none of them")
+            raise SaslNoMechanism(f"no SASL mechanism fits: the server offers "
+                                  f"{' '.join(self.offered) or 'none'}, and with {have}{limit} the client "
+                                  "can use none of them", tuple(self.offered))
         self.mechanism = KNOWN[name](self.creds)
         fields: list[Any] = [symbol(name), self.mechanism.initial()]
         if self.creds.hostname:

@@ -70,7 +70,7 @@ Lifecycle:
   caller's object (JMS 3.4: they are readable after ``send``), then snapshots it, so the caller
   may change and re-send the object as soon as ``send`` returns, on every path — a send queued
   while failover reconnects, or re-sent after a lost outcome, included
-  (tests/unit/test_client_send_snapshot.py, tests/unit/test_failover_send_snapshot.py).
+  (tests/unit/test_client_send_snapshot.py, tests/unit/test_failover_peer_send_snapshot.py).
   The mapping encodes from the record.
 * ``msg._copy()``: an independent writable copy (``restore(snapshot(msg))``);
   BytesMessage/StreamMessage copies are in write mode holding the whole body. Tests and tools

@@ -11,11 +11,13 @@ Durations are milliseconds, as in Qpid JMS; ``-1`` (or any negative number) mean
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Mapping
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+from .._links import doc_url
 from ..exceptions import JMSException
 
 __all__ = [
@@ -230,9 +232,56 @@ def _float(name: str, v: str) -> float:
         raise JMSException(f"option {name}={v!r}: expected a number") from None
 
 
-def unknown_option(name: str) -> JMSException:
-    """The one rule for an option nobody understands: refuse it by name (a typo is never ignored)."""
-    return JMSException(f"unknown connection option {name!r}; see docs/client.md for the supported options")
+def unknown_option(name: str, known: Iterable[str] | None = None) -> JMSException:
+    """The one rule for an option nobody understands: refuse it by name (a typo is never ignored),
+    with the nearest of the ``known`` names (the connection options by default) and the page
+    that lists them all. A Java-only option is refused saying why and what to write instead."""
+    why = _JAVA_ONLY.get(name)
+    if why is not None:
+        return JMSException(f"connection option {name!r} is Java-only: {why} "
+                            f"({doc_url('client', 'transport-tls-with-amqps')})")
+    names = list(OPTION_NAMES if known is None else known)
+    leaf = name.rpartition(".")[2].lower()
+    # the right name in the wrong case; the right leaf under a wrong prefix; else the nearest spellings
+    near = ([n for n in names if n.lower() == name.lower()]
+            or [n for n in names if n.rpartition(".")[2].lower() == leaf]
+            or difflib.get_close_matches(name, names, n=3, cutoff=0.6))
+    hint = ""
+    if near:
+        hint = f"; did you mean {near[0]!r}?" if len(near) == 1 else \
+            f"; did you mean one of {', '.join(repr(n) for n in near)}?"
+    return JMSException(f"unknown connection option {name!r}{hint} "
+                        f"(every option: {doc_url('client', 'connection-url')})")
+
+
+_PEM_TRUST = ("give transport.trustStoreLocation a PEM file of CA certificates (from a JKS or "
+              "PKCS#12 trust store: keytool -exportcert -rfc -keystore trust.jks -alias ca -file ca.pem)")
+_PEM_KEY = ("give transport.keyStoreLocation a PEM certificate (and transport.keyLocation its PEM key, "
+            "transport.keyStorePassword the key's pass phrase); from a key store: "
+            "keytool -importkeystore -srckeystore client.jks -destkeystore client.p12 -deststoretype PKCS12, "
+            "then openssl pkcs12 -in client.p12 -out client.pem")
+_NOT_JAVA = "Python's TLS (OpenSSL) reads PEM files, not Java"
+#: Qpid JMS options that only mean something to Java's key store machinery, and what to write here
+_JAVA_ONLY: dict[str, str] = {
+    "transport.trustStoreType": f"{_NOT_JAVA} trust stores; {_PEM_TRUST}",
+    "transport.keyStoreType": f"{_NOT_JAVA} key stores; {_PEM_KEY}",
+    "transport.storeType": f"{_NOT_JAVA} stores; {_PEM_TRUST}; {_PEM_KEY}",
+    "transport.trustStorePassword": f"a PEM file of CA certificates has no password; {_PEM_TRUST}",
+    "transport.keyAlias": f"a PEM certificate file holds the one certificate to present; {_PEM_KEY}",
+}
+#: file name endings of Java and PKCS#12 stores, which OpenSSL's PEM loading cannot read
+_STORE_SUFFIXES = (".jks", ".jceks", ".bks", ".p12", ".pfx", ".pkcs12", ".keystore", ".truststore")
+
+
+def _pem(name: str, v: str) -> str:
+    """A PEM file's path; a Java or PKCS#12 store is refused up front, naming the conversion
+    (else OpenSSL fails later at connect with a bare 'PEM lib' error)."""
+    if v.strip().lower().endswith(_STORE_SUFFIXES):
+        how = _PEM_TRUST if name == "transport.trustStoreLocation" else _PEM_KEY
+        raise JMSException(f"option {name}={v!r}: a Java or PKCS#12 key store, but Python's TLS "
+                           f"(OpenSSL) reads PEM files: {how} "
+                           f"({doc_url('client', 'transport-tls-with-amqps')})")
+    return v
 
 
 def _str(name: str, v: str) -> str:
@@ -324,10 +373,10 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "amqp.drainTimeout": (None, "drain_timeout_ms", _int),
     "amqp.anonymousFallbackCacheSize": (None, "anonymous_fallback_cache_size", _nonneg),
     "amqp.anonymousFallbackCacheTimeout": (None, "anonymous_fallback_cache_timeout_ms", _int),
-    "transport.trustStoreLocation": ("transport", "trust_store_location", _str),
-    "transport.keyStoreLocation": ("transport", "key_store_location", _str),
+    "transport.trustStoreLocation": ("transport", "trust_store_location", _pem),
+    "transport.keyStoreLocation": ("transport", "key_store_location", _pem),
     "transport.keyStorePassword": ("transport", "key_store_password", _str),
-    "transport.keyLocation": ("transport", "key_location", _str),
+    "transport.keyLocation": ("transport", "key_location", _pem),
     "transport.verifyHost": ("transport", "verify_host", _bool),
     "transport.trustAll": ("transport", "trust_all", _bool),
     "transport.tcpNoDelay": ("transport", "tcp_no_delay", _bool),

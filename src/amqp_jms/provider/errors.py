@@ -22,7 +22,8 @@ from ..exceptions import (
     TransactionRolledBackException,
 )
 
-__all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "sasl_refused", "tls_error",
+__all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "sasl_mismatch", "sasl_refused",
+           "tls_error",
            "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
@@ -80,13 +81,53 @@ def to_jms(
 _SASL_CODES: dict[int, str] = {1: "auth", 2: "sys", 3: "sys-perm", 4: "sys-temp"}
 
 
-def sasl_refused(outcome: int, description: str | None, where: str) -> JMSSecuritySaslException:
+def sasl_refused(outcome: int, description: str | None, where: str,
+                 why: str | None = None) -> JMSSecuritySaslException:
     """The login ``where`` was refused with sasl-code ``outcome``: a JMSSecuritySaslException
-    carrying the code, so failover can tell a temporary refusal (sys-temp) from a final one."""
+    carrying the code, so failover can tell a temporary refusal (sys-temp) from a final one.
+    ``why`` (from :func:`sasl_mismatch`) replaces proton's bare "[mech=none]" with the reason."""
     name = _SASL_CODES.get(outcome, f"code {outcome}")
-    detail = f": {description}" if description else ""
+    detail = f": {why} ({description})" if why else f": {description}" if description else ""
     return JMSSecuritySaslException(f"the login to {where} was refused (SASL outcome {name}){detail}",
                                     "amqp:unauthorized-access", outcome=outcome)
+
+
+_PASSWORD_MECHS = ("PLAIN", "SCRAM-SHA-1", "SCRAM-SHA-256", "SCRAM-SHA-512", "DIGEST-MD5", "CRAM-MD5")
+
+
+def sasl_mismatch(offered: tuple[str, ...] | None, allowed: tuple[str, ...], *, credentials: bool,
+                  tls: bool, extended: bool) -> str:
+    """Why no SASL mechanism was chosen (proton's "[mech=none]"): what the peer ``offered``
+    (``None``: its frame was not read), what this client could use given ``allowed``
+    (``amqp.saslMechanisms``; empty: any), whether it has a username and password, TLS, and
+    proton's ``extended`` (Cyrus) SASL; and, for each mechanism named but unusable, what it lacks."""
+    def lacks(mech: str) -> str | None:
+        if mech == "ANONYMOUS":
+            return "the client must have no username" if credentials else None
+        if mech == "EXTERNAL":
+            return None if tls else ("the client needs amqps:// with a client certificate "
+                                     "(transport.keyStoreLocation)")
+        if mech in _PASSWORD_MECHS and not credentials:
+            return ("the client needs a username and password (user:pass@ in the URL, or jms.username "
+                    "and jms.password)")
+        if mech != "PLAIN" and not extended:
+            return "this build of python-qpid-proton lacks Cyrus SASL"
+        return None
+
+    known = allowed or ("ANONYMOUS", *_PASSWORD_MECHS[:4], "EXTERNAL")
+    usable = [m for m in known if lacks(m) is None]
+    source = f"amqp.saslMechanisms={','.join(allowed)}" if allowed else "no amqp.saslMechanisms"
+    parts = [f"the peer offered {', '.join(offered) if offered else 'no mechanism'}" if offered is not None
+             else "the peer's mechanisms were not read"]
+    parts.append(f"this client could use {', '.join(usable) or 'none'} ({source}, "
+                 f"{'with' if credentials else 'without'} a username{', over TLS' if tls else ''})")
+    reasons: dict[str, list[str]] = {}
+    for mech in dict.fromkeys([*allowed, *(m for m in offered or () if m in known)]):
+        reason = lacks(mech)
+        if reason is not None:
+            reasons.setdefault(reason, []).append(mech)
+    parts += [f"for {', '.join(mechs)} {reason}" for reason, mechs in reasons.items()]
+    return "no SASL mechanism in common: " + "; ".join(parts)
 
 
 TRANSACTIONAL_STATE = 0x34

@@ -3,7 +3,8 @@
 Every rule that knows a capability symbol or a broker product lives here, so the JMS layer only
 asks ``Capabilities`` (``provider/base.py``) and the AMQP provider's links ask ``PeerQuirks``.
 The RabbitMQ rules were measured against its AMQP 1.0 plugin (3.10; see
-``/work/shared/notes/field-notes.md`` and ``tests/integration/test_client2_rabbitmq.py``).
+``/work/shared/notes/field-notes.md`` and
+``tests/integration/test_client_rabbitmq_subscriptions_and_temporaries.py``).
 """
 
 from __future__ import annotations

@@ -13,13 +13,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from proton import Condition
+from proton import SASL, Condition
 
 from ...engine import Engine
 from ...exceptions import JMSException
 from ..base import Capabilities
 from ..config import ConnectionConfig
-from ..errors import sasl_refused, to_jms
+from ..errors import sasl_mismatch, sasl_refused, to_jms
 from .addressing import prefixes_in_force
 from .capabilities import capabilities_of, quirks_of
 from .terminus import symbols_of
@@ -105,7 +105,14 @@ class OpenCloseHandling:
         assert self.engine is not None
         outcome = self.engine.sasl_outcome
         if outcome:  # the login was refused: the code says whether trying again can help
-            return sasl_refused(outcome, err.description if err is not None else None, where)
+            description = err.description if err is not None else None
+            why = None
+            if description and "mech=none" in description:  # we never chose one: say why
+                cfg = self.config
+                why = sasl_mismatch(self.engine.sasl_offered, cfg.sasl_mechanisms,
+                                    credentials=cfg.username is not None, tls=cfg.secure,
+                                    extended=SASL.extended())
+            return sasl_refused(outcome, description, where, why)
         if err is None or self.engine.eof_received:
             return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
         if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):

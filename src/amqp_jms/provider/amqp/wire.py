@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...engine.sasl_client import SaslClient, SaslCredentials, SaslError, SaslRefused
+from ...engine.sasl_client import SaslClient, SaslCredentials, SaslError, SaslNoMechanism, SaslRefused
 from ...engine.websocket import WebSocketClient, WebSocketError
 from ...exceptions import JMSException, JMSSecurityException, JMSSecuritySaslException
 from ..config import DEFAULT_PORTS, ConnectionConfig
-from ..errors import sasl_refused
+from ..errors import sasl_mismatch, sasl_refused
 
 __all__ = ["Wire", "WireError", "sasl_credentials"]
 
@@ -50,6 +50,7 @@ class Wire:
         trace: Callable[[str], None] | None = None,
     ) -> None:
         self._where = config.address
+        self._config = config
         self._ws: WebSocketClient | None = None
         if config.websocket:
             default_port = config.port == DEFAULT_PORTS[config.scheme]
@@ -86,6 +87,11 @@ class Wire:
             except SaslRefused as e:
                 said = f"with {sasl.mechanism_name}" + (f" ({e.text})" if e.text else "")
                 raise WireError(sasl_refused(e.code, said, self._where)) from None
+            except SaslNoMechanism as e:  # the client chose none: say what each side has
+                cfg = self._config
+                why = sasl_mismatch(e.offered, cfg.sasl_mechanisms, credentials=cfg.username is not None,
+                                    tls=cfg.secure, extended=True)
+                raise WireError(sasl_refused(1, "the client chose no mechanism", self._where, why)) from None
             except SaslError as e:
                 raise WireError(JMSSecuritySaslException(f"the login to {self._where} failed: {e}",
                                                          "amqp:unauthorized-access")) from None

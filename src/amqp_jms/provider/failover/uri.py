@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ...exceptions import JMSException
+from ..config import OPTION_NAMES as CONNECTION_OPTION_NAMES
 from ..config import (
     ConnectionConfig,
     _bool,
@@ -226,12 +227,12 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
         elif name.startswith(FAILOVER_PREFIX):
             spec = _FAILOVER_OPTIONS.get(name)
             if spec is None:
-                raise unknown_option(name)
+                raise unknown_option(name, OPTION_NAMES)
             policy[spec[0]] = spec[1](name, value)
         elif name.startswith(CONNECTION_PREFIX):
             connection[name] = value
-        else:
-            raise unknown_option(name)
+        else:  # an amqp.*/transport.* option belongs on a server's URI or under failover.nested.
+            raise unknown_option(name, [*OPTION_NAMES, *(NESTED_PREFIX + n for n in CONNECTION_OPTION_NAMES)])
     for name in nested:
         if name.startswith(CONNECTION_PREFIX) or name.startswith(FAILOVER_PREFIX):
             raise JMSException(f"option {NESTED_PREFIX}{name!s} cannot be nested: give {name!r} directly")

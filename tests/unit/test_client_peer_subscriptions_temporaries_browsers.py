@@ -1,5 +1,6 @@
-"""Issue 7 features frame by frame against the scripted test peer: subscriptions, unsubscribe,
-temporary destinations, anonymous producers, async send outcomes, delivery delay, browsers."""
+"""The session's JMS 2.0 features frame by frame against the scripted test peer: subscriptions,
+unsubscribe, temporary destinations, anonymous producers, async send outcomes, delivery delay,
+browsers."""
 
 from __future__ import annotations
 

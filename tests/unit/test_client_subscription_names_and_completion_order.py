@@ -1,4 +1,4 @@
-"""Pure logic of issue 7: subscription link names (Qpid JMS tracker) and completion ordering."""
+"""Pure logic: subscription link names (Qpid JMS's tracker) and the order completion listeners are told."""
 
 from __future__ import annotations
 

@@ -110,7 +110,7 @@ def test_shared_connection_closes_with_the_last_context(broker: Any) -> None:
     q = Queue("ctx-share")
     ctx1 = ConnectionFactory(broker.url).create_context()
     ctx2 = ctx1.create_context(JMSContext.CLIENT_ACKNOWLEDGE)
-    assert ctx2.connection is ctx1.connection
+    assert ctx2.internal.connection is ctx1.internal.connection
     ctx1.create_producer().send(q, "shared")
     ctx1.close()
     c = ctx2.create_consumer(q)  # the connection is still open
@@ -119,7 +119,7 @@ def test_shared_connection_closes_with_the_last_context(broker: Any) -> None:
     ctx2.acknowledge()
     ctx2.close()
     with pytest.raises(Exception, match="closed"):
-        ctx2.connection.create_session()
+        ctx2.internal.connection.create_session()
 
 
 def test_async_send_via_set_async(broker: Any) -> None:

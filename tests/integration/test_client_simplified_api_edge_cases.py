@@ -35,7 +35,7 @@ def test_receive_body_of_another_type_keeps_the_message(broker: Any, mode: int) 
         assert consumer.receive_body(str, 5000) == "text body"  # the same message, again
         assert consumer.receive_no_wait() is None
     with ConnectionFactory(broker.url).create_context() as ctx:  # and it was acknowledged once
-        assert ctx.create_consumer(Queue("rb-keep")).receive(300) is None
+        assert list(ctx.create_browser(Queue("rb-keep"))) == []
 
 
 def test_asyncio_receive_body_of_another_type_keeps_the_message(broker: Any) -> None:
@@ -136,7 +136,7 @@ def test_jms_consumer_listener_closing_itself_and_its_context(broker: Any) -> No
     assert any(n.startswith("amqp-jms-io") for n in before)
     ctx.close()  # the context stayed open: this really closes it, and its threads end
     deadline = time.monotonic() + 5
-    conn = ctx.connection
+    conn = ctx.internal.connection
     provider = conn._provider
     while time.monotonic() < deadline and provider is not None and provider.loop_thread._thread.is_alive():
         time.sleep(0.05)

@@ -1,5 +1,6 @@
-"""Issue 7 features against RabbitMQ 3.10 + rabbitmq_amqp1_0: what it supports works, what it
-lacks fails at once with a clear JMSException (and leaves the connection usable)."""
+"""Subscriptions, temporary destinations, browsers and async sends against RabbitMQ 3.10 +
+rabbitmq_amqp1_0: what it supports works, what it lacks fails at once with a clear JMSException
+(and leaves the connection usable)."""
 
 from __future__ import annotations
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -167,10 +168,18 @@ def test_send_nowait_pipelines_in_order(broker: Any) -> None:
     assert asyncio.run(main()) == [f"p{i}" for i in range(50)] + ["anon"]
 
 
+async def _parked(consumer: Any) -> None:
+    """Wait until a receive of ``consumer`` waits for an arrival (an explicit wait, not a guess)."""
+    deadline = time.monotonic() + 10
+    while not consumer._parked:
+        assert time.monotonic() < deadline, "the receive never parked"
+        await asyncio.sleep(0.005)
+
+
 def test_a_parked_receive_is_woken_by_the_arrival_not_by_its_poll(
     broker: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import amqp_jms.aio._core as core
+    import amqp_jms.aio._consumer as core
 
     monkeypatch.setattr(core, "_POLL", 60.0)  # a missed wake-up would now cost a minute
 
@@ -181,14 +190,14 @@ def test_a_parked_receive_is_woken_by_the_arrival_not_by_its_poll(
             session = await conn.create_session()
             consumer = await session.create_consumer(q)
             receiving = asyncio.create_task(consumer.receive())
-            await asyncio.sleep(0.3)  # parked by now
+            await _parked(consumer)
             producer = await session.create_producer(q)
             for i in range(3):  # the second receive parks again after the first wake-up
                 await producer.send(session.create_text_message(f"w{i}"))
                 m = await asyncio.wait_for(receiving, 20)
                 assert m is not None and m.get_body(str) == f"w{i}"
                 receiving = asyncio.create_task(consumer.receive())
-                await asyncio.sleep(0.1)
+                await _parked(consumer)
             receiving.cancel()
             return "ok"
 

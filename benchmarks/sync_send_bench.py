@@ -1,0 +1,169 @@
+"""sync_send_bench: where the time of one synchronous (waiting) send goes, against the physical
+limit of a synchronous send from any client (issue 25, "measure first").
+
+The embedded broker runs as a subprocess (memory only, or ``--data-dir`` for the durable store).
+Baseline: the C load generator (``benchmarks/c/amqp_load.c``) with ``inflight=1 durable``, one
+message in flight, the next sent when the last one's outcome arrives. Ours: amqp-jms's default
+producer (PERSISTENT: every ``send`` waits for the outcome), the same 256-byte body. Both run
+interleaved in the same rounds on the same broker.
+
+For amqp-jms, each send is timed per hop (the provider's I/O thread is timed by wrapping its
+own methods for the run: a measuring tool, not a test):
+
+  hand-off    caller's ``send`` -> the I/O thread starts the transfer
+  to socket   the transfer -> its bytes handed to the socket
+  broker      bytes written -> the answer's bytes read (the broker and the network)
+  to outcome  bytes read -> the accepted outcome found
+  wake-up     outcome found -> ``send`` returns in the caller
+
+The client's own cost per send is amqp-jms's time per send minus the C client's. The last line
+is C's time per send over ours (goal 0.75: a waiting send at >= 0.75x the physical limit).
+
+    .venv/bin/python benchmarks/sync_send_bench.py [--quick] [-n N] [--data-dir]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from broker_bench import build_c_clients
+
+from amqp_jms import ConnectionFactory, Queue
+from amqp_jms.provider.amqp import connection as amqp_connection
+from amqp_jms.provider.amqp import producer as amqp_producer
+from amqp_jms.testing.broker_process import BrokerProcess
+
+GOAL = 0.75
+HOPS = ("hand-off", "to socket", "broker", "to outcome", "wake-up")
+
+
+class HopClock:
+    """Wraps the provider's transfer, socket write, socket read and outcome handling to stamp
+    the time each is reached for the send in flight (one at a time: a synchronous producer)."""
+
+    def __init__(self) -> None:
+        self.t: dict[str, float] = {}
+        pc = time.perf_counter
+        t = self.t
+        transfer = amqp_producer.AmqpProducer._transfer
+        outcome = amqp_producer.AmqpProducer.on_delivery_raw
+        on_data = amqp_connection.AmqpProvider._on_data
+
+        def _transfer(self: Any, data: bytes, fut: Any) -> None:
+            t["transfer"] = pc()
+            t.pop("written", None)
+            transfer(self, data, fut)
+
+        def _outcome(self: Any, delivery: Any) -> bool:
+            t["outcome"] = pc()
+            return bool(outcome(self, delivery))
+
+        def _on_data(self: Any, data: bytes) -> None:
+            t["read"] = pc()
+            on_data(self, data)
+
+        amqp_producer.AmqpProducer._transfer = _transfer  # type: ignore[method-assign]
+        amqp_producer.AmqpProducer.on_delivery_raw = _outcome  # type: ignore[method-assign]
+        amqp_connection.AmqpProvider._on_data = _on_data  # type: ignore[method-assign]
+
+    def watch_writes(self, provider: Any) -> None:
+        write = provider._transport.write
+        t, pc = self.t, time.perf_counter
+
+        def _write(data: bytes) -> None:
+            t.setdefault("written", pc())
+            write(data)
+
+        provider._transport.write = _write
+
+
+def c_one_in_flight(tool: Path, url: str, address: str, n: int) -> float:
+    """Seconds per send of the C client, one message in flight (its connect excluded: a warm-up
+    of 50 sends is timed separately and taken off)."""
+    host, port = url.rsplit("/", 1)[-1].rsplit(":", 1)
+
+    def run(count: int) -> float:
+        t = time.perf_counter()
+        subprocess.run([str(tool), "send", host, port, address, str(count), "inflight=1", "durable"],
+                       check=True, timeout=300)
+        return time.perf_counter() - t
+
+    small, big = run(50), run(n + 50)
+    return (big - small) / n
+
+
+def jms_sync(url: str, address: str, n: int, clock: HopClock) -> tuple[float, dict[str, list[float]]]:
+    hops: dict[str, list[float]] = {h: [] for h in HOPS}
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        clock.watch_writes(conn._provider)
+        p = s.create_producer(Queue(address))
+        m = s.create_text_message("x" * 256)
+        for _ in range(50):
+            p.send(m)
+        t = clock.t
+        pc = time.perf_counter
+        start = pc()
+        for _ in range(n):
+            t0 = pc()
+            p.send(m)
+            t1 = pc()
+            if "written" in t and t0 <= t["transfer"] <= t["written"] <= t["read"] <= t["outcome"] <= t1:
+                hops["hand-off"].append(t["transfer"] - t0)
+                hops["to socket"].append(t["written"] - t["transfer"])
+                hops["broker"].append(t["read"] - t["written"])
+                hops["to outcome"].append(t["outcome"] - t["read"])
+                hops["wake-up"].append(t1 - t["outcome"])
+        return (pc() - start) / n, hops
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a short run (< 60 s)")
+    ap.add_argument("-n", type=int, default=None, help="sends per measurement")
+    ap.add_argument("--rounds", type=int, default=None)
+    ap.add_argument("--data-dir", action="store_true", help="the broker with its durable store")
+    args = ap.parse_args()
+    n = args.n or (2000 if args.quick else 10000)
+    rounds = args.rounds or (2 if args.quick else 3)
+    tools, why = build_c_clients()
+    if not tools:
+        print(f"sync_send_bench: skipped: {why}")
+        return 0
+    clock = HopClock()
+    with tempfile.TemporaryDirectory() as tmp:
+        broker = BrokerProcess(*(["--data-dir", tmp] if args.data_dir else []))
+        try:
+            best_c, best_j, best_hops = float("inf"), float("inf"), None
+            for r in range(rounds):
+                c = c_one_in_flight(tools["amqp_load"], broker.url, f"sync-c-{r}", n)
+                j, hops = jms_sync(broker.url, f"sync-j-{r}", n, clock)
+                print(f"round {r + 1}: C one in flight {c * 1e6:6.0f} us/send, "
+                      f"amqp-jms {j * 1e6:6.0f} us/send", flush=True)
+                best_c = min(best_c, c)
+                if j < best_j:
+                    best_j, best_hops = j, hops
+        finally:
+            broker.stop()
+    assert best_hops is not None
+    print(f"\nper hop, amqp-jms (median of {len(best_hops['broker'])} sends):")
+    for hop in HOPS:
+        print(f"  {hop:11s} {statistics.median(best_hops[hop]) * 1e6:7.0f} us")
+    print(f"C one in flight: {best_c * 1e6:.0f} us/send ({1 / best_c:,.0f} msg/s); "
+          f"amqp-jms: {best_j * 1e6:.0f} us/send ({1 / best_j:,.0f} msg/s); "
+          f"the client's own cost: {(best_j - best_c) * 1e6:.0f} us/send (goal <= 60)")
+    print(f"sync_send_bench: ratio {best_c / best_j:.2f} (goal {GOAL})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
