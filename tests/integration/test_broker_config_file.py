@@ -111,6 +111,22 @@ def test_the_shipped_example_starts_the_broker(tmp_path: Path) -> None:
         url = line.split("listening on ", 1)[1].split()[0]
         with ConnectionFactory(url, username="ops", password="ops-secret").create_connection() as conn:
             conn.start()
+        # alice (orders-producer) may create a temporary queue: she may also send to it and read
+        # it (issue 26: her send to it was refused), on a named producer and the anonymous one
+        alice = ConnectionFactory(url, username="alice", password="alice-secret")
+        with alice.create_connection() as conn:
+            conn.start()
+            session = conn.create_session()
+            temp = session.create_temporary_queue()
+            session.create_producer(temp).send(session.create_text_message("to myself"))
+            session.create_producer(None).send(temp, session.create_text_message("relayed"))
+            consumer = session.create_consumer(temp)
+            got = [consumer.receive(5000), consumer.receive(5000)]
+            assert [m.get_text() for m in got if m is not None] == ["to myself", "relayed"]
+            # another connection of hers is not its creator: the rules apply
+            with alice.create_connection() as other:
+                with pytest.raises(JMSSecurityException):
+                    other.create_session().create_producer(temp)
     finally:
         if proc.poll() is None:
             proc.terminate()

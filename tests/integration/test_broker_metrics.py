@@ -233,11 +233,19 @@ def test_the_endpoint_bounds_what_a_scraper_controls(
     assert _read_all(slow) == b"" and time.monotonic() - t0 < 4
     slow.close()
 
-    # beyond MAX_CLIENTS at once: 503 straight away, and the endpoint serves again afterwards
-    idle = [socket.create_connection(addr, timeout=5) for _ in range(metrics_http.MAX_CLIENTS)]
+    # silent sockets hold no serving slot (issue 26: eight of them made every scrape a 503);
+    # past MAX_WAITING of them a new socket is closed at once, and then the endpoint serves again
+    monkeypatch.setattr(metrics_http, "MAX_WAITING", metrics_http.MAX_CLIENTS + 4)
+    idle = [socket.create_connection(addr, timeout=5) for _ in range(metrics_http.MAX_CLIENTS + 3)]
     time.sleep(0.1)
     try:
-        assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 503")
+        assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n").startswith(b"HTTP/1.1 200")
+        idle.append(socket.create_connection(addr, timeout=5))  # the last one allowed
+        time.sleep(0.1)
+        try:  # one more: closed unread
+            assert exchange(b"GET /metrics HTTP/1.1\r\n\r\n") == b""
+        except ConnectionResetError:
+            pass
     finally:
         for sock in idle:
             sock.close()
@@ -404,3 +412,33 @@ def test_removed_total_counts_what_an_operator_purged_or_moved(broker_factory: A
     assert q(s, "queue_removed_total", "work") == 8 and q(s, "queue_depth", "work") == 0
     assert q(s, "queue_enqueued_total", "work") == 8 and q(s, "queue_dequeued_total", "work") == 0
     assert q(s, "queue_enqueued_total", "elsewhere") == 3 and q(s, "queue_removed_total", "elsewhere") == 0
+
+
+def test_a_metrics_token_is_asked_for_as_bearer_or_basic_auth(broker_factory: Any) -> None:
+    """The endpoint listed queue names and figures to anyone who could reach it (issue 26); with
+    ``metrics_token`` it answers only a scraper that shows the token, as Prometheus's
+    ``authorization`` (Bearer) or ``basic_auth`` (the token as password) send it."""
+    import base64
+    import urllib.error
+
+    b = broker_factory(metrics="127.0.0.1:0", metrics_token="s3cret-token")
+    url = b.metrics_url
+
+    def get(auth: str | None) -> int:
+        req = urllib.request.Request(url, headers={"Authorization": auth} if auth else {})
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                assert b"amqp_jms_broker_connections" in resp.read()
+                return int(resp.status)
+        except urllib.error.HTTPError as e:
+            assert e.headers.get("WWW-Authenticate", "").startswith("Basic")
+            return int(e.code)
+
+    basic = "Basic " + base64.b64encode(b"prometheus:s3cret-token").decode()
+    wrong = "Basic " + base64.b64encode(b"prometheus:guess").decode()
+    assert get(None) == 401
+    assert get("Bearer nope") == 401
+    assert get(wrong) == 401
+    assert get("Basic !!!") == 401
+    assert get("Bearer s3cret-token") == 200
+    assert get(basic) == 200

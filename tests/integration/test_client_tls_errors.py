@@ -144,3 +144,20 @@ def test_a_silent_tls_handshake_is_dropped(broker_factory: Any, pki: Path) -> No
         t0 = time.monotonic()
         assert s.recv(1) == b""  # closed by the broker: no handshake came
         assert time.monotonic() - t0 < 4
+
+
+def test_plain_amqp_to_the_brokers_tls_port_fails_at_once(broker_factory: Any, pki: Path) -> None:
+    """``amqp://`` to a TLS listener: the broker's TLS layer sees no TLS record and closes at
+    once (it used to wait for more, and the client waited out its whole connect timeout), and
+    the client names the likely fix."""
+    import time
+
+    b = broker_factory(tls_cert=pki / "server.pem", tls_key=pki / "server.key")
+    started = time.monotonic()
+    e = refused(f"amqp://127.0.0.1:{b.port}?jms.connectTimeout=20000")
+    assert time.monotonic() - started < 5
+    assert e.error_code == "amqp:connection:framing-error"
+    assert "connect with amqps://" in str(e)
+    # the TLS port still serves amqps://
+    with ConnectionFactory(url(b, pki)).create_connection() as conn:
+        conn.start()

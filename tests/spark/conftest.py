@@ -10,6 +10,17 @@ from typing import Any
 import pytest
 
 os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+#: Credentials for the S3 endpoint of ``s3_wal_root`` (moto, loopback), set before any test starts
+#: Spark: the JVM's Python workers (the stream reader's among them) get the environment the JVM
+#: started with, so a fixture setting them later would not reach a session already running.
+_S3_TEST_ENVIRONMENT = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+for _key, _value in _S3_TEST_ENVIRONMENT.items():
+    os.environ.setdefault(_key, _value)
 
 
 @pytest.fixture(scope="module")
@@ -36,12 +47,26 @@ def spark() -> Iterator[Any]:
         session.stop()
 
 
+@pytest.fixture
+def broker_process(tmp_path: Any) -> Iterator[Any]:
+    """The embedded broker as a subprocess with a durable store under ``tmp_path``, to be
+    SIGKILLed and restarted under a query (``RestartableBroker.kill`` / ``start``)."""
+    from amqp_jms.testing.broker_process import RestartableBroker
+
+    broker = RestartableBroker(str(tmp_path / "store"))
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
 @pytest.fixture(scope="session")
 def s3_wal_root() -> Iterator[str]:
     """``s3://…`` URI prefix of a bucket on a local S3 endpoint: moto's server mode (a real S3
     HTTP implementation from PyPI, ``amqp-jms[spark]``'s dev extra), on loopback.
 
-    Credentials travel in the environment (``AWS_ACCESS_KEY_ID``…), which Spark's executors inherit.
+    Credentials travel in the environment (``AWS_ACCESS_KEY_ID``…, set when this module is
+    imported), which Spark's executors and the driver's Python workers inherit.
     """
     import importlib.util
     import socket
@@ -59,12 +84,7 @@ def s3_wal_root() -> Iterator[str]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
-    for key, value in (
-        ("AWS_ACCESS_KEY_ID", "testing"),
-        ("AWS_SECRET_ACCESS_KEY", "testing"),
-        ("AWS_DEFAULT_REGION", "us-east-1"),
-        ("AWS_EC2_METADATA_DISABLED", "true"),
-    ):
+    for key, value in _S3_TEST_ENVIRONMENT.items():
         os.environ.setdefault(key, value)
     try:
         deadline = time.monotonic() + 30

@@ -247,3 +247,43 @@ def test_a_log_on_the_driver_disk_fails_the_first_batch_clearly(
     )
     with pytest.raises(Exception, match=r"seg-0+1\.arrow is not visible on this executor"):
         query.awaitTermination(300)
+
+
+def test_no_wal_path_with_the_default_on_the_driver_disk_is_refused_before_anything_is_taken(
+    cluster_spark: tuple[Any, Path], broker_url: str, send_texts: Any
+) -> None:
+    """Issue 34: the query took all the messages into a log on the driver's disk, then failed
+    its first batch; only a local-mode rerun on that host could get them back. Now it fails at
+    once naming walPath, and the queue keeps every message."""
+    from amqp_jms import Queue
+    from amqp_jms.client import ConnectionFactory
+    from amqp_jms.spark import register
+
+    spark, hidden = cluster_spark
+    send_texts(broker_url, "cluster-default", 10)
+    spark.conf.set("spark.sql.streaming.checkpointLocation", str(hidden / "root"))
+    try:
+        register(spark)
+        df = (
+            spark.readStream.format("jms")
+            .option("url", broker_url)
+            .option("destination", "queue://cluster-default")
+            .load()
+        )
+        with pytest.raises(Exception, match=r"option 'walPath' is required on a cluster"):
+            query = (
+                df.writeStream.format("memory")
+                .queryName("cluster_default")
+                .option("checkpointLocation", str(hidden / "chk4"))
+                .trigger(availableNow=True)
+                .start()
+            )
+            query.awaitTermination(120)
+    finally:
+        spark.conf.unset("spark.sql.streaming.checkpointLocation")
+        register(spark)
+    with ConnectionFactory(broker_url).create_connection() as conn:
+        conn.start()
+        browser = conn.create_session(False).create_browser(Queue("cluster-default"))
+        assert sum(1 for _ in browser.get_enumeration()) == 10
+    assert not (hidden / "root" / "jms-wal").exists()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +19,6 @@ pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 _SENT = 2000
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=50&failover.maxReconnectDelay=250"
-
-
-@pytest.fixture
-def broker_process(tmp_path: Path) -> Iterator[RestartableBroker]:
-    broker = RestartableBroker(str(tmp_path / "store"))
-    try:
-        yield broker
-    finally:
-        broker.stop()
 
 
 def _paced_query(spark: Any, url: str, queue: str, tmp_path: Path) -> Any:

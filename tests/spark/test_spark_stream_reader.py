@@ -327,6 +327,11 @@ def test_a_receiver_that_cannot_connect_fails_the_trigger_clearly(tmp_path: Path
         free.bind(("127.0.0.1", 0))
         url = f"amqp://127.0.0.1:{free.getsockname()[1]}"
     reader = _reader(url, "nowhere", tmp_path)
+    with pytest.raises(ValueError, match=f"cannot connect to {url}"):  # the query's first call
+        reader.initialOffset()
+    # a broker gone between that check and the receiver's connect: the trigger fails clearly
+    reader = _reader(url, "nowhere", tmp_path)
+    reader.check_once = lambda: None  # type: ignore[method-assign]
     with pytest.raises(IllegalStateException, match="background receiver failed"):
         reader.latestOffset(reader.initialOffset(), ReadAllAvailable())
 

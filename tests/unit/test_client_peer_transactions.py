@@ -512,3 +512,30 @@ def test_a_listener_acknowledging_its_message_settles_that_message(peer: TestPee
     assert [(d.tag, d.state) for d in disp] == [("1", 0x24), ("2", 0x24)]
     assert len([d for d in peer.log if isinstance(d, Disposition)]) == 2
     assert seen == ["1", "2"]  # an acknowledged message is never given again
+
+
+def test_a_commit_cut_off_by_a_stopped_io_thread_leaves_no_coroutine_unawaited(peer: TestPeer) -> None:
+    """A crash can stop the connection's I/O thread between the application's commit and the
+    start of its discharge: the commit fails (IllegalStateException naming the stopped thread)
+    and Python has nothing to warn about (it printed ``RuntimeWarning: coroutine '_discharge'
+    was never awaited``)."""
+    import gc
+    import warnings
+
+    peer.expect_attach(offer=10)
+    peer.expect_declare(TXN)
+    conn = _conn(peer)
+    try:
+        s = conn.create_session(True)
+        peer.wait()
+        s._provider_session.provider.loop_thread.stop()  # what the crash does to the I/O thread
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            with pytest.raises(IllegalStateException, match="I/O thread has stopped"):
+                s.commit()
+            with pytest.raises(IllegalStateException, match="I/O thread has stopped"):
+                s.rollback()
+            gc.collect()
+        assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
+    finally:
+        conn.close()

@@ -156,3 +156,42 @@ def test_broker_selectors_read_java_strings_as_the_client_does() -> None:
     broker = compile_selector(text)
     assert broker is not None and broker(BrokerMessage.parse(data, now=time.time())) is True
     assert Selector(text).matches(decode(data)) is True
+
+
+def _char(code_point: int) -> bytes:
+    return b"\x73" + struct.pack(">I", code_point)
+
+
+@pytest.mark.parametrize("code_point", [0xD83D, 0xDE00])  # a lone high / low surrogate
+def test_a_java_char_holding_a_lone_surrogate_reads_as_java_reads_it(code_point: int) -> None:
+    """ActiveMQ writes ``MapMessage.setChar('\\ud83d')`` as the AMQP char 0xD83D: the message
+    is read (not refused and dead-lettered), the char is the one-character str Java reads, and
+    it goes out again as the same char."""
+    amqp_value = b"\x00\x53\x77"
+    m = decode(_message(body=amqp_value + _map([(_str(b"c"), _char(code_point)), (_str(b"n"), _str(b"ok"))]),
+                        msg_type=2))
+    assert m.get_char("c") == chr(code_point) and len(m.get_char("c")) == 1
+    assert m.get_string("c") == chr(code_point) and m.get_string("n") == "ok"
+    again = decode(encode(m))
+    assert again.get_char("c") == chr(code_point)
+    assert _char(code_point) in encode(m)
+    seq = b"\x00\x53\x76"
+    s = decode(_message(body=seq + _list([_char(code_point), _str(b"plain")]), msg_type=4))
+    assert s.read_char() == chr(code_point) and s.read_string() == "plain"
+
+
+def test_a_char_past_the_last_code_point_is_still_refused() -> None:
+    amqp_value = b"\x00\x53\x77"
+    with pytest.raises(MessageFormatException, match="beyond U\\+10FFFF"):
+        decode(_message(body=amqp_value + _map([(_str(b"c"), _char(0x110000))]), msg_type=2))
+
+
+def test_set_char_takes_a_lone_surrogate_as_java_does_and_a_string_still_refuses_it() -> None:
+    from amqp_jms.message import MapMessage
+
+    m = MapMessage()
+    m.set_char("c", "\ud83d")
+    assert decode(encode(m)).get_char("c") == "\ud83d"
+    m.set_string("s", "\ud83d")  # a String must be valid UTF-8 on the wire
+    with pytest.raises(MessageFormatException):
+        encode(m)

@@ -24,6 +24,7 @@ from ..client.receive_policy import (
     TOP_UP,
     WAIT_RUNNING,
     ready_prefetched,
+    receive_timeout,
 )
 from ._base import Closing, in_thread
 from ._listeners import ListenerOnLoop
@@ -105,8 +106,6 @@ class AsyncConsumer(Closing):
 
     async def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message; None after ``timeout_ms`` (None or 0: wait) or once closed."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         got = await self._receive(timeout_ms)
         return None if got is None else got[1]
 
@@ -120,8 +119,6 @@ class AsyncConsumer(Closing):
                               ) -> EncodedMessage | None:
         """``receive``, also handing back the bytes the message arrived as (see
         ``MessageConsumer.receive_encoded``)."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
         got = await self._receive(timeout_ms, body=decode_body)
         return None if got is None else self.sync.internal.encoded(*got)
 
@@ -141,6 +138,7 @@ class AsyncConsumer(Closing):
         blocking ``MessageConsumer._receive_inbound``: it awaits the provider's requests and the
         arrivals the I/O thread signals, and never blocks the event loop."""
         c = self.sync
+        timeout = receive_timeout(timeout_ms)  # one rule for every face: its type and sign
         c.internal.check_can_receive()
         q = self._queue
         inbound = ready_prefetched(q, c.internal.prefetch)  # the common case, without the flow
@@ -149,7 +147,7 @@ class AsyncConsumer(Closing):
             msg = self._deliver(inbound, vet, body)
             if msg is not None:
                 return inbound, msg
-        flow = c.internal.receive_flow(None if not timeout_ms else timeout_ms / 1000.0)
+        flow = c.internal.receive_flow(timeout)
         try:
             step = next(flow)
             while True:

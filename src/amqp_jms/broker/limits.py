@@ -17,9 +17,14 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-__all__ = ["AddressFullPolicy", "BrokerLimits", "LimitError", "MiB"]
+__all__ = ["DEFAULT_IDLE_TIMEOUT", "AddressFullPolicy", "BrokerLimits", "LimitError", "MiB"]
 
 MiB = 1024 * 1024
+
+DEFAULT_IDLE_TIMEOUT = 60.0
+"""Seconds of silence after which the broker closes a connection, advertised in Open (half of
+it, per AMQP 1.0 2.4.5) when none is configured: RabbitMQ's heartbeat and Artemis's
+connection-ttl are 60 s too. ``idle_timeout_s=0`` (``--idle-timeout 0``) turns it off."""
 
 
 class AddressFullPolicy(Enum):
@@ -62,6 +67,13 @@ class BrokerLimits:
     """Open connections at once, all users together (0 = no limit)."""
     max_connections_per_user: int = 1024
     """Open connections at once per authenticated user (anonymous counts as one user; 0 = no limit)."""
+    max_connections_per_address: int = 512
+    """Open connections at once from one source address (0 = no limit); more are closed at accept,
+    before any byte is read, as ``max_connections``."""
+    frame_timeout: float = 30.0
+    """Seconds a frame may take to arrive in full once the previous one did, while its bytes are
+    coming (0 = no limit): a peer trickling a frame a byte at a time (which the idle timeout
+    cannot see: bytes are arriving) is closed with ``amqp:resource-limit-exceeded``."""
     max_sessions_per_connection: int = 256
     """Sessions a connection may have open (the channel-max advertised is one less)."""
     max_links_per_connection: int = 4096
@@ -82,6 +94,16 @@ class BrokerLimits:
     """Deepest nesting of lists/maps/arrays/described values in a message's sections."""
     large_message_threshold: int = 1 * MiB
     """A message at least this big is streamed to a file as it arrives, not held in memory."""
+    max_spool_per_connection: int = 256 * MiB
+    """Bytes one connection's unfinished incoming transfers may hold (in memory and in
+    ``incoming-*.part`` spool files); the transfer that would pass it has its link detached with
+    ``amqp:resource-limit-exceeded`` and its bytes deleted (0 = no limit)."""
+    max_spool_total: int = 1024 * MiB
+    """Bytes all connections' unfinished incoming transfers may hold together; refused the same
+    way (0 = no limit)."""
+    transfer_timeout: float = 60.0
+    """Seconds an unfinished multi-frame transfer may go without a new frame of it; then its link
+    is detached with ``amqp:resource-limit-exceeded`` and its bytes deleted (0 = never)."""
 
     # -- memory and the store -------------------------------------------------------------------
     queue_memory_limit: int = 32 * MiB
@@ -108,6 +130,12 @@ class BrokerLimits:
     # -- selectors --------------------------------------------------------------------------------
     selector_budget: float = 0.02
     """Seconds of selector matching a queue may spend per event-loop turn before it yields."""
+    max_selector_length: int = 16384
+    """Longest consumer selector (characters); a longer one is refused at attach (0 = no limit)."""
+    max_selector_terms: int = 1000
+    """Most conditions a consumer selector may combine with AND/OR/NOT (an IN list is one);
+    more is refused at attach (0 = no limit). Bounds the selector's compile time at attach and
+    its cost per message."""
 
     # -- the management node ($management, ``management.py``) -------------------------------------
     management_request_size: int = 65536

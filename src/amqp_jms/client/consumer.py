@@ -24,6 +24,7 @@ from .receive_policy import (
     ReceiveFlow,
     ready_prefetched,
     receive_flow,
+    receive_timeout,
 )
 from .waits import ProviderWait
 
@@ -112,10 +113,7 @@ class MessageConsumer:
 
     def receive(self, timeout_ms: int | None = None) -> Message | None:
         """The next message, waiting up to ``timeout_ms`` (None or 0: until one arrives or close)."""
-        timeout = None if not timeout_ms else timeout_ms / 1000.0
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
-        return self._receive(timeout)
+        return self._receive(receive_timeout(timeout_ms))
 
     def receive_no_wait(self) -> Message | None:
         return self._receive(0.0)
@@ -129,9 +127,7 @@ class MessageConsumer:
         to a TextMessage, ``receive_body(str, 5000)`` is a ``str | None``. A body of another
         type raises ``MessageFormatException``; under AUTO/DUPS_OK the message is then not
         acknowledged and the next receive returns it."""
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
-        body: T | None = self._receive_body(cls, None if not timeout_ms else timeout_ms / 1000.0)
+        body: T | None = self._receive_body(cls, receive_timeout(timeout_ms))
         return body
 
     def _receive_local(self) -> Message | None:
@@ -169,9 +165,7 @@ class MessageConsumer:
         and decodes them elsewhere (the Spark source's executors), which then meets a body that
         does not decode (text not in its charset) itself.
         """
-        if timeout_ms is not None and timeout_ms < 0:
-            raise ValueError(f"timeout_ms must not be negative, got {timeout_ms}")
-        return self._receive_encoded(None if not timeout_ms else timeout_ms / 1000.0, decode_body)
+        return self._receive_encoded(receive_timeout(timeout_ms), decode_body)
 
     def receive_encoded_no_wait(self, *, decode_body: bool = True) -> EncodedMessage | None:
         """``receive_no_wait``, also handing back the bytes (see ``receive_encoded``)."""

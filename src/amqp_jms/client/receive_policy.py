@@ -52,7 +52,16 @@ import time
 from collections.abc import Callable, Generator
 from typing import Any, Protocol
 
-__all__ = ["STOPPED", "Op", "QueueState", "ReceiveFlow", "Step", "ready_prefetched", "receive_flow"]
+__all__ = [
+    "STOPPED",
+    "Op",
+    "QueueState",
+    "ReceiveFlow",
+    "Step",
+    "ready_prefetched",
+    "receive_flow",
+    "receive_timeout",
+]
 
 
 class Op(enum.IntEnum):
@@ -96,6 +105,22 @@ class QueueState(Protocol):
     def pop_nowait(self) -> Any:
         """The next message if the connection is started and one is here, else None."""
         ...
+
+
+def receive_timeout(timeout_ms: object, name: str = "timeout_ms") -> float | None:
+    """A receive's ``timeout_ms`` in seconds (None or 0: wait until a message or close), every
+    receive's one check of it: a string, a bool or a negative number is refused naming the
+    argument, not met later as ``unsupported operand type(s) for /``."""
+    if timeout_ms is None:
+        return None
+    if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)):
+        raise TypeError(
+            f"{name} must be a number of milliseconds (an int) or None, "
+            f"not {type(timeout_ms).__name__} {timeout_ms!r:.40}"
+        )
+    if not timeout_ms >= 0:  # negative, or NaN
+        raise ValueError(f"{name} must not be negative, got {timeout_ms}")
+    return None if timeout_ms == 0 or timeout_ms == float("inf") else timeout_ms / 1000.0
 
 
 def ready_prefetched(queue: QueueState, prefetch: int) -> Any:

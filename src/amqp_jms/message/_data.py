@@ -68,37 +68,23 @@ class MessageData(NamedTuple):
 def snapshot(message: Message) -> MessageData:
     """The data of ``message`` as it is now: later changes to ``message`` do not reach it."""
     extra = message._extra
-    return _new(MessageData, (
-        message._body_kind,
-        message._body_snapshot(),
-        dict(message._props),
-        message._message_id,
-        message._timestamp,
-        message._correlation_id,
-        message._reply_to,
-        message._destination,
-        message._delivery_mode,
-        message._redelivered,
-        message._type,
-        message._expiration,
-        message._delivery_time,
-        message._priority,
-        None if extra is None else dict(extra),
-    ))
-
-
-#: builds the record without NamedTuple's keyword-handling ``__new__`` (a send takes one each)
-_new = tuple.__new__
+    return _record(message, message._body_snapshot(), dict(message._props),
+                   None if extra is None else dict(extra))
 
 
 def view(message: Message) -> MessageData:
     """The data of ``message`` without copying its containers: for a caller that uses the record
     at once and lets it go (``amqp_jms.mapping.encode`` of a Message), never for one that keeps
     it (a send keeps a ``snapshot``)."""
+    return _record(message, message._body_view(), message._props, message._extra)
+
+
+def _record(message: Message, body: Any, props: Mapping[str, Any], extra: Mapping[str, Any] | None
+            ) -> MessageData:
     return _new(MessageData, (
         message._body_kind,
-        message._body_view(),
-        message._props,
+        body,
+        props,
         message._message_id,
         message._timestamp,
         message._correlation_id,
@@ -110,8 +96,12 @@ def view(message: Message) -> MessageData:
         message._expiration,
         message._delivery_time,
         message._priority,
-        message._extra,
+        extra,
     ))
+
+
+#: builds the record without NamedTuple's keyword-handling ``__new__`` (a send takes one each)
+_new = tuple.__new__
 
 
 def restore(data: MessageData) -> Message:

@@ -23,8 +23,7 @@ from ..exceptions import (
 )
 
 __all__ = ["REDIRECT_CONDITIONS", "RedirectedException", "outcome_error", "sasl_mismatch", "sasl_refused",
-           "tls_error",
-           "to_jms"]
+           "tls_error", "tls_file_error", "to_jms"]
 
 _BY_CONDITION: dict[str, type[JMSException]] = {
     "amqp:not-found": InvalidDestinationException,
@@ -173,6 +172,16 @@ _VERIFY_REASONS: dict[int, str] = {
 _CLIENT_CERT_ALERTS = ("CERTIFICATE_REQUIRED", "BAD_CERTIFICATE", "UNKNOWN_CA", "CERTIFICATE_UNKNOWN",
                        "CERTIFICATE_EXPIRED", "CERTIFICATE_REVOKED", "UNSUPPORTED_CERTIFICATE",
                        "ACCESS_DENIED", "HANDSHAKE_FAILURE")
+
+
+def tls_file_error(exc: OSError, option: str, path: str | None) -> JMSSecurityException:
+    """A TLS file the configuration names cannot be used (missing, unreadable, not PEM): a
+    ``JMSSecurityException`` naming the option and the path, final for failover (another
+    server will not make the file appear), instead of a bare ``FileNotFoundError``."""
+    why = exc.strerror or exc.reason if isinstance(exc, ssl.SSLError) else exc.strerror
+    return JMSSecurityException(
+        f"TLS: cannot use {option}={path!r}: {why or exc}", "tls:unreadable-file", linked_exception=exc
+    )
 
 
 def tls_error(exc: ssl.SSLError, where: str) -> JMSException:

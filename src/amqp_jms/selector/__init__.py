@@ -50,6 +50,7 @@ from .ast import (
     Not,
     Or,
     Unary,
+    term_count,
 )
 from .selector import Selector
 
@@ -68,4 +69,5 @@ __all__ = [
     "Or",
     "Selector",
     "Unary",
+    "term_count",
 ]

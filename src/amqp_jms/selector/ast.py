@@ -59,6 +59,7 @@ __all__ = [
     "Unary",
     "operands",
     "quote",
+    "term_count",
 ]
 
 LiteralKind = _Lit["string", "boolean", "int", "long", "float", "double"]
@@ -353,3 +354,20 @@ class IsNull(Node):
 
     def __str__(self) -> str:
         return f"{self.identifier} IS {'NOT NULL' if self.negated else 'NULL'}"
+
+
+def term_count(node: Node) -> int:
+    """How many conditions ``AND``/``OR``/``NOT`` combine in ``node``: ``a = 1 OR b IN ('x',
+    'y') OR NOT c LIKE 'z%'`` has 3 (an ``IN`` list is one term). What a broker limits, with the
+    selector's length, so one consumer's filter cannot cost without bound (computed without
+    recursion: chains can be thousands long)."""
+    count, stack = 0, [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, (And, Or)):
+            stack.extend(operands(n))
+        elif isinstance(n, Not):
+            stack.append(n.operand)
+        else:
+            count += 1
+    return count

@@ -9,9 +9,11 @@ boolean expression built from *is-true* / *is-false* forms (see ``compiler.py``:
 three-valued logic needs no ``None`` juggling). Common leaves are inlined: identifier vs literal
 comparisons with a type-guarded fast path (``v > 500 if v.__class__ in FAST else helper(v)``),
 ``BETWEEN`` with literal bounds, ``IN``, ``LIKE`` (prefix/suffix/contains/equality become str
-methods, the rest a regex), ``IS NULL``. Everything else (arithmetic, comparisons of
-expressions) calls the closure compiler's predicate for that sub-tree, so the semantics live in
-one place (``values.py``).
+methods, the rest a regex), ``IS NULL``; the terms of an OR/AND chain over one property that a
+set answers (``id = 'a' OR id = 'b' ...``, ``IN`` lists) become one membership test
+(``chains.py``), so a chain of thousands costs one lookup per message. Everything else
+(arithmetic, comparisons of expressions) calls the closure compiler's predicate for that
+sub-tree, so the semantics live in one place (``values.py``).
 
 No selector text is ever pasted into the source: names, literals and helpers are bound as
 globals of the generated function (``k0``, ``h1`` ...), so the source is built only from
@@ -21,12 +23,13 @@ identifiers this module chooses.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from .ast import And, Between, Compare, Identifier, In, IsNull, Like, Literal, Node, Not, Or, operands
+from .chains import Group, group_terms
 from .compiler import HeaderReaders, compile_condition, lookup_headers, message_headers
 from .like import like_matcher
-from .values import CMP_OPS, KINDS, D, F, I, L, classify, delivery_mode, priority, to_f32
+from .values import CMP_OPS, KINDS, NUMERIC, D, F, I, L, classify, delivery_mode, priority, to_f32
 
 __all__ = ["compile_lookup", "compile_message"]
 
@@ -168,7 +171,9 @@ class _Generator:
                 head.append("    p = m = _Lookup(get)")
         source = "\n".join([*head, *self.hoisted, f"    return {expr}", ""])
         exec(compile(source, "<selector>", "exec"), self.ns)
-        fn: Callable[..., bool] = self.ns["_selector"]
+        # taken out of its own globals: no reference cycle, so a selector's generated code is
+        # freed the moment its consumer goes, without waiting for the cyclic garbage collector
+        fn: Callable[..., bool] = self.ns.pop("_selector")
         fn.__doc__ = source
         return fn
 
@@ -177,9 +182,12 @@ class _Generator:
         if isinstance(node, Not):
             return self.cond(node.operand, not want)
         if isinstance(node, (And, Or)):
-            # one flat Python and/or over the whole chain: thousands of terms, no nesting
+            # one flat Python and/or over the whole chain: thousands of terms, no nesting; terms
+            # over one property that a set answers become one membership test (chains.py)
             word = " and " if isinstance(node, And) == want else " or "
-            return "(" + word.join(self.cond(term, want) for term in operands(node)) + ")"
+            groups, rest = group_terms(node, operands(node))
+            parts = [self.set_lookup(g, want) for g in groups] + [self.cond(t, want) for t in rest]
+            return "(" + word.join(parts) + ")"
         if isinstance(node, Literal) and node.kind == "boolean":
             return "True" if node.value is want else "False"
         if isinstance(node, Identifier):
@@ -204,6 +212,21 @@ class _Generator:
                 return special
         self.uses_generic = True
         return f"{self.bind(compile_condition(node, self.headers, want), 'g')}(p, m)"
+
+    def set_lookup(self, group: Group, want: bool) -> str:
+        """True iff the group's terms, combined as their chain combines them, are ``want``."""
+        v = self.var(group.identifier)
+        member = group.in_chain_or == want  # OR-true and AND-false ask "in"; the others "not in"
+        word = "in" if member else "not in"
+        if group.kind == "string":
+            # another type: each comparison is FALSE, each [NOT] IN UNKNOWN (see chains.py)
+            other_false = not group.has_in if group.in_chain_or else group.has_compare
+            other = f"({v} is not None)" if other_false and not want else "False"
+            return f"({v} {word} {self.bind(group.values)} if isinstance({v}, str) else {other})"
+        sets = _integer_sets(group.values)
+        table = self.bind(sets)
+        helper = self.bind(_integer_group_helper(sets, group.in_chain_or, want), "h")
+        return f"({v} {word} {table}[{v}.__class__] if {v}.__class__ in {table} else {helper}({v}))"
 
     @staticmethod
     def string_test(v: str, test: str, positive: bool) -> str:
@@ -302,6 +325,34 @@ def _numeric_table(lit: Literal) -> dict[type, tuple[Callable[[Any], Any] | None
             entry = (to_f32, n) if vk in (I, L) else (None, n)
         table[cls] = entry
     return table
+
+
+def _integer_sets(values: frozenset[object]) -> dict[type, frozenset[object]]:
+    """For each numeric value class, the int literals as that class compares them (Java's
+    promotion: to double for a double, to binary32 for a float), as in ``_numeric_table``."""
+    sets: dict[type, set[object]] = {cls: set() for cls in _NUMERIC_CLASSES}
+    for n in values:
+        for cls, (_, x) in _numeric_table(Literal(cast(int, n), "long")).items():  # never a conversion
+            sets[cls].add(x)
+    return {cls: frozenset(xs) for cls, xs in sets.items()}
+
+
+def _integer_group_helper(
+    sets: dict[type, frozenset[object]], chain_or: bool, want: bool
+) -> Callable[[Any], bool]:
+    """The slow path of an integer group: NULL, non-numbers (each term FALSE), subclasses."""
+    by_kind = {KINDS[cls]: xs for cls, xs in sets.items()}
+
+    def helper(v: Any) -> bool:
+        if v is None:
+            return False
+        kind = classify(v)
+        if kind not in NUMERIC:
+            return not want  # a number compared with a non-number: every term is FALSE
+        hit = v in by_kind[kind]
+        return (hit if chain_or else not hit) is want
+
+    return helper
 
 
 def _slow_entry(table: dict[type, tuple[Any, Any]], v: object) -> tuple[Any, Any] | None:

@@ -17,7 +17,7 @@ from .._identifiers import ident_part as _ident_part
 from .._identifiers import ident_start as _ident_start
 from ..exceptions import InvalidSelectorException
 
-__all__ = ["KEYWORDS", "Token", "selector_error", "tokenize"]
+__all__ = ["EXCERPT", "KEYWORDS", "Token", "excerpt", "selector_error", "tokenize"]
 
 
 # Java whitespace for selectors: space, tab, form feed, line terminators.
@@ -56,15 +56,36 @@ class Token:
         if self.kind == "end":
             return "end of selector"
         if self.kind == "string":
-            return f"string literal {self.text!r}"
+            return f"string literal {excerpt(self.text)}"
         if self.kind == "keyword":
             return f"keyword {self.text}"
-        return f"{self.text!r}"
+        return excerpt(self.text)
+
+
+EXCERPT = 160
+"""At most this many characters of a selector are quoted in an error: a 40 KB selector (or a
+40 KB string literal in one) must not become a 40 KB log line or AMQP error description."""
+
+
+def excerpt(text: str, pos: int | None = None) -> str:
+    """``text`` quoted for an error message: whole when short, else the part around ``pos`` (the
+    start when ``pos`` is None) with a note of the full length."""
+    if len(text) <= EXCERPT:
+        return repr(text)
+    start = 0 if pos is None else max(0, min(pos - EXCERPT // 2, len(text) - EXCERPT))
+    part = text[start : start + EXCERPT]
+    before = "..." if start else ""
+    after = "..." if start + EXCERPT < len(text) else ""
+    where = f"characters {start}-{start + len(part)} of {len(text)}"
+    return f"{before}{part!r}{after} ({where})"
 
 
 def selector_error(text: str, pos: int, message: str) -> InvalidSelectorException:
-    """An ``InvalidSelectorException`` naming the position (0-based column) and the problem."""
-    return InvalidSelectorException(f"invalid selector at position {pos}: {message} (selector: {text!r})")
+    """An ``InvalidSelectorException`` naming the position (0-based column) and the problem,
+    quoting the selector around that position (``excerpt``)."""
+    return InvalidSelectorException(
+        f"invalid selector at position {pos}: {message} (selector: {excerpt(text, pos)})"
+    )
 
 
 def tokenize(text: str) -> list[Token]:

@@ -47,7 +47,7 @@ from .ast import (
     Unary,
     operands,
 )
-from .lexer import Token, selector_error, tokenize
+from .lexer import Token, excerpt, selector_error, tokenize
 
 __all__ = ["HEADER_IDENTIFIERS", "MAX_DEPTH", "parse"]
 
@@ -77,7 +77,8 @@ def parse(text: str) -> Node | None:
     except RecursionError:
         raise selector_error(text, 0, "expression nested too deeply") from None
     except Exception as exc:  # a bug, but the contract is that only InvalidSelectorException escapes
-        raise InvalidSelectorException(f"invalid selector {text!r}: {exc}", linked_exception=exc) from exc
+        message = f"invalid selector {excerpt(text)}: {exc}"
+        raise InvalidSelectorException(message, linked_exception=exc) from exc
 
 
 # Nesting limit: evaluators walk the tree recursively (except along AND/OR chains, which may be

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -18,6 +19,35 @@ __all__ = ["Selector"]
 
 def _always(_: object) -> bool:
     return True
+
+
+class _Lazy:
+    """A selector's evaluator until its first call generates it (then the instance holds the
+    generated function itself). It refers to its ``Selector`` weakly, so a selector and its
+    generated code are freed as soon as the last user lets go, with no reference cycle waiting
+    for the cyclic garbage collector (a broker frees a consumer's selector when it detaches)."""
+
+    __slots__ = ("_attr", "_build", "_fn", "_owner")
+
+    def __init__(self, owner: Selector, attr: str, build: Callable[[], Callable[[Any], bool]]) -> None:
+        self._owner = weakref.ref(owner)
+        self._attr = attr
+        self._build: Callable[[], Callable[[Any], bool]] | None = build
+        self._fn: Callable[[Any], bool] | None = None
+
+    def force(self) -> Callable[[Any], bool]:
+        fn = self._fn
+        if fn is None:
+            assert self._build is not None
+            fn = self._fn = self._build()
+            self._build = None
+            owner = self._owner()
+            if owner is not None:
+                setattr(owner, self._attr, fn)
+        return fn
+
+    def __call__(self, arg: Any) -> bool:
+        return self.force()(arg)
 
 
 class Selector:
@@ -45,7 +75,7 @@ class Selector:
     Python call per message; see ``codegen.py``), stored on the instance.
     """
 
-    __slots__ = ("ast", "matches", "matches_lookup", "text")
+    __slots__ = ("__weakref__", "ast", "matches", "matches_lookup", "text")
 
     matches: Callable[[Any], bool]
     matches_lookup: Callable[[Callable[[str], object]], bool]
@@ -59,24 +89,20 @@ class Selector:
             self.matches = self.matches_lookup = _always
             return
         ast = self.ast
-
         # Each evaluator is generated on first use (a client needs only ``matches``, the broker
         # only ``matches_lookup``) and then replaces its trampoline on the instance; a caller
         # that kept the trampoline still gets the generated function, compiled once.
-        def matches(message: Any) -> bool:
-            fn = self.matches
-            if fn is matches:
-                fn = self.matches = compile_message(ast)
-            return fn(message)
+        self.matches = _Lazy(self, "matches", lambda: compile_message(ast))
+        self.matches_lookup = _Lazy(self, "matches_lookup", lambda: compile_lookup(ast))
 
-        def matches_lookup(get: Callable[[str], object]) -> bool:
-            fn = self.matches_lookup
-            if fn is matches_lookup:
-                fn = self.matches_lookup = compile_lookup(ast)
-            return fn(get)
+    def compiled_lookup(self) -> Callable[[Callable[[str], object]], bool]:
+        """``matches_lookup``, generated now rather than on its first call.
 
-        self.matches = matches
-        self.matches_lookup = matches_lookup
+        Why: the broker compiles a consumer's selector when the consumer attaches, where the
+        cost is paid once and bounded by its selector limits, not inside a dispatch scan, where
+        thirty consumers' first messages would each compile before the scan could yield."""
+        fn = self.matches_lookup
+        return fn.force() if isinstance(fn, _Lazy) else fn
 
     def evaluate_batch(self, batch: pa.RecordBatch | pa.Table) -> pa.BooleanArray:
         """One bool per row, identical to ``matches`` on each row (unknown -> False)."""

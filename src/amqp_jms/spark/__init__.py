@@ -32,8 +32,10 @@ def register(spark: Any) -> None:
 
     conf = getattr(spark, "conf", None)  # (a registry-only stand-in has none)
     root = conf.get("spark.sql.streaming.checkpointLocation", None) if conf is not None else None
+    master = conf.get("spark.master", None) if conf is not None else None
     source: type[JmsDataSource] = JmsDataSource
     if root:
-        source = type("JmsDataSource", (JmsDataSource,), {"checkpoint_root": str(root)})
+        attributes = {"checkpoint_root": str(root), "master": str(master) if master else None}
+        source = type("JmsDataSource", (JmsDataSource,), attributes)
     spark.dataSource.register(source)
     spark.dataSource.register(MQDumpDataSource)

@@ -166,3 +166,17 @@ def is_connection_loss(exc: BaseException) -> bool:
     if isinstance(exc, JMSSecurityException):
         return False
     return isinstance(exc, JMSException | OSError)
+
+
+def connection_epoch(connection: Any) -> int | None:
+    """Which server connection is under ``connection`` now: a number that changes when a
+    failover moves it, ``None`` while it has none (between a loss and the reconnect). A plain
+    url's connection is one epoch (a loss raises instead). What ``availableNow`` asks before it
+    trusts a drain: offline, the client answers a drain at once, with nothing."""
+    provider = connection.internal.opened_provider()
+    if not hasattr(provider, "online"):
+        return 0
+    with provider.lock:
+        if not provider.online or provider.inner_failed():
+            return None
+        return int(provider.gen)

@@ -36,7 +36,8 @@ option                     default     meaning
                                        ``maxTriggerDelay`` (default ``15m``) passed since the last one
 ``failOnDataLoss``         ``true``    streaming reads: a planned segment that vanished fails the
                                        query (``false``: skipped with a warning)
-``segmentMessages``        ``10000``   streaming reads: messages per write-ahead segment (one task each)
+``segmentMessages``        ``5000``    streaming reads: messages per write-ahead segment (one task each);
+                                       a full segment holds exactly this many
 ``maxBufferedMessages``    see below   streaming reads: received-ahead messages not yet in a batch, at most
 ``reportBacklog``          ``false``   streaming reads: ask the broker's management node for the queue's
                                        depth each trigger (a progress figure; ``backlog.py``)
@@ -193,7 +194,8 @@ class JmsOptions:
     min_messages_per_trigger: int | None = None
     max_trigger_delay_ms: int = 900_000
     reconnect_timeout_ms: int = 300_000
-    segment_messages: int = 10000
+    #: 5000: what a full chunk of the former 10000 made when it was always written as two halves
+    segment_messages: int = 5000
     max_buffered_messages: int | None = None
     num_receivers: int = 1
     report_backlog: bool = False

@@ -50,13 +50,16 @@ from .._logs import SPARK
 from ..exceptions import IllegalStateException
 from ._faults import crash_point
 from .options import JmsOptions
+from .seen import SEEN_WINDOW, SeenIds
 from .wal import WriteAheadLog
 
 __all__ = ["DEFAULT_MAX_BUFFERED", "QUIET_MS", "ReceiverStats", "SegmentReceiver"]
 
 _log = SPARK
 
-#: A chunk of at least this many messages is written as two segments (two parallel tasks).
+#: A chunk a trigger cut short (not a full ``segmentMessages``) of at least this many messages is
+#: written as two segments (two parallel tasks); a full chunk is one segment of exactly
+#: ``segmentMessages``.
 SPLIT_AT = 1000
 #: Un-planned messages the receiver may hold (on disk, and at most one segment in memory) by
 #: default: enough to receive through a batch's Python worker start-up (~20 s) without pausing.
@@ -98,6 +101,7 @@ class ReceiverStats:
     paused_s: float = 0.0  # stopped by backpressure (maxBufferedMessages)
     drains: int = 0
     reconnects: int = 0
+    duplicates: int = 0  # redeliveries of what the log holds: accepted, not appended (:mod:`.seen`)
     started: float = field(default_factory=time.monotonic)
     accepted_at: float = 0.0  # seconds from ``started`` to the end of the last accept
     cpu_s: float = 0.0  # the receiving thread's CPU time since attached (not the I/O thread's)
@@ -106,7 +110,8 @@ class ReceiverStats:
         return (
             f"{self.messages} messages in {self.segments} segments; receive {self.receive_s:.2f} s, "
             f"append {self.append_s:.2f} s, accept {self.accept_s:.2f} s, paused {self.paused_s:.2f} s, "
-            f"{self.drains} drains, {self.reconnects} reconnects, thread cpu {self.cpu_s:.2f} s, "
+            f"{self.drains} drains, {self.reconnects} reconnects, "
+            f"{self.duplicates} redeliveries dropped, thread cpu {self.cpu_s:.2f} s, "
             f"last accept {self.accepted_at:.2f} s, {time.monotonic() - self.started:.2f} s since start"
         )
 
@@ -143,6 +148,7 @@ class SegmentReceiver:
         self._handed_out = False
         self._attached = False  # the consumer exists: ``latest`` times its wait from here
         self._failover = False  # a failover url: the provider reconnects (``failover.py``)
+        self._seen: SeenIds | None = None  # what the log took, read from it by the thread
         self._cpu_started = 0.0  # the receiving thread's ``thread_time`` when first attached
         self._thread = threading.Thread(target=self._run, name="amqp-jms-spark-receiver", daemon=True)
         self._thread.start()
@@ -269,6 +275,9 @@ class SegmentReceiver:
         backoff = _BACKOFF_FIRST_S
         lost_since: float | None = None
         try:
+            with self._wal_lock:
+                seen = SeenIds(SEEN_WINDOW, self.wal.recent_ids(SEEN_WINDOW))
+            self._seen = seen
             while True:
                 connection = None
                 try:
@@ -291,7 +300,7 @@ class SegmentReceiver:
                     with self._cond:
                         self._attached = True
                         self._cond.notify_all()
-                    self._loop(session, consumer)
+                    self._loop(connection, session, consumer)
                     return
                 except BaseException as exc:
                     # never connected: the broker the query was planned against is gone, or
@@ -333,11 +342,16 @@ class SegmentReceiver:
             _log.info("jms receiver: %s", self.stats.summary())
             _report(f"receiver ended: {self.stats.summary()}")
 
-    def _loop(self, session: Any, consumer: Any) -> None:
-        from ._client import drain, receive_raw
+    def _loop(self, connection: Any, session: Any, consumer: Any) -> None:
+        from ._client import connection_epoch, drain, receive_raw
 
         stats = self.stats
+        seen = self._seen
+        assert seen is not None
         chunk: list[bytes] = []
+        chunk_ids: list[str] = []  # the message ids of ``chunk`` ('' for a message without one)
+        in_chunk: set[str] = set()
+        unacked_dropped = False  # redeliveries dropped while the chunk was not empty
         last_got: float | None = None  # when the last message arrived (availableNow's quiet spell)
         while True:
             with self._cond:
@@ -356,8 +370,8 @@ class SegmentReceiver:
                 got = receive_raw(consumer, 0)
                 stats.receive_s += time.monotonic() - began
                 if got is None:
-                    self._flush(session, chunk)
-                    chunk = []
+                    self._flush(session, chunk, chunk_ids, full=False)
+                    chunk, chunk_ids, in_chunk, unacked_dropped = [], [], set(), False
                     continue
             else:
                 # availableNow too waits before it drains: a drain is a round trip that stops
@@ -369,35 +383,65 @@ class SegmentReceiver:
                         stats.receive_s += time.monotonic() - began
                         continue  # a pause mid-stream, not yet an empty destination
                 if got is None and self.available_now:
+                    # a failover between servers is not the end of the data: offline, the client
+                    # answers a drain at once with nothing. Wait for the reconnect (as long as the
+                    # failover.* options let it try; when it gives up, the receive raises and the
+                    # query fails), then ask the server the connection is on.
+                    epoch = connection_epoch(connection)
+                    if epoch is None:
+                        stats.receive_s += time.monotonic() - began
+                        continue
                     stats.drains += 1
                     if drain(consumer):  # the broker sends what it has, then says so
                         got = receive_raw(consumer, 0)
                     else:  # a peer that cannot drain: only a quiet spell says "empty"
                         got = receive_raw(consumer, max(self.options.poll_ms, QUIET_MS))
+                    if got is None and connection_epoch(connection) != epoch:
+                        stats.receive_s += time.monotonic() - began
+                        continue  # lost during the drain: its answer says nothing
                 stats.receive_s += time.monotonic() - began
                 if got is None:
                     if not self.available_now:
                         continue
                     if chunk:
-                        self._flush(session, chunk)
-                        chunk = []
+                        self._flush(session, chunk, chunk_ids, full=False)
+                        chunk, chunk_ids = [], []
+                    elif unacked_dropped:
+                        session.acknowledge()
                     with self._cond:
                         self._drained = True
                         self._cond.notify_all()
                     return
             last_got = time.monotonic()
-            chunk.append(got[1])
+            message, data = got
+            message_id = message.get_jms_message_id() or ""
+            if message_id and message.get_jms_redelivered() and (
+                message_id in seen or message_id in in_chunk
+            ):
+                # the log holds it (a lost or voided accept, a broker that crashed before
+                # storing the accept): accept it again, never append it twice. With a chunk
+                # pending, its accept waits for the chunk's (they share the session's acknowledge)
+                stats.duplicates += 1
+                if chunk:
+                    unacked_dropped = True
+                else:
+                    session.acknowledge()
+                continue
+            chunk.append(data)
+            chunk_ids.append(message_id)
+            in_chunk.add(message_id)
             self._chunk_len = len(chunk)  # read by ``latest`` (an int store: no lock needed)
             crash_point("mid_segment")
             if len(chunk) >= cut_at:
-                self._flush(session, chunk)
-                chunk = []
+                self._flush(session, chunk, chunk_ids, full=len(chunk) >= self.options.segment_messages)
+                chunk, chunk_ids, in_chunk, unacked_dropped = [], [], set(), False
 
-    def _flush(self, session: Any, chunk: list[bytes]) -> None:
-        """Append ``chunk`` durably, then accept it; then let ``latest`` hand it out."""
+    def _flush(self, session: Any, chunk: list[bytes], chunk_ids: list[str], full: bool) -> None:
+        """Append ``chunk`` durably, record its ids, then accept it; then let ``latest`` hand it
+        out. A full chunk is one segment; one a trigger cut short, of ``SPLIT_AT`` or more, is
+        two (two tasks: the executors decode in parallel)."""
         stats = self.stats
-        # two segments (two tasks) for a chunk worth splitting: the executors decode in parallel
-        parts = 2 if len(chunk) >= SPLIT_AT else 1
+        parts = 2 if not full and len(chunk) >= SPLIT_AT else 1
         size = math.ceil(len(chunk) / parts)
         began = time.monotonic()
         written: list[tuple[int, int]] = []
@@ -412,10 +456,17 @@ class SegmentReceiver:
             self._counts.update(written)
             self._chunk_len = 0
         crash_point("after_append")
+        if self._seen is not None:
+            self._seen.add_all(message_id for message_id in chunk_ids if message_id)
+        with self._wal_lock:  # after the segment is durable: an id recorded is a message logged
+            first = 0
+            for segment_id, count in written:
+                self.wal.write_ids(segment_id, [m for m in chunk_ids[first : first + count] if m])
+                first += count
         began = time.monotonic()
         # accept only what is durable: everything this session delivered is in ``chunk`` (a lost
         # accept, or one a failover voided because the message came on a connection since
-        # lost: redelivered, a duplicate with the same message_id)
+        # lost: redelivered, dropped by the ``seen`` look-up) or a redelivery of what the log holds
         session.acknowledge()
         ended = time.monotonic()
         stats.accept_s += ended - began
@@ -427,7 +478,9 @@ class SegmentReceiver:
             self._cond.notify_all()
 
     def delete_through(self, end: int) -> None:
-        """Delete committed segments ``<= end`` (under the lock the appends take)."""
+        """Delete committed segments ``<= end`` (under the lock the appends take), and the ids
+        of those older than the redelivery window (:mod:`.seen`)."""
         with self._wal_lock:
             self.wal.observe(end)
             self.wal.delete_through(end)
+            self.wal.prune_ids(end, SEEN_WINDOW)

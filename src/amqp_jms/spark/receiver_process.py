@@ -8,6 +8,12 @@ on the queue, or on the shared subscription of a topic) and its own write-ahead 
 query's ``walPath`` (``receiver-<i>/``), so every guarantee of the single receiver holds per
 receiver: receive → durable segment → accept, in order, at least once.
 
+Its log lines travel too: the child's ``amqp_jms.*`` loggers hand every record (at the levels
+the reader's process has set for them) over a second socket pair, and the reader's process emits
+it through its own logger of the same name, prefixed ``receiver process <pid>:``. So the lines of
+every receiver land where the source's own go, and are configured there; before, a child's
+warnings went to Python's last-resort handler, straight to the driver's stderr.
+
 The proxy forwards the reader's calls (``latest``, ``delete_through``, ``wait_drained``,
 ``stop``) over a socket pair as pickled tuples; an exception in the child comes back and is
 raised in the reader. A plain ``subprocess`` (not ``multiprocessing``) because the source runs in
@@ -18,12 +24,15 @@ held un-accepted is redelivered.
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import pickle
 import socket
 import struct
 import subprocess
 import sys
+import threading
 from typing import Any
 
 from ..exceptions import IllegalStateException
@@ -35,8 +44,17 @@ _LEN = struct.Struct(">I")
 
 
 def receiver_log_path(wal_path: str, index: int) -> str:
-    """The log of receiver ``index`` (0-based) under the query's ``walPath``."""
-    return wal_path.rstrip("/") + f"/receiver-{index}"
+    """The log of receiver ``index`` (0-based) under the query's ``walPath``: ``receiver-<i>``
+    joined to the path only. A URI keeps its query (``s3://b/wal?region=…`` becomes
+    ``s3://b/wal/receiver-0?region=…``): appended after it, the name would end up in the last
+    option's value."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    name = f"receiver-{index}"
+    if "://" not in wal_path:
+        return wal_path.rstrip("/") + "/" + name
+    parts = urlsplit(wal_path)
+    return urlunsplit(parts._replace(path=parts.path.rstrip("/") + "/" + name))
 
 
 def _send(sock: socket.socket, value: Any) -> None:
@@ -67,17 +85,36 @@ class ReceiverProcess:
     def __init__(
         self, options: JmsOptions, wal_path: str, available_now: bool, rows_per_batch: int | None
     ) -> None:
+        from .._logs import LAYERS
+
         ours, theirs = socket.socketpair()
+        logs_ours, logs_theirs = socket.socketpair()
         self._sock = ours
         self.wal_path = wal_path
+        levels = json.dumps({logger.name: logger.getEffectiveLevel() for logger in LAYERS})
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "amqp_jms.spark.receiver_process", str(theirs.fileno())],
-                pass_fds=[theirs.fileno()],
+                [
+                    sys.executable,
+                    "-m",
+                    "amqp_jms.spark.receiver_process",
+                    str(theirs.fileno()),
+                    str(logs_theirs.fileno()),
+                    levels,
+                ],
+                pass_fds=[theirs.fileno(), logs_theirs.fileno()],
                 env=os.environ.copy(),
             )
         finally:
             theirs.close()
+            logs_theirs.close()
+        self._logs = threading.Thread(
+            target=_emit_forwarded,
+            args=(logs_ours, self.proc.pid),
+            name=f"amqp-jms-receiver-{self.proc.pid}-logs",
+            daemon=True,
+        )
+        self._logs.start()
         # no wait for the answer here: the caller starts every receiver, then collects with
         # ``result()``, so they start together (each process takes a second or more to import)
         self.request("start", options, wal_path, available_now, rows_per_batch)
@@ -118,6 +155,63 @@ class ReceiverProcess:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+            self._logs.join(timeout_s)  # the child's last lines (its socket closed when it exited)
+
+
+class _ForwardingHandler(logging.Handler):
+    """The child's handler on the ``amqp_jms`` logger: each record, formatted, to the reader's
+    process (:func:`_emit_forwarded`). A record that cannot be sent is dropped: logging never
+    stops a receiver."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        super().__init__()
+        self._sock = sock
+        self._send_lock = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            fields = dict(record.__dict__)
+            fields["msg"] = record.getMessage()
+            fields["args"] = None
+            if record.exc_info:
+                fields["exc_text"] = logging.Formatter().formatException(record.exc_info)
+            fields["exc_info"] = None
+            fields = {k: v for k, v in fields.items() if _plain(v)}
+            with self._send_lock:
+                _send(self._sock, fields)
+        except Exception:
+            pass
+
+
+def _plain(value: Any) -> bool:
+    return value is None or isinstance(value, str | int | float | bool | dict | tuple | list)
+
+
+def _emit_forwarded(sock: socket.socket, pid: int) -> None:
+    """The reader's side: emit each record a receiver process forwards through the logger of
+    its name here (the levels and handlers of this process decide), until the child exits."""
+    try:
+        while True:
+            try:
+                fields = _recv(sock)
+            except (EOFError, OSError):
+                return
+            record = logging.makeLogRecord(fields)
+            record.msg = f"receiver process {pid}: {record.msg}"
+            logger = logging.getLogger(record.name)
+            if logger.isEnabledFor(record.levelno):
+                logger.handle(record)
+    finally:
+        sock.close()
+
+
+def _forward_logs(sock: socket.socket, levels: dict[str, int]) -> None:
+    """The child: its ``amqp_jms.*`` records go to the reader's process, none to stderr."""
+    top = logging.getLogger("amqp_jms")
+    top.addHandler(_ForwardingHandler(sock))
+    top.propagate = False
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
 
 
 def _serve(sock: socket.socket) -> None:
@@ -174,6 +268,8 @@ def _picklable(exc: BaseException) -> BaseException:
 
 def main(argv: list[str]) -> None:
     sock = socket.socket(fileno=int(argv[1]))
+    if len(argv) > 3:
+        _forward_logs(socket.socket(fileno=int(argv[2])), json.loads(argv[3]))
     try:
         _serve(sock)
     finally:

@@ -22,6 +22,9 @@ class JmsDataSource(DataSource):
     #: The checkpoint root (``spark.sql.streaming.checkpointLocation``) of the session that
     #: registered the source, for the default ``walPath``; set on a subclass by ``register``.
     checkpoint_root: str | None = None
+    #: That session's master (``spark.master``), to refuse a default ``walPath`` on the
+    #: driver's disk when the executors run elsewhere; set by ``register``.
+    master: str | None = None
 
     @classmethod
     def name(cls) -> str:
@@ -54,11 +57,19 @@ class JmsDataSource(DataSource):
         return JmsBatchReader(opts)
 
     def streamReader(self, schema: Any) -> DataSourceStreamReader:
+        """The options are checked here, without I/O: Spark calls this again in a planning
+        worker for every batch it plans (to pickle ``read``), also while the broker is away.
+        The log and the broker are checked once, by the driver's reader, before it takes
+        anything (:meth:`.stream.JmsStreamReader.check_once`)."""
         from .stream import JmsStreamReader, RefusedStreamReader
-        from .wal import validate_wal_path
+        from .wal import check_wal_path
 
         try:
-            opts = self._options().with_default_wal_path(type(self).checkpoint_root)
+            cls = type(self)
+            opts = self._options()
+            if not opts.wal_path:
+                refuse_driver_local_default(cls.checkpoint_root, cls.master)
+            opts = opts.with_default_wal_path(cls.checkpoint_root)
             opts.require_destination()
             if opts.partitioning is not None:
                 raise ValueError(
@@ -66,8 +77,7 @@ class JmsDataSource(DataSource):
                     "browse (spark.read); a stream is split by its write-ahead segments (and "
                     "numReceivers)"
                 )
-            validate_wal_path(opts.require_wal_path())
-            check_connection(opts)
+            check_wal_path(opts.require_wal_path())
         except ValueError as exc:
             # PySpark's stream runner calls ``reader.stop()`` in a ``finally`` even when
             # ``streamReader`` raised, burying the error under an UnboundLocalError: a reader
@@ -101,8 +111,36 @@ def check_connection(opts: JmsOptions) -> None:
     try:
         connection = open_connection(opts, probe=True)
     except Exception as exc:
-        raise ValueError(f"jms data source: cannot connect to {_redacted(opts.url)}: {exc}") from None
+        # the message is made first: a traceback shows the raising line's source, and an
+        # f-string there reads as if it had not been filled in
+        message = f"jms data source: cannot connect to {_redacted(opts.url)}: {exc}"
+        raise ValueError(message) from None
     connection.close()
+
+
+def is_local_master(master: str | None) -> bool:
+    """Whether ``master`` runs the executors in the driver's process or on its host
+    (``local``, ``local[4]``, ``local-cluster[…]``); ``None`` (unknown) counts as local."""
+    return master is None or master.strip().lower().startswith("local")
+
+
+def refuse_driver_local_default(checkpoint_root: str | None, master: str | None) -> None:
+    """A stream without ``walPath`` on a cluster whose default log would be on the driver's own
+    disk: ``ValueError`` naming ``walPath``, before the query takes anything off the queue (the
+    receiver would accept messages into a log the executors cannot read, and only a local-mode
+    rerun on that host could get them back)."""
+    if not checkpoint_root or is_local_master(master):
+        return
+    scheme = checkpoint_root.split(":", 1)[0].lower() if ":" in checkpoint_root else ""
+    if scheme not in ("", "file"):
+        return  # hdfs://, s3a:// … : storage the executors reach (the checkpoint lives there)
+    raise ValueError(
+        f"jms data source: option 'walPath' is required on a cluster (master {master}): the default "
+        f"log location under the session's checkpoint root {checkpoint_root!r} is on the driver's "
+        "local disk, which the executors cannot read. Set walPath to storage every executor "
+        "reaches: s3://…, gs://…, hdfs://…, abfs://…, or a filesystem mounted at the same path "
+        "on every host (nothing was taken off the queue)"
+    )
 
 
 def _redacted(url: str) -> str:

@@ -121,6 +121,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         self._end: int | None = None  # the end offset ``latestOffset`` last handed out
         self._figures: LogFigures | None = None
         self._backlog: BacklogProbe | None = None  # reportBacklog=true, once asked
+        self._checked = False  # the log and the broker, once, before anything is taken
 
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
@@ -129,9 +130,24 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         state["_backlog"] = None
         return state
 
+    def check_once(self) -> None:
+        """The log's filesystem opens and its directory can be made, and the broker lets us in:
+        ``ValueError`` naming what is wrong, at the query's first call (a new query's
+        ``initialOffset``, a restarted one's ``latestOffset``), before the receiver takes a
+        message. Once: later a broker outage is the receiver's to ride through."""
+        if self._checked:
+            return
+        from .source import check_connection
+        from .wal import validate_wal_path
+
+        validate_wal_path(self.options.require_wal_path())
+        check_connection(self.options)
+        self._checked = True
+
     def initialOffset(self) -> dict[str, Any]:
         import uuid
 
+        self.check_once()
         if self._log_id is None:
             self._log_id = uuid.uuid4().hex
         return {"segment": 0, "log": self._log_id}
@@ -155,6 +171,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         begin = _offset(start)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if self._receiver is None:
+            self.check_once()
             wal = WriteAheadLog(self.options.require_wal_path())
             # the checkpoint's log id (or, on a new query, initialOffset's) must own the log
             self._log_id = wal.claim(

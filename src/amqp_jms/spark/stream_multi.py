@@ -47,7 +47,7 @@ class MultiReceiverStreamReader(JmsStreamReader):
         return int(self.options.num_receivers)
 
     def initialOffset(self) -> dict[str, Any]:
-        offset = super().initialOffset()
+        offset = super().initialOffset()  # (checks the log and the broker once)
         return {"segments": [0] * self.count, "log": offset["log"]}
 
     def _ends(self, offset: dict[str, Any]) -> list[int]:
@@ -111,6 +111,7 @@ class MultiReceiverStreamReader(JmsStreamReader):
         begins = self._ends(start)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if self._receivers is None:
+            self.check_once()
             pending = self._start(start, max_rows)
             if pending is not None:
                 self._ends_planned = self._ends(pending)

@@ -27,6 +27,14 @@ Layout under ``walPath``::
     _owner.json                        which source the log belongs to (see :meth:`WriteAheadLog.claim`)
     seg-00000000000000000007.arrow     one Arrow IPC file, schema {amqp: binary}
     seg-00000000000000000007.manifest  (object stores only) published after the segment
+    ids-00000000000000000007-100.txt   the message ids of segment 7 (100 of them), one a line,
+                                       kept after the segment for the redelivery window (below)
+
+The ``ids-`` files let a receiver know what the log already took (:mod:`.seen`): a message the
+broker delivers again (after a lost accept, a failover, a broker crash) whose id is there is
+accepted and not appended a second time. They are written after their segment is durable and
+before its accept, without fsync (a lost one costs a duplicate, never a message), and kept for
+the newest ``SEEN_WINDOW`` messages even once Spark committed their segments.
 
 Segment ids increase by one and are never reused: the next id is one more than the largest of
 the ids on disk and the offset Spark hands back (so deleting committed segments cannot make an
@@ -65,6 +73,7 @@ __all__ = [
 WAL_SCHEMA = pa.schema([pa.field("amqp", pa.binary(), nullable=False)])
 OWNER_FILE = "_owner.json"
 _NAME = re.compile(r"^seg-(\d{20})\.(arrow|manifest)$")
+_IDS_NAME = re.compile(r"^ids-(\d{20})-(\d+)\.txt$")
 _SCHEMES = "file:///…, s3://…, gs://…, hdfs://…, abfs://…"
 
 
@@ -121,6 +130,30 @@ def open_filesystem(wal_path: str) -> tuple[pafs.FileSystem, str]:
     return fs, path.rstrip("/")
 
 
+#: How pyarrow.fs's stores word "you may not" (S3, GCS, Azure; HTTP 403).
+_REFUSALS = ("ACCESS_DENIED", "AccessDenied", "Forbidden", "HTTP status 403", "PERMISSION_DENIED")
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether ``exc`` is the storage refusing this process (no or wrong credentials)."""
+    text = str(exc)
+    return any(word in text for word in _REFUSALS)
+
+
+def storage_error(wal_path: str, what: str, exc: BaseException) -> OSError:
+    """An error of the log's storage, naming ``walPath`` and what was being done; one the storage
+    refused says where credentials come from (an executor needs its own)."""
+    hint = ""
+    if _refused(exc) or isinstance(exc, PermissionError):
+        hint = (
+            ". The storage refused this process: give it credentials for walPath (S3: "
+            "AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile or instance role; GCS, Azure: "
+            "their own chains), on the driver and, on a cluster, on every executor too (e.g. "
+            "spark.executorEnv.AWS_ACCESS_KEY_ID)"
+        )
+    return OSError(f"jms data source: walPath {wal_path!r}: cannot {what}: {exc}{hint}")
+
+
 def validate_wal_path(wal_path: str) -> None:
     """Planning-time check: the log's filesystem opens and its directory exists or can be made.
 
@@ -130,7 +163,7 @@ def validate_wal_path(wal_path: str) -> None:
         fs.create_dir(root, recursive=True)
         info = fs.get_file_info(root)
     except Exception as exc:
-        raise ValueError(f"jms data source: walPath {wal_path!r} is not usable: {exc}") from None
+        raise ValueError(str(storage_error(wal_path, "make or list its directory", exc))) from None
     if info.type == pafs.FileType.File:
         raise ValueError(f"jms data source: walPath {wal_path!r} is a file, not a directory")
 
@@ -186,6 +219,8 @@ def read_segment(wal_path: str, segment_id: int) -> pa.Array:
             f"jms data source: write-ahead segment {path} is not visible on this executor: walPath "
             "must be storage every executor reaches (s3://, gs://, hdfs://, abfs://, or a shared mount)"
         ) from None
+    except OSError as exc:
+        raise storage_error(wal_path, f"read segment {segment_id}", exc) from None
     column = table.column(0)
     return column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
 
@@ -300,7 +335,7 @@ class WriteAheadLog:
         try:
             self.fs.create_dir(self.root, recursive=True)
         except Exception as exc:
-            raise ValueError(f"jms data source: cannot create walPath {wal_path!r}: {exc}") from None
+            raise ValueError(str(storage_error(wal_path, "create its directory", exc))) from None
         published = set(self._published())
         for info in _listing(self.fs, self.root):  # writes cut short by a crash
             name = info.base_name
@@ -325,7 +360,7 @@ class WriteAheadLog:
         except OSError as exc:
             if _not_found(exc):
                 return None
-            raise
+            raise storage_error(self.wal_path, "read its owner record", exc) from None
         return dict(json.loads(data.decode("utf-8")))
 
     def claim(self, log_id: str | None, describe: dict[str, Any], fresh: bool = False) -> str:
@@ -487,6 +522,50 @@ class WriteAheadLog:
             f"jms data source: write-ahead segment {segment_id} already exists in {self.wal_path!r}: "
             "another source writes to this walPath"
         )
+
+    # -- the ids of what the log took (``ids-`` files, see the module's docstring) ---------------
+    def write_ids(self, segment_id: int, message_ids: Sequence[str]) -> None:
+        """Record the message ids of segment ``segment_id`` (call once it is durable)."""
+        data = "\n".join(message_ids).encode("utf-8")
+        name = f"ids-{segment_id:020d}-{len(message_ids)}.txt"
+        with self.fs.open_output_stream(_join(self.root, name)) as handle:
+            handle.write(data)
+
+    def _id_files(self) -> list[tuple[int, int, str]]:
+        """(segment id, id count, path) of every ``ids-`` file, newest first."""
+        found = []
+        for info in _listing(self.fs, self.root):
+            match = _IDS_NAME.match(info.base_name)
+            if match:
+                found.append((int(match.group(1)), int(match.group(2)), info.path))
+        return sorted(found, reverse=True)
+
+    def recent_ids(self, limit: int) -> list[str]:
+        """The ids of the newest ``ids-`` files, about ``limit`` of them, oldest first."""
+        chunks: list[list[str]] = []
+        total = 0
+        for _, count, path in self._id_files():
+            if total >= limit:
+                break
+            try:
+                with self.fs.open_input_stream(path) as handle:
+                    text = handle.read().decode("utf-8", "replace")
+            except OSError:  # deleted meanwhile, or unreadable: fewer ids, never a wrong one
+                continue
+            chunks.append([line for line in text.split("\n") if line])
+            total += count
+        return [message_id for chunk in reversed(chunks) for message_id in chunk]
+
+    def prune_ids(self, through: int, keep: int) -> None:
+        """Delete the ``ids-`` files of segments ``<= through`` beyond the newest ``keep`` ids."""
+        total = 0
+        for segment_id, count, path in self._id_files():
+            total += count
+            if segment_id <= through and total > keep:
+                try:
+                    self.fs.delete_file(path)
+                except FileNotFoundError:
+                    pass
 
     def ids_between(self, start: int, end: int) -> list[int]:
         """Published ids with ``start < id <= end``."""

@@ -96,6 +96,7 @@ class TestPeer:
         idle_timeout_s: float | None = None,
         trace_frames: bool = False,
         sasl_outcomes: list[int] | None = None,
+        max_frame_size: int | None = None,
     ) -> None:
         # the sasl-outcome codes (AMQP 1.0 5.3.3.6: 1 auth, 2 sys, 3 sys-perm, 4 sys-temp) the
         # 1st, 2nd, ... connection is answered with; connections past the list log in (ok)
@@ -108,6 +109,7 @@ class TestPeer:
         self.port = self._lsock.getsockname()[1]
         self._sasl = SaslConfig(mechanisms=sasl_mechanisms) if sasl else None
         self._idle_timeout_s = idle_timeout_s
+        self._max_frame_size = max_frame_size  # advertised in the peer's Open
         self._lock = threading.RLock()
         self._script: list[_Expect] = []
         self.errors: list[str] = []
@@ -437,7 +439,13 @@ class TestPeer:
                         sel.unregister(s.fileno())
                     except KeyError:
                         pass
-                    c = _Conn(s, Engine(server=True, sasl=self._sasl, idle_timeout_s=self._idle_timeout_s))
+                    eng = Engine(
+                        server=True,
+                        sasl=self._sasl,
+                        idle_timeout_s=self._idle_timeout_s,
+                        max_frame_size=self._max_frame_size,
+                    )
+                    c = _Conn(s, eng)
                     if self._sasl is not None and self._sasl_outcomes:
                         c.sasl_outcome = self._sasl_outcomes.pop(0)
                     if self._trace_frames:

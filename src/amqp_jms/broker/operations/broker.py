@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import logging
 import shutil
 import ssl
 import tempfile
@@ -25,8 +24,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+from ..._logs import BROKER as log
 from ...exceptions import IllegalStateException
-from ..limits import BrokerLimits
+from ..limits import DEFAULT_IDLE_TIMEOUT, BrokerLimits
 from ..protocol.login_throttle import LoginThrottle
 from ..protocol.sasl import Users, load_users
 from ..protocol.server import AmqpProtocol, ServerState
@@ -37,6 +37,7 @@ from ..routing.core import BrokerCore
 from ..routing.prefixes import AddressPrefixes
 from ..routing.recovery import recover
 from ..routing.tokens import CallableValidator, TokenValidator
+from ..storage.large import SPOOL_PREFIX, SPOOL_SUFFIX
 from ..storage.store import Store
 from .management import ManagementNode
 from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
@@ -44,7 +45,6 @@ from .metrics_http import MetricsServer, parse_listen
 
 __all__ = ["AsyncBroker", "Broker"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 
 class AsyncBroker:
@@ -72,6 +72,7 @@ class AsyncBroker:
         max_failed_logins: int = 10,
         failed_login_window_s: float = 60.0,
         metrics: str | None = None,
+        metrics_token: str | None = None,
         console: bool = False,
         console_allow_anonymous_actions: bool = False,
         ws_port: int | None = None,
@@ -101,7 +102,8 @@ class AsyncBroker:
         self.tls_key = tls_key
         self.dlq = dlq
         self.max_delivery_attempts = max_delivery_attempts
-        self.idle_timeout_s = idle_timeout_s
+        # None: the default (60 s, as RabbitMQ and Artemis); 0: none
+        self.idle_timeout_s = DEFAULT_IDLE_TIMEOUT if idle_timeout_s is None else (idle_timeout_s or None)
         # ``max_frame_size`` and ``memory_limit`` are older spellings of two fields of ``limits``
         self.limits: BrokerLimits = (limits or BrokerLimits()).replace(
             max_frame_size=max_frame_size, queue_memory_limit=memory_limit
@@ -114,6 +116,8 @@ class AsyncBroker:
         self.logins = LoginThrottle(max_failed_logins, failed_login_window_s)
         #: ``(host, port)`` of the Prometheus endpoint (``metrics="127.0.0.1:9464"``), None = off
         self.metrics_address = parse_listen(metrics) if metrics is not None else None
+        #: a token ``/metrics`` asks for (Bearer, or Basic with it as password); None = open
+        self.metrics_token = metrics_token
         #: the web console on the same HTTP listener (``console/``); without ``metrics`` it
         #: listens on loopback port 8161 (ActiveMQ's console port)
         self.console = console
@@ -257,7 +261,8 @@ class AsyncBroker:
         # certificate: the console asks for none)
         tls = (server_context(self.tls_cert, self.tls_key, None)
                if console is not None and self.tls_cert is not None and self.tls_key is not None else None)
-        server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls)
+        server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls,
+                               token=self.metrics_token)
         try:
             await loop.run_in_executor(None, server.start)  # binding waits for another thread
         except BaseException:
@@ -287,8 +292,9 @@ class AsyncBroker:
             self._own_spill = Path(tempfile.mkdtemp(prefix="amqp-jms-broker-"))
             return self._own_spill
         path.mkdir(parents=True, exist_ok=True)
-        for stale in path.glob("amqp-jms-spill-*.db"):  # scratch of a broker that died: not data
-            stale.unlink(missing_ok=True)
+        for pattern in ("amqp-jms-spill-*.db", f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
+            for stale in path.glob(pattern):  # scratch of a broker that died: not data
+                stale.unlink(missing_ok=True)
         return path
 
     def _ssl_context(self) -> ssl.SSLContext | None:

@@ -69,7 +69,11 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--address-prefixes", default=None, type=_prefixes, metavar="QUEUE,TOPIC",
                    help="prefix mode, as ActiveMQ/Artemis: advertise these address prefixes "
                         "(e.g. queue://,topic://) and decide node types by them (default: off)")
-    p.add_argument("--idle-timeout", type=float, default=None, help="idle timeout to advertise, seconds")
+    p.add_argument("--idle-timeout", type=float, default=None,
+                   help="close connections silent this long, seconds (default 60; 0 = never)")
+    p.add_argument("--metrics-token", default=None, metavar="TOKEN",
+                   help="make /metrics ask for this token (Authorization: Bearer TOKEN, or Basic auth "
+                        "with it as the password); [listener] metrics_token in a config file")
     p.add_argument("--metrics", default=None, type=_listen, metavar="HOST:PORT",
                    help="serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
                    "port 0 = any free port; default: off)")
@@ -134,7 +138,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         require_client_certificate=args.require_client_certificate,
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
-        metrics=args.metrics, console=args.console,
+        metrics=args.metrics, metrics_token=args.metrics_token, console=args.console,
         console_allow_anonymous_actions=args.console_allow_anonymous_actions,
         ws_port=args.ws_port, ws_path=args.ws_path,
     )

@@ -15,13 +15,13 @@ is warned about): hashes come from ``amqp-jms broker --hash-password``.
 from __future__ import annotations
 
 import dataclasses
-import logging
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..._logs import BROKER as log
 from ..limits import BrokerLimits, LimitError
 from ..protocol.sasl import Users
 from ..protocol.scram import is_password_hash, parse_password_hash
@@ -30,7 +30,6 @@ from .metrics_http import parse_listen
 
 __all__ = ["BrokerConfig", "ConfigError", "load_config", "with_overrides"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 
 class ConfigError(ValueError):
@@ -59,6 +58,7 @@ class BrokerConfig:
     limits: BrokerLimits | None = None  # None: the defaults
     address_prefixes: tuple[str, str] | None = None
     metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
+    metrics_token: str | None = None  # what /metrics asks for (Bearer or Basic password); None = open
     console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
     ws_port: int | None = None  # the WebSocket listener's port (0 = any free one); None = off
@@ -83,6 +83,8 @@ class BrokerConfig:
             opts["address_prefixes"] = self.address_prefixes
         if self.metrics is not None:
             opts["metrics"] = self.metrics
+        if self.metrics_token is not None:
+            opts["metrics_token"] = self.metrics_token
         if self.console:
             opts["console"] = True
             opts["console_allow_anonymous_actions"] = self.console_allow_anonymous_actions
@@ -217,8 +219,8 @@ def load_config(path: str | Path) -> BrokerConfig:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
     listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
-                                          "console", "console_allow_anonymous_actions", "ws_port",
-                                          "ws_path"})
+                                          "metrics_token", "console", "console_allow_anonymous_actions",
+                                          "ws_port", "ws_path"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
@@ -306,6 +308,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         users=users, authorization=authorization,
         max_failed_logins=max_failed, failed_login_window_s=window, token_validator=token_validator,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
+        metrics_token=r.get(listener, "listener", "metrics_token", str, None),
         console=r.get(listener, "listener", "console", bool, False),
         ws_port=ws_port, ws_path=ws_path,
         console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,

@@ -34,13 +34,13 @@ answers 401 (anonymous) or 403 with the reason. Every size a requester controls 
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from proton import Message, int32
 
+from ..._logs import BROKER as log
 from ...exceptions import InvalidSelectorException
 from ..routing.authorization import Permission
 from ..routing.core import MANAGEMENT_ADDRESS
@@ -66,7 +66,6 @@ if TYPE_CHECKING:
 
 __all__ = ["ManagementNode", "Reply"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 NODE_TYPE = "org.amqp.management"
 NODE_OPERATIONS = ("QUERY", "GET-TYPES", "GET-OPERATIONS", "GET-ATTRIBUTES", "GET-MGMT-NODES")
@@ -369,7 +368,7 @@ class ManagementNode:
         try:
             pred = compile_selector(selector) if selector else None
         except InvalidSelectorException as exc:
-            raise Refused(400, f"invalid selector {selector!r}: {exc}") from None
+            raise Refused(400, str(exc)) from None  # it quotes the selector, shortened
         return self._move(conn, q, destination, pred, limit)
 
     def _browse(self, conn: Requester, name: str, props: dict[Any, Any]) -> Reply:
@@ -457,11 +456,11 @@ class ManagementNode:
 
     async def _delete_queue(self, conn: Requester, q: MessageQueue) -> Reply:
         name = q.name
-        self.core.close_consumers_of(name, except_conn=None)
+        self.core.close_consumers_of(name)
         ext = Extraction(q, delayed=True, seconds=self.core.limits.selector_budget)
         n = await self._drain(q, ext, self._forget(q), lambda: None)
         if self.router.queues.get(name) is q:
-            self.core.close_consumers_of(name, except_conn=None)  # any that attached meanwhile
+            self.core.close_consumers_of(name)  # any that attached meanwhile
             self.router.delete_node(name)
         log.info("management: %s deleted queue %r (%d messages)", _who(conn), name, n)
         return Reply(204, "No Content", None, {"count": int32(n)})

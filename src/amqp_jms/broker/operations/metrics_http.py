@@ -6,7 +6,9 @@ queues per loop turn); reading the request, rendering the text and writing it ha
 server's own thread and event loop, so a slow or hostile scraper never holds the broker's loop.
 What a scraper controls is bounded: the request head (:data:`MAX_REQUEST` bytes, else 431), the
 time to send it and to read the answer (:data:`TIMEOUT` seconds, then the socket is cut),
-connections at once (:data:`MAX_CLIENTS`, beyond that 503 at once), and how often the broker
+connections still sending their request (:data:`MAX_WAITING`, beyond that closed at once: a silent
+socket takes no serving slot), requests served at once (:data:`MAX_CLIENTS`, beyond that 503 at
+once), and how often the broker
 snapshots: at most once per :data:`MIN_INTERVAL`. A scrape sooner than that waits for the next
 snapshot (shared by every scrape waiting for it) rather than getting an older one: an answer
 always shows the broker as it was after the request arrived.
@@ -21,13 +23,16 @@ side only those steps (``benchmarks/broker_bench.py --console``).
 from __future__ import annotations
 
 import asyncio
+import base64
+import binascii
 import concurrent.futures
-import logging
+import hmac
 import threading
 import time
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from ..._logs import BROKER as log
 from .metrics import CONTENT_TYPE, MetricsSnapshot, render
 
 if TYPE_CHECKING:
@@ -35,14 +40,22 @@ if TYPE_CHECKING:
 
     from .console import Console
 
-__all__ = ["MAX_CLIENTS", "MAX_REQUEST", "MIN_INTERVAL", "TIMEOUT", "MetricsServer", "parse_listen"]
+__all__ = [
+    "MAX_CLIENTS",
+    "MAX_REQUEST",
+    "MIN_INTERVAL",
+    "TIMEOUT",
+    "MetricsServer",
+    "authorized",
+    "parse_listen",
+]
 
-log = logging.getLogger("amqp_jms.broker")
 
 MAX_REQUEST = 8192  # bytes of request line + headers
 MAX_BODY = 65536  # bytes of a console form
 TIMEOUT = 10.0  # seconds a client has to send its request, and to read the answer
-MAX_CLIENTS = 8  # connections served at once
+MAX_CLIENTS = 8  # requests served at once
+MAX_WAITING = 64  # connections still sending their request head (beyond: closed at once)
 MIN_INTERVAL = 1.0  # seconds between snapshots, at least
 SNAPSHOT_TIMEOUT = 30.0  # seconds the broker's loop has to answer
 
@@ -55,6 +68,26 @@ def parse_listen(text: str) -> tuple[str, int]:
         raise ValueError(f"metrics address {text!r}: expected HOST:PORT, e.g. 127.0.0.1:9464")
     host = host.strip("[]") or "127.0.0.1"
     return host, int(port)
+
+
+def authorized(head: bytes, token: str) -> bool:
+    """Whether a request head carries ``token``: ``Authorization: Bearer <token>``, or Basic
+    with any user name and the token as password (compared in constant time)."""
+    for line in head.split(b"\r\n")[1:]:
+        name, sep, value = line.partition(b":")
+        if not sep or name.strip().lower() != b"authorization":
+            continue
+        scheme, _, credentials = value.strip().partition(b" ")
+        given = b""
+        if scheme.lower() == b"bearer":
+            given = credentials.strip()
+        elif scheme.lower() == b"basic":
+            try:
+                given = base64.b64decode(credentials.strip(), validate=True).partition(b":")[2]
+            except (binascii.Error, ValueError):
+                return False
+        return hmac.compare_digest(given, token.encode())
+    return False
 
 
 Snapshotter = Callable[[], Coroutine[Any, Any, MetricsSnapshot]]
@@ -74,8 +107,12 @@ class MetricsServer:
         *,
         console: Console | None = None,
         ssl_context: ssl.SSLContext | None = None,
+        token: str | None = None,
     ) -> None:
         self.console = console
+        #: with a token, ``/metrics`` answers only ``Authorization: Bearer <token>`` or Basic
+        #: auth whose password is the token (Prometheus's ``authorization`` / ``basic_auth``)
+        self.token = token
         self.ssl_context = ssl_context
         self.host = host
         self.port = port
@@ -86,6 +123,7 @@ class MetricsServer:
         self._thread: threading.Thread | None = None
         self._server: asyncio.base_events.Server | None = None
         self._clients = 0
+        self._waiting = 0
         self._last_at = float("-inf")  # monotonic time the last snapshot was begun
         self._next: asyncio.Future[str] | None = None  # the next snapshot, not yet begun: shared
 
@@ -143,19 +181,30 @@ class MetricsServer:
 
     # -- serving (this server's loop) ------------------------------------------------------------
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        # a socket that has not sent its request yet holds no serving slot: eight silent ones
+        # used to make every scrape answer 503; they are bounded on their own (MAX_WAITING)
+        if self._waiting >= MAX_WAITING:
+            writer.transport.abort()
+            return
+        self._waiting += 1
+        try:
+            head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        except (asyncio.LimitOverrunError, ValueError):
+            await self._answer(writer, 431, f"request head over {MAX_REQUEST} bytes\n")
+            return
+        except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
+            writer.transport.abort()
+            return
+        except BaseException:  # cancelled (the broker stopping): no half-open socket left
+            writer.transport.abort()
+            raise
+        finally:
+            self._waiting -= 1
         if self._clients >= MAX_CLIENTS:
             await self._answer(writer, 503, "too many scrapes at once\n")
             return
         self._clients += 1
         try:
-            try:
-                head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
-            except (asyncio.LimitOverrunError, ValueError):
-                await self._answer(writer, 431, f"request head over {MAX_REQUEST} bytes\n")
-                return
-            except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
-                writer.transport.abort()
-                return
             request = head.split(b"\r\n", 1)[0].split()
             if len(request) != 3 or not request[2].startswith(b"HTTP/"):
                 await self._answer(writer, 400, "malformed request line\n")
@@ -169,6 +218,10 @@ class MetricsServer:
                 return
             if method not in (b"GET", b"HEAD"):
                 await self._answer(writer, 405, "GET or HEAD\n", extra="Allow: GET, HEAD\r\n")
+                return
+            if self.token is not None and not authorized(head, self.token):
+                await self._answer(writer, 401, "the metrics need the broker's metrics token\n",
+                                   extra='WWW-Authenticate: Basic realm="amqp-jms metrics"\r\n')
                 return
             try:
                 text = await self._text()

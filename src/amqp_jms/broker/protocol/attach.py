@@ -63,7 +63,13 @@ class AttachHandling:
     # -- authorization -------------------------------------------------------------------------
     def refusal(self, address: str, permission: Permission) -> str | None:
         """``None`` if this connection's user may, else why not (see ``authorization``). In prefix
-        mode the rules name destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``."""
+        mode the rules name destinations, not addresses: ``queue://orders.eu`` is ``orders.eu``.
+
+        The connection that created a temporary destination may send to it, consume from it and
+        browse it whatever the rules say (a request/reply client sends to its own reply queue
+        too); managing it still takes ``manage``."""
+        if permission is not Permission.MANAGE and self.core.temp_owner.get(address) == self.id:
+            return None
         return self.core.refusal(self.user, address, permission)
 
     def _authorize(self, address: str, permission: Permission) -> None:
@@ -234,8 +240,7 @@ class AttachHandling:
                 raise AttachRefused("amqp:invalid-field", "source address is required")
             is_topic = (self.router.node_kind(address) or kind_from_caps(caps)).is_topic
             browsing = source.distribution_mode == Terminus.DIST_MODE_COPY and not is_topic
-            if self.core.temp_owner.get(address) != self.id:  # a temporary's creator may read it
-                self._authorize(address, Permission.BROWSE if browsing else Permission.CONSUME)
+            self._authorize(address, Permission.BROWSE if browsing else Permission.CONSUME)
             kind = self._resolve(address, caps)
             if kind.is_topic:
                 st = self._attach_subscriber(link, address, caps, filters.selector, matcher, filters.no_local,
@@ -352,10 +357,13 @@ class AttachHandling:
         """Attach with a null source: return the stored source of the named subscription."""
         sub = self._lookup_subscription(str(link.name))
         if sub is None:
+            # AMQP 1.0 2.6.3: a null source, then the Detach that says why (what ActiveMQ sends
+            # and Qpid JMS waits for: without it, its unsubscribe of an unknown name hangs)
             link.source.type = Terminus.UNSPECIFIED
             link.open()
-            lookup = self.router.new_queue("lookup", durable=False)
-            self.links[addr(link)] = OutgoingLink(self._connection, link, lookup, presettled=False)
+            name = parse_subscription_name(str(link.name), set()).name
+            link.condition = Condition("amqp:not-found", f"no subscription named {name!r}")
+            link.close()
             return
         self._authorize(sub.topic, Permission.CONSUME)
         s = link.source

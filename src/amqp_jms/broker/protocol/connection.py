@@ -11,12 +11,12 @@ produces.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Endpoint, Event, Link, symbol
 
+from ..._logs import BROKER as log
 from ..._version import __version__
 from ..errors import MalformedFrame
 from ..limits import AddressFullPolicy
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BrokerConnection"]
 
-log = logging.getLogger("amqp_jms.broker")
 
 SOLE = "sole-connection-for-container"
 OFFERED = ["ANONYMOUS-RELAY", "DELAYED_DELIVERY", "SHARED-SUBS"]
@@ -61,6 +60,7 @@ class BrokerConnection(AttachHandling, TransferHandling):
         self.sessions = 0
         limits = core.limits  # the per-transfer ones, read once
         self.max_message_size = limits.max_message_size
+        self.spooling = 0  # bytes its unfinished incoming transfers hold (max_spool_per_connection)
         self.max_value_depth = limits.max_value_depth
         self.depth_floor = 2 * limits.max_value_depth if limits.max_value_depth else 1 << 62
         self.fail_when_full = limits.address_full_policy is AddressFullPolicy.FAIL
@@ -232,6 +232,9 @@ class BrokerConnection(AttachHandling, TransferHandling):
             node = sub.topic if sub is not None else st.queue.name
         else:
             st.closed = True
+            if st.spool is not None:  # a transfer cut off by the link or connection ending
+                st.spool.discard()
+                st.spool = None
             node = st.address or ""
             if st.coordinator and not connection_gone:
                 self.txns.rollback_controlled_by(self.id, addr(link))

@@ -302,6 +302,7 @@ class IncomingLink:
         self.closed = False
         self.blocked = False  # credit withheld by the flow gate (a full queue or broker)
         self.spool: IncomingSpool | None = None  # a multi-frame delivery still arriving
+        self.progress_at = 0.0  # when its last frame came (0: none unfinished; transfer_timeout)
         # the anonymous relay: the addresses it sent to lately, which the flow gate checks as
         # it checks a named link's address (insertion order, the oldest dropped past a few)
         self.targets: dict[str, None] = {}

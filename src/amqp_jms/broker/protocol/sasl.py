@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hmac
 import json
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from enum import Enum
@@ -67,12 +68,27 @@ class Users:
     _scram: dict[str, dict[str, ScramCredentials]] = field(default_factory=dict, repr=False)
 
     def check(self, user: str, password: str) -> bool:
+        """A PLAIN login. An unknown user costs what a known one does (a hashed password is
+        checked against a decoy hash), so the answer's timing does not tell which users exist."""
         expected = self.passwords.get(user)
         if expected is None:
+            if self.passwords and any(is_password_hash(pw) for pw in self.passwords.values()):
+                verify_password(self._decoy(), password)
             return not self.passwords and self.anonymous
         if is_password_hash(expected):
             return verify_password(self.scram_credentials("SCRAM-SHA-256")[user], password)
         return hmac.compare_digest(expected.encode(), password.encode())
+
+    def _decoy(self) -> ScramCredentials:
+        """A SCRAM-SHA-256 credential no password matches, with the iteration count of the
+        stored hashes (made once)."""
+        creds = self._scram.setdefault("decoy", {})
+        decoy = creds.get("")
+        if decoy is None:
+            stored = self.scram_credentials("SCRAM-SHA-256")
+            iterations = max((c.iterations for c in stored.values()), default=4096)
+            decoy = creds[""] = derive(os.urandom(16).hex(), "sha256", iterations=iterations)
+        return decoy
 
     @property
     def mechanisms(self) -> list[str]:
@@ -235,7 +251,7 @@ class SaslServer:
             return self._scram_final(bytes(first) if isinstance(first, bytes | memoryview) else b"")
         if self.admit is not None and not self.admit():
             self.result = SaslResult.FAILED
-            return _frame(_OUTCOME, [ubyte(3)])  # sys-temp: this address is locked out for now
+            return _frame(_OUTCOME, [ubyte(4)])  # sys-temp: this address is locked out for now
         if obj.descriptor != _INIT:
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])

@@ -12,17 +12,18 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import logging
 import time
 from typing import TYPE_CHECKING
 
 from proton import Condition, Endpoint, Event
 
+from ..._logs import BROKER as log
 from ...engine import Engine
 from ..errors import DECODE_ERROR, is_malformed
 from ..limits import BrokerLimits
 from ._fast import lib
 from .connection import BrokerConnection
+from .frame_depth import FrameDepthGuard
 from .login_throttle import LoginThrottle
 from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
@@ -32,7 +33,6 @@ if TYPE_CHECKING:
 
 __all__ = ["AmqpProtocol", "ServerState"]
 
-log = logging.getLogger("amqp_jms.broker")
 _ids = itertools.count(1)
 _PN_DELIVERY = lib.PN_DELIVERY
 _CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut
@@ -58,16 +58,17 @@ class ServerState:
         self.idle_timeout_s = idle_timeout_s
         self.limits = limits
         self.protocols: set[AmqpProtocol] = set()
+        self.per_address: dict[str, int] = {}  # open connections by source address
         self._refused = 0
         self._refused_logged = 0.0
 
-    def refused_connection(self, peer: object) -> None:
-        """Count a connection refused by ``max_connections``; log at most once a second."""
+    def refused_connection(self, peer: object, why: str) -> None:
+        """Count a connection refused at accept (``why`` names the limit); log at most once a
+        second."""
         self._refused += 1
         now = time.monotonic()
         if now - self._refused_logged >= 1.0:
-            log.warning("max_connections (%d) reached: refused %d connection(s), the last from %s",
-                        self.limits.max_connections, self._refused, peer)
+            log.warning("%s reached: refused %d connection(s), the last from %s", why, self._refused, peer)
             self._refused_logged = now
             self._refused = 0
 
@@ -90,6 +91,11 @@ class AmqpProtocol(asyncio.Protocol):
         self._write_paused = False
         self._close_grace = False
         self._handshake_timer: asyncio.TimerHandle | None = None
+        self._frames_seen = 0  # frames proton has read (frame_timeout)
+        self._depth = FrameDepthGuard(0)  # max_value_depth for frame fields (set once accepted)
+        self._too_deep = False
+        self._frame_since = 0.0  # when the last one completed (or bytes first came)
+        self._frame_timer: asyncio.TimerHandle | None = None
 
     # -- asyncio callbacks ---------------------------------------------------------------------
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -97,12 +103,23 @@ class AmqpProtocol(asyncio.Protocol):
         self.transport = transport
         peer = transport.get_extra_info("peername")
         limits = self.state.limits
+        source = str(peer[0]) if isinstance(peer, tuple) else str(peer)
+        per_address = self.state.per_address
+        why = None
         if limits.max_connections and len(self.state.protocols) >= limits.max_connections:
+            why = f"max_connections ({limits.max_connections})"
+        elif limits.max_connections_per_address and (
+            per_address.get(source, 0) >= limits.max_connections_per_address
+        ):
+            why = f"max_connections_per_address ({limits.max_connections_per_address}) for {source}"
+        if why is not None:
             # before any byte: no AMQP to answer with (a flood of silent sockets must cost nothing)
             self._refused = True
-            self.state.refused_connection(peer)
+            self.state.refused_connection(peer, why)
             transport.abort()
             return
+        per_address[source] = per_address.get(source, 0) + 1
+        self._depth = FrameDepthGuard(limits.max_value_depth, max_frame_size=limits.max_frame_size)
         conn_id = next(_ids)
         self.state.core.counters.connections += 1
         self.engine = Engine(
@@ -117,7 +134,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
-        self.source = str(peer[0]) if isinstance(peer, tuple) else str(peer)  # for the login throttle
+        self.source = source  # for the login throttle and max_connections_per_address
         self.sasl = SaslServer(
             self.state.users,
             certificate_identity(transport.get_extra_info("peercert")),
@@ -158,7 +175,31 @@ class AmqpProtocol(asyncio.Protocol):
             if not data:
                 return
         assert self.engine is not None
+        if self._too_deep:
+            return  # closing: nothing more is decoded
+        why = self._depth.feed(data)
+        if why is not None:
+            self._too_deep = True
+            if self._depth.cut:  # the frames before it (the protocol header, an Open) count
+                self.engine.receive_data(data[: self._depth.cut])
+                self._process()  # answered first (the broker's Open), then the Close below
+            condition = self._depth.condition
+            log.info("connection %s from %s: %s, closing with %s",
+                     self.conn.id if self.conn else "?", self.source, why, condition)
+            if self.engine.connection.state & Endpoint.REMOTE_ACTIVE:
+                self._fail(condition, why)
+                self._process()
+                return
+            # the Open itself was too deep: proton writes no Close before it has read an Open,
+            # so the broker's Open goes out and a Close of our own follows it
+            self.engine.connection.open()
+            out = self.engine.data_to_send()
+            if self.transport is not None:
+                self.transport.write(out + _close_frame(condition, why))
+                self.loop.call_later(_CLOSE_GRACE, self._close_transport)
+            return
         self.engine.receive_data(data)
+        self._frame_progress()
         self._process()
 
     def eof_received(self) -> bool | None:
@@ -170,12 +211,21 @@ class AmqpProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         self.state.protocols.discard(self)
+        if not self._refused and self.source:
+            left = self.state.per_address.get(self.source, 1) - 1
+            if left > 0:
+                self.state.per_address[self.source] = left
+            else:
+                self.state.per_address.pop(self.source, None)
         if self._handshake_timer is not None:
             self._handshake_timer.cancel()
             self._handshake_timer = None
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
+        if self._frame_timer is not None:
+            self._frame_timer.cancel()
+            self._frame_timer = None
         conn = self.conn
         if conn is not None:
             conn.cleanup()
@@ -261,6 +311,38 @@ class AmqpProtocol(asyncio.Protocol):
                 self._timer.cancel()
             self._timer = self.loop.call_at(self._loop_time(deadline), self._on_timer)
 
+    def _frame_progress(self) -> None:
+        """Watch for a frame that arrives a byte at a time (``frame_timeout``): bytes keep
+        coming, so the idle timeout never fires, but no frame completes."""
+        limit = self.state.limits.frame_timeout
+        engine = self.engine
+        if not limit or engine is None:
+            return
+        frames = engine.transport.frames_input
+        if frames != self._frames_seen:
+            self._frames_seen = frames
+            self._frame_since = time.monotonic()  # (this chunk may have begun the next one)
+            if self._frame_timer is not None:
+                self._frame_timer.cancel()
+                self._frame_timer = None
+        elif self._frame_timer is None:
+            if self._frame_since == 0.0:
+                self._frame_since = time.monotonic()
+            wait = max(0.0, self._frame_since + limit - time.monotonic())
+            self._frame_timer = self.loop.call_later(wait, self._frame_expired, frames)
+
+    def _frame_expired(self, frames: int) -> None:
+        self._frame_timer = None
+        engine = self.engine
+        if engine is None or self.transport is None or engine.transport.frames_input != frames:
+            return
+        limit = self.state.limits.frame_timeout
+        cid = self.conn.id if self.conn else "?"
+        log.info("connection %s from %s: no frame completed in %ss while bytes kept coming, closing",
+                 cid, self.source, limit)
+        self._fail("amqp:resource-limit-exceeded",
+                   f"a frame did not arrive in full within {limit} s (limit frame_timeout)")
+
     def _handshake_expired(self) -> None:
         """SASL + Open not done within ``handshake_timeout`` (a silent or slowloris peer)."""
         self._handshake_timer = None
@@ -315,3 +397,13 @@ class AmqpProtocol(asyncio.Protocol):
         """Broker stopping: close the AMQP connection politely, then the socket."""
         self._fail("amqp:connection:forced", "broker shutting down")
         self.loop.call_later(0.2, self._close_transport)
+
+
+def _close_frame(condition: str, description: str) -> bytes:
+    """A Close frame (channel 0) carrying an error, encoded without proton."""
+    from ...mapping.codec import encode_value
+    from ...types import Described, Symbol, ULong
+
+    error = Described(ULong(0x1D), [Symbol(condition), description])
+    body = encode_value(Described(ULong(0x18), [error]))
+    return (len(body) + 8).to_bytes(4, "big") + b"\x02\x00\x00\x00" + body

@@ -17,6 +17,13 @@ from pathlib import Path
 __all__ = ["AlertingSSLObject", "server_context"]
 
 
+#: OpenSSL's reasons when the first bytes are not a TLS record at all (a plain ``amqp://`` client
+#: sends ``AMQP\x03...``): OpenSSL queues no alert, and deferring would leave that client waiting
+#: for its whole connect timeout for an answer that never comes; failing at once closes the socket
+_NOT_TLS = frozenset({"WRONG_VERSION_NUMBER", "HTTP_REQUEST", "HTTPS_PROXY_REQUEST", "UNKNOWN_PROTOCOL",
+                      "PACKET_LENGTH_TOO_LONG", "RECORD_LAYER_FAILURE"})
+
+
 class AlertingSSLObject(ssl.SSLObject):
     """An ``SSLObject`` whose failed handshake lets its alert be sent before it fails."""
 
@@ -30,6 +37,8 @@ class AlertingSSLObject(ssl.SSLObject):
         except (ssl.SSLWantReadError, ssl.SSLWantWriteError, ssl.SSLSyscallError):
             raise
         except ssl.SSLError as e:
+            if e.reason in _NOT_TLS:
+                raise  # no TLS at all (an amqp:// client's AMQP header): no alert to wait for
             self._failure = e
             raise ssl.SSLWantReadError("handshake failed: sending the alert first") from e
 

@@ -9,11 +9,13 @@ cffi path (``on_delivery_raw``); the rest goes through proton's Python ``Deliver
 from __future__ import annotations
 
 import functools
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from proton import Condition, Delivery, Described, ulong
 
+from ..._logs import BROKER as log
 from ..routing.authorization import Permission
 from ..routing.depth import check_depth
 from ..routing.nodes import NodeKind, Router
@@ -49,6 +51,7 @@ class TransferHandling:
     _end_link: Callable[..., None]
     cbs_link: CbsLink
     max_message_size: int
+    spooling: int  # bytes this connection's unfinished incoming transfers hold
     max_value_depth: int
     depth_floor: int  # messages at most this long cannot nest past max_value_depth
     fail_when_full: bool  # address-full policy FAIL: check the target queue per message
@@ -90,10 +93,18 @@ class TransferHandling:
                 self._message_too_large(st, n + (spool.size if spool is not None else 0))
                 return
             partial = lib.pn_delivery_partial(d)
+            if partial:
+                self._transfer_progressed(st)
             if partial and n < DRAIN_AT and not lib.pn_delivery_aborted(d):
                 return
+            if n:
+                refusal = self._spool_refusal(n)
+                if refusal is not None:
+                    self._end_incoming(st, "amqp:resource-limit-exceeded", refusal)
+                    return
             if spool is None:
-                spool = st.spool = IncomingSpool(self.large_threshold, self.core.spill_dir)
+                spool = IncomingSpool(self.large_threshold, self.core.spill_dir, self._account_spool)
+                st.spool = spool
             if n:
                 buf = bytearray(n)
                 lib.pn_link_recv(lnk, ffi.from_buffer(buf), n)
@@ -101,6 +112,7 @@ class TransferHandling:
             if partial and not lib.pn_delivery_aborted(d):
                 return
             st.spool = None
+            st.progress_at = 0.0
             lib.pn_link_advance(lnk)
             if lib.pn_delivery_aborted(d):
                 spool.discard()
@@ -122,13 +134,7 @@ class TransferHandling:
             lib.pn_delivery_settle(d)
         elif st.coordinator or lib.pn_delivery_remote_state(d) == TRANSACTIONAL_STATE or st.address is None \
                 or st.management:
-            dlv = Delivery.wrap(d)
-            if st.coordinator:
-                self._on_coordinator(dlv, data)
-            elif st.management:
-                self._on_management(dlv, data)
-            else:
-                self._on_message(st, dlv, data)
+            self._on_payload(st, Delivery.wrap(d), data)
         else:
             self._on_message_fast(st, d, data)
         credit = lib.pn_link_credit(lnk)
@@ -143,6 +149,48 @@ class TransferHandling:
             else:
                 lib.pn_link_flow(lnk, st.window - credit)
         self.dirty()
+
+    # -- unfinished transfers: what they hold, how long they may stall ---------------------------
+    def _account_spool(self, n: int) -> None:
+        """An unfinished transfer of this connection took in (+) or gave back (-) ``n`` bytes."""
+        self.spooling += n
+        self.core.spooling += n
+
+    def _spool_refusal(self, n: int) -> str | None:
+        """Why ``n`` more bytes of an unfinished transfer may not be held, or None."""
+        limits = self.core.limits
+        if limits.max_spool_per_connection and self.spooling + n > limits.max_spool_per_connection:
+            return (f"this connection's unfinished transfers would hold {self.spooling + n} bytes, more than "
+                    f"the broker allows (limit max_spool_per_connection = {limits.max_spool_per_connection})")
+        if limits.max_spool_total and self.core.spooling + n > limits.max_spool_total:
+            return (f"unfinished transfers would hold {self.core.spooling + n} bytes in all, more than the "
+                    f"broker allows (limit max_spool_total = {limits.max_spool_total})")
+        return None
+
+    def _transfer_progressed(self, st: IncomingLink) -> None:
+        """A frame of an unfinished delivery arrived: its stall deadline starts again."""
+        timeout = self.core.limits.transfer_timeout
+        if not timeout:
+            return
+        first = st.progress_at == 0.0
+        st.progress_at = time.monotonic()
+        if first:
+            self.core.loop.call_later(timeout, self._transfer_deadline, st)
+
+    def _transfer_deadline(self, st: IncomingLink) -> None:
+        if st.closed or st.progress_at == 0.0 or self.closed:
+            return  # finished, ended, or the connection went
+        timeout = self.core.limits.transfer_timeout
+        idle = time.monotonic() - st.progress_at
+        if idle < timeout:
+            self.core.loop.call_later(timeout - idle, self._transfer_deadline, st)
+            return
+        held = st.spool.size if st.spool is not None else 0
+        log.info("connection %s: a transfer on link %r stalled for %ss with %d bytes, detaching it",
+                 self.id, st.link.name, timeout, held)
+        self._end_incoming(st, "amqp:resource-limit-exceeded",
+                           f"the transfer made no progress for {timeout} s (limit transfer_timeout); "
+                           "what it sent was discarded")
 
     def _transfer_limit_exceeded(self, st: IncomingLink, excess: int) -> None:
         """The peer sent transfers beyond the credit we granted: end that link, nothing else."""
@@ -162,6 +210,7 @@ class TransferHandling:
         if st.spool is not None:
             st.spool.discard()
             st.spool = None
+        st.progress_at = 0.0
         self._end_link(link, st, closed=True, connection_gone=False)
         link.condition = Condition(condition, description)
         link.close()
@@ -233,14 +282,20 @@ class TransferHandling:
         link.advance()
         if dlv.aborted:
             dlv.settle()
-        elif st.coordinator:
+        else:
+            self._on_payload(st, dlv, data)
+        st.top_up()
+        self.dirty()
+
+    def _on_payload(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
+        """A whole transfer on the wrapper-based path, to whom its link sends: the transaction
+        coordinator, ``$management`` or a node."""
+        if st.coordinator:
             self._on_coordinator(dlv, data)
         elif st.management:
             self._on_management(dlv, data)
         else:
             self._on_message(st, dlv, data)
-        st.top_up()
-        self.dirty()
 
     def _refuse_message(self, dlv: Any, condition: str, description: str) -> None:
         """Reject a message; one sent in a transaction also dooms that transaction's commit."""

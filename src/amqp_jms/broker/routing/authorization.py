@@ -15,7 +15,7 @@ The permissions:
 ``browse``            attach a queue browser;
 ``create_temporary``  create a temporary queue or topic (checked against its generated address,
                       ``TempQueue-<n>-<t>`` or ``TempTopic-<n>-<t>``, one word: ``#`` or ``*``
-                      rules match it); the creating connection may always consume from it;
+                      rules match it); the creating connection may always send to, consume from and browse it;
 ``manage``            administer; reading the dead-letter queue (consume or browse) needs it.
 
 Pure: no I/O, no proton. The broker's connection code asks :meth:`Authorization.refusal` at

@@ -89,6 +89,8 @@ class BrokerCore:
         #: the ``$management`` node (made by ``management``, given by the operations layer; None: none)
         self.management = management(self) if management is not None else None
         self.counters = BrokerCounters()  # connections, failed logins (metrics.py)
+        #: bytes all unfinished incoming transfers hold (``limits.max_spool_total``)
+        self.spooling = 0
 
     # -- container-id registry (sole-connection-for-container) --------------------------------
     def container_clash(self, container: str, wants_sole: bool) -> bool:
@@ -118,19 +120,25 @@ class BrokerCore:
         return auth.refusal(user, address if prefixes is None else prefixes.name_of(address), permission)
 
     # -- temporary nodes -----------------------------------------------------------------------
-    def close_consumers_of(self, address: str, *, except_conn: Any) -> None:
+    def close_consumers_of(self, address: str) -> None:
         for conn in list(self.connections.values()):
             conn.close_links_to(address)
 
     # -- selectors -----------------------------------------------------------------------------
     def compile_selector(self, text: str) -> Callable[[BrokerMessage], bool] | None:
-        """A predicate for a JMS selector; raises ``AttachRefused`` (invalid-field) if invalid."""
-        from .selectors import compile_selector
+        """A predicate for a JMS selector; raises ``AttachRefused``: invalid-field if invalid,
+        resource-limit-exceeded past ``max_selector_length`` / ``max_selector_terms``."""
+        from .selectors import SelectorTooCostly, compile_selector
 
+        limits = self.limits
         try:
-            return compile_selector(text)
-        except InvalidSelectorException as exc:
-            raise AttachRefused("amqp:invalid-field", f"invalid selector {text!r}: {exc}") from exc
+            return compile_selector(
+                text, max_length=limits.max_selector_length, max_terms=limits.max_selector_terms
+            )
+        except SelectorTooCostly as exc:
+            raise AttachRefused("amqp:resource-limit-exceeded", str(exc)) from exc
+        except InvalidSelectorException as exc:  # its message quotes the selector, shortened
+            raise AttachRefused("amqp:invalid-field", str(exc)) from exc
 
     # -- scheduled delivery --------------------------------------------------------------------
     def _schedule(self, q: MessageQueue, when: float) -> None:

@@ -28,12 +28,12 @@ heap. What a peer controls (a consumer's error condition and description) is cut
 
 from __future__ import annotations
 
-import logging
 import mmap
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from ..._logs import BROKER as log
 from ...exceptions import MessageFormatException
 from ...mapping.codec import (
     APPLICATION_PROPERTIES,
@@ -67,7 +67,6 @@ __all__ = [
     "dead_letter_bytes",
 ]
 
-log = logging.getLogger("amqp_jms.broker")
 
 MAX_CONDITION = 256  # chars of a consumer's error condition kept (a symbol; AMQP names are short)
 MAX_DESCRIPTION = 1024  # chars of a consumer's error description kept

@@ -269,30 +269,27 @@ class Router:
         self, q: MessageQueue, msg: BrokerMessage, *, failed: bool, how: Failure = Failure.MODIFIED
     ) -> None:
         """Back to the queue; ``failed`` counts it as a delivery attempt (``how`` it failed)."""
-        if failed:
-            msg.delivery_count += 1
-            if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                self.dead_letter(q, msg, self._limit(msg, how))
-                return
-            if msg.stored:
-                self.store.update_count(q.name, msg)
+        if failed and self._attempt_failed(q, msg, how):
+            return
         q.release(msg)
 
     def released_many(
         self, q: MessageQueue, msgs: list[BrokerMessage], *, failed: bool, how: Failure = Failure.MODIFIED
     ) -> None:
-        keep: list[BrokerMessage] = []
-        for msg in msgs:
-            if failed:
-                msg.delivery_count += 1
-                if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
-                    self.dead_letter(q, msg, self._limit(msg, how))
-                    continue
-                if msg.stored:
-                    self.store.update_count(q.name, msg)
-            keep.append(msg)
+        keep = [msg for msg in msgs if not self._attempt_failed(q, msg, how)] if failed else msgs
         if keep:
             q.release_all(keep)
+
+    def _attempt_failed(self, q: MessageQueue, msg: BrokerMessage, how: Failure) -> bool:
+        """Count one more failed delivery attempt of ``msg``; True when that was its last (it has
+        gone to the dead-letter queue), else its stored count is brought up to date."""
+        msg.delivery_count += 1
+        if self.max_delivery_attempts and msg.delivery_count >= self.max_delivery_attempts:
+            self.dead_letter(q, msg, self._limit(msg, how))
+            return True
+        if msg.stored:
+            self.store.update_count(q.name, msg)
+        return False
 
     def _limit(self, msg: BrokerMessage, how: Failure) -> Cause:
         return Cause.delivery_limit(msg.delivery_count, self.max_delivery_attempts, how)

@@ -22,12 +22,10 @@ from proton import symbol
 
 from .nodes import NodeKind
 
-__all__ = ["DEFAULT_PREFIXES", "AddressPrefixes", "parse_address_prefixes"]
+__all__ = ["AddressPrefixes", "parse_address_prefixes"]
 
 TEMP_QUEUE_SCHEME = "temp-queue://"
 TEMP_TOPIC_SCHEME = "temp-topic://"
-#: ActiveMQ's prefixes, the usual choice (``--address-prefixes queue://,topic://``)
-DEFAULT_PREFIXES = ("queue://", "topic://")
 _MAX_PREFIX = 64
 
 

@@ -337,7 +337,7 @@ class MessageQueue:
                         self._drop(msg)
                         continue
                     budget -= 1
-                    if not budget & 31 and time.perf_counter() > deadline:
+                    if time.perf_counter() > deadline:
                         budget = 0  # slow selectors: yield after this one (time, not only count)
                     c = self._pick(msg)
                     if c is None:

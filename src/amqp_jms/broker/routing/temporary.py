@@ -107,7 +107,7 @@ class TemporaryNodes:
     def delete(self, address: str) -> None:
         self.policy.pop(address, None)
         self.router.delete_node(address)
-        self.core.close_consumers_of(address, except_conn=None)
+        self.core.close_consumers_of(address)
 
     # -- messages leaving a node ---------------------------------------------------------------
     def _on_consumed(self, q: MessageQueue) -> None:

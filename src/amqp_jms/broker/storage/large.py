@@ -13,11 +13,21 @@ the socket drains (``OutgoingStream``).
 from __future__ import annotations
 
 import mmap
+import os
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import IO, Any
 
-__all__ = ["DRAIN_AT", "STREAM_CHUNK", "IncomingSpool", "OutgoingStream", "memory_size"]
+__all__ = [
+    "DRAIN_AT",
+    "SPOOL_PREFIX",
+    "SPOOL_SUFFIX",
+    "STREAM_CHUNK",
+    "IncomingSpool",
+    "OutgoingStream",
+    "memory_size",
+]
 
 DRAIN_AT = 64 * 1024  # a partial delivery's bytes are taken out of proton once this many wait
 STREAM_CHUNK = 256 * 1024  # bytes of a large message handed to proton per step going out
@@ -28,23 +38,42 @@ def memory_size(data: Any) -> int:
     return 256 if type(data) is mmap.mmap else len(data)
 
 
+SPOOL_PREFIX = "incoming-"
+SPOOL_SUFFIX = ".part"
+
+
 class IncomingSpool:
-    """The bytes of one delivery still arriving: in memory up to ``threshold``, then a file."""
+    """The bytes of one delivery still arriving: in memory up to ``threshold``, then a file.
 
-    __slots__ = ("_buf", "_dir", "_file", "size", "threshold")
+    The file is named (``incoming-*.part`` in the spill directory, under the data directory by
+    default) while the delivery arrives, so an operator's ``ls``/``du`` sees what unfinished
+    transfers hold; the name goes when the delivery finishes (the finished message is the file
+    mapped, which vanishes with the last reference to it) or is discarded. ``account`` is told
+    every byte taken in (+n) and given back (-size) so the broker can cap what unfinished
+    transfers hold, per connection and in total."""
 
-    def __init__(self, threshold: int, directory: str | None) -> None:
+    __slots__ = ("_account", "_buf", "_dir", "_file", "size", "threshold")
+
+    def __init__(
+        self, threshold: int, directory: str | None, account: Callable[[int], None] | None = None
+    ) -> None:
         self.threshold = threshold
         self._dir = directory
+        self._account = account
         self._buf = bytearray()
         self._file: IO[bytes] | None = None
         self.size = 0
 
     def add(self, chunk: bytes | bytearray | memoryview) -> None:
-        self.size += len(chunk)
+        n = len(chunk)
+        self.size += n
+        if self._account is not None:
+            self._account(n)
         f = self._file
         if f is None and self.size >= self.threshold:
-            f = self._file = tempfile.TemporaryFile(dir=self._dir, prefix="amqp-jms-large-")
+            f = self._file = tempfile.NamedTemporaryFile(
+                dir=self._dir, prefix=SPOOL_PREFIX, suffix=SPOOL_SUFFIX, delete=False
+            )
             f.write(self._buf)
             self._buf = bytearray()
         if f is not None:
@@ -52,21 +81,30 @@ class IncomingSpool:
         else:
             self._buf += chunk
 
+    def _release(self) -> None:
+        if self._account is not None and self.size:
+            self._account(-self.size)
+            self._account = None
+
     def finish(self) -> bytes | mmap.mmap:
-        """The whole message: ``bytes``, or the file mapped read-only (it is unnamed: the data
-        goes when the mapping does)."""
+        """The whole message: ``bytes``, or the file mapped read-only (its name removed: the
+        data goes when the mapping does)."""
+        self._release()
         f = self._file
         if f is None:
             return bytes(self._buf)
         f.flush()
         data = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         f.close()
+        os.unlink(f.name)
         self._file = None
         return data
 
     def discard(self) -> None:
+        self._release()
         if self._file is not None:
             self._file.close()
+            os.unlink(self._file.name)
             self._file = None
         self._buf = bytearray()
 

@@ -11,6 +11,7 @@ All AMQP decoding goes through :mod:`amqp_jms.broker.storage.message_bytes`, the
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Any
 
 from ...types import Int
@@ -132,18 +133,26 @@ class BrokerMessage:
             return self.data
         return message_bytes.with_delivery_count(self.data, self.delivery_count)
 
-    def lookup(self, name: str) -> Any:
-        """Value of a selector identifier: a JMS header field or an application property."""
+    def _view(self) -> dict[str, Any]:
+        """The selector identifiers of this message (``message_bytes.selector_view``) with the
+        two header fields the record holds rather than the bytes, decoded once."""
         props = self._props
         if props is None:
             props = self._props = message_bytes.selector_view(self.data)
-        if name == "JMSDeliveryMode":
-            return "PERSISTENT" if self.durable else "NON_PERSISTENT"
-        if name == "JMSPriority":
-            return Int(self.priority)
+            props["JMSDeliveryMode"] = "PERSISTENT" if self.durable else "NON_PERSISTENT"
+            props["JMSPriority"] = Int(self.priority)
+        return props
+
+    def selector_get(self) -> Callable[[str], Any]:
+        """``lookup`` as one C-level ``dict.get``. A selector of hundreds of terms reads hundreds
+        of identifiers per message and consumer; a Python call for each was most of its cost."""
+        return self._view().get
+
+    def lookup(self, name: str) -> Any:
+        """Value of a selector identifier: a JMS header field or an application property."""
         if name == "JMSRedelivered":
             return self.delivery_count > 0
-        return props.get(name)
+        return self._view().get(name)
 
     def __len__(self) -> int:
         return len(self.data)

@@ -121,11 +121,7 @@ class Spill:
         last = -1
         large = self._large
         while True:
-            self._flush()
-            rows = self._db.execute(
-                "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-                (-priority, last, upto, _BROWSE_PAGE),
-            ).fetchall()
+            rows = self._page(priority, last, upto, _BROWSE_PAGE)
             if not rows:
                 return
             for row in rows:
@@ -134,17 +130,22 @@ class Spill:
                     yield _message(row, data)
             last = rows[-1][1]
 
+    def _page(self, priority: int, after: int, upto: int, n: int) -> list[Any]:
+        """The next ``n`` rows of one priority with ``after < seq <= upto``, oldest first (what is
+        still buffered is written first)."""
+        self._flush()
+        return self._db.execute(
+            "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
+            (-priority, after, upto, n),
+        ).fetchall()
+
     def take_matching(
         self, priority: int, after: int, upto: int, n: int, pred: Callable[[BrokerMessage], bool] | None
     ) -> tuple[list[BrokerMessage], int | None]:
         """A management walk's step through the paged messages of one priority: of the next ``n``
         (oldest first, ``after < seq <= upto``) remove and return those ``pred`` accepts (all when
         it is None); also the last seq looked at (None: nothing left to look at)."""
-        self._flush()
-        rows = self._db.execute(
-            "SELECT * FROM m WHERE prio = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?",
-            (-priority, after, upto, n),
-        ).fetchall()
+        rows = self._page(priority, after, upto, n)
         if not rows:
             return [], None
         large = self._large

@@ -204,11 +204,15 @@ _CHARS: dict[int, Char] = {}
 
 
 def _char(b: bytes, p: int) -> tuple[Any, int]:
+    """An AMQP ``char``: a code point. A lone UTF-16 surrogate (0xD800-0xDFFF) is read as the
+    one-character str Java reads: Java's ``char`` is a UTF-16 code unit, ``MapMessage.setChar``
+    takes a lone surrogate and ActiveMQ writes it as such a ``char``. A *string* holding one is
+    still refused (it is not UTF-8); past U+10FFFF is no character at all."""
     cp = _u32(b, p)[0]
     c = _CHARS.get(cp)
     if c is None:
-        if cp > 0x10FFFF or 0xD800 <= cp <= 0xDFFF:
-            raise Bad(p, f"char code point {cp:#x} is not a Unicode scalar value")
+        if cp > 0x10FFFF:
+            raise Bad(p, f"char code point {cp:#x} is beyond U+10FFFF")
         c = _new_str(Char, chr(cp))
         if cp < 0x800:  # cache the common (two-byte UTF-8) range only: bounded
             _CHARS[cp] = c

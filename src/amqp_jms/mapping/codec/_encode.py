@@ -141,7 +141,8 @@ def _binary(v: bytes) -> bytes:
 
 
 def _char(v: str) -> bytes:
-    return b"\x73" + v.encode("utf-32-be")
+    # a lone surrogate is a Java char (see _decode._char): written as its code point, as Java is
+    return b"\x73" + v.encode("utf-32-be", "surrogatepass")
 
 
 def _uuid(v: uuid.UUID) -> bytes:
@@ -201,7 +202,7 @@ _FIXED_ARRAY: dict[type, tuple[int, Callable[[Any], bytes]]] = {
     Float: (0x72, struct.Struct(">f").pack),
     float: (0x82, struct.Struct(">d").pack),
     Double: (0x82, struct.Struct(">d").pack),
-    Char: (0x73, lambda x: x.encode("utf-32-be")),
+    Char: (0x73, lambda x: x.encode("utf-32-be", "surrogatepass")),
     Timestamp: (0x83, struct.Struct(">q").pack),
     uuid.UUID: (0x98, lambda x: x.bytes),
     Decimal32: (0x74, bytes),

@@ -28,7 +28,7 @@ from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
-from ..errors import tls_error
+from ..errors import tls_error, tls_file_error
 from ..frames import frame_logger
 from ..loop import LoopThread, wait_for
 from ..metrics import Counters
@@ -93,14 +93,21 @@ class _Protocol(asyncio.Protocol):
 
 def _ssl_context(config: ConnectionConfig) -> ssl.SSLContext:
     t = config.transport
-    ctx = ssl.create_default_context(cafile=t.trust_store_location)
+    try:
+        ctx = ssl.create_default_context(cafile=t.trust_store_location)
+    except OSError as e:  # ssl.SSLError included: not PEM
+        raise tls_file_error(e, "transport.trustStoreLocation", t.trust_store_location) from e
     if t.trust_all:
         ctx.check_hostname = False
         ctx.verify_mode = ssl.CERT_NONE
     elif not t.verify_host:
         ctx.check_hostname = False
     if t.key_store_location:
-        ctx.load_cert_chain(t.key_store_location, t.key_location, t.key_store_password)
+        try:
+            ctx.load_cert_chain(t.key_store_location, t.key_location, t.key_store_password)
+        except OSError as e:
+            files = f"{t.key_store_location}" + (f", {t.key_location}" if t.key_location else "")
+            raise tls_file_error(e, "transport.keyStoreLocation/keyLocation", files) from e
     return ctx
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from proton import Link, Terminus
 
 from ...engine.raw import addr
+from ...engine.sizes import attach_frame_size, frame_limit
 from ...exceptions import IllegalStateException, JMSException
 from ..errors import to_jms
 
@@ -54,6 +55,7 @@ class AmqpLink:
 
     # -- attach --------------------------------------------------------------------------------
     async def attach(self, link: Link, what: str) -> None:
+        self._check_frame_size(link, what)
         cbs = self.provider.cbs
         if cbs is not None:  # claims-based security: a token for this address first
             try:
@@ -77,6 +79,24 @@ class AmqpLink:
                 link.close()
                 self.provider.flush()
             raise
+
+    @staticmethod
+    def _check_frame_size(link: Link, what: str) -> None:
+        """Refuse, before sending it, an Attach the peer's max-frame-size cannot hold: sent, it
+        would make the peer close the whole connection with a framing error."""
+        limit = frame_limit(link)
+        if limit is None:
+            return
+        size = attach_frame_size(link)
+        if size <= limit:
+            return
+        link.free()
+        raise JMSException(
+            f"cannot {what}: its Attach frame would take about {size} bytes, more than the peer's "
+            f"max-frame-size of {limit} bytes (shorten the selector, address or link name); "
+            "nothing was sent",
+            error_code="amqp:frame-size-too-small",
+        )
 
     def _remote_terminus_missing(self) -> bool:
         assert self.endpoint is not None

@@ -114,8 +114,28 @@ class OpenCloseHandling:
                                     extended=SASL.extended())
             return sasl_refused(outcome, description, where, why)
         if err is None or self.engine.eof_received:
+            if self.engine.transport.frames_input == 0 and not self.config.secure:
+                # not one frame back, not even SASL's: the answer of a TLS port to plain AMQP
+                return JMSException(
+                    f"{where} closed the connection without answering the AMQP header: if it "
+                    "expects TLS, connect with amqps://",
+                    error_code="amqp:connection:framing-error",
+                )
             return JMSException(f"connection to {where} lost: the peer closed it without an AMQP close")
+        if err.name == "amqp:connection:framing-error" and _speaks_tls(err.description):
+            return JMSException(
+                f"{where} speaks TLS: connect with amqps:// (it answered the AMQP header with "
+                f"{err.description})",
+                error_code=err.name,
+            )
         if err.name == "amqp:resource-limit-exceeded" and "idle-timeout" in (err.description or ""):
             return JMSException(f"connection to {where} lost: the peer sent nothing for "
                                 f"{self.config.idle_timeout_ms} ms (amqp.idleTimeout)")
         return to_jms(err.name, err.description, "the connection failed")
+
+
+def _speaks_tls(description: str | None) -> bool:
+    """Proton's header-mismatch description shows a TLS answer: the AMQP-over-TLS header a
+    server sends back (AMQP 1.0 5.2.1), or a TLS record (an alert, 0x15, or a handshake, 0x16)."""
+    text = description or ""
+    return "AMQP TLS layer" in text or r"['\x15\x03" in text or r"['\x16\x03" in text

@@ -258,7 +258,7 @@ class AmqpSession(ProviderSession):
         return self.provider.loop_thread.submit(go())
 
     def commit(self) -> concurrent.futures.Future[None]:
-        return self.provider.loop_thread.submit(_uncancelled(self._discharge(False)))
+        return self.provider.loop_thread.submit(_uncancelled(self._discharge, False))
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> concurrent.futures.Future[None]:
         async def go() -> None:
@@ -266,7 +266,7 @@ class AmqpSession(ProviderSession):
             for inbound in before():
                 self._release(inbound)
             try:
-                await _uncancelled(self._discharge(True))
+                await _uncancelled(self._discharge, True)
             finally:
                 for link in list(self.links):
                     if isinstance(link, AmqpConsumer):
@@ -355,8 +355,12 @@ class AmqpSession(ProviderSession):
             raise IllegalStateException("the session is closed")
 
 
-async def _uncancelled(work: Coroutine[Any, Any, None]) -> None:
+async def _uncancelled(discharge: Callable[[bool], Coroutine[Any, Any, None]], fail: bool) -> None:
     """Run a discharge to its end even if the caller stops waiting (a commit or rollback that
     timed out for the application): the new transaction it declares afterwards must not be
-    cut off half-way, or the session would be left without one."""
-    await asyncio.shield(work)
+    cut off half-way, or the session would be left without one.
+
+    The discharge coroutine is made here, once this runs: made by the caller, it would be left
+    never awaited (and Python would warn so) when the I/O thread stopped before this started,
+    as when a crash cuts a commit."""
+    await asyncio.shield(discharge(fail))
