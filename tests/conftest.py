@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,6 +67,15 @@ def broker_factory() -> Iterator[Callable[..., Any]]:
 def broker(broker_factory: Callable[..., Any]) -> Any:
     """A fresh in-memory embedded broker on an ephemeral loopback port (``broker.url``)."""
     return broker_factory(data_dir=None)
+
+
+@pytest.fixture(scope="session")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """Certificates made for this run (``amqp_jms.testing.pki.make_pki``): server, client CA,
+    a client certificate it signed (CN alice) and a rogue one it did not."""
+    from amqp_jms.testing.pki import make_pki
+
+    return make_pki(tmp_path_factory.mktemp("pki"))
 
 
 @pytest.fixture

@@ -133,7 +133,7 @@ def test_invalid_entries_are_skipped() -> None:
         {"network-host": "", "port": 5672},
         {"network-host": "x", "port": "many"},
         {"network-host": "x", "port": 70000},
-        {"network-host": "x", "port": 5672, "scheme": "ws"},  # not a transport we have
+        {"network-host": "x", "port": 5672, "scheme": "stomp"},  # not a transport we have
         "not a map",
         {"network-host": "good", "port": 5680},
     ]
@@ -141,6 +141,16 @@ def test_invalid_entries_are_skipped() -> None:
     assert alternates_from_open(None, CONNECTED[0]) == ()
     assert alternates_from_open({"other": 1}, CONNECTED[0]) == ()
     assert alternates_from_open(_open("amqp://x"), CONNECTED[0]) == ()
+
+
+def test_a_websocket_entry_keeps_its_path() -> None:
+    # Qpid JMS's AmqpRedirect takes ws/wss beside amqpws/amqpwss, and a path for them
+    entries = [{"network-host": "edge", "port": 443, "scheme": "wss", "path": "/$servicebus/websocket"},
+               {"network-host": "edge2", "port": 80, "scheme": "amqpws"}]
+    wss, ws = alternates_from_open(_open(entries), CONNECTED[0])
+    assert (wss.scheme, wss.path, wss.address) == ("amqpwss", "/$servicebus/websocket",
+                                                   "amqpwss://edge:443/$servicebus/websocket")
+    assert (ws.scheme, ws.path) == ("amqpws", "/")
 
 
 def test_insecure_servers_are_ignored_from_a_secure_connection() -> None:

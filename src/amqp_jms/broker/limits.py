@@ -59,6 +59,8 @@ class BrokerLimits:
     """Seconds a new connection has to finish SASL and Open before it is closed (0 = never)."""
     max_sasl_frame_size: int = 65536
     """Largest SASL frame accepted before login."""
+    max_websocket_frame_size: int = 1 * MiB
+    """Largest WebSocket frame accepted on the WebSocket listener (a bigger one: close code 1009)."""
 
     # -- connections, sessions, links -----------------------------------------------------------
     max_connections: int = 4096

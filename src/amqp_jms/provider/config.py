@@ -32,6 +32,8 @@ __all__ = [
 ]
 
 DEFAULT_PREFETCH = 1000
+#: the URL schemes, and the port each means when the URL names none
+DEFAULT_PORTS = {"amqp": 5672, "amqps": 5671, "amqpws": 80, "amqpwss": 443}
 #: AMQP outcomes a redelivery policy may use for a message over its redelivery limit.
 REDELIVERY_OUTCOMES = ("MODIFIED_FAILED_UNDELIVERABLE", "MODIFIED_FAILED", "REJECTED", "RELEASED", "ACCEPTED")
 
@@ -98,6 +100,15 @@ class TransportConfig:
     verify_host: bool = True
     trust_all: bool = False
     tcp_no_delay: bool = True
+    #: ``transport.ws.httpHeader.<NAME>=<VALUE>``: headers added to the WebSocket upgrade request
+    ws_http_headers: tuple[tuple[str, str], ...] = ()
+    #: ``transport.ws.maxFrameSize``: the largest WebSocket frame accepted from the peer
+    ws_max_frame_size: int = 65535
+    #: an HTTP proxy to tunnel through (``CONNECT``), for TCP and WebSocket alike; None = direct
+    proxy_host: str | None = None
+    proxy_port: int = 8080
+    proxy_username: str | None = None
+    proxy_password: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,9 +118,18 @@ class ConnectionConfig:
     scheme: str = "amqp"
     host: str = "localhost"
     port: int = 5672
+    #: the HTTP path of a WebSocket URL (``amqpws://host/path``); empty for TCP
+    path: str = ""
     client_id: str | None = None
     username: str | None = None
     password: str | None = None
+    #: a callable giving a bearer token (str) for XOAUTH2, asked again at every connect and
+    #: reconnect (so an expiring OAuth token is fresh each time); the keyword ``token_provider``
+    token_provider: Callable[[], str] | None = None
+    #: claims-based security (Azure Service Bus): an object with ``get_token(audience)``
+    #: (``amqp_jms.cbs``) whose tokens are put to ``$cbs`` before each link; keyword
+    #: ``cbs_token_provider``
+    cbs_token_provider: Any = None
     prefetch: PrefetchPolicy = field(default_factory=PrefetchPolicy)
     presettle: PresettlePolicy = field(default_factory=PresettlePolicy)
     redelivery: RedeliveryPolicy = field(default_factory=RedeliveryPolicy)
@@ -152,7 +172,18 @@ class ConnectionConfig:
 
     @property
     def secure(self) -> bool:
-        return self.scheme == "amqps"
+        """TLS on the socket: ``amqps`` and ``amqpwss``."""
+        return self.scheme in ("amqps", "amqpwss")
+
+    @property
+    def websocket(self) -> bool:
+        """AMQP inside WebSocket messages: ``amqpws`` and ``amqpwss``."""
+        return self.scheme in ("amqpws", "amqpwss")
+
+    @property
+    def address(self) -> str:
+        """The peer as a URL without options: ``amqpwss://host:443/path``."""
+        return f"{self.scheme}://{self.host}:{self.port}{self.path}"
 
     @staticmethod
     def seconds(ms: int) -> float | None:
@@ -184,6 +215,13 @@ def _nonneg(name: str, v: str) -> int:
     n = _int(name, v)
     if n < 0:
         raise JMSException(f"option {name}={v!r}: must not be negative")
+    return n
+
+
+def _positive(name: str, v: str) -> int:
+    n = _int(name, v)
+    if n <= 0:
+        raise JMSException(f"option {name}={v!r}: must be greater than 0")
     return n
 
 
@@ -342,7 +380,14 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "transport.verifyHost": ("transport", "verify_host", _bool),
     "transport.trustAll": ("transport", "trust_all", _bool),
     "transport.tcpNoDelay": ("transport", "tcp_no_delay", _bool),
+    "transport.ws.maxFrameSize": ("transport", "ws_max_frame_size", _positive),
+    "transport.proxyHost": ("transport", "proxy_host", _str),
+    "transport.proxyPort": ("transport", "proxy_port", _positive),
+    "transport.proxyUsername": ("transport", "proxy_username", _str),
+    "transport.proxyPassword": ("transport", "proxy_password", _str),
 }
+#: ``transport.ws.httpHeader.<NAME>=<VALUE>``: one option per header (Qpid JMS's form)
+_WS_HEADER = "transport.ws.httpHeader."
 _PREFETCH_ALL = "jms.prefetchPolicy.all"
 #: every option name understood, for docs and error messages
 OPTION_NAMES: tuple[str, ...] = (_PREFETCH_ALL, *_OPTIONS)
@@ -358,6 +403,11 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
                 queue_prefetch=n, topic_prefetch=n, queue_browser_prefetch=n, durable_topic_prefetch=n
             )
             continue
+        if name.startswith(_WS_HEADER) and len(name) > len(_WS_HEADER):
+            header = (name[len(_WS_HEADER):], raw)
+            groups["transport"]["ws_http_headers"] = (
+                *groups["transport"].get("ws_http_headers", base.transport.ws_http_headers), header)
+            continue
         spec = _OPTIONS.get(name)
         if spec is None:
             raise unknown_option(name)
@@ -371,35 +421,61 @@ def _apply(base: ConnectionConfig, options: Mapping[str, str]) -> ConnectionConf
 
 
 def parse_url(url: str, **options: Any) -> ConnectionConfig:
-    """``amqp[s]://[user:pass@]host[:port][?option=value&...]`` plus keyword overrides.
+    """``amqp[s]://[user:pass@]host[:port][?option=value&...]`` plus keyword overrides;
+    ``amqpws[s]://host[:port][/path][?...]`` for AMQP over WebSocket (default ports 80 and 443,
+    the HTTP ones a WebSocket URL means).
 
     Keyword ``options`` use the same names as the query (``**{"jms.clientID": "a"}``) or the
     short forms ``client_id``, ``username``, ``password``; they win over the URL.
     """
     if not isinstance(url, str):
         raise TypeError("connection URL must be a str")
+    token_provider = callable_option(options, "token_provider")
+    cbs_token_provider = token_source_option(options)
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
-    if scheme not in ("amqp", "amqps"):
-        raise JMSException(f"unsupported URL scheme {parts.scheme!r} in {url!r}: use amqp:// or amqps://")
+    if scheme not in DEFAULT_PORTS:
+        raise JMSException(f"unsupported URL scheme {parts.scheme!r} in {url!r}: "
+                           "use amqp://, amqps://, amqpws:// or amqpwss://")
     try:
         port = parts.port
     except ValueError:
         raise JMSException(f"invalid port in connection URL {url!r}") from None
-    if parts.path not in ("", "/"):
-        raise JMSException(f"connection URL {url!r} must not have a path")
+    websocket = scheme in ("amqpws", "amqpwss")
+    if parts.path not in ("", "/") and not websocket:
+        raise JMSException(f"connection URL {url!r} must not have a path (only a WebSocket URL has one)")
     base = ConnectionConfig(
         scheme=scheme,
         host=parts.hostname or "localhost",
-        port=port if port is not None else (5671 if scheme == "amqps" else 5672),
+        port=port if port is not None else DEFAULT_PORTS[scheme],
+        path=(parts.path or "/") if websocket else "",
         username=unquote(parts.username) if parts.username else None,
         password=unquote(parts.password) if parts.password is not None else None,
+        token_provider=token_provider,
+        cbs_token_provider=cbs_token_provider,
     )
     query: dict[str, str] = {}
     for k, v in parse_qsl(parts.query, keep_blank_values=True, strict_parsing=False):
         query[k] = v
     query.update(keyword_options(options))
     return _apply(base, query)
+
+
+def callable_option(options: dict[str, Any], name: str) -> Any:
+    """Take keyword ``name`` out of ``options``: a callable (or ``None``), never a URL option."""
+    value = options.pop(name, None)
+    if value is not None and not callable(value):
+        raise JMSException(f"option {name}: expected a callable, got {type(value).__name__}")
+    return value
+
+
+def token_source_option(options: dict[str, Any]) -> Any:
+    """Take keyword ``cbs_token_provider`` out of ``options``: an object with ``get_token``."""
+    value = options.pop("cbs_token_provider", None)
+    if value is not None and not callable(getattr(value, "get_token", None)):
+        raise JMSException("option cbs_token_provider: expected an object with get_token(audience) "
+                           f"(amqp_jms.cbs.SasTokenProvider, for one), got {type(value).__name__}")
+    return value
 
 
 _ALIASES = {"client_id": "jms.clientID", "username": "jms.username", "password": "jms.password"}

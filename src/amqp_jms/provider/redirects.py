@@ -24,7 +24,10 @@ NETWORK_HOST = "network-host"
 PORT = "port"
 SCHEME = "scheme"
 OPEN_HOSTNAME = "hostname"
-SUPPORTED_SCHEMES = ("amqp", "amqps")
+OPEN_PATH = "path"
+#: a redirect's scheme -> ours (Qpid JMS's AmqpRedirect also takes ``ws`` and ``wss``)
+SUPPORTED_SCHEMES = {"amqp": "amqp", "amqps": "amqps", "amqpws": "amqpws", "amqpwss": "amqpwss",
+                     "ws": "amqpws", "wss": "amqpwss"}
 Servers = tuple[ConnectionConfig, ...]
 
 
@@ -57,17 +60,19 @@ def server_from_redirect(
     scheme = _get(entry, SCHEME) or current.scheme
     if not isinstance(scheme, str) or scheme.lower() not in SUPPORTED_SCHEMES:
         raise JMSException(f"redirect {dict(entry)!r}: unsupported {SCHEME} {scheme!r}")
-    scheme = scheme.lower()
+    scheme = SUPPORTED_SCHEMES[scheme.lower()]
     if allow_insecure is None:
         allow_insecure = current.allow_non_secure_redirects
-    if current.secure and scheme != "amqps" and not allow_insecure:
-        raise JMSException(f"redirect {dict(entry)!r}: refusing to move from amqps to {scheme}")
+    moved = current.replace(scheme=scheme)
+    if current.secure and not moved.secure and not allow_insecure:
+        raise JMSException(f"redirect {dict(entry)!r}: refusing to move from {current.scheme} to {scheme}")
     vhost = _get(entry, OPEN_HOSTNAME)
-    return current.replace(
-        scheme=scheme,
+    path = _get(entry, OPEN_PATH)
+    return moved.replace(
         host=host,
         port=port,
         vhost=vhost if isinstance(vhost, str) and vhost else current.vhost,
+        path=(path if isinstance(path, str) and path else current.path or "/") if moved.websocket else "",
     )
 
 

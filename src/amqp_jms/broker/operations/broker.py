@@ -19,6 +19,7 @@ import shutil
 import ssl
 import tempfile
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -31,9 +32,11 @@ from ..protocol.sasl import Users, load_users
 from ..protocol.server import AmqpProtocol, ServerState
 from ..protocol.tls import server_context
 from ..routing.authorization import Authorization
+from ..routing.cbs import CbsGrants, CbsValidator, sas_validator
 from ..routing.core import BrokerCore
 from ..routing.prefixes import AddressPrefixes
 from ..routing.recovery import recover
+from ..routing.tokens import CallableValidator, TokenValidator
 from ..storage.large import SPOOL_PREFIX, SPOOL_SUFFIX
 from ..storage.store import Store
 from .management import ManagementNode
@@ -72,11 +75,21 @@ class AsyncBroker:
         metrics_token: str | None = None,
         console: bool = False,
         console_allow_anonymous_actions: bool = False,
+        ws_port: int | None = None,
+        ws_path: str = "/",
+        token_validator: TokenValidator | Callable[[str, str], str] | None = None,
+        cbs_keys: dict[str, str] | None = None,
+        cbs_validator: CbsValidator | None = None,
+        require_client_certificate: bool = False,
     ) -> None:
         if (tls_cert is None) != (tls_key is None):
             raise ValueError("tls_cert and tls_key must be given together")
         if tls_ca is not None and tls_cert is None:
             raise ValueError("tls_ca (client certificates) needs tls_cert and tls_key")
+        if require_client_certificate and tls_ca is None:
+            raise ValueError("require_client_certificate needs tls_ca (the CA client certificates chain to)")
+        #: every TLS client must present a certificate ``tls_ca`` verifies (mutual TLS)
+        self.require_client_certificate = require_client_certificate
         self.tls_ca = tls_ca
         self.host = host
         self._port = port
@@ -116,6 +129,25 @@ class AsyncBroker:
         self.authorization = (
             dataclasses.replace(authorization, dlq=dlq) if authorization is not None else None
         )
+        #: the WebSocket listener (AMQP over WebSocket, subprotocol ``amqp``; TLS as the TCP
+        #: listener is): its port (0 = any free one) and the path it answers at; None = off
+        self._ws_port = ws_port
+        self.ws_path = ws_path if ws_path.startswith("/") else f"/{ws_path}"
+        self._ws_server: asyncio.base_events.Server | None = None
+        #: XOAUTH2: who decides on bearer tokens (``routing/tokens.py``: a JwtValidator, or a
+        #: callable ``(user, token) -> identity``); None = XOAUTH2 not offered
+        self.token_validator: TokenValidator | None = (
+            CallableValidator(token_validator)
+            if token_validator is not None and not hasattr(token_validator, "validate")
+            else token_validator
+        )
+        #: the ``$cbs`` node (claims-based security, ``routing/cbs.py``): SAS keys by policy name,
+        #: or a validator ``(token, type, audience) -> expiry``; with either, every link needs a
+        #: token put on ``$cbs`` for its address
+        if cbs_keys is not None and cbs_validator is not None:
+            raise ValueError("give cbs_keys or cbs_validator, not both")
+        self.cbs_validator: CbsValidator | None = (
+            sas_validator(cbs_keys) if cbs_keys is not None else cbs_validator)
         self.core: BrokerCore | None = None
         self._server: asyncio.base_events.Server | None = None
         self._state: ServerState | None = None
@@ -130,6 +162,18 @@ class AsyncBroker:
     def url(self) -> str:
         scheme = "amqps" if self.tls_cert else "amqp"
         return f"{scheme}://{self.host}:{self._port}"
+
+    @property
+    def ws_port(self) -> int | None:
+        return self._ws_port
+
+    @property
+    def ws_url(self) -> str | None:
+        """``amqpws[s]://host:port/path`` of the WebSocket listener, None when it is off."""
+        if self._ws_port is None:
+            return None
+        scheme = "amqpwss" if self.tls_cert else "amqpws"
+        return f"{scheme}://{self.host}:{self._ws_port}{self.ws_path}"
 
     @property
     def metrics_url(self) -> str | None:
@@ -168,11 +212,13 @@ class AsyncBroker:
             management=ManagementNode,
         )
         core.authorization = self.authorization
+        if self.cbs_validator is not None:
+            core.cbs = CbsGrants(self.cbs_validator)
         self.core = core
         recover(core, store)
         self._state = ServerState(
             core, self.users, idle_timeout_s=self.idle_timeout_s, limits=self.limits,
-            logins=self.logins,
+            logins=self.logins, token_validator=self.token_validator,
         )
         ctx = self._ssl_context()
         state = self._state
@@ -184,6 +230,16 @@ class AsyncBroker:
         )
         sock = self._server.sockets[0]
         self._port = int(sock.getsockname()[1])
+        if self._ws_port is not None:
+            from ..protocol.websocket import WebSocketProtocol
+
+            path = self.ws_path
+            self._ws_server = await loop.create_server(
+                lambda: WebSocketProtocol(state, path), self.host, self._ws_port, ssl=ctx,
+                reuse_address=True, ssl_handshake_timeout=tls_timeout,
+            )
+            self._ws_port = int(self._ws_server.sockets[0].getsockname()[1])
+            log.info("broker listening on %s", self.ws_url)
         if self.metrics_address is not None:
             await self._start_metrics(loop, core, store)
         log.info("broker listening on %s (data_dir=%s)", self.url, self.data_dir)
@@ -244,7 +300,8 @@ class AsyncBroker:
     def _ssl_context(self) -> ssl.SSLContext | None:
         if self.tls_cert is None or self.tls_key is None:
             return None
-        return server_context(self.tls_cert, self.tls_key, self.tls_ca)
+        return server_context(self.tls_cert, self.tls_key, self.tls_ca,
+                              require_client_certificate=self.require_client_certificate)
 
     async def stop(self) -> None:
         server, state = self._server, self._state
@@ -252,6 +309,9 @@ class AsyncBroker:
             return
         self._server = None
         server.close()
+        if self._ws_server is not None:
+            self._ws_server.close()
+            self._ws_server = None
         if self._metrics_server is not None:
             await asyncio.get_running_loop().run_in_executor(None, self._metrics_server.stop)
             self._metrics_server = None
@@ -307,6 +367,15 @@ class Broker:
     @property
     def url(self) -> str:
         return self._async.url
+
+    @property
+    def ws_url(self) -> str | None:
+        """The WebSocket listener's ``amqpws[s]://`` URL (``ws_port=``), None when off."""
+        return self._async.ws_url
+
+    @property
+    def ws_port(self) -> int | None:
+        return self._async.ws_port
 
     @property
     def core(self) -> BrokerCore | None:

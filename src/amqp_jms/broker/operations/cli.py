@@ -53,6 +53,12 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
                    help="directory for the durable store (default: memory only)")
     p.add_argument("--users", default=None,
                    help="users file, one 'user:password' per line (enables SCRAM and PLAIN auth)")
+    p.add_argument("--ws-port", type=int, default=None,
+                   help="also listen for AMQP over WebSocket (subprotocol amqp) on this port; TLS "
+                   "(amqpwss) with --tls-cert; every limit of the TCP listener applies")
+    p.add_argument("--ws-path", default=None, help="the path the WebSocket listener answers at (default /)")
+    p.add_argument("--require-client-certificate", action="store_const", const=True, default=None,
+                   help="every TLS client must present a certificate --tls-ca verifies (mutual TLS)")
     p.add_argument("--tls-cert", default=None, help="PEM certificate chain (enables TLS, with --tls-key)")
     p.add_argument("--tls-key", default=None, help="PEM private key")
     p.add_argument("--tls-ca", default=None,
@@ -129,10 +135,12 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         host=args.host, port=args.port, data_dir=args.data_dir,
         users=load_users(args.users) if args.users else None,
         tls_cert=args.tls_cert, tls_key=args.tls_key, tls_ca=args.tls_ca, dlq=args.dlq,
+        require_client_certificate=args.require_client_certificate,
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
         metrics=args.metrics, metrics_token=args.metrics_token, console=args.console,
         console_allow_anonymous_actions=args.console_allow_anonymous_actions,
+        ws_port=args.ws_port, ws_path=args.ws_path,
     )
 
 
@@ -144,7 +152,8 @@ async def _serve(options: dict[str, Any]) -> None:
     # one line (tools read the URL from it): the metrics endpoint, if any, at its end
     metrics = f" (metrics on {broker.metrics_url})" if broker.metrics_url else ""
     console = f" (console on {broker.console_url})" if broker.console_url else ""
-    print(f"amqp-jms broker listening on {broker.url}{metrics}{console}", flush=True)
+    ws = f" (WebSocket on {broker.ws_url})" if broker.ws_url else ""
+    print(f"amqp-jms broker listening on {broker.url}{metrics}{console}{ws}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

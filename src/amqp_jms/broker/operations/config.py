@@ -47,6 +47,7 @@ class BrokerConfig:
     tls_cert: str | None = None
     tls_key: str | None = None
     tls_ca: str | None = None
+    require_client_certificate: bool = False  # [tls] require_client_certificate: mutual TLS for all
     data_dir: str | None = None
     dlq: str = "DLQ"
     max_delivery_attempts: int = 0
@@ -60,16 +61,21 @@ class BrokerConfig:
     metrics_token: str | None = None  # what /metrics asks for (Bearer or Basic password); None = open
     console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
+    ws_port: int | None = None  # the WebSocket listener's port (0 = any free one); None = off
+    ws_path: str = "/"  # the path the WebSocket listener answers at
+    token_validator: Any = None  # XOAUTH2: [login] xoauth2_jwt_key (a JwtValidator); None = off
 
     def broker_options(self) -> dict[str, Any]:
         """Keyword arguments for :class:`~amqp_jms.broker.AsyncBroker` / ``Broker``."""
         opts: dict[str, Any] = {
             "host": self.host, "port": self.port, "data_dir": self.data_dir, "users": self.users,
             "tls_cert": self.tls_cert, "tls_key": self.tls_key, "tls_ca": self.tls_ca,
+            "require_client_certificate": self.require_client_certificate,
             "dlq": self.dlq, "max_delivery_attempts": self.max_delivery_attempts,
             "idle_timeout_s": self.idle_timeout_s, "container_id": self.container_id,
             "authorization": self.authorization, "max_failed_logins": self.max_failed_logins,
             "failed_login_window_s": self.failed_login_window_s,
+            "ws_port": self.ws_port, "ws_path": self.ws_path, "token_validator": self.token_validator,
         }
         if self.limits is not None:
             opts["limits"] = self.limits
@@ -213,10 +219,17 @@ def load_config(path: str | Path) -> BrokerConfig:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
     listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
-                                          "metrics_token", "console", "console_allow_anonymous_actions"})
+                                          "metrics_token", "console", "console_allow_anonymous_actions",
+                                          "ws_port", "ws_path"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
         raise r.error("listener", "port", f"expected 0..65535, got {port}")
+    ws_port = r.get(listener, "listener", "ws_port", int, None)
+    if ws_port is not None and not 0 <= ws_port <= 65535:
+        raise r.error("listener", "ws_port", f"expected 0..65535, got {ws_port}")
+    ws_path = r.get(listener, "listener", "ws_path", str, "/")
+    if not ws_path.startswith("/"):
+        raise r.error("listener", "ws_path", f"expected a path starting with '/', got {ws_path!r}")
     idle = r.get(listener, "listener", "idle_timeout", float, None)
     metrics = r.get(listener, "listener", "metrics", str, None)
     if metrics is not None:
@@ -227,7 +240,7 @@ def load_config(path: str | Path) -> BrokerConfig:
     if idle is not None and idle < 0:
         raise r.error("listener", "idle_timeout", "expected seconds >= 0")
 
-    tls = r.table(data, "tls", {"cert", "key", "ca"})
+    tls = r.table(data, "tls", {"cert", "key", "ca", "require_client_certificate"})
     cert = r.file_path(tls, "tls", "cert", must_exist=True)
     tls_key = r.file_path(tls, "tls", "key", must_exist=True)
     ca = r.file_path(tls, "tls", "ca", must_exist=True)
@@ -235,6 +248,9 @@ def load_config(path: str | Path) -> BrokerConfig:
         raise r.error("tls", "cert" if cert is None else "key", "cert and key must be given together")
     if ca is not None and cert is None:
         raise r.error("tls", "ca", "client certificates (ca) need the broker's own cert and key")
+    require_cert = r.get(tls, "tls", "require_client_certificate", bool, False)
+    if require_cert and ca is None:
+        raise r.error("tls", "require_client_certificate", "needs ca (the CA client certificates chain to)")
 
     store = r.table(data, "store", {"data_dir"})
     data_dir = r.file_path(store, "store", "data_dir", must_exist=False)
@@ -245,7 +261,20 @@ def load_config(path: str | Path) -> BrokerConfig:
     if attempts < 0:
         raise r.error("dead_letter", "max_delivery_attempts", "expected a count >= 0 (0 = never)")
 
-    login = r.table(data, "login", {"anonymous", "allow_plain_passwords", "max_failed", "failed_window"})
+    login = r.table(data, "login", {"anonymous", "allow_plain_passwords", "max_failed", "failed_window",
+                                    "xoauth2_jwt_key", "xoauth2_jwt_algorithms", "xoauth2_audience",
+                                    "xoauth2_issuer"})
+    jwt_key = r.file_path(login, "login", "xoauth2_jwt_key", must_exist=True)
+    token_validator = None
+    if jwt_key is not None:
+        from ..routing.tokens import JwtValidator
+
+        algorithms = r.get(login, "login", "xoauth2_jwt_algorithms", list, ["RS256"])
+        if not algorithms or not all(isinstance(a, str) for a in algorithms):
+            raise r.error("login", "xoauth2_jwt_algorithms", 'expected a list of names, e.g. ["RS256"]')
+        token_validator = JwtValidator.from_file(
+            jwt_key, algorithms=algorithms, audience=r.get(login, "login", "xoauth2_audience", str, None),
+            issuer=r.get(login, "login", "xoauth2_issuer", str, None))
     max_failed = r.get(login, "login", "max_failed", int, 10)
     window = r.get(login, "login", "failed_window", float, 60.0)
     if max_failed < 0 or window < 0:
@@ -273,14 +302,15 @@ def load_config(path: str | Path) -> BrokerConfig:
         port=port,
         idle_timeout_s=idle,
         container_id=r.get(listener, "listener", "container_id", str, "amqp-jms-broker"),
-        tls_cert=cert, tls_key=tls_key, tls_ca=ca,
+        tls_cert=cert, tls_key=tls_key, tls_ca=ca, require_client_certificate=require_cert,
         data_dir=data_dir,
         dlq=dlq, max_delivery_attempts=attempts,
         users=users, authorization=authorization,
-        max_failed_logins=max_failed, failed_login_window_s=window,
+        max_failed_logins=max_failed, failed_login_window_s=window, token_validator=token_validator,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
         metrics_token=r.get(listener, "listener", "metrics_token", str, None),
         console=r.get(listener, "listener", "console", bool, False),
+        ws_port=ws_port, ws_path=ws_path,
         console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,
                                               False),
     )

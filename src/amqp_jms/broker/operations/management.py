@@ -44,10 +44,10 @@ from ..._logs import BROKER as log
 from ...exceptions import InvalidSelectorException
 from ..routing.authorization import Permission
 from ..routing.core import MANAGEMENT_ADDRESS
-from ..routing.depth import check_depth
 from ..routing.extract import Extraction
 from ..routing.nodes import NodeKind, Subscription
 from ..routing.queue import MessageQueue
+from ..routing.requests import RequestRefused, decode_request
 from ..routing.selectors import compile_selector
 from ..storage.message import BrokerMessage
 from .management_entities import (
@@ -145,17 +145,10 @@ class ManagementNode:
         """A request on ``conn``'s link to ``$management``. ``None``: taken (accept it; the answer
         goes to its reply-to); else ``(condition, description)`` to reject the delivery with,
         when there is nowhere to answer or it is too big to read."""
-        limits = self.core.limits
-        if limits.management_request_size and len(data) > limits.management_request_size:
-            return ("amqp:resource-limit-exceeded", f"management request of {len(data)} bytes exceeds "
-                    f"the limit of {limits.management_request_size} (management_request_size)")
-        request = Message()
         try:
-            if limits.max_value_depth:
-                check_depth(data, limits.max_value_depth)  # before proton recurses into it
-            request.decode(data)
-        except Exception as exc:
-            return "amqp:decode-error", f"management request could not be decoded: {exc}"
+            request = decode_request(data, self.core.limits, "management")
+        except RequestRefused as exc:
+            return exc.refusal
         reply_to = request.reply_to
         if not reply_to:
             return "amqp:invalid-field", "a management request needs a reply-to address for the answer"

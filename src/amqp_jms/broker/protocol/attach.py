@@ -15,6 +15,7 @@ from proton import Condition, Endpoint, Link, Terminus
 
 from ..errors import AttachRefused
 from ..routing.authorization import Permission
+from ..routing.cbs import NODE as CBS_NODE
 from ..routing.core import MANAGEMENT_ADDRESS
 from ..routing.nodes import NodeKind, Subscription
 from ..routing.temporary import lifetime_policy, set_lifetime_policy
@@ -34,6 +35,7 @@ from .terminus import (
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
     from ..routing.nodes import Router
+    from .cbs_link import CbsLink
     from .connection import BrokerConnection
 
 __all__ = ["AttachHandling"]
@@ -51,6 +53,7 @@ class AttachHandling:
     container: str | None
     links: dict[int, OutgoingLink | IncomingLink]
     dirty: Callable[[], None]
+    cbs_link: CbsLink
 
     @property
     def _connection(self) -> BrokerConnection:
@@ -73,6 +76,10 @@ class AttachHandling:
         denied = self.refusal(address, permission)
         if denied is not None:
             raise AttachRefused("amqp:unauthorized-access", denied)
+        cbs = self.core.cbs
+        if cbs is not None and not cbs.allows(self.id, address):
+            raise AttachRefused("amqp:unauthorized-access",
+                                f"no token put on $cbs covers {address!r} (put-token first)")
 
     # -- attach --------------------------------------------------------------------------------
     def _on_attach(self, link: Link) -> None:
@@ -122,6 +129,9 @@ class AttachHandling:
         elif not target.address:
             link.target.copy(target)
             st = IncomingLink(link, None)
+        elif str(target.address) == CBS_NODE and self.core.cbs is not None:  # anyone may put a token
+            link.target.copy(target)
+            st = IncomingLink(link, CBS_NODE, cbs=True, window=100)
         elif self._is_management(str(target.address)):  # authorized per request (management.py)
             link.target.copy(target)
             st = IncomingLink(link, str(target.address), management=True, window=100)
@@ -198,6 +208,9 @@ class AttachHandling:
         link.target.copy(link.remote_target)
         presettled = link.remote_snd_settle_mode == Link.SND_SETTLED
         link.snd_settle_mode = Link.SND_SETTLED if presettled else Link.SND_UNSETTLED
+        if source.address == CBS_NODE and self.core.cbs is not None:  # the answers to put-token
+            self.cbs_link.attach_reply(link)
+            return
         if source.type == Terminus.UNSPECIFIED or (
             not source.address and not source.dynamic and self._lookup_subscription(link.name) is not None
         ):

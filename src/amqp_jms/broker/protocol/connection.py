@@ -22,6 +22,7 @@ from ..errors import MalformedFrame
 from ..limits import AddressFullPolicy
 from ._fast import addr
 from .attach import AttachHandling
+from .cbs_link import CbsLink
 from .links import IncomingLink, OutgoingLink
 from .terminus import (
     symbol_set,
@@ -71,6 +72,7 @@ class BrokerConnection(AttachHandling, TransferHandling):
         self.out_limit = limits.write_buffer_high or 1 << 62
         self.throttled = False  # a consumer link was refused credit by ``out_bytes``
         self.streams: set[OutgoingLink] = set()  # links part-way through a large message
+        self.cbs_link = CbsLink(self)  # put-token on $cbs (when the broker has a $cbs node)
 
     # -- dispatch ------------------------------------------------------------------------------
     def handle(self, ev: Any) -> None:
@@ -81,6 +83,10 @@ class BrokerConnection(AttachHandling, TransferHandling):
             st = self.links.get(addr(ev.link))
             if isinstance(st, OutgoingLink):
                 st.on_flow()
+            elif st is None:
+                reply = self.cbs_link.reply
+                if reply is not None and addr(ev.link) == addr(reply):
+                    self.cbs_link.on_flow()
         elif t is Event.LINK_REMOTE_OPEN:
             self._on_attach(ev.link)
         elif t is Event.LINK_REMOTE_CLOSE:
@@ -156,6 +162,8 @@ class BrokerConnection(AttachHandling, TransferHandling):
         for st in list(self.links.values()):
             self._end_link(st.link, st, closed=False, connection_gone=True)
         self.links.clear()
+        if self.core.cbs is not None:
+            self.core.cbs.forget(self.id)
         self.txns.rollback_owned_by(self.id)
         if self.container is not None:
             self.core.unregister_container(self.container, self.id)

@@ -288,12 +288,15 @@ class IncomingLink:
         *,
         coordinator: bool = False,
         management: bool = False,
+        cbs: bool = False,
         window: int = 2000,
     ) -> None:
         self.link = link
         self.address = address  # None = anonymous relay (route by ``to``)
         self.coordinator = coordinator
-        self.management = management  # requests to the ``$management`` node (``management.py``)
+        # requests to the ``$management`` node (``management.py``), or to ``$cbs`` (``cbs_link.py``)
+        self.management = management or cbs
+        self.cbs = cbs
         self.window = window
         self.temp_node: str | None = None  # dynamic target created by this link
         self.closed = False

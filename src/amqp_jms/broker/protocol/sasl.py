@@ -12,6 +12,7 @@ Users file: one ``user:password`` (or ``user=password``) per line, ``#`` comment
 from __future__ import annotations
 
 import hmac
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,8 +20,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any
 
-from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte, ulong
+from proton import UNDESCRIBED, Array, Data, Described, symbol, ubyte
 
+from ...engine.sasl_client import AMQP_HEADER, SASL_HEADER
+from ...engine.sasl_client import sasl_frame as _frame
+from ..routing.tokens import TokenRejected, TokenValidator
 from .scram import MECHANISMS as SCRAM_MECHANISMS
 from .scram import (
     ScramCredentials,
@@ -43,8 +47,6 @@ __all__ = [
     "load_users",
 ]
 
-AMQP_HEADER = b"AMQP\x00\x01\x00\x00"
-SASL_HEADER = b"AMQP\x03\x01\x00\x00"
 _MECHANISMS = 0x40
 _INIT = 0x41
 _CHALLENGE = 0x42
@@ -141,13 +143,6 @@ class SaslResult(Enum):
     NONE = "none"  # the client skipped SASL and that is allowed
 
 
-def _frame(performative: int, fields: list[Any]) -> bytes:
-    d = Data()
-    d.put_object(Described(ulong(performative), fields))
-    body = d.encode()
-    return (8 + len(body)).to_bytes(4, "big") + b"\x02\x01\x00\x00" + body
-
-
 def certificate_identity(peercert: dict[str, Any] | None) -> str | None:
     """Who a verified TLS client certificate names: its subject CN (else the whole subject)."""
     if not peercert:
@@ -175,8 +170,12 @@ class SaslServer:
         admit: Callable[[], bool] | None = None,
         *,
         max_frame_size: int = _MAX_FRAME,
+        token_validator: TokenValidator | None = None,
     ) -> None:
         self.users = users
+        #: XOAUTH2 (an OAuth bearer token) is offered when a validator decides on tokens
+        self.token_validator = token_validator
+        self._token_refused = False
         self.max_frame_size = max_frame_size
         self.external_id = external_id
         self.admit = admit
@@ -207,6 +206,8 @@ class SaslServer:
                 self.result = SaslResult.FAILED
                 return SASL_HEADER, b""
             offered = (["EXTERNAL"] if self.external_id else []) + self.users.mechanisms
+            if self.token_validator is not None:
+                offered.append("XOAUTH2")
             names = [symbol(m) for m in offered]
             mechs = Array(UNDESCRIBED, Data.SYMBOL, *names)  # type: ignore[arg-type]
             out = SASL_HEADER + _frame(_MECHANISMS, [mechs])
@@ -239,6 +240,9 @@ class SaslServer:
         if not isinstance(obj, Described) or not isinstance(obj.value, list):
             self.result = SaslResult.FAILED
             return _frame(_OUTCOME, [ubyte(2)])
+        if self._token_refused:  # the client's (empty) answer to our XOAUTH2 error challenge
+            self.result = SaslResult.FAILED
+            return _frame(_OUTCOME, [ubyte(1)])
         if self._scram is not None:
             if obj.descriptor != _RESPONSE:
                 self.result = SaslResult.FAILED
@@ -264,6 +268,8 @@ class SaslServer:
         ok = False
         if mech in SCRAM_MECHANISMS and self.users.passwords:
             return self._scram_first(mech, response)
+        if mech == "XOAUTH2" and self.token_validator is not None:
+            return self._xoauth2(response)
         if mech == "ANONYMOUS" and self.users.anonymous:
             ok = True
         elif mech == "EXTERNAL" and self.external_id:
@@ -279,6 +285,24 @@ class SaslServer:
                 self.user = user if ok else None
         self.result = SaslResult.OK if ok else SaslResult.FAILED
         return _frame(_OUTCOME, [ubyte(0 if ok else 1)])
+
+    # -- XOAUTH2: ``user=<name>^Aauth=Bearer <token>^A^A``; a refusal is a challenge carrying the
+    # error as JSON (Google's form, which Qpid JMS and our client report), then outcome auth
+    def _xoauth2(self, response: bytes) -> bytes:
+        assert self.token_validator is not None
+        fields = dict(p.split("=", 1) for p in response.decode("utf-8", "replace").split("\x01") if "=" in p)
+        auth = fields.get("auth", "")
+        token = auth[7:] if auth[:7].lower() == "bearer " else ""
+        try:
+            if not token:
+                raise TokenRejected("no bearer token in the XOAUTH2 response")
+            self.user = self.token_validator.validate(fields.get("user", ""), token)
+        except TokenRejected as e:
+            self._token_refused = True
+            error = json.dumps({"status": "401", "schemes": "bearer", "error": str(e)})
+            return _frame(_CHALLENGE, [error.encode()])
+        self.result = SaslResult.OK
+        return _frame(_OUTCOME, [ubyte(0)])
 
     # -- SCRAM: init carries client-first, a challenge carries server-first, the response carries
     # client-final, and the outcome's additional-data carries server-final (AMQP 5.3.3.6)

@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 #: mechanism name -> hash name, strongest first (the order the broker offers them in)
-MECHANISMS = {"SCRAM-SHA-256": "sha256", "SCRAM-SHA-1": "sha1"}
+MECHANISMS = {"SCRAM-SHA-512": "sha512", "SCRAM-SHA-256": "sha256", "SCRAM-SHA-1": "sha1"}
 ITERATIONS = 4096
 
 

@@ -29,6 +29,7 @@ from .sasl import SaslResult, SaslServer, Users, certificate_identity
 
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
+    from ..routing.tokens import TokenValidator
 
 __all__ = ["AmqpProtocol", "ServerState"]
 
@@ -48,9 +49,11 @@ class ServerState:
         idle_timeout_s: float | None,
         limits: BrokerLimits,
         logins: LoginThrottle | None = None,
+        token_validator: TokenValidator | None = None,
     ) -> None:
         self.core = core
         self.users = users
+        self.token_validator = token_validator
         self.logins = logins if logins is not None else LoginThrottle()
         self.idle_timeout_s = idle_timeout_s
         self.limits = limits
@@ -137,6 +140,7 @@ class AmqpProtocol(asyncio.Protocol):
             certificate_identity(transport.get_extra_info("peercert")),
             admit=self.state.logins.admits(self.source),
             max_frame_size=limits.max_sasl_frame_size,
+            token_validator=self.state.token_validator,
         )
 
     def pause_writing(self) -> None:

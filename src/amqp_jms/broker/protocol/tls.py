@@ -43,13 +43,16 @@ class AlertingSSLObject(ssl.SSLObject):
             raise ssl.SSLWantReadError("handshake failed: sending the alert first") from e
 
 
-def server_context(cert: str | Path, key: str | Path, ca: str | Path | None) -> ssl.SSLContext:
+def server_context(
+    cert: str | Path, key: str | Path, ca: str | Path | None, *, require_client_certificate: bool = False
+) -> ssl.SSLContext:
     """TLS for the listener. With ``ca``, client certificates it signed are verified and allow
-    SASL EXTERNAL; optional, so clients without one can still use PLAIN/ANONYMOUS."""
+    SASL EXTERNAL; optional, so clients without one can still use PLAIN/ANONYMOUS, unless
+    ``require_client_certificate`` (then a handshake without one fails: mutual TLS for all)."""
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     ctx.load_cert_chain(str(cert), str(key))
     if ca is not None:
         ctx.load_verify_locations(str(ca))
-        ctx.verify_mode = ssl.CERT_OPTIONAL
+        ctx.verify_mode = ssl.CERT_REQUIRED if require_client_certificate else ssl.CERT_OPTIONAL
     ctx.sslobject_class = AlertingSSLObject
     return ctx

@@ -28,6 +28,7 @@ from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
+    from .cbs_link import CbsLink
 
 __all__ = ["TransferHandling"]
 
@@ -48,6 +49,7 @@ class TransferHandling:
     dirty: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
     _end_link: Callable[..., None]
+    cbs_link: CbsLink
     max_message_size: int
     spooling: int  # bytes this connection's unfinished incoming transfers hold
     max_value_depth: int
@@ -392,12 +394,18 @@ class TransferHandling:
         return to
 
     def _on_management(self, dlv: Any, data: bytes) -> None:
-        """A request to ``$management``: taken (answered on its reply-to) or rejected."""
+        """A request to ``$management`` (or ``$cbs``): taken (answered) or rejected."""
         if dlv.remote_state == TRANSACTIONAL_STATE:
             _reject(dlv, "amqp:not-implemented", "management requests cannot be transacted")
             return
+        st = self.links.get(addr(dlv.link))
         node = self.core.management
-        refused = node.receive(self, data) if node is not None else ("amqp:not-found", "no management node")
+        if isinstance(st, IncomingLink) and st.cbs:
+            refused = self.cbs_link.request(data)
+        elif node is not None:
+            refused = node.receive(self, data)
+        else:
+            refused = ("amqp:not-found", "no management node")
         if refused is not None:
             _reject(dlv, *refused)
         elif not dlv.settled:

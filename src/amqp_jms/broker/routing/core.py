@@ -16,6 +16,7 @@ from ..limits import BrokerLimits
 from ..storage.message import BrokerMessage
 from ..storage.store import MemoryStore, Store
 from .authorization import Authorization, Permission
+from .cbs import CbsGrants
 from .counters import BrokerCounters
 from .flowgate import FlowGate
 from .nodes import Router
@@ -83,6 +84,8 @@ class BrokerCore:
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)
         self.authorization: Authorization | None = None  # None: every logged-in user may do anything
+        #: the ``$cbs`` node's grants (claims-based security, ``cbs.py``); None: no ``$cbs`` node
+        self.cbs: CbsGrants | None = None
         #: the ``$management`` node (made by ``management``, given by the operations layer; None: none)
         self.management = management(self) if management is not None else None
         self.counters = BrokerCounters()  # connections, failed logins (metrics.py)

@@ -23,9 +23,9 @@ from typing import Any
 from proton import Event, symbol
 
 from ..._logs import PROVIDER, with_ids
-from ...engine import Engine, SaslConfig
+from ...engine import Engine
 from ...engine.raw import lib, ptr_addr
-from ...exceptions import IllegalStateException, JMSException
+from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
 from ..base import Capabilities, Provider, ProviderListener, ProviderSession
 from ..config import ConnectionConfig
 from ..errors import tls_error, tls_file_error
@@ -34,9 +34,12 @@ from ..loop import LoopThread, wait_for
 from ..metrics import Counters
 from ..redirects import alternates_from_open
 from ..tracing import tracing_for
+from .cbs import CbsClient
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
+from .proxy import open_tunnel
 from .terminus import symbol_array
+from .wire import Wire, WireError, sasl_credentials
 
 __all__ = ["AmqpProvider", "generate_connection_id"]
 
@@ -137,6 +140,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self.loop = self.loop_thread.loop
         self.engine: Engine | None = None
         self._frames = OutgoingFrames()
+        self._wire = Wire(config)
         self._transport: asyncio.Transport | None = None
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
@@ -158,6 +162,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         #: attached links by the address of their proton-c link (pinned while the link holds it)
         self.links_by_addr: dict[int, Any] = {}
         self._timer: asyncio.TimerHandle | None = None
+        #: claims-based security (``$cbs`` put-token before each link), with a token provider
+        self.cbs: CbsClient | None = None
         self.sessions: set[Any] = set()
         self._session_ids = itertools.count(1)
         self._establishment_failed = False
@@ -181,7 +187,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     @property
     def remote_uri(self) -> str:
-        return f"{'amqps' if self.config.secure else 'amqp'}://{self.config.host}:{self.config.port}"
+        return self.config.address
 
     def alternate_servers(self) -> tuple[ConnectionConfig, ...]:
         """The servers in the peer's Open ``failover-server-list``."""
@@ -288,28 +294,30 @@ class AmqpProvider(OpenCloseHandling, Provider):
         loop = asyncio.get_running_loop()
         timeout = cfg.seconds(cfg.connect_timeout_ms)
         ctx = _ssl_context(cfg) if cfg.secure else None
+        # proton runs without SASL: the wire does it (engine/sasl_client.py: EXTERNAL, XOAUTH2,
+        # SCRAM-SHA-512, Qpid JMS's choice), and holds the AMQP layer's bytes until it is done
         sasl = None
         if cfg.sasl_layer:
-            mechs = " ".join(cfg.sasl_mechanisms) or None
-            sasl = SaslConfig(mechanisms=mechs, user=cfg.username, password=cfg.password)
+            token = None
+            if cfg.token_provider is not None:  # a fresh token for every connect (user code: off the loop)
+                token = await self._token(cfg)
+            sasl = sasl_credentials(cfg, token)
         self.engine = Engine(
-            sasl=sasl,
+            sasl=None,
             max_frame_size=cfg.max_frame_size or None,
             idle_timeout_s=(cfg.idle_timeout_ms / 1000.0) or None,
         )
-        if cfg.trace_frames:
-            self.engine.trace_frames(frame_logger(self.connection_id))
+        trace = frame_logger(self.connection_id) if cfg.trace_frames else None
+        if trace is not None:
+            self.engine.trace_frames(trace)
         self._frames = OutgoingFrames()  # gives consumer sources their default outcome
+        self._wire = Wire(cfg, sasl, trace)  # WebSocket framing for amqpws, and SASL
+        if cfg.cbs_token_provider is not None:
+            self.cbs = CbsClient(self, cfg.cbs_token_provider)
         # created first: SASL may fail (and the transport close) before open is even sent
         self._opened = loop.create_future()
         try:
-            await asyncio.wait_for(
-                loop.create_connection(
-                    lambda: _Protocol(self), cfg.host, cfg.port, ssl=ctx,
-                    server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
-                ),
-                timeout,
-            )
+            await asyncio.wait_for(self._open_socket(cfg, ctx), timeout)
         except TimeoutError:
             raise JMSException(f"could not connect to {cfg.host}:{cfg.port} within {timeout} s") from None
         except ssl.SSLError as e:
@@ -340,6 +348,30 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._listener is not None:
             self._listener.on_connection_established(self.remote_uri)
 
+    async def _open_socket(self, cfg: ConnectionConfig, ctx: ssl.SSLContext | None) -> None:
+        """The socket to the peer (through ``transport.proxyHost`` when set), TLS when ``ctx``."""
+        if cfg.transport.proxy_host is not None:
+            await open_tunnel(cfg, ctx, _Protocol(self))
+            return
+        await asyncio.get_running_loop().create_connection(
+            lambda: _Protocol(self), cfg.host, cfg.port, ssl=ctx,
+            server_hostname=cfg.host if ctx is not None and ctx.check_hostname else None,
+        )
+
+    async def _token(self, cfg: ConnectionConfig) -> str:
+        """The token provider's token, asked on a worker thread (it may fetch one over the
+        network); its failure fails the connect as a JMSSecurityException naming it."""
+        provider = cfg.token_provider
+        assert provider is not None
+        try:
+            token = await asyncio.get_running_loop().run_in_executor(None, provider)
+        except Exception as e:
+            raise JMSSecurityException(f"the token provider failed: {e!r}", linked_exception=e) from e
+        if not isinstance(token, str) or not token:
+            raise JMSSecurityException(
+                f"the token provider returned {type(token).__name__}, not a token (str)")
+        return token
+
     async def _close(self) -> None:
         if self.closing or self.engine is None:
             self._abort()
@@ -358,10 +390,15 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self._abort()
 
     def _abort(self) -> None:
+        if self.cbs is not None:
+            self.cbs.close()
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
         if self._transport is not None:
+            last = self._wire.closing()
+            if last:
+                self._transport.write(last)
             self._transport.close()
             self._transport = None
 
@@ -370,6 +407,16 @@ class AmqpProvider(OpenCloseHandling, Provider):
         eng = self.engine
         if eng is None:
             return
+        if data:  # (b"" is EOF, for the engine to see)
+            try:
+                data = self._wire.inbound(data)
+            except WireError as e:
+                self.fail(e.jms)
+                self._abort()
+                return
+            if not data:  # all of it was the layers' own (an upgrade answer, a ping)
+                self.flush()
+                return
         eng.receive_data(data)
         # proton dates the peer's last sign of life by the tick that sees new input: ticking
         # only at timer deadlines declared a hung peer dead after up to twice amqp.idleTimeout
@@ -396,9 +443,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return
         while True:
             self._dispatch(eng)
-            out = eng.data_to_send()
+            out = eng.data_to_send() if self._wire.amqp_ready else b""
             if out:
                 out = self._frames.feed(out)
+            out = self._wire.outbound(out)
             if out and self._transport is not None:
                 self._transport.write(out)
             # producing output can itself raise events (a failed SASL exchange, a closed head)

@@ -56,6 +56,13 @@ class AmqpLink:
     # -- attach --------------------------------------------------------------------------------
     async def attach(self, link: Link, what: str) -> None:
         self._check_frame_size(link, what)
+        cbs = self.provider.cbs
+        if cbs is not None:  # claims-based security: a token for this address first
+            try:
+                await cbs.authorize(link.target.address if link.is_sender else link.source.address)
+            except BaseException:
+                link.free()
+                raise
         self.endpoint = link
         link.jms = self
         self.session.links.add(self)

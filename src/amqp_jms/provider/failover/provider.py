@@ -389,7 +389,8 @@ class FailoverProvider(Provider):
     def _server(self, server: ConnectionConfig) -> ConnectionConfig:
         """A server's config with the connection-level settings the client may have changed."""
         c = self.config
-        return server.replace(client_id=c.client_id, username=c.username, password=c.password)
+        return server.replace(client_id=c.client_id, username=c.username, password=c.password,
+                              token_provider=c.token_provider, cbs_token_provider=c.cbs_token_provider)
 
     def update_aliases(self) -> None:
         """Every earlier address of a live temporary destination -> its address now."""

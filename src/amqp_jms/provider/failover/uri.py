@@ -36,8 +36,10 @@ from ..config import (
     _float,
     _int,
     _nonneg,
+    callable_option,
     keyword_options,
     parse_url,
+    token_source_option,
     unknown_option,
 )
 
@@ -211,6 +213,8 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
     if not is_failover_url(url):
         raise JMSException(f"not a failover URL: {url!r}")
     components, query = _split(url)
+    token_provider = callable_option(options, "token_provider")
+    cbs_token_provider = token_source_option(options)
     raw: dict[str, str] = dict(parse_qsl(query, keep_blank_values=True))
     raw.update(keyword_options(options))
 
@@ -232,7 +236,9 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
     for name in nested:
         if name.startswith(CONNECTION_PREFIX) or name.startswith(FAILOVER_PREFIX):
             raise JMSException(f"option {NESTED_PREFIX}{name!s} cannot be nested: give {name!r} directly")
-    servers = tuple(_server(c, nested, connection, url) for c in components)
+    servers = tuple(_server(c, nested, connection, url).replace(token_provider=token_provider,
+                                                                cbs_token_provider=cbs_token_provider)
+                    for c in components)
     return FailoverConfig(
         servers=servers,
         reconnect=dataclasses.replace(ReconnectPolicy(), **policy),
