@@ -52,6 +52,22 @@ class SaslError(Exception):
     to prove itself (a SCRAM signature that does not match)."""
 
 
+class SaslHeaderMismatch(SaslError):
+    """The server answered the SASL header with something else: ``header`` is what it sent (its
+    first bytes; a TLS record type byte alone is enough to tell a TLS port)."""
+
+    def __init__(self, header: bytes) -> None:
+        super().__init__(f"the server does not speak SASL (it sent {header!r}); "
+                         "amqp.saslLayer=false connects without it")
+        self.header = header
+
+    @property
+    def speaks_tls(self) -> bool:
+        """The answer of a TLS port: the AMQP-over-TLS header (AMQP 1.0 5.2.1, protocol id 2) or
+        a TLS record (an alert, 0x15, or a handshake, 0x16)."""
+        return self.header.startswith(b"AMQP\x02") or self.header[:1] in (b"\x15", b"\x16")
+
+
 class SaslNoMechanism(SaslError):
     """No mechanism the server offers is one the client may and can use; ``offered`` lists
     what the server offered (the provider words the reason: ``provider.errors.sasl_mismatch``)."""
@@ -329,12 +345,13 @@ class SaslClient:
             return data
         self._buf += data
         if not self._header_seen:
+            if self._buf[:1] in (b"\x15", b"\x16"):  # a TLS record: it will never be a header
+                raise SaslHeaderMismatch(bytes(self._buf[:8]))
             if len(self._buf) < 8:
                 return b""
             header = bytes(self._buf[:8])
             if header != SASL_HEADER:
-                raise SaslError(f"the server does not speak SASL (it sent {header!r}); "
-                                "amqp.saslLayer=false connects without it")
+                raise SaslHeaderMismatch(header)
             del self._buf[:8]
             self._header_seen = True
             if self._trace is not None:

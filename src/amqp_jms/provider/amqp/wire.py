@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ...engine.sasl_client import SaslClient, SaslCredentials, SaslError, SaslNoMechanism, SaslRefused
+from ...engine.sasl_client import (
+    SaslClient,
+    SaslCredentials,
+    SaslError,
+    SaslHeaderMismatch,
+    SaslNoMechanism,
+    SaslRefused,
+)
 from ...engine.websocket import WebSocketClient, WebSocketError
 from ...exceptions import JMSException, JMSSecurityException, JMSSecuritySaslException
 from ..config import DEFAULT_PORTS, ConnectionConfig
@@ -92,6 +99,13 @@ class Wire:
                 why = sasl_mismatch(e.offered, cfg.sasl_mechanisms, credentials=cfg.username is not None,
                                     tls=cfg.secure, extended=True)
                 raise WireError(sasl_refused(1, "the client chose no mechanism", self._where, why)) from None
+            except SaslHeaderMismatch as e:
+                if e.speaks_tls and not self._config.secure:
+                    raise WireError(JMSException(
+                        f"{self._where} speaks TLS: connect with amqps:// (it answered the AMQP "
+                        f"header with {e.header!r})", "amqp:connection:framing-error")) from None
+                raise WireError(JMSSecuritySaslException(f"the login to {self._where} failed: {e}",
+                                                         "amqp:unauthorized-access")) from None
             except SaslError as e:
                 raise WireError(JMSSecuritySaslException(f"the login to {self._where} failed: {e}",
                                                          "amqp:unauthorized-access")) from None
