@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -83,8 +84,30 @@ def _sign_in(driver: Any, base: str, user: str) -> None:
     driver.get(base)
     driver.find_element(By.NAME, "user").send_keys(user)
     driver.find_element(By.NAME, "password").send_keys(USERS[user])
-    driver.find_element(By.CSS_SELECTOR, "form.login button").click()
+    _click(driver, By.CSS_SELECTOR, "form.login button")
     WebDriverWait(driver, 10).until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Overview"))
+
+
+def _click(driver: Any, by: str, value: str) -> None:
+    """Find and click, again if the page was being replaced meanwhile (pages refresh their
+    content every 2 s, and a form's answer replaces the page): an element found just before that
+    is gone when clicked."""
+    from selenium.common.exceptions import WebDriverException
+
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            driver.find_element(by, value).click()
+            return
+        except WebDriverException:
+            try:
+                if not driver.find_elements(by, value):
+                    return  # the click went through and the page moved on: the caller's wait decides
+            except WebDriverException:
+                pass
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def _depth_cell(driver: Any, queue: str) -> str:
@@ -101,32 +124,32 @@ def test_an_operator_watches_reads_and_repairs_in_a_browser(broker_factory: Any,
 
     _sign_in(browser, base, "root")
     _shot(browser, "overview")
-    browser.find_element(By.LINK_TEXT, "Queues").click()
+    _click(browser, By.LINK_TEXT, "Queues")
     wait.until(lambda d: _depth_cell(d, "orders.eu") == "3")
     _send(broker.url, "orders.eu", 2, 3)  # the open page follows, with no reload
     wait.until(lambda d: _depth_cell(d, "orders.eu") == "5")
     _shot(browser, "queues")
 
-    browser.find_element(By.LINK_TEXT, "orders.eu").click()
+    _click(browser, By.LINK_TEXT, "orders.eu")
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "order 4"))
     assert "region (String) = EU" in browser.find_element(By.TAG_NAME, "main").text
     _shot(browser, "queue")
 
     browser.get(base + "queues/DLQ")
     browser.find_element(By.NAME, "destination").send_keys("orders.eu")
-    browser.find_element(By.XPATH, "//button[text()='Move messages']").click()
+    _click(browser, By.XPATH, "//button[text()='Move messages']")
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Confirm"))
-    browser.find_element(By.XPATH, "//button[starts-with(text(), 'Yes')]").click()
+    _click(browser, By.XPATH, "//button[starts-with(text(), 'Yes')]")
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "done (2 messages)"))
     _shot(browser, "moved")
-    browser.find_element(By.LINK_TEXT, "Queues").click()
+    _click(browser, By.LINK_TEXT, "Queues")
     wait.until(lambda d: _depth_cell(d, "orders.eu") == "7" and _depth_cell(d, "DLQ") == "0")
 
     _sign_in(browser, base, "bob")
     browser.get(base + "queues/orders.eu")
-    browser.find_element(By.XPATH, "//button[text()='Purge']").click()
+    _click(browser, By.XPATH, "//button[text()='Purge']")
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "h1"), "Confirm"))
-    browser.find_element(By.XPATH, "//button[starts-with(text(), 'Yes')]").click()
+    _click(browser, By.XPATH, "//button[starts-with(text(), 'Yes')]")
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "may not manage"))
     assert "bob" in browser.find_element(By.TAG_NAME, "main").text
     _shot(browser, "refused")

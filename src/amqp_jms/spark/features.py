@@ -36,6 +36,8 @@ from typing import Any
 
 from pyspark.sql.datasource import DataSourceStreamReader
 
+from .._links import doc_url
+
 __all__ = ["SparkFeatures", "UnsupportedStreamReader", "features", "to_arrow_schema_utc"]
 
 
@@ -57,7 +59,7 @@ class SparkFeatures:
             "Trigger.AvailableNow support for Python sources (pyspark.sql.streaming.datasource), "
             "which this release lacks. Batch reads and writes (spark.read / df.write with "
             "format('jms')) work on this release; for streaming, upgrade pyspark "
-            "(docs/spark.md, Spark releases)"
+            f"({doc_url('spark', 'spark-releases')})"
         )
 
 
