@@ -212,6 +212,10 @@ class FailoverSession(_Bound, ProviderSession):
                 reject(out, exc)
 
         inner.commit().add_done_callback(committed)
+        # the connection lost before the discharge's answer: its I/O thread may never answer
+        self.fp.when_lost(gen, lambda: reject(out, TransactionRolledBackException(
+            "the commit failed and the transaction was rolled back: the connection was lost "
+            "before the commit's outcome arrived")), out)
         return out
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
@@ -231,6 +235,7 @@ class FailoverSession(_Bound, ProviderSession):
                 resolve(out)
 
         inner.rollback(before).add_done_callback(done)
+        self.fp.when_lost(gen, lambda: resolve(out), out)  # the transaction went with the connection
         return out
 
     def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:

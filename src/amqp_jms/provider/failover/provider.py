@@ -23,6 +23,7 @@ import concurrent.futures
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from ..._logs import PROVIDER, with_ids
@@ -129,6 +130,9 @@ class FailoverProvider(Provider):
         self.aliases: dict[str, str] = {}
         self._sends: deque[PendingSend] = deque()
         self._online_waiters: list[Future[None]] = []
+        #: what to do when connection ``gen`` is lost (``when_lost``): answers the connection
+        #: will never give (a discharge in flight) are given then
+        self._when_lost: dict[int, list[Callable[[], None]]] = {}
         self._connected_fut: Future[None] = Future()
         self._wake = threading.Event()  # close() interrupts a reconnect delay
         self._thread: threading.Thread | None = None
@@ -435,6 +439,26 @@ class FailoverProvider(Provider):
         return inner is None or inner.failure is not None
 
     # -- the reconnect loop (its own thread) ---------------------------------------------------
+    def when_lost(self, gen: int, fn: Callable[[], None], answered: Future[Any]) -> None:
+        """Call ``fn`` once connection ``gen`` is lost (now, if it already is), unless
+        ``answered`` is done first: for a request whose answer went with the connection, which
+        its I/O thread may never give once stopped."""
+        with self._cond:
+            if self.lost_gen < gen and not self._closed:
+                calls = self._when_lost.setdefault(gen, [])
+                calls.append(fn)
+
+                def forget(_: Future[Any]) -> None:
+                    with self._cond:
+                        if fn in calls:
+                            calls.remove(fn)
+                        if not calls and self._when_lost.get(gen) is calls:
+                            del self._when_lost[gen]
+
+                answered.add_done_callback(forget)
+                return
+        fn()
+
     def lost(self, gen: int, exc: JMSException) -> None:
         """The wrapped connection ``gen`` died, or must be left (a link redirected): go offline
         and wake the loop (called on that connection's I/O thread)."""
@@ -445,7 +469,10 @@ class FailoverProvider(Provider):
             self.online = False
             self._last_failure = exc
             self._cond.notify_all()
+            calls = [fn for g in [g for g in self._when_lost if g <= gen] for fn in self._when_lost.pop(g)]
         self._wake.set()
+        for fn in calls:  # outside the lock: each completes a future a caller waits on
+            fn()
 
     def _main(self) -> None:
         last: JMSException = JMSException("failover could not connect to any server")
