@@ -93,28 +93,14 @@ def test_nothing_imports_the_command_line() -> None:
     """``cli`` sits on top (docs/architecture.md): a library module that imported it would load
     the command line's parsers and tie a layer to a front end. Read from the source, every
     import form."""
-    import ast
     from pathlib import Path
 
+    from import_graph import imports_in
+
     pkg = Path(SRC).resolve() / "amqp_jms"
-    found = []
-    for path in pkg.rglob("*.py"):
-        rel = path.relative_to(pkg)
-        if rel.parts[0] == "cli":
-            continue
-        depth = len(rel.parts) - 1  # how many dots reach the top package from this module
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                mod = node.module or ""
-                if node.level:
-                    base = list(rel.parts[:-1])[: max(0, depth - (node.level - 1))]
-                    mod = ".".join(["amqp_jms", *base, *([mod] if mod else [])])
-                names = [mod] + [f"{mod}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            if any(n == "amqp_jms.cli" or n.startswith("amqp_jms.cli.") for n in names):
-                found.append(f"{rel}:{node.lineno}")
+    found = [f"{rel}:{line}" for rel, line, names in imports_in(pkg)
+             if rel.parts[0] != "cli" and any(n == "amqp_jms.cli" or n.startswith("amqp_jms.cli.")
+                                                 for n in names)]
     assert found == [], f"modules outside cli/ import it: {found}"
 
 

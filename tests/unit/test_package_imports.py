@@ -4,11 +4,11 @@ page, the imports from the source (every form, module level or inside a function
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
 import pytest
+from import_graph import imports_in
 
 ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "src" / "amqp_jms"
@@ -32,27 +32,15 @@ def imports_between_packages(pkg: Path) -> list[tuple[str, str, str]]:
     """``(importing package, imported package, where)`` for every import of another top-level
     package or module of ``amqp_jms``."""
     found = []
-    for path in pkg.rglob("*.py"):
-        rel = path.relative_to(pkg)
+    for rel, line, names in imports_in(pkg):
         top = rel.parts[0] if len(rel.parts) > 1 else rel.stem
-        depth = len(rel.parts) - 1
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            names: list[str] = []
-            if isinstance(node, ast.ImportFrom):
-                mod = node.module or ""
-                if node.level:
-                    base = list(rel.parts[:-1])[: max(0, depth - (node.level - 1))]
-                    mod = ".".join(["amqp_jms", *base, *([mod] if mod else [])])
-                names = [mod] + [f"{mod}.{a.name}" for a in node.names]
-            elif isinstance(node, ast.Import):
-                names = [a.name for a in node.names]
-            for name in names:
-                parts = name.split(".")
-                if parts[0] != "amqp_jms" or len(parts) < 2:
-                    continue
-                other = parts[1]
-                if other != top and ((pkg / other).is_dir() or (pkg / f"{other}.py").is_file()):
-                    found.append((top, other, f"{rel}:{node.lineno}"))
+        for name in names:
+            parts = name.split(".")
+            if parts[0] != "amqp_jms" or len(parts) < 2:
+                continue
+            other = parts[1]
+            if other != top and ((pkg / other).is_dir() or (pkg / f"{other}.py").is_file()):
+                found.append((top, other, f"{rel}:{line}"))
     return found
 
 
