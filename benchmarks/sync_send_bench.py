@@ -155,9 +155,10 @@ def main() -> int:
         finally:
             broker.stop()
     assert best_hops is not None
-    print(f"\nper hop, amqp-jms (median of {len(best_hops['broker'])} sends):")
+    print(f"\nper hop, amqp-jms ({len(best_hops['broker'])} sends):   median     mean")
     for hop in HOPS:
-        print(f"  {hop:11s} {statistics.median(best_hops[hop]) * 1e6:7.0f} us")
+        print(f"  {hop:11s} {statistics.median(best_hops[hop]) * 1e6:16.0f} us "
+              f"{statistics.fmean(best_hops[hop]) * 1e6:6.0f} us")
     print(f"C one in flight: {best_c * 1e6:.0f} us/send ({1 / best_c:,.0f} msg/s); "
           f"amqp-jms: {best_j * 1e6:.0f} us/send ({1 / best_j:,.0f} msg/s); "
           f"the client's own cost: {(best_j - best_c) * 1e6:.0f} us/send (goal <= 60)")

@@ -6,6 +6,12 @@ would deadlock) with ``IllegalStateException``. Fire-and-forget work (presettled
 acknowledgements, credit) goes through ``post(fn)``: a lock-free deque drained in batches, with
 at most one loop wake-up outstanding, so a burst of sends costs one self-pipe write, not one
 per message.
+
+A waiting caller need not wake the thread at all: the loop thread holds ``idle_lock`` at all
+times but while it sleeps in ``select`` (``_IdleSelector``), so a caller that takes the lock
+without blocking (``run_if_idle``) finds the loop asleep with nothing queued, and may do a short
+piece of its work (a synchronous send's transfer and socket write) itself. The loop thread then
+wakes only for the peer's answer: one thread hand-off per round trip instead of two.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import selectors
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
@@ -39,11 +46,33 @@ def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str
         raise JMSException(f"{what} was cancelled: the connection closed") from None
 
 
+class _IdleSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+    """The loop's selector: lets go of the idle lock while the loop sleeps in ``select``, and
+    only then (a poll with no timeout, the loop having work ready, keeps it)."""
+
+    def __init__(self, lock: threading.Lock) -> None:
+        super().__init__()
+        self._idle_lock = lock
+
+    def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if timeout is not None and timeout <= 0:
+            return super().select(timeout)  # type: ignore[no-any-return]
+        lock = self._idle_lock
+        lock.release()
+        try:
+            return super().select(timeout)  # type: ignore[no-any-return]
+        finally:
+            lock.acquire()
+
+
 class LoopThread:
     """An asyncio loop on its own daemon thread, plus ``run``/``submit``/``post`` bridges."""
 
     def __init__(self, name: str = "amqp-jms-loop") -> None:
-        self.loop = asyncio.new_event_loop()
+        #: held by the loop thread but while it sleeps in ``select`` (see ``run_if_idle``)
+        self.idle_lock = threading.Lock()
+        self.idle_lock.acquire()  # the loop thread's from the start: released in ``_main``
+        self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(_IdleSelector(self.idle_lock))
         self._ops: deque[Callable[[], object]] = deque()
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
@@ -74,6 +103,7 @@ class LoopThread:
             finally:
                 self.loop.close()
                 self._abandon_ops()  # posted while the tasks were being cancelled
+                self.idle_lock.release()  # held for good by nobody: run_if_idle checks _closed
 
     @property
     def thread(self) -> threading.Thread:
@@ -155,6 +185,27 @@ class LoopThread:
         except concurrent.futures.TimeoutError:
             fut.cancel()
             raise JMSException(f"{what} timed out after {timeout:.3f} s") from None
+
+    def run_if_idle(self, fn: Callable[[], object]) -> bool:
+        """Run ``fn()`` on the calling thread, now, if the loop thread is asleep in ``select``
+        with nothing handed over and not yet started; False (``fn`` not run) otherwise.
+
+        ``fn`` runs holding ``idle_lock``, so the loop thread cannot touch protocol state
+        meanwhile (on waking it waits for the lock: ``fn`` must be short and never block), and
+        after everything this thread handed over earlier (the queue is empty), so the order of
+        ``post``/``submit``/``run_if_idle`` from one thread is kept. ``fn`` must not complete the
+        loop's own futures or schedule on it (it is not the loop thread): what it leaves for the
+        loop is picked up at the loop's next turn."""
+        lock = self.idle_lock
+        if not lock.acquire(False):
+            return False
+        try:
+            if self._ops or self._wake_pending or self._starting is not None or self._closed:
+                return False
+            fn()
+            return True
+        finally:
+            lock.release()
 
     def post(self, fn: Callable[[], object]) -> None:
         """Run ``fn()`` on the loop soon, batched with other posted work (thread-safe)."""

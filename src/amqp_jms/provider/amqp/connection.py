@@ -18,6 +18,7 @@ import logging
 import ssl
 import sys
 import uuid
+from collections.abc import Callable
 from typing import Any
 
 from proton import Event, symbol
@@ -44,7 +45,7 @@ from .wire import Wire, WireError, sasl_credentials
 __all__ = ["AmqpProvider", "generate_connection_id"]
 
 _event_type, _event_delivery, _delivery_link = lib.pn_event_type, lib.pn_event_delivery, lib.pn_delivery_link
-_PN_DELIVERY = lib.PN_DELIVERY
+_PN_DELIVERY, _PN_LINK_FLOW, _event_link = lib.PN_DELIVERY, lib.PN_LINK_FLOW, lib.pn_event_link
 #: the events ``_dispatch`` acts on; the rest (transport, local endpoint state, ...) are dropped
 #: before proton's Python layer wraps them: a sent message raises several of those
 _HANDLED = frozenset(
@@ -61,6 +62,10 @@ _conn_counter = itertools.count(1)
 _process_uuid = str(uuid.uuid4())
 
 
+class _NotIdle(Exception):
+    """``write_if_idle`` found the connection unfit for a direct write after all."""
+
+
 def generate_connection_id() -> str:
     """``ID:<uuid>:<n>``, the Qpid JMS connection id form (also the default container-id)."""
     return f"ID:{_process_uuid}:{next(_conn_counter)}"
@@ -73,6 +78,7 @@ class _Protocol(asyncio.Protocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.provider._transport = transport
+        self.provider._direct_writes = type(transport).__name__ == "_SelectorSocketTransport"
         sock = transport.get_extra_info("socket")
         if sock is not None and self.provider.config.transport.tcp_no_delay:
             import socket
@@ -142,6 +148,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self._frames = OutgoingFrames()
         self._wire = Wire(config)
         self._transport: asyncio.Transport | None = None
+        #: a plain TCP socket (no TLS, no proxy tunnel): waiting sends may write it directly
+        self._direct_writes = False
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
         self._closed_fut: asyncio.Future[None] | None = None
@@ -436,6 +444,41 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._closed_fut is not None and not self._closed_fut.done():
             self._closed_fut.set_result(None)
 
+    def write_if_idle(self, transfer: Callable[[], object]) -> bool:
+        """Run ``transfer`` (a waiting send's hand-over to proton) and write its bytes on the
+        calling thread when the I/O thread is asleep with nothing queued
+        (``LoopThread.run_if_idle``); False when it is not (or the socket is busy or not plain
+        TCP): then the caller hands it over as usual.
+
+        Only the engine's output is produced here: events (the transfer raises none we act on)
+        are left for the I/O thread's next flush, which the peer's answer brings; it also gives
+        back the send window's slot. A plain socket transport is written to directly (asyncio's
+        write sends at once when its buffer is empty, and only then is it used here)."""
+        transport = self._transport
+        if not self._direct_writes or transport is None:
+            return False
+
+        def write() -> None:
+            eng = self.engine
+            if eng is None or self.failure is not None or transport.get_write_buffer_size():
+                raise _NotIdle
+            transfer()
+            self._write_output(eng)
+
+        try:
+            return self.loop_thread.run_if_idle(write)
+        except _NotIdle:
+            return False
+
+    def _write_output(self, eng: Engine) -> None:
+        """What proton has to send, through the outgoing editors, to the socket."""
+        out = eng.data_to_send() if self._wire.amqp_ready else b""
+        if out:
+            out = self._frames.feed(out)
+        out = self._wire.outbound(out)
+        if out and self._transport is not None:
+            self._transport.write(out)
+
     def flush(self) -> None:
         """Process every pending engine event, then write what proton has to send."""
         eng = self.engine
@@ -443,12 +486,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return
         while True:
             self._dispatch(eng)
-            out = eng.data_to_send() if self._wire.amqp_ready else b""
-            if out:
-                out = self._frames.feed(out)
-            out = self._wire.outbound(out)
-            if out and self._transport is not None:
-                self._transport.write(out)
+            self._write_output(eng)
             # producing output can itself raise events (a failed SASL exchange, a closed head)
             if eng.collector.peek() is None:
                 break
@@ -491,6 +529,13 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 d = _event_delivery(raw)
                 res = links.get(ptr_addr(_delivery_link(d)))
                 if res is not None and res.on_delivery_raw(d):
+                    continue
+            elif kind == _PN_LINK_FLOW:
+                # a peer may top up a producer's credit after every transfer: read in the same
+                # turn as the waiting send's outcome, it must not cost an Event and its wrappers
+                res = links.get(ptr_addr(_event_link(raw)))
+                if res is not None:
+                    res.on_flow()
                     continue
             ev = Event.wrap(raw)
             t = ev.type

@@ -115,11 +115,16 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         data = payload.encode(message, time_to_live=time_to_live, queue_prefix=provider.queue_prefix,
                               topic_prefix=provider.topic_prefix)
         self._window.acquire(self._send_timeout)
-        loop_thread = self.provider.loop_thread
         fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
             fut = concurrent.futures.Future()
-        loop_thread.post(lambda: self._transfer(data, fut))
+            # a waiting send: written by this thread when the I/O thread sleeps (one thread
+            # hand-off per round trip, not two); sends nobody waits for are batched (``post``)
+            if provider.write_if_idle(lambda: self._transfer(data, fut)):
+                if tracing is not None:
+                    tracing.sent(span, fut)
+                return fut
+        provider.loop_thread.post(lambda: self._transfer(data, fut))
         if tracing is not None:
             tracing.sent(span, fut)
         return fut
