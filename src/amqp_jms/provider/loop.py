@@ -46,7 +46,7 @@ def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str
         raise JMSException(f"{what} was cancelled: the connection closed") from None
 
 
-class _IdleSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _IdleSelector(selectors.DefaultSelector):
     """The loop's selector: lets go of the idle lock while the loop sleeps in ``select``, and
     only then (a poll with no timeout, the loop having work ready, keeps it)."""
 
@@ -56,11 +56,11 @@ class _IdleSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is not None and timeout <= 0:
-            return super().select(timeout)  # type: ignore[no-any-return]
+            return super().select(timeout)
         lock = self._idle_lock
         lock.release()
         try:
-            return super().select(timeout)  # type: ignore[no-any-return]
+            return super().select(timeout)
         finally:
             lock.acquire()
 
