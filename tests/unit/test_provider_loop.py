@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import threading
+import time
+from typing import Any
 
 import pytest
 
@@ -163,3 +165,47 @@ def test_work_submitted_as_the_loop_stops_fails_instead_of_hanging() -> None:
     # and work posted after the stop is refused at once, not queued into nothing
     with pytest.raises(IllegalStateException):
         lt.submit(work(9))
+
+
+def _wait_until(cond: Any, timeout: float = 5.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.005)
+    return False
+
+
+def test_run_if_idle_runs_on_the_caller_only_when_the_loop_sleeps_with_nothing_queued() -> None:
+    """A waiting send's direct path: the work runs on the calling thread while the loop thread
+    sleeps in select, never ahead of work handed over earlier, never while the loop runs."""
+    lt = LoopThread("test-loop")
+    try:
+        ran: list[str] = []
+        me = threading.current_thread().name
+        assert _wait_until(lambda: lt.run_if_idle(lambda: ran.append(threading.current_thread().name)))
+        assert ran == [me]
+        # while posted work is queued (the loop is held up inside an earlier op) it is refused
+        release = threading.Event()
+        lt.post(lambda: release.wait(5))
+        lt.post(lambda: ran.append("posted"))
+        assert not lt.run_if_idle(lambda: ran.append("direct"))
+        release.set()
+        assert _wait_until(lambda: lt.run_if_idle(lambda: ran.append("direct")))
+        assert ran == [me, "posted", "direct"]
+        # the loop thread cannot run while the direct work holds the lock
+        inside = threading.Event()
+        seen: list[bool] = []
+
+        def direct() -> None:
+            lt.loop.call_soon_threadsafe(lambda: seen.append(inside.is_set()))
+            inside.set()
+            time.sleep(0.05)
+            inside.clear()
+
+        assert _wait_until(lambda: lt.run_if_idle(direct))
+        assert _wait_until(lambda: bool(seen)) and seen == [False]
+    finally:
+        lt.stop()
+    assert not lt.run_if_idle(lambda: ran.append("after stop"))
+    assert "after stop" not in ran

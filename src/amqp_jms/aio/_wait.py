@@ -32,4 +32,8 @@ async def wait(w: ProviderWait | None) -> Any:
             if not fut.done():
                 fut.cancel()
                 raise w.timed_out()
+        elif not landed.cancelled():
+            # the outcome is read from ``fut`` below: mark this copy's failure as seen, or asyncio
+            # logs "Future exception was never retrieved" for every failed send
+            landed.exception()
     return w.outcome()

@@ -1,0 +1,164 @@
+"""A waiting send's fast path, against the scripted peer, on both faces.
+
+A synchronous send writes its transfer on the caller's thread when the connection's I/O thread
+sleeps (``LoopThread.run_if_idle``), and the I/O thread completes the wait when the outcome
+comes. What that path must keep: the outcome is the same when it lands before the caller waits;
+a caller that gives up (timeout, KeyboardInterrupt) leaves the connection usable for the next
+send; a connection lost mid-wait fails the send at once, not at the send timeout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from amqp_jms import ConnectionFactory, JMSException, Queue, TextMessage
+from amqp_jms.aio import AsyncConnectionFactory
+from amqp_jms.provider.amqp.connection import AmqpProvider
+from amqp_jms.provider.amqp.producer import AmqpProducer
+from amqp_jms.testing.peer import TestPeer
+
+OPTIONS = "?jms.closeTimeout=1000&jms.requestTimeout=5000&jms.sendTimeout=3000"
+
+
+@pytest.fixture
+def peer() -> Iterator[TestPeer]:
+    with TestPeer() as p:
+        p.expect_open()
+        p.expect_begin()
+        p.expect_attach(lambda a: a.role == "sender", offer=100)
+        yield p
+
+
+@pytest.fixture
+def transfer_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The name of the thread each transfer was handed to proton on."""
+    names: list[str] = []
+    transfer = AmqpProducer._transfer
+
+    def recorded(self: AmqpProducer, data: bytes, fut: Any) -> None:
+        names.append(threading.current_thread().name)
+        transfer(self, data, fut)
+
+    monkeypatch.setattr(AmqpProducer, "_transfer", recorded)
+    return names
+
+
+def test_waiting_sends_are_written_by_the_caller(peer: TestPeer, transfer_threads: list[str]) -> None:
+    for _ in range(20):
+        peer.expect_transfer()
+    with ConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+        producer = conn.create_session().create_producer(Queue("q"))
+        for i in range(20):
+            producer.send(TextMessage(f"m{i}"))
+        peer.wait()
+    me = threading.current_thread().name
+    # the I/O thread sleeps between two waiting sends: nearly all go the direct way
+    assert transfer_threads.count(me) >= 10, transfer_threads
+
+
+@pytest.mark.parametrize("outcome", ["accepted", "rejected"])
+def test_an_outcome_that_lands_before_the_caller_waits(
+    peer: TestPeer, monkeypatch: pytest.MonkeyPatch, outcome: str
+) -> None:
+    wait = AmqpProvider.wait
+
+    def late(self: AmqpProvider, fut: Any, timeout: float | None, what: str) -> Any:
+        time.sleep(0.3)  # the peer answers meanwhile
+        assert fut.done()
+        return wait(self, fut, timeout, what)
+
+    monkeypatch.setattr(AmqpProvider, "wait", late)
+    peer.expect_transfer(outcome=outcome, condition=("amqp:precondition-failed", "no room"))
+    with ConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+        producer = conn.create_session().create_producer(Queue("q"))
+        if outcome == "accepted":
+            producer.send(TextMessage("m"))
+        else:
+            with pytest.raises(JMSException, match="no room"):
+                producer.send(TextMessage("m"))
+        peer.wait()
+
+
+def test_an_outcome_that_lands_before_the_async_caller_waits(peer: TestPeer) -> None:
+    peer.expect_transfer()
+    peer.expect_transfer(outcome="rejected", condition=("amqp:precondition-failed", "no room"))
+
+    async def main() -> None:
+        async with await AsyncConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer(Queue("q"))
+            accepted = producer.send_nowait(session.create_text_message("a"))
+            refused = producer.send_nowait(session.create_text_message("r"))
+            await asyncio.sleep(0.3)  # both outcomes land before anyone awaits them
+            await accepted
+            with pytest.raises(JMSException, match="no room"):
+                await refused
+
+    asyncio.run(main())
+    peer.wait()
+
+
+def test_a_timed_out_send_leaves_the_connection_usable(peer: TestPeer) -> None:
+    peer.expect_transfer(outcome=None)  # never answered
+    peer.expect_transfer()
+    with ConnectionFactory(peer.url + OPTIONS.replace("3000", "300")).create_connection() as conn:
+        producer = conn.create_session().create_producer(Queue("q"))
+        with pytest.raises(JMSException, match=r"send timed out after 0\.3 s"):
+            producer.send(TextMessage("lost"))
+        t0 = time.monotonic()
+        producer.send(TextMessage("next"))
+        assert time.monotonic() - t0 < 2.0
+        peer.wait()
+
+
+def test_a_send_interrupted_by_keyboard_interrupt_leaves_the_connection_usable(
+    peer: TestPeer,
+) -> None:
+    assert threading.current_thread() is threading.main_thread()
+    peer.expect_transfer(outcome=None)  # never answered
+    peer.expect_transfer()
+    with ConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+        producer = conn.create_session().create_producer(Queue("q"))
+        main = threading.main_thread().ident
+        assert main is not None
+        timer = threading.Timer(0.3, signal.pthread_kill, (main, signal.SIGINT))  # Ctrl-C
+        timer.start()
+        t0 = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            producer.send(TextMessage("interrupted"))
+        assert time.monotonic() - t0 < 2.5  # interrupted, not timed out (3 s)
+        timer.join()
+        producer.send(TextMessage("next"))
+        peer.wait()
+
+
+def test_a_connection_lost_mid_wait_fails_the_send_at_once(peer: TestPeer) -> None:
+    peer.expect_transfer(lambda t: threading.Timer(0.2, peer.drop).start() or True, outcome=None)
+    with ConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+        producer = conn.create_session().create_producer(Queue("q"))
+        t0 = time.monotonic()
+        with pytest.raises(JMSException, match="lost"):
+            producer.send(TextMessage("m"))
+        assert time.monotonic() - t0 < 2.5  # not the 3 s send timeout
+
+
+def test_a_connection_lost_mid_wait_fails_the_async_send_at_once(peer: TestPeer) -> None:
+    peer.expect_transfer(lambda t: threading.Timer(0.2, peer.drop).start() or True, outcome=None)
+
+    async def main() -> float:
+        async with await AsyncConnectionFactory(peer.url + OPTIONS).create_connection() as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer(Queue("q"))
+            t0 = time.monotonic()
+            with pytest.raises(JMSException, match="lost"):
+                await producer.send(session.create_text_message("m"))
+            return time.monotonic() - t0
+
+    assert asyncio.run(main()) < 2.5
