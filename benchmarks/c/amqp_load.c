@@ -14,7 +14,9 @@
  * a window is topped up, and a presettled message it over-delivers cannot be given back);
  * accepts each message (or takes it presettled) without decoding it; prints "ready" once the
  * link is attached and exits 0 after COUNT messages. An unsettled message beyond the credit is
- * released, for another receiver to take. Why not only the examples: they have no
+ * released, for another receiver to take. inflight=N (receive): credit for N messages at a
+ * time, topped up as each is taken; inflight=1 is a prefetch-0 receive, one credit per message,
+ * the physical limit of a JMS pull consumer's receive(). Why not only the examples: they have no
  * presettled or durable mode.
  */
 #include <proton/condition.h>
@@ -117,6 +119,7 @@ static void on_delivery(app_t *app, pn_delivery_t *d) {
   if (!pn_delivery_settled(d)) pn_delivery_update(d, PN_ACCEPTED);
   pn_delivery_settle(d);
   if (++app->done == app->count) pn_connection_close(pn_session_connection(pn_link_session(l)));
+  else if (app->inflight > 0 && app->done + pn_link_credit(l) < app->count) pn_link_flow(l, 1);
 }
 
 static bool handle(app_t *app, pn_event_t *e) {
@@ -131,7 +134,7 @@ static bool handle(app_t *app, pn_event_t *e) {
     pn_terminus_set_address(app->sender ? pn_link_target(l) : pn_link_source(l), app->address);
     if (app->presettled) pn_link_set_snd_settle_mode(l, PN_SND_SETTLED);
     pn_link_open(l);
-    if (!app->sender) pn_link_flow(l, app->count);
+    if (!app->sender) pn_link_flow(l, app->inflight > 0 ? app->inflight : app->count);
     break;
   }
   case PN_LINK_REMOTE_OPEN:

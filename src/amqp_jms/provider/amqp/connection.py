@@ -444,16 +444,18 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._closed_fut is not None and not self._closed_fut.done():
             self._closed_fut.set_result(None)
 
-    def write_if_idle(self, transfer: Callable[[], object]) -> bool:
-        """Run ``transfer`` (a waiting send's hand-over to proton) and write its bytes on the
+    def write_if_idle(self, op: Callable[[], object]) -> bool:
+        """Run ``op`` (a short piece of loop-side work a caller waits on: a waiting send's
+        transfer, a pull's credit, an acknowledgement) and write the bytes it makes on the
         calling thread when the I/O thread is asleep with nothing queued
         (``LoopThread.run_if_idle``); False when it is not (or the socket is busy or not plain
         TCP): then the caller hands it over as usual.
 
-        Only the engine's output is produced here: events (the transfer raises none we act on)
-        are left for the I/O thread's next flush, which the peer's answer brings; it also gives
-        back the send window's slot. A plain socket transport is written to directly (asyncio's
-        write sends at once when its buffer is empty, and only then is it used here)."""
+        ``op`` may complete concurrent futures, never the loop's own (asyncio's). Only the
+        engine's output is produced here: events are left for the I/O thread's next flush,
+        which the peer's answer brings; it also gives back the send window's slot. A plain
+        socket transport is written to directly (asyncio's write sends at once when its buffer
+        is empty, and only then is it used here)."""
         transport = self._transport
         if not self._direct_writes or transport is None:
             return False
@@ -462,7 +464,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             eng = self.engine
             if eng is None or self.failure is not None or transport.get_write_buffer_size():
                 raise _NotIdle
-            transfer()
+            op()
             self._write_output(eng)
 
         try:

@@ -260,7 +260,12 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
     def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
         if inbound.raw is None:  # (not ``delivery``: that builds a proton wrapper per message)
             return
-        self.provider.loop_thread.post(lambda: self.settle(inbound, outcome))
+        op = lambda: self.settle(inbound, outcome)  # noqa: E731
+        # a pull consumer's receive is a round trip a caller waits for: its acknowledgement is
+        # written at once when the I/O thread sleeps, so the next pull finds it asleep too; a
+        # prefetching consumer's are batched (one wake-up of the I/O thread per burst)
+        if self.prefetch > 0 or not self.provider.write_if_idle(op):
+            self.provider.loop_thread.post(op)
 
     def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
         # one hand-off to the I/O thread for the batch (a CLIENT_ACKNOWLEDGE session's
@@ -296,8 +301,14 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
                 return
             self._start_drain(fut)
 
-        self.provider.loop_thread.post(go)
+        self._now_or_posted(go)
         return fut
+
+    def _now_or_posted(self, go: Callable[[], None]) -> None:
+        """A request a receive waits for: made on the calling thread when the I/O thread sleeps
+        (``AmqpProvider.write_if_idle``: no wake-up of it, no wait for its answer), else posted."""
+        if not self.provider.write_if_idle(go):
+            self.provider.loop_thread.post(go)
 
     def drain(self) -> concurrent.futures.Future[None]:
         fut: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -308,7 +319,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
                 return
             self._start_drain(fut)
 
-        self.provider.loop_thread.post(go)
+        self._now_or_posted(go)
         return fut
 
     def _start_drain(self, fut: concurrent.futures.Future[None]) -> None:
