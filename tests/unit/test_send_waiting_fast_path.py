@@ -24,7 +24,7 @@ from amqp_jms.provider.amqp.connection import AmqpProvider
 from amqp_jms.provider.amqp.producer import AmqpProducer
 from amqp_jms.testing.peer import TestPeer
 
-OPTIONS = "?jms.closeTimeout=1000&jms.requestTimeout=5000&jms.sendTimeout=3000"
+OPTIONS = "?jms.closeTimeout=1000&jms.requestTimeout=5000&jms.sendTimeout=3000&amqp.drainTimeout=1000"
 
 
 @pytest.fixture
@@ -162,3 +162,62 @@ def test_a_connection_lost_mid_wait_fails_the_async_send_at_once(peer: TestPeer)
             return time.monotonic() - t0
 
     assert asyncio.run(main()) < 2.5
+
+
+# -- a pull consumer's receive (prefetch 0) takes the same path --------------------------------------
+@pytest.fixture
+def pull_peer() -> Iterator[TestPeer]:
+    with TestPeer() as p:
+        p.expect_open()
+        p.expect_begin()
+        p.expect_attach(lambda a: a.role == "receiver")
+        yield p
+
+
+def test_a_pull_receive_credits_and_acknowledges_from_the_caller(
+    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    peer = pull_peer
+    from proton import Message as PMessage
+    from proton import byte, symbol
+
+    from amqp_jms.provider.amqp.consumer import AmqpConsumer
+
+    threads: list[str] = []
+    pull = AmqpConsumer.pull
+
+    def recorded(self: AmqpConsumer, drain: bool) -> Any:
+        fut = pull(self, drain)
+        threads.append("done at once" if fut.done() else "handed over")
+        return fut
+
+    monkeypatch.setattr(AmqpConsumer, "pull", recorded)
+    text = [PMessage(body=f"m{i}", annotations={symbol("x-opt-jms-msg-type"): byte(5)}) for i in range(3)]
+    acks: list[Any] = []
+    for m in text:
+        peer.expect_flow(lambda f: f.credit == 1, send=[m])
+        peer.expect_disposition(acks.append)
+    with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("q"))
+        got = []
+        for _ in range(3):
+            msg = consumer.receive(3000)
+            assert msg is not None
+            got.append(msg.get_body(str))
+        peer.wait()
+    assert got == ["m0", "m1", "m2"]
+    assert len(acks) == 3
+    assert threads.count("done at once") >= 2, threads  # the credit given without the I/O thread
+
+
+def test_a_connection_lost_mid_pull_receive_ends_it_at_once(pull_peer: TestPeer) -> None:
+    peer = pull_peer
+    peer.expect_flow(lambda f: threading.Timer(0.2, peer.drop).start() or True)  # never answered
+    with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("q"))
+        t0 = time.monotonic()
+        # no timeout: only the loss ends it, as a close does (JMS: null when the consumer closes)
+        assert consumer.receive() is None
+        assert time.monotonic() - t0 < 2.5
