@@ -118,9 +118,11 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
             fut = concurrent.futures.Future()
-            # a waiting send: written by this thread when the I/O thread sleeps (one thread
-            # hand-off per round trip, not two); sends nobody waits for are batched (``post``)
-            if provider.write_if_idle(lambda: self._transfer(data, fut)):
+            # a send with nothing else in flight on this link (a synchronous producer's): written
+            # by this thread when the I/O thread sleeps, one thread hand-off per round trip, not
+            # two. Sends behind others (completion listeners, asyncio pipelines) and sends
+            # nobody waits for are batched (``post``: one wake-up of the I/O thread per burst).
+            if not self._waiting and provider.write_if_idle(lambda: self._transfer(data, fut)):
                 if tracing is not None:
                     tracing.sent(span, fut)
                 return fut
