@@ -185,6 +185,19 @@ class FailoverSession(_Bound, ProviderSession):
         c.create()
         return c.ready
 
+    def interrupted(self) -> None:
+        """The connection went: each consumer drops what it holds unacknowledged."""
+        for c in list(self.consumers):
+            c.interrupted()
+
+    def gave_up(self, exc: JMSException) -> None:
+        """Failover gave up: a create still waiting fails with ``exc``, every consumer ends."""
+        for h in [self, *self.producers, *self.consumers]:
+            if not h.ready.done():
+                h.ready.set_exception(exc)
+        for c in self.consumers:
+            c.sink.on_closed(exc)
+
     def rebound(self, gen: int) -> None:
         """Re-created on connection ``gen``: a transaction that did work before is in doubt."""
         if self.work_gen is not None and self.work_gen != gen:

@@ -1,11 +1,12 @@
 """``FailoverProvider``: a connection that survives brokers restarting, moving and failing.
 
-It wraps one AMQP provider at a time behind the provider interface (Qpid JMS's
-FailoverProvider): the JMS layer holds the stable handles of :mod:`.handles`, this object owns
-the reconnect loop. One daemon thread per connection runs it: ask the :class:`Reconnector`
-where to go next, wait its delay, connect (same container id, same connection id), re-create
-what the application holds, re-send what the lost connection never answered, then wait for
-the next loss. Only when the reconnector gives up does the client hear of a failure
+It wraps one provider at a time behind the provider interface (Qpid JMS's FailoverProvider):
+the JMS layer holds the stable handles of :mod:`.handles`, what the connection remembers across
+wrapped connections is one :class:`~.state.FailoverState`, and this object is the policy acting
+on it: the reconnect loop, redirects, giving up, closing. One daemon thread per connection
+runs the loop: ask the :class:`Reconnector` where to go next, wait its delay, connect (same
+container id, same connection id), re-create what the application holds, re-send what the lost
+connection never answered, then wait for the next loss. Only when the reconnector gives up does the client hear of a failure
 (its ExceptionListener), as in Qpid JMS.
 
 The re-creation itself is :mod:`.replay` (its order is Qpid JMS's).
@@ -346,8 +347,7 @@ class FailoverProvider(Provider):
             lost_at = time.monotonic()
             self.log.warning("failover: connection to %s lost, reconnecting: %s", uri, last)
             for s in sessions:
-                for c in list(s.consumers):
-                    c.interrupted()
+                s.interrupted()
             self._notify("on_connection_interrupted", uri)
             self._shutdown_inner()
 
@@ -435,11 +435,7 @@ class FailoverProvider(Provider):
             s.fail(exc)
         state.wake_online_waiters()
         for sess in sessions:
-            for h in [sess, *sess.producers, *sess.consumers]:
-                if not h.ready.done():
-                    h.ready.set_exception(exc)
-            for c in sess.consumers:
-                c.sink.on_closed(exc)
+            sess.gave_up(exc)
         self._shutdown_inner()
         if not state.connected.done():
             state.connected.set_exception(exc)

@@ -19,7 +19,7 @@ them is gathered here, under one lock, and nowhere else:
 
 :class:`~.provider.FailoverProvider` is the policy that acts on this object (the reconnect loop,
 giving up, closing); the handles, the replay and the pending sends are collaborators that take
-it and use only the operations below, never each other's fields or the provider's.
+it (read its fields, change it only through the operations below), never the provider.
 Qpid JMS spreads the same facts over its FailoverProvider (``provider``, ``uris``, ``requests``,
 ``reconnectControl``, ``failureCause``) and the JMS objects it replays; ours stay AMQP-free
 handles, so the state they share lives here.
