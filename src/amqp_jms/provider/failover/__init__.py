@@ -8,8 +8,10 @@
   connections under it (the one place that says what is replayed and what is owed);
 * :mod:`.provider`: ``FailoverProvider``, the policy acting on that state, wrapping one provider
   at a time behind ``provider/base.py``; :mod:`.handles`: the session/producer/consumer handles
-  the JMS layer keeps across reconnects; :mod:`.replay`: their re-creation on a new connection. Design and rules: ``docs/failover-design.md``; options and
-  guarantees: ``docs/client.md`` (Failover).
+  the JMS layer keeps across reconnects; :mod:`.replay`: their re-creation on a new connection.
+
+Design and rules: ``docs/failover-design.md``; options and guarantees: ``docs/client.md``
+(Failover).
 """
 
 from .reconnect import Connect, GiveUp, Reconnector

@@ -6,7 +6,7 @@ re-bound by the replay (:mod:`.replay`) after every reconnect. Each handle is al
 of what to re-create: its spec, its sink, its transaction state (Qpid JMS keeps these in its JMS
 objects; ours stay AMQP- and failover-free). The handles share the connection's
 :class:`~.state.FailoverState` (where the session handles are kept, which connection is live,
-the send queue) and use only its operations.
+the send queue): they read its fields and change it only through its operations.
 
 Every handle is created *recorded first, bound later*: the record exists before the wrapped
 create is issued, so a reconnect that happens while it is in flight re-creates it like any

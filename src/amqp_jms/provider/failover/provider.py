@@ -6,8 +6,8 @@ wrapped connections is one :class:`~.state.FailoverState`, and this object is th
 on it: the reconnect loop, redirects, giving up, closing. One daemon thread per connection
 runs the loop: ask the :class:`Reconnector` where to go next, wait its delay, connect (same
 container id, same connection id), re-create what the application holds, re-send what the lost
-connection never answered, then wait for the next loss. Only when the reconnector gives up does the client hear of a failure
-(its ExceptionListener), as in Qpid JMS.
+connection never answered, then wait for the next loss. Only when the reconnector gives up
+does the client hear of a failure (its ExceptionListener), as in Qpid JMS.
 
 The re-creation itself is :mod:`.replay` (its order is Qpid JMS's).
 
