@@ -447,18 +447,6 @@ class _Sink:
         self.c.sink.on_closed(exc, alone=alone)
 
 
-def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
-    """A consumer attribute ``ProviderConsumer`` declares, read from the wrapped consumer of the
-    connection of the moment (``offline(handle)`` while there is none); setting it is ignored:
-    the wrapped consumer decides."""
-
-    def get(self: Any) -> Any:
-        inner = self.inner
-        return offline(self) if inner is None else getattr(inner, name)
-
-    return property(get, lambda self, value: None)
-
-
 class FailoverConsumer(_Link, ProviderConsumer):
     def __init__(self, session: FailoverSession, spec: ConsumerSpec, sink: InboundSink) -> None:
         super().__init__(session)
@@ -491,9 +479,33 @@ class FailoverConsumer(_Link, ProviderConsumer):
         self.sink.clear()
 
     # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
-    prefetch = _from_inner("prefetch", lambda c: c.spec.prefetch)
-    selector_applied_remotely = _from_inner("selector_applied_remotely", lambda c: True)
-    copy_honoured = _from_inner("copy_honoured", lambda c: True)
+    # (setting one is ignored: the wrapped consumer decides; offline, what the spec asked)
+    @property
+    def prefetch(self) -> int:
+        inner = self.inner
+        return self.spec.prefetch if inner is None else inner.prefetch
+
+    @prefetch.setter
+    def prefetch(self, value: int) -> None:
+        pass
+
+    @property
+    def selector_applied_remotely(self) -> bool:
+        inner = self.inner
+        return True if inner is None else inner.selector_applied_remotely
+
+    @selector_applied_remotely.setter
+    def selector_applied_remotely(self, value: bool) -> None:
+        pass
+
+    @property
+    def copy_honoured(self) -> bool:
+        inner = self.inner
+        return True if inner is None else inner.copy_honoured
+
+    @copy_honoured.setter
+    def copy_honoured(self, value: bool) -> None:
+        pass
 
     @property
     def drain_on_empty(self) -> bool:

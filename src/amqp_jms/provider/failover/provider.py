@@ -332,7 +332,7 @@ class FailoverProvider(Provider):
                 self.counters.reconnects += 1  # this thread is the only one writing it
                 self.log.warning("failover: connection restored to %s after %.0f ms (attempt %d)",
                                  uri, took * 1000, step.attempt)
-            self._notify("on_connection_established" if first else "on_connection_restored", uri)
+            self._notify("established" if first else "restored", uri)
             if first:
                 state.connected.set_result(None)
             with state.cond:  # until this connection is lost (or closed)
@@ -348,7 +348,7 @@ class FailoverProvider(Provider):
             self.log.warning("failover: connection to %s lost, reconnecting: %s", uri, last)
             for s in sessions:
                 s.interrupted()
-            self._notify("on_connection_interrupted", uri)
+            self._notify("interrupted", uri)
             self._shutdown_inner()
 
     def _shutdown_inner(self) -> None:
@@ -444,14 +444,19 @@ class FailoverProvider(Provider):
         if listener is not None:
             listener.on_connection_failure(exc)
 
-    def _notify(self, name: str, uri: str) -> None:
+    def _notify(self, event: str, uri: str) -> None:
+        """Tell the client's listener the connection was ``event`` ("established", "restored",
+        "interrupted"), through the methods ``ProviderListener`` declares."""
         listener = self._listener
-        call = getattr(listener, name, None)
-        if call is not None:
-            try:
-                call(uri)
-            except Exception:  # an application callback must not stop failover
-                self.log.exception("failover: %s raised", name)
+        if listener is None:
+            return
+        try:
+            call = {"established": listener.on_connection_established,
+                    "restored": listener.on_connection_restored,
+                    "interrupted": listener.on_connection_interrupted}[event]
+            call(uri)
+        except Exception:  # an application callback must not stop failover
+            self.log.exception("failover: on_connection_%s raised", event)
 
 
 def _uri(server: ConnectionConfig) -> str:
