@@ -62,6 +62,10 @@ _conn_counter = itertools.count(1)
 _process_uuid = str(uuid.uuid4())
 
 
+def _nothing() -> None:
+    """A wake-up of the loop with nothing to do but what is queued already."""
+
+
 class _NotIdle(Exception):
     """``write_if_idle`` found the connection unfit for a direct write after all."""
 
@@ -468,9 +472,17 @@ class AmqpProvider(OpenCloseHandling, Provider):
             self._write_output(eng)
 
         try:
-            return self.loop_thread.run_if_idle(write)
+            done = self.loop_thread.run_if_idle(write)
         except _NotIdle:
             return False
+        if done and transport.is_closing():
+            # the socket write failed: asyncio queued the loss for the loop with call_soon, which
+            # wakes nobody from this thread; wake the loop so the waiting caller hears of it now
+            try:
+                self.loop.call_soon_threadsafe(_nothing)
+            except RuntimeError:  # the loop has stopped: the caller's wait is failed already
+                pass
+        return done
 
     def _write_output(self, eng: Engine) -> None:
         """What proton has to send, through the outgoing editors, to the socket."""
