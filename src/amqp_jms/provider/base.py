@@ -346,6 +346,20 @@ class ProviderSession(ABC):
     def close(self, before: Callable[[], Iterable[Inbound]] | None = None) -> Future[None]:
         """End the session; if transacted, first release ``before()`` and roll back (JMS 2.0)."""
 
+    def in_doubt_commit(self) -> object | None:
+        """The commit sent and not answered when the connection was lost, as a token a session
+        on the next connection can ask about (``commit_outcome``); None if there is none, or the
+        peer cannot be asked (it offered to keep no outcomes: a failover provider then reports
+        the commit rolled back, as Qpid JMS does)."""
+        return None
+
+    def commit_outcome(self, token: object) -> Future[bool | None]:
+        """What became of the in-doubt commit ``token``: True committed, False rolled back, None
+        the peer cannot tell (another broker, or it forgot)."""
+        out: Future[bool | None] = Future()
+        out.set_result(None)
+        return out
+
 
 class Provider(ABC):
     config: ConnectionConfig

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from proton import Condition, Endpoint, Link, Terminus, symbol
+from proton import Condition, Endpoint, Link, Terminus
 
 from ..errors import AttachRefused
 from ..routing.authorization import Permission
@@ -19,7 +19,7 @@ from ..routing.cbs import NODE as CBS_NODE
 from ..routing.core import MANAGEMENT_ADDRESS
 from ..routing.nodes import NodeKind, Subscription
 from ..routing.temporary import lifetime_policy, set_lifetime_policy
-from ..routing.txn_outcomes import STORE_ID_PROPERTY, TXN_OUTCOMES_CAPABILITY
+from ..routing.txn_outcomes import TXN_OUTCOMES_CAPABILITY
 from ..storage.message import BrokerMessage
 from ._fast import addr
 from .links import IncomingLink, OutgoingLink
@@ -123,7 +123,6 @@ class AttachHandling:
             if outcomes is not None and outcomes.offered:  # a client may ask after an unanswered discharge
                 set_capabilities(link.target.capabilities,
                                  sorted(symbols(target.capabilities) | {TXN_OUTCOMES_CAPABILITY}))
-                link.properties = {symbol(STORE_ID_PROPERTY): outcomes.store_id}
             st = IncomingLink(link, None, coordinator=True, window=100)
         elif target.dynamic:
             address, _, policy = self._create_temporary(target, symbols(target.capabilities))

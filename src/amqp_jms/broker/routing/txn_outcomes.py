@@ -32,8 +32,8 @@ __all__ = ["STORE_ID_PROPERTY", "TXN_OUTCOMES_CAPABILITY", "TxnOutcomes"]
 #: open is answered from what the broker kept (accepted: committed; rejected
 #: ``amqp:transaction:rollback``: it was not; ``amqp:transaction:unknown-id``: cannot tell)
 TXN_OUTCOMES_CAPABILITY = "amqp-jms:txn-outcomes"
-#: the Attach property (on the coordinator link) naming the broker's store: a client asks only
-#: a broker with the store that gave the transaction its id
+#: the Open property naming the broker's store (when its coordinator offers the capability): a
+#: client asks only a broker with the store that gave the transaction its id
 STORE_ID_PROPERTY = "amqp-jms:store-id"
 
 Key = tuple[int, int]  # (the broker's start, the transaction's number in it)
