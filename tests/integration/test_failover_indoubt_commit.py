@@ -98,6 +98,15 @@ def _send(url: str, name: str, n: int = N) -> None:
             p.send(s.create_text_message(f"m{i}"))
 
 
+def _transacted_batch(conn: Any, name: str) -> tuple[Any, Any]:
+    """A transacted session and its producer, with N messages sent to ``name`` uncommitted."""
+    s = conn.create_session(True, Session.SESSION_TRANSACTED)
+    p = s.create_producer(Queue(name))
+    for i in range(N):
+        p.send(s.create_text_message(f"m{i}"))
+    return s, p
+
+
 def _depth(broker: Any, name: str) -> tuple[int, int]:
     q = broker.metrics().queue(name)
     return (q.depth, q.delivering) if q is not None else (0, 0)
@@ -114,10 +123,7 @@ def test_a_producer_batch_committed_whose_answer_was_lost_commits_once(
     broker: Any, proxy: FaultProxy
 ) -> None:
     with ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
-        s = conn.create_session(True, Session.SESSION_TRANSACTED)
-        p = s.create_producer(Queue("batch"))
-        for i in range(N):
-            p.send(s.create_text_message(f"m{i}"))
+        s, p = _transacted_batch(conn, "batch")
         error = _answer_lost(proxy, s, lambda: _depth(broker, "batch")[0] == N)
         assert error is None, f"commit() raised {error!r} for a transaction the broker committed"
         p.send(s.create_text_message("after"))  # the session carries on in a new transaction
@@ -146,10 +152,7 @@ def test_a_commit_that_never_reached_the_broker_still_raises_rolled_back(
     broker: Any, proxy: FaultProxy
 ) -> None:
     with ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
-        s = conn.create_session(True, Session.SESSION_TRANSACTED)
-        p = s.create_producer(Queue("lost"))
-        for i in range(N):
-            p.send(s.create_text_message(f"m{i}"))
+        s, p = _transacted_batch(conn, "lost")
         error = _discharge_lost(proxy, s)
         assert isinstance(error, TransactionRolledBackException), repr(error)
         assert "the broker says it did not commit" in str(error)
@@ -164,10 +167,7 @@ def test_a_broker_that_keeps_no_outcomes_gets_the_old_answer(broker_factory: Any
     b = broker_factory(limits=BrokerLimits(queue_memory_limit=0, max_txn_outcomes=0))
     with FaultProxy(b.port) as proxy, \
             ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
-        s = conn.create_session(True, Session.SESSION_TRANSACTED)
-        p = s.create_producer(Queue("old"))
-        for i in range(N):
-            p.send(s.create_text_message(f"m{i}"))
+        s, _ = _transacted_batch(conn, "old")
         error = _answer_lost(proxy, s, lambda: _depth(b, "old")[0] == N)
         assert isinstance(error, TransactionRolledBackException), repr(error)
     assert len(_drain(b.url, "old")) == N  # it was committed all the same
@@ -209,12 +209,10 @@ def test_kill_9_between_the_discharge_and_its_answer(crashable: RestartableBroke
     with FaultProxy(crashable.port) as proxy, \
             ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
         conn.start()
-        s = conn.create_session(True, Session.SESSION_TRANSACTED)
         if side == "producer":
-            p = s.create_producer(Queue("crash"))
-            for i in range(N):
-                p.send(s.create_text_message(f"m{i}"))
+            s, _ = _transacted_batch(conn, "crash")
         else:
+            s = conn.create_session(True, Session.SESSION_TRANSACTED)
             _send(direct, "crash")
             c = s.create_consumer(Queue("crash"))
             assert [c.receive(5).get_text() for _ in range(N)] == [f"m{i}" for i in range(N)]
