@@ -24,7 +24,7 @@ from .futures import Future, reject, resolve
 
 if TYPE_CHECKING:
     from .handles import FailoverSession
-    from .provider import FailoverProvider
+    from .state import FailoverState
 
 __all__ = ["CommitInDoubt"]
 
@@ -33,8 +33,8 @@ class CommitInDoubt:
     """One commit on connection ``inner``'s session, whose answer may be lost: ``lost()`` (from
     the connection's loss or the commit's I/O failure, whichever comes first) settles ``out``."""
 
-    def __init__(self, fp: FailoverProvider, session: FailoverSession, inner: Any, out: Future[None]) -> None:
-        self.fp = fp
+    def __init__(self, state: FailoverState, session: FailoverSession, inner: Any, out: Future[None]) -> None:
+        self.state = state
         self.session = session
         self.inner = inner
         self.out = out
@@ -58,7 +58,7 @@ class CommitInDoubt:
         asking.start()
 
     def _ask(self, token: object) -> None:
-        timeout = self.fp.request_timeout()
+        timeout = self.state.request_timeout()
         deadline = None if timeout is None else time.monotonic() + timeout
         last: BaseException | None = None
         while not self.out.done():
@@ -66,7 +66,7 @@ class CommitInDoubt:
             if left is not None and left <= 0:
                 break
             try:
-                self.fp.wait_online(left, "commit")
+                self.state.wait_online(left, "commit")
                 new = self.session.current()
                 if new is None:  # lost again, or not yet re-created: wait for the next one
                     time.sleep(0.01)
@@ -74,7 +74,7 @@ class CommitInDoubt:
                 answer = new.commit_outcome(token).result(left)
             except (JMSException, TimeoutError) as e:
                 last = e
-                if self.fp.closed or self.fp.failure is not None or self.session.closed:
+                if self.state.ended() is not None or self.session.closed:
                     break
                 continue
             if answer is True:
