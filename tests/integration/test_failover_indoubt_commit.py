@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from amqp_jms import ConnectionFactory, Queue, Session, TransactionRolledBackException
+from amqp_jms import ConnectionFactory, JMSException, Queue, Session, TransactionRolledBackException
 from amqp_jms.broker import BrokerLimits
 from amqp_jms.testing import FaultProxy
 from amqp_jms.testing.broker_process import RestartableBroker
@@ -171,6 +171,19 @@ def test_a_broker_that_keeps_no_outcomes_gets_the_old_answer(broker_factory: Any
         error = _answer_lost(proxy, s, lambda: _depth(b, "old")[0] == N)
         assert isinstance(error, TransactionRolledBackException), repr(error)
     assert len(_drain(b.url, "old")) == N  # it was committed all the same
+
+
+def test_a_forgotten_outcome_is_reported_unknown_not_guessed(broker_factory: Any) -> None:
+    """Kept for a millisecond only (``txn_outcome_seconds``): by the time the client asks, the
+    broker cannot tell, and the commit says so instead of guessing either way."""
+    b = broker_factory(limits=BrokerLimits(queue_memory_limit=0, txn_outcome_seconds=0.001))
+    with FaultProxy(b.port) as proxy, \
+            ConnectionFactory(f"failover:({proxy.url})?{FAST}").create_connection() as conn:
+        s, _ = _transacted_batch(conn, "forgotten")
+        error = _answer_lost(proxy, s, lambda: _depth(b, "forgotten")[0] == N)
+        assert type(error) is JMSException and error.error_code == "amqp:transaction:unknown-id", repr(error)
+        assert "outcome is unknown" in str(error)
+    assert len(_drain(b.url, "forgotten")) == N
 
 
 # -- kill -9 between the Discharge and its answer (a broker subprocess on a store) -----------

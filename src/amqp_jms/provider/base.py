@@ -24,6 +24,7 @@ import concurrent.futures
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 from ..destination import Destination
@@ -44,6 +45,7 @@ __all__ = [
     "SHARED_SUBSCRIPTIONS",
     "UNSUBSCRIBE",
     "Capabilities",
+    "CommitOutcome",
     "ConsumerSpec",
     "Inbound",
     "InboundSink",
@@ -56,6 +58,15 @@ __all__ = [
 ]
 
 Future = concurrent.futures.Future
+
+
+class CommitOutcome(Enum):
+    """What a peer says of an in-doubt commit (``ProviderSession.commit_outcome``)."""
+
+    COMMITTED = "committed"
+    ROLLED_BACK = "rolled back"
+    UNKNOWN = "unknown"  # asked, and the peer cannot tell (it forgot, or the id is not its own)
+    NOT_ASKED = "not asked"  # this peer cannot be asked (another broker, or it keeps no outcomes)
 
 # Acknowledgement outcomes, named as JMS_AMQP_ACK_TYPE values (Qpid JMS's numbering).
 ACCEPTED = 1
@@ -353,11 +364,10 @@ class ProviderSession(ABC):
         the commit rolled back, as Qpid JMS does)."""
         return None
 
-    def commit_outcome(self, token: object) -> Future[bool | None]:
-        """What became of the in-doubt commit ``token``: True committed, False rolled back, None
-        the peer cannot tell (another broker, or it forgot)."""
-        out: Future[bool | None] = Future()
-        out.set_result(None)
+    def commit_outcome(self, token: object) -> Future[CommitOutcome]:
+        """What became of the in-doubt commit ``token``, asked of this session's peer."""
+        out: Future[CommitOutcome] = Future()
+        out.set_result(CommitOutcome.NOT_ASKED)
         return out
 
 

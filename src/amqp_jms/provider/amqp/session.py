@@ -12,7 +12,15 @@ from typing import TYPE_CHECKING, Any
 from proton import Delivery
 
 from ...exceptions import JMSException, TransactionRolledBackException
-from ..base import MODIFIED_FAILED, ConsumerSpec, InboundSink, ProducerSpec, ProviderProducer, ProviderSession
+from ..base import (
+    MODIFIED_FAILED,
+    CommitOutcome,
+    ConsumerSpec,
+    InboundSink,
+    ProducerSpec,
+    ProviderProducer,
+    ProviderSession,
+)
 from ..errors import to_jms
 from .anonymous import AnonymousFallbackProducer
 from .consumer import AmqpConsumer
@@ -254,22 +262,24 @@ class AmqpSession(ProviderSession):
     def in_doubt_commit(self) -> InDoubtCommit | None:
         return self._unanswered_commit
 
-    def commit_outcome(self, token: object) -> concurrent.futures.Future[bool | None]:
+    def commit_outcome(self, token: object) -> concurrent.futures.Future[CommitOutcome]:
         """Ask this session's coordinator what became of ``token`` (an ``InDoubtCommit`` of a
         session on a lost connection): the same Discharge again, which a peer offering
         ``amqp-jms:txn-outcomes`` answers from what it kept. Never sent to another store."""
 
-        async def ask() -> bool | None:
+        async def ask() -> CommitOutcome:
             self.check()
             c = self.coordinator
             if not isinstance(token, InDoubtCommit) or c is None or c.outcomes_store != token.store:
-                return None
+                return CommitOutcome.NOT_ASKED
             async with self._txn_lock:
                 state, d = await c.control(DISCHARGE, [token.txn_id, False])
             if state == Delivery.ACCEPTED:
-                return True
+                return CommitOutcome.COMMITTED
             cond = d.remote.condition
-            return False if cond is not None and str(cond.name) == "amqp:transaction:rollback" else None
+            if cond is not None and str(cond.name) == "amqp:transaction:rollback":
+                return CommitOutcome.ROLLED_BACK
+            return CommitOutcome.UNKNOWN
 
         return self.provider.loop_thread.submit(ask())
 

@@ -7,7 +7,8 @@ coordinator keeps outcomes (``amqp-jms:txn-outcomes``; the wrapped session's
 ``in_doubt_commit()`` gives a token) is asked on the next connection, by the transacted
 session re-created there (``commit_outcome``); the commit then returns if the peer committed,
 raises TransactionRolledBackException if it did not, and raises a plain JMSException saying the
-outcome is unknown when it cannot be learnt (another broker, forgotten, no reconnect in time).
+outcome is unknown when it cannot be learnt (the broker forgot, no reconnect in time). Failover
+to another broker cannot ask: Qpid JMS's answer again.
 
 The asking waits for the reconnect, so it runs on a thread of its own: the loss is reported on
 the lost connection's I/O thread, which must not wait.
@@ -20,6 +21,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import JMSException, TransactionRolledBackException
+from ..base import CommitOutcome
 from .futures import Future, reject, resolve
 
 if TYPE_CHECKING:
@@ -77,16 +79,21 @@ class CommitInDoubt:
                 if self.state.ended() is not None or self.session.closed:
                     break
                 continue
-            if answer is True:
+            if answer is CommitOutcome.COMMITTED:
                 resolve(self.out)
-            elif answer is False:
+            elif answer is CommitOutcome.ROLLED_BACK:
                 reject(self.out, TransactionRolledBackException(
                     "the commit failed and the transaction was rolled back: the connection was lost "
                     "before the commit's answer arrived, and the broker says it did not commit"))
+            elif answer is CommitOutcome.NOT_ASKED:  # another broker now: Qpid JMS's answer
+                reject(self.out, TransactionRolledBackException(
+                    "the commit failed and the transaction was rolled back: the connection was lost "
+                    "before the commit's outcome arrived (failover reached another broker)"))
             else:
                 reject(self.out, JMSException(
                     "the commit's outcome is unknown: the connection was lost before its answer arrived, "
-                    "and the broker reached since cannot tell (another broker, or it forgot)"))
+                    "and the broker cannot tell any more (max_txn_outcomes / txn_outcome_seconds)",
+                    "amqp:transaction:unknown-id"))
             return
         why = f": {last}" if last is not None else ""
         reject(self.out, JMSException(
