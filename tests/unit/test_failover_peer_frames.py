@@ -411,8 +411,13 @@ def test_consumer_link_detached_by_the_peer_is_closed_not_recreated() -> None:
             conn.start()
             c = conn.create_session().create_consumer(Queue("q"))
             peer.wait()
-            peer.detach_link(names[0], ("amqp:resource-deleted", "queue deleted"))
+            # the detach comes while the receive is blocked (sent at once, it could be read
+            # before the receive began: a receive on a closed consumer raises instead)
+            detach = threading.Timer(0.3, peer.detach_link,
+                                     (names[0], ("amqp:resource-deleted", "queue deleted")))
+            detach.start()
             assert c.receive(3000) is None
+            detach.join()
             assert conn.metrics().reconnects == 0
 
 
