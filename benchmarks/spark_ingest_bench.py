@@ -181,6 +181,21 @@ class Phase:
         self.busy_share = busy / total if total else 0.0
         self.load = _load()
 
+    def per_message(self, n: int) -> str:
+        """CPU per message by category, and the rate the machine's cores would allow if this
+        run's processes had them to themselves (cores / total CPU per message): a load-proof
+        figure, where wall-clock rates on a shared machine are not."""
+        total = sum(self.cpu.values())
+        parts = ", ".join(
+            f"{k} {v / n * 1e6:.0f}" for k, v in sorted(self.cpu.items(), key=lambda kv: -kv[1])
+        )
+        share = total / (self.wall * CORES) if self.wall else 0.0
+        return (
+            f"cpu us/msg: {parts}; total {total / n * 1e6:.0f} -> {CORES} cores allow "
+            f"{CORES * n / total if total else 0:,.0f} msg/s; "
+            f"this run's processes had {share:.0%} of the cores"
+        )
+
     def describe(self) -> str:
         parts = ", ".join(f"{k} {v:.1f}" for k, v in sorted(self.cpu.items(), key=lambda kv: -kv[1]))
         return (
@@ -328,10 +343,12 @@ def main() -> None:
         )
     for row in rows:
         print(f"k={row.k} client loops: {row.loop_phase.describe()}")
+        print(f"k={row.k} client loops: {row.loop_phase.per_message(n)}")
         print(
             f"k={row.k} spark query: {row.spark_phase.describe()}; receivers' threads "
             f"{row.spark.cpu_s:.1f} cpu s ({row.spark.cpu_s / max(row.spark.received, 1) * 1e6:.0f} us/msg)"
         )
+        print(f"k={row.k} spark query: {row.spark_phase.per_message(n)}")
     two = by_k[2]
     loops_linear = two.loops / (2 * one.loops)
     linear = two.receivers_rate / (2 * one.receivers_rate)
