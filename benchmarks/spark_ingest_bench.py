@@ -2,12 +2,13 @@
 the client's own receive loop with as many competing consumers, in the same run.
 
 For each k in (1, 2, 4) a queue of N messages (200 B text + 1 property; filled first, untimed) is
-taken twice from one broker subprocess with a durable store:
+taken from one broker subprocess with a durable store by:
 
-* **client loops**: k processes, each the client's own receive loop (``spark_bench._receive``'s
-  shape: CLIENT_ACKNOWLEDGE, an acknowledge every 10^4 and at the end) competing on the queue
-  until it is empty; rate = N over first attach to last acknowledge. This is what the broker and
-  the machine give k plain consumers: the ceiling for k receivers.
+* **client loops**, right before and right after the query (the baseline is their mean, so a
+  load that changes during the run moves both sides alike): k processes, each the client's own
+  receive loop (``spark_bench._receive``'s shape: CLIENT_ACKNOWLEDGE, an acknowledge every 10^4
+  and at the end) competing on the queue until it is empty; rate = N over first attach to last
+  acknowledge. This is what the broker and the machine give k plain consumers.
 * **Spark**: ``readStream`` with ``numReceivers=k`` + ``availableNow`` → Parquet on ``local[2]``
   (a warm-up query runs first so that no measured query pays the Python workers' start; not with
   ``--quick``, whose first start-to-end figure includes it). Two rates: the receivers' own (all
@@ -15,13 +16,14 @@ taken twice from one broker subprocess with a durable store:
   lines: Spark's start-up is not in it) and query start to end.
 
 Where the time goes: each phase's CPU seconds per process (``/proc/<pid>/stat``, sampled every
-0.2 s over this process's descendants, by what they run: the broker, Spark's JVM — driver and
-executors in local mode —, the Python workers forked by ``pyspark.daemon`` — the executors'
-decode tasks and the planner's short-lived workers —, the driver-side streaming source runner —
-which holds the receiving thread with one receiver —, the receiver processes (k > 1), the client
-loops) and the whole machine's busy share
-of its cores (``/proc/stat``: other sessions' work included), with the load average beside
-every figure. A phase whose machine share is ~100 % is bound by the cores, whoever uses them.
+0.2 s over this process's descendants, by what they run: the broker; Spark's JVM, driver and
+executors in local mode; the Python workers forked by ``pyspark.daemon``, the executors' decode
+tasks and the planner's short-lived workers; the driver-side streaming source runner, which holds
+the receiving thread with one receiver; the receiver processes (k > 1); the client loops), the
+whole machine's busy share of its cores (``/proc/stat``: other sessions' work included) and the
+load average beside every figure. From those, CPU per message by process and the rate the cores
+would allow this run's processes alone (cores / total CPU per message): on a shared machine the
+wall-clock rates move with the other work, the CPU per message far less.
 
 Last line: how close the receivers come to linear from 1 to 2 receivers, ``rate(2) / (2 ×
 rate(1))`` (goal 0.8: 1.6× on two receivers). Printed beside it: the same for the client loops
@@ -260,14 +262,15 @@ def _client_loops(url: str, queue: str, n: int, k: int) -> float:
 
 
 class Row:
-    def __init__(self, k: int, loops: float, loop_phase: Phase, spark: Ingest, spark_phase: Phase) -> None:
-        self.k, self.loops, self.loop_phase, self.spark, self.spark_phase = (
-            k,
-            loops,
-            loop_phase,
-            spark,
-            spark_phase,
-        )
+    """One k: the client loops before and after the query (their mean is the baseline: a load
+    that changes during the run moves both sides alike), and the query."""
+
+    def __init__(
+        self, k: int, loop_rates: tuple[float, float], loop_phase: Phase, spark: Ingest, spark_phase: Phase
+    ) -> None:
+        self.k, self.loop_rates, self.loop_phase = k, loop_rates, loop_phase
+        self.spark, self.spark_phase = spark, spark_phase
+        self.loops = sum(loop_rates) / len(loop_rates)
 
     @property
     def receivers_rate(self) -> float:
@@ -303,14 +306,20 @@ def main() -> None:
                 warm = _ingest(spark, url, "warmup", 500, work, 2).elapsed  # starts the Python workers
                 _log(f"warm-up query (500 messages, 2 receivers): {warm:.1f} s; load {_load()}")
             for k in ks:
-                _send(url, f"loops-{k}", n)
-                with Phase(sampler) as loop_phase:
-                    loops = _client_loops(url, f"loops-{k}", n, k)
-                _log(f"{k} client loops: {loops:,.0f} msg/s; {loop_phase.describe()}")
+
+                def loops(tag: str, k: int = k) -> tuple[float, Phase]:
+                    _send(url, f"loops-{k}-{tag}", n)
+                    with Phase(sampler) as phase:
+                        rate = _client_loops(url, f"loops-{k}-{tag}", n, k)
+                    _log(f"{k} client loops ({tag}): {rate:,.0f} msg/s; {phase.describe()}")
+                    return rate, phase
+
+                before, loop_phase = loops("before")
                 _send(url, f"spark-{k}", n)
                 with Phase(sampler) as spark_phase:
                     ingest = _ingest(spark, url, f"spark-{k}", n, work, k)
-                row = Row(k, loops, loop_phase, ingest, spark_phase)
+                after, _ = loops("after")
+                row = Row(k, (before, after), loop_phase, ingest, spark_phase)
                 _log(
                     f"numReceivers={k}: receivers {row.receivers_rate:,.0f} msg/s, start to end "
                     f"{row.end_to_end:,.0f} msg/s; {spark_phase.describe()}"
@@ -342,7 +351,10 @@ def main() -> None:
             f"{row.end_to_end:,.0f} | {row.spark_phase.load}"
         )
     for row in rows:
-        print(f"k={row.k} client loops: {row.loop_phase.describe()}")
+        print(
+            f"k={row.k} client loops: {row.loop_rates[0]:,.0f} before, {row.loop_rates[1]:,.0f} after "
+            f"the query; before: {row.loop_phase.describe()}"
+        )
         print(f"k={row.k} client loops: {row.loop_phase.per_message(n)}")
         print(
             f"k={row.k} spark query: {row.spark_phase.describe()}; receivers' threads "
