@@ -303,9 +303,15 @@ class AmqpSession(ProviderSession):
         self.endpoint.close()
         try:
             timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
-            await self.provider.await_remote(self._ended, timeout, "end")
+            await self.provider.await_remote(self._ended, timeout, "end the session")
         except JMSException:
-            pass
+            if self.failure is not None or self.provider.failure is not None:
+                return  # the session or the connection failed meanwhile: the session went with it
+            # No answer within jms.closeTimeout: the caller hears it (Qpid JMS throws
+            # JmsOperationTimedOutException). Swallowed here, the caller's own wait of the same
+            # length decided the outcome: whichever thread woke first, so close() sometimes
+            # returned quietly after the full wait and sometimes raised.
+            raise
 
     async def _rollback_on_close(self, before: Callable[[], Iterable[Any]] | None) -> None:
         """JMS 2.0 (Session.close): closing a transacted session rolls back its transaction.
