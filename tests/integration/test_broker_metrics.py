@@ -447,3 +447,58 @@ def test_a_metrics_token_is_asked_for_as_bearer_or_basic_auth(broker_factory: An
     assert get("Basic !!!") == 401
     assert get("Bearer s3cret-token") == 200
     assert get(basic) == 200
+
+
+@pytest.mark.parametrize("mode", ["names", "hashed", "none"])
+def test_queue_labels_can_hide_queue_names(broker_factory: Any, mode: str) -> None:
+    """The endpoint named every queue and topic to whoever scraped it (issue 26). An operator
+    chooses: ``names`` (the default, as Artemis's exporter), ``hashed`` (per-queue series keep
+    working under a stable digest), ``none`` (one sum per family, as RabbitMQ's ``/metrics``)."""
+    from amqp_jms.broker.operations.metrics import hashed_label
+
+    b = broker_factory(metrics="127.0.0.1:0", metrics_queue_labels=mode)
+    c = BlockingConnection(b.url, timeout=10)
+    for name, count in (("orders.secret", 2), ("payroll.eu", 3)):
+        s = c.create_sender(name)
+        for i in range(count):
+            s.send(Message(body=i))
+    c.create_sender("news", options=_topic()).send(Message(body="x"))
+    with urllib.request.urlopen(b.metrics_url, timeout=10) as resp:
+        text = resp.read().decode()
+    samples = parse(text)
+    c.close()
+    if mode == "names":
+        assert q(samples, "queue_depth", "orders.secret") == 2
+        assert q(samples, "queue_depth", "payroll.eu") == 3
+        return
+    for secret in ("orders", "payroll", "news"):
+        assert secret not in text
+    if mode == "hashed":
+        assert q(samples, "queue_depth", hashed_label("orders.secret")) == 2
+        assert q(samples, "queue_depth", hashed_label("payroll.eu")) == 3
+        assert samples[(P + "topic_published_total", (("address", hashed_label("news")),))] == 1
+        assert hashed_label("payroll.eu") == hashed_label("payroll.eu") != hashed_label("payroll.EU")
+    else:
+        assert samples[(P + "queue_depth", ())] == 5
+        assert samples[(P + "queue_enqueued_total", ())] == 5
+        assert samples[(P + "topic_published_total", ())] == 1
+        assert samples[(P + "queue_dead_lettered_total", (("reason", "rejected"),))] == 0
+        assert not [k for k in samples if any(label in ("address", "queue") for label, _ in k[1])]
+
+
+def test_queue_labels_from_the_command_line_and_the_config_file(tmp_path: Path) -> None:
+    from amqp_jms.broker.operations.cli import build_parser, config_from_args
+    from amqp_jms.broker.operations.config import ConfigError, load_config
+
+    toml = tmp_path / "broker.toml"
+    toml.write_text('[listener]\nmetrics = "127.0.0.1:0"\nmetrics_queue_labels = "hashed"\n')
+    assert load_config(toml).broker_options()["metrics_queue_labels"] == "hashed"
+    args = build_parser().parse_args(["--config", str(toml), "--metrics-queue-labels", "none"])
+    assert config_from_args(args).broker_options()["metrics_queue_labels"] == "none"
+    toml.write_text('[listener]\nmetrics_queue_labels = "sha1"\n')
+    with pytest.raises(ConfigError, match="metrics_queue_labels"):
+        load_config(toml)
+    with pytest.raises(ValueError, match="metrics_queue_labels"):
+        from amqp_jms.broker import Broker
+
+        Broker(metrics="127.0.0.1:0", metrics_queue_labels="sha1")

@@ -34,6 +34,7 @@ from ..base import (
 )
 from ..errors import RedirectedException
 from .futures import done_future, failure_of, reject, resolve
+from .in_doubt import CommitInDoubt
 from .pending_send import PendingSend
 from .temporaries import follow_temporaries, renamed
 
@@ -238,23 +239,21 @@ class FailoverSession(_Bound, ProviderSession):
             inner.rollback(list).add_done_callback(rolled_back)
             return out
         self.work_gen = None
+        # no answer to the discharge: rolled back as Qpid JMS says, unless the peer can be asked
+        in_doubt = CommitInDoubt(self.state, self, inner, out)
 
         def committed(f: Future[None]) -> None:
             exc = failure_of(f)
             if exc is None:
                 resolve(out)
-            elif self.state.io_failed(gen) and not isinstance(exc, TransactionRolledBackException):
-                # no answer to the discharge: Qpid JMS reports it rolled back
-                reject(out, TransactionRolledBackException(
-                    f"the commit failed and the transaction was rolled back: {exc}", None, exc))
+            elif self.state.io_failed(gen):  # (the wrapped session may already call it rolled back)
+                in_doubt.lost(exc)
             else:
                 reject(out, exc)
 
         inner.commit().add_done_callback(committed)
         # the connection lost before the discharge's answer: its I/O thread may never answer
-        self.state.when_lost(gen, lambda: reject(out, TransactionRolledBackException(
-            "the commit failed and the transaction was rolled back: the connection was lost "
-            "before the commit's outcome arrived")), out)
+        self.state.when_lost(gen, in_doubt.lost, out)
         return out
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
