@@ -142,3 +142,82 @@ def test_a_stream_on_a_release_without_admission_control_fails_by_name(
         query.awaitTermination(120)
     if query is not None:
         query.stop()
+
+
+def test_source_metrics_reads_the_figures_in_kafkas_form_and_nothing_from_other_sources() -> None:
+    """``source_metrics`` turns a progress into Kafka's ``sources[i].metrics`` form (a map of
+    strings) from a dict, its JSON text or an object with attributes (classic and Connect
+    progress objects); a source without the figures (another format, a release that shows no
+    ``reportLatestOffset``) gives ``{}``, never an error."""
+    from types import SimpleNamespace
+
+    from amqp_jms.spark.progress import source_metrics
+
+    figures = {
+        "segment": 14, "log": "5f0c", "buffered": 20, "bufferedSegments": 2, "received": 140,
+        "walBytes": 7340, "minOffsetsBehindLatest": 20, "maxOffsetsBehindLatest": 20,
+        "avgOffsetsBehindLatest": 20.0,
+    }
+    progress = {
+        "id": "q", "batchId": 3,
+        "sources": [
+            {"description": "RateStreamV2", "latestOffset": "123", "endOffset": "123"},
+            {"description": "jms", "latestOffset": json.dumps(figures), "endOffset": '{"segment": 12}'},
+            {"description": "jms on 4.1", "latestOffset": None, "endOffset": '{"segment": 12}'},
+        ],
+    }
+    expected = {
+        "avgOffsetsBehindLatest": "20.0", "maxOffsetsBehindLatest": "20", "minOffsetsBehindLatest": "20",
+        "buffered": "20", "bufferedSegments": "2", "received": "140", "walBytes": "7340",
+    }
+    assert source_metrics(progress, 1) == expected
+    assert source_metrics(json.dumps(progress), 1) == expected
+    as_object = SimpleNamespace(
+        sources=[SimpleNamespace(**source) for source in progress["sources"]]  # type: ignore[arg-type]
+    )
+    assert source_metrics(as_object, 1) == expected
+    assert source_metrics(progress, 0) == {} and source_metrics(progress, 2) == {}
+    assert source_metrics(progress, 5) == {} and source_metrics({"sources": []}) == {}
+
+
+def test_the_progress_listener_runs_on_every_release_and_passes_over_other_sources(
+    request: pytest.FixtureRequest,
+) -> None:
+    """``JmsProgressListener`` needs nothing newer than PySpark 4.0 (this test runs in the oldest
+    release's venv too): attached to a real session it reads every progress of a query without a
+    jms source without failing (PySpark only logs a listener's exceptions, so they are caught
+    here) and reports no figures for it."""
+    import time
+
+    from amqp_jms.spark.listener import JmsProgressListener
+
+    spark = request.getfixturevalue("spark")
+
+    class Checked(JmsProgressListener):
+        def __init__(self) -> None:
+            super().__init__()
+            self.calls = 0
+            self.errors: list[BaseException] = []
+
+        def onQueryProgress(self, event: object) -> None:
+            try:
+                super().onQueryProgress(event)
+            except BaseException as exc:
+                self.errors.append(exc)
+            self.calls += 1
+
+    listener = Checked()
+    spark.streams.addListener(listener)
+    query = (
+        spark.readStream.format("rate").option("rowsPerSecond", 10).load()
+        .writeStream.format("noop").trigger(processingTime="200 milliseconds").start()
+    )
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and listener.calls < 2 and query.isActive:
+            time.sleep(0.2)
+    finally:
+        query.stop()
+        spark.streams.removeListener(listener)
+    assert listener.calls >= 2 and listener.errors == []
+    assert listener.metrics(query.id) == {}

@@ -318,6 +318,44 @@ def test_progress_figures_say_what_is_buffered_past_the_planned_batch(
     assert report["log"] == end["log"] and report["segment"] == 4 and end["segment"] == 1
     assert (report["received"], report["buffered"], report["bufferedSegments"]) == (20, 15, 3)
     assert report["walBytes"] == sum(p.stat().st_size for p in tmp_path.glob("seg-*.arrow"))
+    # Kafka's names for the same lag, over the (one) receiver's log
+    assert (report["minOffsetsBehindLatest"], report["maxOffsetsBehindLatest"]) == (15, 15)
+    assert report["avgOffsetsBehindLatest"] == 15.0
+
+
+def test_a_release_that_never_asks_for_the_report_gets_the_figures_in_the_log(
+    broker_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A build with admission control but without ``reportLatestOffset`` (features.py): Spark
+    would never call it, so each ``latestOffset`` logs the figures at INFO instead; on a release
+    that calls it, nothing is logged (the figures are in the progress)."""
+    import dataclasses
+
+    from amqp_jms.spark import features as features_module
+
+    def run(queue: str, wal: Path) -> list[str]:
+        """Two triggers of 5 over 15 messages in segments of 5: the figure lines logged."""
+        _send(broker_url, queue, 15)
+        reader = _reader(broker_url, queue, wal, segmentMessages="5", maxMessagesPerTrigger="5")
+        caplog.clear()
+        try:
+            with caplog.at_level("INFO", logger="amqp_jms.spark"):
+                start = reader.latestOffset(reader.initialOffset(), ReadMaxRows(5))
+                deadline = time.time() + 20
+                while time.time() < deadline and len(_segments(wal)) < 3:
+                    time.sleep(0.1)
+                reader.latestOffset(start, ReadMaxRows(5))  # plans segment 2; 3 stays buffered
+        finally:
+            reader.stop()
+        return [r.getMessage() for r in caplog.records if "received=" in r.getMessage()]
+
+    assert run("figures-shown", tmp_path / "shown") == []  # this release shows them in the progress
+    older = dataclasses.replace(features_module.features(), report_latest_offset=False)
+    monkeypatch.setattr(features_module, "features", lambda: older)
+    lines = run("figures-log", tmp_path / "log")
+    assert len(lines) == 2 and lines[-1].startswith("jms data source queue://figures-log: received=15 ")
+    assert "buffered=5 " in lines[-1] and "maxOffsetsBehindLatest=5 " in lines[-1]
+    assert "walBytes=" in lines[0]
 
 
 def test_a_receiver_that_cannot_connect_fails_the_trigger_clearly(tmp_path: Path) -> None:
@@ -499,6 +537,7 @@ def test_two_receivers_each_in_its_own_process_lose_nothing_and_keep_their_order
     reader.stop()
     assert report is not None  # the progress figures, summed over both logs
     assert (report["segments"], report["received"], report["buffered"]) == (start["segments"], 60, 0)
+    assert (report["minOffsetsBehindLatest"], report["maxOffsetsBehindLatest"]) == (0, 0)
     assert sorted(n for ns in by_log.values() for n in ns) == list(range(60))  # each once
     assert sorted(Path(p).name for p in by_log) == ["receiver-0", "receiver-1"]  # both took part
     assert all(ns == sorted(ns) for ns in by_log.values())  # in order per receiver

@@ -325,10 +325,28 @@ def test_progress_shows_the_sources_figures_beside_the_latest_offset_and_restart
     spark: Any, broker_url: str, tmp_path: Path
 ) -> None:
     """``lastProgress['sources'][0]['latestOffset']`` carries the newest durable segment with
-    buffered / received / walBytes; ``endOffset`` (what the checkpoint keeps) stays the
-    plain offset, so a restart from the checkpoint reads on without loss or repeat."""
+    buffered / received / walBytes and Kafka's ``{min,max,avg}OffsetsBehindLatest``, which
+    ``source_metrics`` and the ``JmsProgressListener`` read back in Kafka's ``metrics`` form;
+    ``endOffset`` (what the checkpoint keeps) stays the plain offset, so a restart from the
+    checkpoint reads on without loss or repeat."""
     import json
+    import logging
 
+    from amqp_jms.spark.listener import JmsProgressListener
+    from amqp_jms.spark.progress import source_metrics
+
+    listener = JmsProgressListener()
+    spark.streams.addListener(listener)
+    lines: list[str] = []
+
+    class Lines(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            lines.append(record.getMessage())
+
+    handler, logger = Lines(), logging.getLogger("amqp_jms.spark")
+    level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
     wal, chk = tmp_path / "wal", tmp_path / "chk"
     _send(broker_url, Queue("progress"), 30)
 
@@ -353,24 +371,41 @@ def test_progress_shows_the_sources_figures_beside_the_latest_offset_and_restart
                 source = progress.sources[0]
                 if source.latestOffset and progress.numInputRows:
                     latest, end = json.loads(source.latestOffset), json.loads(source.endOffset)
-                    seen.append({"latest": latest, "end": end})
+                    seen.append({"latest": latest, "end": end, "metrics": source_metrics(progress)})
             if seen and max(s["latest"]["received"] for s in seen) >= 30 and len(
                 spark.read.parquet(str(tmp_path / "out")).collect()
             ) >= 30:
                 break
             time.sleep(0.5)
         assert query.exception() is None
+        deadline = time.time() + 30  # listener events arrive asynchronously
+        while time.time() < deadline and not listener.metrics(query.id):
+            time.sleep(0.2)
+        from_listener = listener.metrics(query.id)
     finally:
         query.stop()
+        spark.streams.removeListener(listener)
+        logger.removeHandler(handler)
+        logger.setLevel(level)
     assert seen, "no progress with a latestOffset"
     for entry in seen:
-        latest, end = entry["latest"], entry["end"]
+        latest, end, metrics = entry["latest"], entry["end"], entry["metrics"]
         assert set(end) == {"segment", "log"}  # the checkpointed offset carries no figures
         assert latest["log"] == end["log"] and latest["segment"] >= end["segment"]
         assert latest["received"] >= latest["buffered"] >= 0
         assert latest["walBytes"] > 0  # the batch just planned is still in the log
         # what is buffered lies in the segments past the batch's end
         assert (latest["buffered"] > 0) == (latest["segment"] > end["segment"])
+        # Kafka's names: one receiver, one log, so min = max = avg = buffered
+        buffered = str(latest["buffered"])
+        assert metrics["maxOffsetsBehindLatest"] == metrics["minOffsetsBehindLatest"] == buffered
+        assert float(metrics["avgOffsetsBehindLatest"]) == latest["buffered"]
+        assert metrics["received"] == str(latest["received"])
+        assert metrics["walBytes"] == str(latest["walBytes"])
+    assert from_listener and int(from_listener["received"]) <= 30
+    assert set(from_listener) >= {"received", "buffered", "walBytes", "maxOffsetsBehindLatest"}
+    jms_lines = [line for line in lines if re.match(r"query \S+ batch \d+ source 0: received=\d+ ", line)]
+    assert jms_lines and "maxOffsetsBehindLatest=" in jms_lines[-1]
     assert max(s["latest"]["received"] for s in seen) == 30
     assert max(s["latest"]["buffered"] for s in seen) > 0  # the receiver ran ahead of a 10-row batch
 

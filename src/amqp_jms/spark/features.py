@@ -15,7 +15,8 @@ feature                   since    without it
                                    ``latestOffset(start, limit)``, ``ReadLimit`` and
                                    ``SupportsTriggerAvailableNow``
                                    (``pyspark.sql.streaming.datasource``), see below
-``report_latest_offset``  4.2      (with admission control) no source figures in the progress
+``report_latest_offset``  4.2      (a build with admission control but not this) the source's
+                                   figures go to the driver's log, an INFO line per trigger
 ``arrow_timezone``        4.1+     ``to_arrow_schema(timestamp_utc=True)``, the same UTC schema
 ========================  =======  =====================================================
 

@@ -17,7 +17,8 @@ the write-ahead log (fsynced) and *then* commits the session (accepts). Each tri
 3. ``read(partition)`` (executors): decode the segment's raw messages into Arrow batches.
 4. ``commit(end)``: delete segments ``<= end``.
 5. ``reportLatestOffset()`` (right after ``latestOffset``, for the progress only): the newest
-   durable segment with the source's figures beside it (:mod:`.progress`).
+   durable segment with the source's figures beside it (:mod:`.progress`). On a release that
+   never calls it (``features().report_latest_offset`` false), ``latestOffset`` logs them.
 
 Measured Spark 4.3 facts this relies on: ``commit(end)`` for batch N only runs when batch N+1
 is planned (never while idle, never for the last ``availableNow`` batch) and ``stop()`` is never
@@ -165,6 +166,25 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         return {"segment": segment, "log": self._log_id} if self._log_id else {"segment": segment}
 
     def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        end = self._latest(start, limit)
+        from .features import features
+
+        if not features().report_latest_offset:
+            self._log_figures()
+        return end
+
+    def _log_figures(self) -> None:
+        """A release that never calls ``reportLatestOffset`` (a vendor build with admission
+        control but without it): the figures go to the driver's log, one INFO line a trigger."""
+        from .._logs import SPARK
+        from .progress import describe
+
+        report = self.reportLatestOffset()
+        if report is not None:
+            SPARK.info("jms data source %s: %s", self.options.destination, describe(report))
+
+    def _latest(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+        """The offset for ``latestOffset`` (the receiver started on the first call)."""
         from .receiver import SegmentReceiver
         from .wal import WriteAheadLog
 
@@ -209,7 +229,7 @@ class JmsStreamReader(DataSourceStreamReader, SupportsTriggerAvailableNow):
         latest, values = figures
         return {**self._at(latest[0]), **values}
 
-    def _report(self, logs: list[tuple[str, int]]) -> tuple[list[int], dict[str, int]] | None:
+    def _report(self, logs: list[tuple[str, int]]) -> tuple[list[int], dict[str, float]] | None:
         """The figures of ``logs`` (:class:`.progress.LogFigures`), and the broker's ``backlog``
         with ``reportBacklog``; ``None`` (and a WARNING) when a log cannot be listed: progress
         never fails the query."""

@@ -107,7 +107,7 @@ class MultiReceiverStreamReader(JmsStreamReader):
     def _at_all(self, ends: list[int]) -> dict[str, Any]:
         return {"segments": list(ends), "log": self._log_id}
 
-    def latestOffset(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
+    def _latest(self, start: dict[str, Any], limit: ReadLimit) -> dict[str, Any]:
         begins = self._ends(start)
         max_rows = limit.max_rows if isinstance(limit, ReadMaxRows) else None
         if self._receivers is None:
