@@ -649,7 +649,7 @@ def main(argv: list[str] | None = None) -> int:
         waiting: list[Figure] = []
         if not args.only or args.only == "waiting":
             ab = args.ab.resolve() / "src" if args.ab is not None else None
-            waiting = run_figures(url, max(300, n_sync // 2) if args.quick else n_sync, rounds, ab,
+            waiting = run_figures(url, 300 if args.quick else n_sync, rounds, ab,
                                   lambda line: print(line, flush=True))
         for r in range(rounds):
             for name, count, jms_fn, raw_fn in phases:

@@ -31,10 +31,14 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 BODY = b"x" * 256
 PRODUCERS = (1, 4, 8)
+#: the figures one ``series`` worker measures in turn: (name, commit every; 0 = not transacted)
+SERIES = (("persistent sync send", 0), ("transacted, commit every 10", 10),
+          ("transacted, commit every 100", 100))
 
 __all__ = ["PRODUCERS", "Figure", "run_figures"]
 
@@ -80,27 +84,46 @@ def _worker(kind: str, url: str, address: str, n: int, arg: int) -> dict[str, fl
                     raise RuntimeError("no reply")
                 lat.append(pc() - t0)
             return {"latencies": lat}
-        transacted = kind == "transacted"
-        s = conn.create_session(transacted)
-        p = s.create_producer(Queue(address))
-        for _ in range(20):  # warm-up, untimed
-            m = BytesMessage()
-            m.write_bytes(BODY)
-            p.send(m)
-        if transacted:
-            s.commit()
+        if kind == "series":  # one sender after the other in this process, each timed alone
+            print("ready", flush=True)
+            sys.stdin.readline()
+            rates: dict[str, float | list[float]] = {}
+            for name, every in SERIES:
+                t = _send(conn, f"{address}-{every}", n, every)
+                rates[name] = n / (t["end"] - t["start"])
+            return rates
         print("ready", flush=True)
         sys.stdin.readline()  # all producers start together
-        start = time.time()
-        for i in range(1, n + 1):
-            m = BytesMessage()
-            m.write_bytes(BODY)
-            p.send(m)
-            if transacted and i % arg == 0:
-                s.commit()
-        if transacted:
+        times: dict[str, float | list[float]] = dict(_send(conn, address, n, 0))
+        return times
+
+
+def _send(conn: Any, address: str, n: int, every: int) -> dict[str, float]:
+    """``n`` persistent sends, waiting for each (``every`` 0), or in a transaction committed
+    every ``every``; 20 more before, untimed; wall-clock start and end."""
+    from amqp_jms import BytesMessage, Queue
+
+    transacted = every > 0
+    s = conn.create_session(transacted)
+    p = s.create_producer(Queue(address))
+    for _ in range(20):  # warm-up, untimed
+        m = BytesMessage()
+        m.write_bytes(BODY)
+        p.send(m)
+    if transacted:
+        s.commit()
+    start = time.time()
+    for i in range(1, n + 1):
+        m = BytesMessage()
+        m.write_bytes(BODY)
+        p.send(m)
+        if transacted and i % every == 0:
             s.commit()
-        return {"start": start, "end": time.time()}
+    if transacted:
+        s.commit()
+    end = time.time()
+    s.close()
+    return {"start": start, "end": end}
 
 
 def _worker_main(argv: list[str]) -> int:
@@ -137,10 +160,9 @@ def _result(p: subprocess.Popen[str]) -> dict[str, object]:
     raise RuntimeError(f"worker failed (exit {p.returncode}): {out[-300:]!r}")
 
 
-def jms_producers(src: Path, url: str, address: str, n: int, k: int, kind: str = "send",
-                  arg: int = 0) -> float:
+def jms_producers(src: Path, url: str, address: str, n: int, k: int) -> float:
     """``k`` producer processes of the checkout at ``src`` sending ``n`` each at once: msg/s."""
-    procs = [_spawn(src, kind, url, f"{address}-{i}", n, arg) for i in range(k)]
+    procs = [_spawn(src, "send", url, f"{address}-{i}", n) for i in range(k)]
     for p in procs:
         _ready(p)
     for p in procs:
@@ -151,6 +173,16 @@ def jms_producers(src: Path, url: str, address: str, n: int, k: int, kind: str =
     start = min(float(r["start"]) for r in results)  # type: ignore[arg-type]
     end = max(float(r["end"]) for r in results)  # type: ignore[arg-type]
     return k * n / (end - start)
+
+
+def jms_series(src: Path, url: str, address: str, n: int) -> dict[str, float]:
+    """The ``SERIES`` figures of the checkout at ``src``, one process: {name: msg/s}."""
+    p = _spawn(src, "series", url, address, n)
+    _ready(p)
+    assert p.stdin is not None
+    p.stdin.write("go\n")
+    p.stdin.flush()
+    return {k: float(v) for k, v in _result(p).items()}  # type: ignore[arg-type]
 
 
 def jms_request_reply(src: Path, url: str, address: str, n: int) -> list[float]:
@@ -254,18 +286,15 @@ def run_figures(url: str, n: int, rounds: int, ab_src: Path | None,
             log(f"round {r + 1} {fig.name:34s} {who:9s} {value:10.0f} {fig.unit}")
 
         for who, src in trees:
-            tag = f"{who[:2]}{r}"
-            note(figs["persistent sync send"], who, jms_producers(src, url, f"ps-{tag}", n, 1))
-            for every in (10, 100):
-                note(figs[f"transacted, commit every {every}"], who,
-                     jms_producers(src, url, f"tx{every}-{tag}", n, 1, "transacted", every))
-            lat = sorted(jms_request_reply(src, url, f"rr-{tag}", n_rr))
+            for name, rate in jms_series(src, url, f"ser-{who[:2]}{r}", n).items():
+                note(figs[name], who, rate)
+        for who, src in trees:
+            lat = sorted(jms_request_reply(src, url, f"rr-{who[:2]}{r}", n_rr))
             note(figs["request/reply p50"], who, statistics.median(lat) * 1e6)
             note(figs["request/reply p99"], who, lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6)
         if tool is not None:
             c_rate = c_producers(c_tool() or tool, url, f"c-{r}", n, 1)
-            for name in ("persistent sync send", "transacted, commit every 10",
-                         "transacted, commit every 100"):
+            for name, _ in SERIES:
                 note(figs[name], "C", c_rate)
             note(figs["request/reply p50"], "C", 1e6 / c_rate)  # one send's round trip
             note(figs["request/reply p99"], "C", 1e6 / c_rate)
