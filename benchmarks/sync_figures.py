@@ -285,10 +285,11 @@ def run_figures(url: str, n: int, rounds: int, ab_src: Path | None,
             fig.add(who, value)
             log(f"round {r + 1} {fig.name:34s} {who:9s} {value:10.0f} {fig.unit}")
 
-        for who, src in trees:
+        order = trees if r % 2 == 0 else trees[::-1]  # who goes first alternates by round
+        for who, src in order:
             for name, rate in jms_series(src, url, f"ser-{who[:2]}{r}", n).items():
                 note(figs[name], who, rate)
-        for who, src in trees:
+        for who, src in order:
             lat = sorted(jms_request_reply(src, url, f"rr-{who[:2]}{r}", n_rr))
             note(figs["request/reply p50"], who, statistics.median(lat) * 1e6)
             note(figs["request/reply p99"], who, lat[min(len(lat) - 1, int(len(lat) * 0.99))] * 1e6)
@@ -298,7 +299,7 @@ def run_figures(url: str, n: int, rounds: int, ab_src: Path | None,
                 note(figs[name], "C", c_rate)
             note(figs["request/reply p50"], "C", 1e6 / c_rate)  # one send's round trip
             note(figs["request/reply p99"], "C", 1e6 / c_rate)
-        for who, src in trees:  # each checkout against its own broker (its store's group commit)
+        for who, src in order:  # each checkout against its own broker (its store's group commit)
             with _store_broker(src) as store_url:
                 for k in PRODUCERS:
                     fig = figs[f"{k} durable producer{'s' if k > 1 else ''} (store)"]
