@@ -35,6 +35,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sync_figures import PRODUCERS, Figure, run_figures
 
 GOAL = 0.9
 BODY = b"x" * 256
@@ -544,6 +549,34 @@ def default_phases(n: int, n_sync: int) -> list[tuple[str, int, Callable[..., fl
     ]
 
 
+def print_waiting(figs: list[Figure], ab: Path | None) -> None:
+    """The waiting figures: amqp-jms, the A/B checkout and the C one-in-flight client, with
+    amqp-jms over C (for a latency, C over amqp-jms) and amqp-jms over A/B."""
+    print(f"\nwaiting figures (A/B: {ab or 'not run'}; C: amqp_load inflight=1 durable)")
+    print(f"{'figure':34s} {'amqp-jms':>10s} {'A/B':>10s} {'C':>10s} {'unit':>6s} {'vs C':>6s} "
+          f"{'vs A/B':>6s}")
+    for f in figs:
+        us, ab_v, c = f.best("amqp-jms"), f.best("A/B"), f.best("C")
+        if us is None:
+            continue
+        lower = f.unit == "us"
+        vs_c = (c / us if lower else us / c) if c else None
+        vs_ab = (ab_v / us if lower else us / ab_v) if ab_v else None
+
+        def fmt(v: float | None, spec: str) -> str:
+            return format(v, spec) if v is not None else "-"
+
+        print(f"{f.name:34s} {us:10.0f} {fmt(ab_v, '10.0f'):>10s} {fmt(c, '10.0f'):>10s} {f.unit:>6s} "
+              f"{fmt(vs_c, '6.2f'):>6s} {fmt(vs_ab, '6.2f'):>6s}")
+    rates = {k: next((f.best("amqp-jms") for f in figs if f.name.startswith(f"{k} durable")), None)
+             for k in PRODUCERS}
+    one = rates.get(1)
+    if one:
+        scale = ", ".join(f"{k}: {v / one:.2f}x" for k, v in rates.items() if v)
+        print(f"durable producers, amqp-jms rate over one producer's: {scale} (goal 8: >= 4x)")
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+
+
 @contextlib.contextmanager
 def broker_process() -> Iterator[str]:
     """The embedded broker in its own process (so neither client shares its GIL)."""
@@ -578,7 +611,11 @@ def main(argv: list[str] | None = None) -> int:
                     help="issue 21: tracing off vs the --release client, and tracing on (client_obs.py)")
     ap.add_argument("--release", default="main", help="git ref of the release --observability compares with")
     ap.add_argument("--only", default=None,
-                    help="run only the figures whose name contains this text (e.g. 'default')")
+                    help="run only the figures whose name contains this text (e.g. 'default'); "
+                         "'waiting': only the waiting figures (sync_figures.py)")
+    ap.add_argument("--ab", default=None, type=Path,
+                    help="another checkout of amqp-jms (its src/ is used) whose waiting figures are "
+                         "measured in the same run, e.g. a worktree of main")
     args = ap.parse_args(argv)
     n = args.n or (4000 if args.quick else 100_000)
     n_sync = max(500, n // 10)
@@ -609,6 +646,11 @@ def main(argv: list[str] | None = None) -> int:
         baseline_of = {name: "C proton" for name, *_ in defaults}
         if args.only:
             phases = [ph for ph in phases if args.only in ph[0]]
+        waiting: list[Figure] = []
+        if not args.only or args.only == "waiting":
+            ab = args.ab.resolve() / "src" if args.ab is not None else None
+            waiting = run_figures(url, 300 if args.quick else n_sync, rounds, ab,
+                                  lambda line: print(line, flush=True))
         for r in range(rounds):
             for name, count, jms_fn, raw_fn in phases:
                 base = baseline_of.get(name, "raw proton")
@@ -635,9 +677,14 @@ def main(argv: list[str] | None = None) -> int:
             scores.append(ratio / goal)
         g = f"{goal:5.2f}" if goal is not None else "    -"
         print(f"{name:28s} {best['amqp-jms']:10.0f} {best[base]:10.0f} {base:10s} {ratio:6.2f} {g}")
+    if waiting:
+        print_waiting(waiting, args.ab)
     if mem is not None:
         print(f"RSS growth draining {args.memory} messages (prefetch 1000): {mem:.1f} MB (goal < 50)")
-    print(f"client_bench: ratio {min(scores):.2f} (goal 1.0)")
+    if scores:
+        print(f"client_bench: ratio {min(scores):.2f} (goal 1.0)")
+    else:
+        print("client_bench: ratio - (no goaled figure run)")
     return 0
 
 

@@ -303,6 +303,7 @@ def test_coordinator_closed_on_discharge_fails_the_commit_and_begins_anew(peer: 
     peer.expect_attach(offer=10)
     peer.expect_declare(TXN)
     peer.expect_transfer(_is_discharge, outcome=None)  # answered by closing the coordinator
+    peer.expect_declare(respond=False)  # the next transaction's, sent with the discharge: fails with the link
     with _conn(peer) as conn:
         s = conn.create_session(True)
         result: list[BaseException | None] = []

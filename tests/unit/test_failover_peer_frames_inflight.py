@@ -41,6 +41,7 @@ def test_discharge_whose_answer_was_lost_fails_a_commit_and_the_session_carries_
         peer.expect_attach(offer=10)
         peer.expect_transfer()
         peer.expect_discharge(fail=not commit, respond=False)
+        peer.expect_declare(respond=False)  # the next transaction's, sent with the discharge
         with ConnectionFactory(url(peer)).create_connection() as conn:
             s = conn.create_session(Session.SESSION_TRANSACTED)
             p = s.create_producer(Queue("q"))
@@ -80,6 +81,7 @@ def test_commit_whose_discharge_was_not_answered_fails_when_failover_gives_up() 
     with TestPeer() as peer:
         expect_transacted_connection(peer, b"txn-1")
         peer.expect_discharge(fail=False, respond=False)
+        peer.expect_declare(respond=False)  # the next transaction's, sent with the discharge
         u = url(peer, options="&failover.maxReconnectAttempts=1")
         with ConnectionFactory(u).create_connection() as conn:
             conn.set_exception_listener(errors.append)

@@ -278,9 +278,11 @@ class TestPeer:
 
         self._add(_Expect("transfer", check, respond, label="transfer"))
 
-    def expect_declare(self, txn_id: bytes = b"txn-1", *, respond: bool = True) -> None:
+    def expect_declare(self, txn_id: bytes = b"txn-1", *, respond: bool = True,
+                       hold: list[Delivery] | None = None) -> None:
         """Match a coordinator ``declare``; answer ``declared(txn_id)`` (``respond=False``:
-        leave it unanswered)."""
+        leave it unanswered; with ``hold``, the unanswered delivery is appended there, for
+        ``answer_declare`` to answer later)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
@@ -288,33 +290,33 @@ class TestPeer:
 
         def answer(c: _Conn, d: Delivery) -> None:
             if not respond:
+                if hold is not None:
+                    hold.append(d)
                 return
-            d.local.data = [txn_id]  # type: ignore[list-item]
-            d.update(0x33)
-            d.settle()
+            _declared(d, txn_id)
 
         self._add(_Expect("transfer", check, answer, label="declare"))
 
     def expect_discharge(
-        self, fail: bool | None = None, *, reject: tuple[str, str] | None = None, respond: bool = True
+        self, fail: bool | None = None, *, reject: tuple[str, str] | None = None, respond: bool = True,
+        hold: list[Delivery] | None = None, txn_id: bytes | None = None,
     ) -> None:
-        """Match a ``discharge`` (with ``fail`` if given); accept it, or reject with a condition;
-        ``respond=False`` leaves it unanswered (an outcome the connection loses)."""
+        """Match a ``discharge`` (with ``fail``, of ``txn_id``, if given); accept it, or reject
+        with a condition; ``respond=False`` leaves it unanswered (an outcome the connection
+        loses; with ``hold``, the delivery is appended there for ``answer_discharge``)."""
 
         def check(t: Transfer) -> bool:
             body: Any = t.message.body
             ok = isinstance(body, Described) and int(body.descriptor) == 0x32  # type: ignore[arg-type]
+            ok = ok and (txn_id is None or bytes(body.value[0]) == txn_id)
             return ok and (fail is None or bool(body.value[1]) == fail)
 
         def answer(c: _Conn, d: Delivery) -> None:
             if not respond:
+                if hold is not None:
+                    hold.append(d)
                 return
-            if reject:
-                d.local.condition = Condition(reject[0], reject[1])
-                d.update(Delivery.REJECTED)
-            else:
-                d.update(Delivery.ACCEPTED)
-            d.settle()
+            _discharged(d, reject)
 
         self._add(_Expect("transfer", check, answer, label=f"discharge(fail={fail})"))
 
@@ -336,6 +338,15 @@ class TestPeer:
                           label="close"))
 
     # -- unsolicited actions -------------------------------------------------------------------
+    def answer_declare(self, delivery: Delivery, txn_id: bytes | None) -> None:
+        """Answer a declare held by ``expect_declare(hold=...)``: ``declared(txn_id)``, or
+        rejected (``txn_id=None``, condition ``amqp:internal-error``)."""
+        self.run(lambda c: _declared(delivery, txn_id))
+
+    def answer_discharge(self, delivery: Delivery, reject: tuple[str, str] | None = None) -> None:
+        """Answer a discharge held by ``expect_discharge(hold=...)``: accepted, or rejected."""
+        self.run(lambda c: _discharged(delivery, reject))
+
     def run(self, action: Callable[[_Conn], None]) -> None:
         """Run ``action(conn)`` on the peer thread (e.g. to detach a link or drop the socket)."""
         with self._lock:
@@ -612,6 +623,27 @@ class TestPeer:
             if conn.state & Link.LOCAL_CLOSED:
                 return
             self._match("close", Closing("close", None, True, None), c, None)
+
+
+def _declared(d: Delivery, txn_id: bytes | None) -> None:
+    """Answer a declare: ``declared(txn_id)``, or rejected when ``txn_id`` is None."""
+    if txn_id is None:
+        d.local.condition = Condition("amqp:internal-error", "declare refused by the test peer")
+        d.update(Delivery.REJECTED)
+    else:
+        d.local.data = [txn_id]  # type: ignore[list-item]
+        d.update(0x33)
+    d.settle()
+
+
+def _discharged(d: Delivery, reject: tuple[str, str] | None) -> None:
+    """Answer a discharge: accepted, or rejected with condition ``reject``."""
+    if reject:
+        d.local.condition = Condition(reject[0], reject[1])
+        d.update(Delivery.REJECTED)
+    else:
+        d.update(Delivery.ACCEPTED)
+    d.settle()
 
 
 def eng_user(c: _Conn) -> str | None:

@@ -293,11 +293,16 @@ class AmqpProvider(OpenCloseHandling, Provider):
     def request_timeout(self) -> float | None:
         return self.config.seconds(self.config.request_timeout_ms)
 
-    async def await_remote(self, fut: asyncio.Future[Any], timeout: float | None, what: str) -> Any:
-        """Await a peer's answer; a timeout raises JMSException naming ``what``."""
+    async def await_remote(self, fut: asyncio.Future[Any], timeout: float | None, what: str,
+                           since: float | None = None) -> Any:
+        """Await a peer's answer; a timeout raises JMSException naming ``what``. ``since``: the
+        loop time the request went out, if earlier than now (the timeout counts from then)."""
         self.flush()
+        left = timeout
+        if timeout is not None and since is not None:
+            left = max(0.0, since + timeout - self.loop.time())
         try:
-            return await asyncio.wait_for(asyncio.shield(fut), timeout)
+            return await asyncio.wait_for(asyncio.shield(fut), left)
         except TimeoutError:
             raise JMSException(f"timed out after {timeout} s waiting for the peer to {what}") from None
 

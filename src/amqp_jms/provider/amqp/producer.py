@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proton import Delivery, Link
 
@@ -270,6 +270,14 @@ class AmqpProducer(AmqpLink, ProviderProducer):
 
 
 
+class ControlRequest(NamedTuple):
+    """A declare or discharge on its way: the future the peer's answer resolves, and the loop
+    time it was sent (its request timeout counts from then)."""
+
+    answer: asyncio.Future[tuple[int, Delivery]]
+    sent_at: float
+
+
 class TxCoordinator(AmqpLink):
     """The control link to the peer's coordinator (``amqp:local-transactions``)."""
 
@@ -296,6 +304,12 @@ class TxCoordinator(AmqpLink):
                                               self.provider.remote_properties)
 
     async def control(self, descriptor: int, fields: list[Any]) -> tuple[int, Delivery]:
+        """Send a declare or discharge and wait for the peer's answer."""
+        return await self.answer(self.request(descriptor, fields))
+
+    def request(self, descriptor: int, fields: list[Any]) -> ControlRequest:
+        """Send a declare or discharge without waiting: its answer comes to ``answer``. Two
+        requests sent back to back (a discharge, then the next declare) share one round trip."""
         from proton import Described, Message, ulong
 
         self.check()
@@ -306,14 +320,20 @@ class TxCoordinator(AmqpLink):
         assert snd is not None
         self._tag += 1
         tag = f"txn-{self._tag}"
-        fut = self.provider.loop.create_future()
+        fut: asyncio.Future[tuple[int, Delivery]] = self.provider.loop.create_future()
         self._waiting[tag] = fut
         snd.delivery(tag)
         snd.stream(Message(body=Described(ulong(descriptor), fields)).encode())
         snd.advance()
+        return ControlRequest(fut, self.provider.loop.time())
+
+    async def answer(self, request: ControlRequest) -> tuple[int, Delivery]:
+        """The peer's answer to a request: JMSException if none comes within the request
+        timeout counted from when it was sent (a declare sent with a discharge has waited as
+        long as the discharge), or if the link fails first."""
         result: tuple[int, Delivery] = await self.provider.await_remote(
-            fut, self.provider.request_timeout(), "answer a transaction request"
-        )
+            request.answer, self.provider.request_timeout(), "answer a transaction request",
+            since=request.sent_at)
         return result
 
     def on_delivery(self, delivery: Delivery) -> None:

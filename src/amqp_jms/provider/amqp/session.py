@@ -24,7 +24,7 @@ from ..base import (
 from ..errors import to_jms
 from .anonymous import AnonymousFallbackProducer
 from .consumer import AmqpConsumer
-from .producer import AmqpProducer, TxCoordinator
+from .producer import AmqpProducer, ControlRequest, TxCoordinator
 
 if TYPE_CHECKING:
     from .connection import AmqpProvider
@@ -163,7 +163,12 @@ class AmqpSession(ProviderSession):
     async def _declare(self) -> None:
         assert self.coordinator is not None
         self.coordinator.txn_id = None
-        state, d = await self.coordinator.control(DECLARE, [])
+        await self._declared(self.coordinator, self.coordinator.request(DECLARE, []))
+
+    @staticmethod
+    async def _declared(coordinator: TxCoordinator, request: ControlRequest) -> None:
+        """Wait for the answer to a declare sent earlier; the transaction it names is current."""
+        state, d = await coordinator.answer(request)
         if state != DECLARED:
             c = d.remote.condition
             raise to_jms(str(c.name) if c is not None else None, c.description if c is not None else None,
@@ -172,7 +177,7 @@ class AmqpSession(ProviderSession):
         txn_id = data[0]
         # proton hands binary as a memoryview into the delivery's memory, which is reused once
         # the delivery goes: copy it, or a later discharge names another transaction's id
-        self.coordinator.txn_id = bytes(txn_id) if isinstance(txn_id, memoryview) else txn_id
+        coordinator.txn_id = bytes(txn_id) if isinstance(txn_id, memoryview) else txn_id
 
     async def _discharge(self, fail: bool) -> None:
         async with self._txn_lock:
@@ -183,6 +188,16 @@ class AmqpSession(ProviderSession):
                 await self._discharge_current(fail)
 
     async def _discharge_current(self, fail: bool) -> None:
+        """Discharge the current transaction and declare the next one in the same round trip.
+
+        As Qpid JMS does, the declare follows the discharge onto the wire before the discharge's
+        answer: the peer answers both in order, so a commit costs one round trip, not two. The
+        outcome is the discharge's (a refused commit raises TransactionRolledBackException even
+        if the declare failed too); a failed declare after a good discharge is raised, and
+        either way leaves the session ``in_doubt`` until the next commit or rollback. The
+        declared transaction is current whatever the discharge's outcome, even when the
+        discharge got no answer (in doubt: it may have committed). A closing session declares
+        none: its rollback is the last discharge."""
         coordinator = self.coordinator
         assert coordinator is not None
         txn = coordinator.txn_id
@@ -199,33 +214,46 @@ class AmqpSession(ProviderSession):
         store = coordinator.outcomes_store
         if not fail and refused is None and store is not None and isinstance(txn, bytes):
             self._unanswered_commit = InDoubtCommit(store, txn)
+        declared: ControlRequest | None = None
         try:
-            state, d = await coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+            discharged = coordinator.request(DISCHARGE, [txn, fail or refused is not None])
+            if self.failure is None and not self.closed:
+                declared = coordinator.request(DECLARE, [])
+            state, d = await coordinator.answer(discharged)
             self._unanswered_commit = None
         except JMSException:
             if coordinator.failure is not None:  # the peer closed the coordinator meanwhile
+                _ignore_failure(declared)  # failed with the link: the new coordinator declares
                 await self._end_lost_transaction(fail)
-            if self.failure is None and not self.closed:
-                await self._declare()  # no answer (in doubt: it may have committed): begin anew
+            elif declared is not None:
+                try:
+                    await self._declared(coordinator, declared)  # the transaction to go on in
+                except JMSException:
+                    pass  # in doubt: the next commit or rollback says so and declares again
             raise
-        try:
-            # the peer answers in order: a refusal that arrived before the discharge's answer is
-            # of this transaction, not of the next one
-            late, self.txn_send_failure = self.txn_send_failure, None
-            refused = refused or late
-            if refused is not None and not fail:
-                raise TransactionRolledBackException(
-                    f"the commit failed and the transaction was rolled back: {refused.reason}",
-                    refused.error_code, refused)
-            if state != Delivery.ACCEPTED and not fail:
-                c = d.remote.condition
-                name = str(c.name) if c is not None and c.name else "amqp:transaction:rollback"
-                raise to_jms(name, c.description if c is not None else None,
-                             "the commit failed and the transaction was rolled back",
-                             default=TransactionRolledBackException)
-        finally:
-            if self.failure is None and not self.closed:
-                await self._declare()
+        # the peer answers in order: a refusal that arrived before the discharge's answer is
+        # of this transaction, not of the next one
+        late, self.txn_send_failure = self.txn_send_failure, None
+        refused = refused or late
+        failed: JMSException | None = None
+        if refused is not None and not fail:
+            failed = TransactionRolledBackException(
+                f"the commit failed and the transaction was rolled back: {refused.reason}",
+                refused.error_code, refused)
+        elif state != Delivery.ACCEPTED and not fail:
+            c = d.remote.condition
+            name = str(c.name) if c is not None and c.name else "amqp:transaction:rollback"
+            failed = to_jms(name, c.description if c is not None else None,
+                            "the commit failed and the transaction was rolled back",
+                            default=TransactionRolledBackException)
+        if declared is not None:
+            try:
+                await self._declared(coordinator, declared)
+            except JMSException:
+                if failed is None and self.failure is None and not self.closed:
+                    raise  # (a session closed or failed meanwhile needs no next transaction)
+        if failed is not None:
+            raise failed
 
     async def _end_lost_transaction(self, fail: bool) -> None:
         """Commit or rollback of a lost transaction (``in_doubt``): give back what it consumed,
@@ -409,6 +437,13 @@ class AmqpSession(ProviderSession):
             from ...exceptions import IllegalStateException
 
             raise IllegalStateException("the session is closed")
+
+
+def _ignore_failure(request: ControlRequest | None) -> None:
+    """A request whose answer nobody will wait for: its failure is retrieved here, so asyncio
+    does not log it as never retrieved."""
+    if request is not None:
+        request.answer.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
 async def _uncancelled(discharge: Callable[[bool], Coroutine[Any, Any, None]], fail: bool) -> None:
