@@ -429,6 +429,13 @@ class Provider(ABC):
         ``()`` when it offered none."""
         return ()
 
+    def server_epoch(self) -> int | None:
+        """Which server connection is under this provider now: a number that changes when a
+        failover moves to another, ``None`` while there is none (between a loss and the
+        reconnect). A provider that never moves is one epoch, ``0`` (a loss fails it instead).
+        Lets a reader tell "the server had nothing" from "there was no server to ask"."""
+        return 0
+
     @property
     @abstractmethod
     def remote_capabilities(self) -> frozenset[str]: ...

@@ -173,10 +173,5 @@ def connection_epoch(connection: Any) -> int | None:
     failover moves it, ``None`` while it has none (between a loss and the reconnect). A plain
     url's connection is one epoch (a loss raises instead). What ``availableNow`` asks before it
     trusts a drain: offline, the client answers a drain at once, with nothing."""
-    provider = connection.internal.opened_provider()
-    if not hasattr(provider, "online"):
-        return 0
-    with provider.lock:
-        if not provider.online or provider.inner_failed():
-            return None
-        return int(provider.gen)
+    epoch: int | None = connection.internal.opened_provider().server_epoch()
+    return epoch

@@ -206,6 +206,14 @@ class FailoverProvider(Provider):
         inner = self.state.inner
         return inner is not None and inner.on_io_thread()
 
+    def server_epoch(self) -> int | None:
+        """The generation of the wrapped connection, ``None`` while offline."""
+        state = self.state
+        with state.lock:
+            if not state.online or state.inner_failed():
+                return None
+            return int(state.gen)
+
     def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
         if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
