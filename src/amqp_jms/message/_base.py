@@ -177,6 +177,9 @@ class Message:
     def _restore_body(self, body: Any) -> None:
         """Set a writable body from ``MessageData.body`` (a copy of it)."""
 
+    def _adopt_body(self, body: Any) -> None:
+        """Take ``MessageData.body`` itself as the body (``received``: a decoder's own value)."""
+
     def _has_body(self) -> bool:
         return False
 

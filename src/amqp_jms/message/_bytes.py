@@ -83,6 +83,9 @@ class BytesMessage(Message):
     def _body_snapshot(self) -> bytes:
         return bytes(self._buf)
 
+    def _adopt_body(self, body: Any) -> None:
+        self._set_body_bytes(body)
+
     def _restore_body(self, body: Any) -> None:
         self._buf = bytearray(body)
         self._reading = False

@@ -24,7 +24,7 @@ from ..destination import Destination
 if TYPE_CHECKING:
     from ._base import Message
 
-__all__ = ["BodyKind", "MessageData", "message_class", "restore", "snapshot", "view"]
+__all__ = ["BodyKind", "MessageData", "message_class", "received", "record", "restore", "snapshot", "view"]
 
 
 class BodyKind(enum.IntEnum):
@@ -125,14 +125,70 @@ def restore(data: MessageData) -> Message:
     return msg
 
 
+def record(
+    kind: BodyKind,
+    body: Any = None,
+    properties: Mapping[str, Any] | None = None,
+    *,
+    message_id: str | None = None,
+    timestamp: int = 0,
+    correlation_id: str | bytes | None = None,
+    reply_to: Destination | None = None,
+    destination: Destination | None = None,
+    delivery_mode: int = 2,
+    redelivered: bool = False,
+    type: str | None = None,
+    expiration: int = 0,
+    delivery_time: int = 0,
+    priority: int = 4,
+    extra: Mapping[str, Any] | None = None,
+) -> MessageData:
+    """A record with the JMS defaults for every header not given (PERSISTENT, priority 4, no
+    ids, no expiry): what a decoder or a test builds a message's data with."""
+    return _new(MessageData, (
+        kind, body, {} if properties is None else properties, message_id, timestamp,
+        correlation_id, reply_to, destination, delivery_mode, redelivered, type, expiration,
+        delivery_time, priority, extra,
+    ))
+
+
+def received(data: MessageData) -> Message:
+    """The read-only message a consumer receives holding ``data``: it takes the record's
+    containers (properties, a map or stream body, ``extra``) as they are, uncopied, so the
+    record must be one nobody else holds (a decoder's own). Its properties and body are
+    read-only until ``clear_properties()`` / ``clear_body()``, as JMS has it."""
+    cls = _classes[data.kind] if _classes else message_class(data.kind)
+    msg = cls.__new__(cls)
+    (_, body, props, msg._message_id, msg._timestamp, msg._correlation_id, msg._reply_to,
+     msg._destination, msg._delivery_mode, msg._redelivered, msg._type, msg._expiration,
+     msg._delivery_time, msg._priority, extra) = data
+    msg._props = props if isinstance(props, dict) else dict(props)
+    msg._extra = extra if extra is None or isinstance(extra, dict) else dict(extra)
+    msg._ack_callback = None
+    msg._validate_names = True
+    msg._adopt_body(body)
+    msg._mark_received()
+    return msg
+
+
+#: the class of each kind, by ``BodyKind`` value (filled on first use: the classes import this)
+_classes: list[type[Message]] = []
+
+
 def message_class(kind: BodyKind) -> type[Message]:
     """The JMS message class of a kind."""
+    if _classes:
+        return _classes[kind]
     from ._bytes import BytesMessage
     from ._map import MapMessage
     from ._object import ObjectMessage
     from ._stream import StreamMessage
     from ._text import TextMessage
 
+    if not _classes:
+        from ._base import Message
+
+        _classes.extend([Message, ObjectMessage, MapMessage, BytesMessage, StreamMessage, TextMessage])
     if kind == BodyKind.TEXT:
         return TextMessage
     if kind == BodyKind.BYTES:

@@ -64,6 +64,9 @@ class StreamMessage(Message):
     def _body_view(self) -> list[Any]:
         return self._items
 
+    def _adopt_body(self, body: Any) -> None:
+        self._items = body
+
     def _restore_body(self, body: Any) -> None:
         self._items = list(body)
         self._reading = False
