@@ -37,8 +37,8 @@ __all__ = [
     "JAVA_SERIALIZED",
     "MSG_TYPE",
     "OCTET_STREAM",
-    "encode_body",
     "body_of",
+    "encode_body",
     "headers_only_body",
     "parse_content_type",
 ]
