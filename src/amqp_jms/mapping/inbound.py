@@ -8,7 +8,8 @@ types, the JMSX and ``JMS_AMQP_*`` properties of the mapped fields, and read-onl
 and body. Message annotations the mapping does not interpret are kept in
 ``MessageData.extra["message_annotations"]`` (sent again if the message is forwarded);
 delivery annotations and the footer in ``extra["delivery_annotations"]`` / ``extra["footer"]``.
-The decoder builds the message's ``MessageData`` and hands it over with ``received``.
+The decoder gathers the message's ``MessageData`` fields and makes the message with
+``message._data.receive`` (no reach into the message's slots).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 
 from ..exceptions import MessageFormatException
 from ..message import Message
-from ..message._data import MessageData, received
+from ..message._data import receive
 from ..message._mutf8 import decode_java_utf8
 from ..types import Int
 from .body import MSG_TYPE, body_of, headers_only_body
@@ -172,7 +173,5 @@ def message_from_sections(
             extra["delivery_annotations"] = s.delivery_annotations
         if s.footer is not None:
             extra["footer"] = s.footer
-    return received(MessageData(
-        kind, value, props, message_id, timestamp, correlation, reply, destination, delivery_mode,
-        redelivered, jms_type, expiration, delivery_time, priority, extra,
-    ))
+    return receive(kind, value, props, message_id, timestamp, correlation, reply, destination,
+                   delivery_mode, redelivered, jms_type, expiration, delivery_time, priority, extra)

@@ -177,8 +177,9 @@ class Message:
     def _restore_body(self, body: Any) -> None:
         """Set a writable body from ``MessageData.body`` (a copy of it)."""
 
-    def _adopt_body(self, body: Any) -> None:
-        """Take ``MessageData.body`` itself as the body (``received``: a decoder's own value)."""
+    def _adopt_received_body(self, body: Any) -> None:
+        """Take ``MessageData.body`` itself as a received (read-only) body (``receive``: a
+        decoder's own value), in the read state ``_mark_received`` sets."""
 
     def _has_body(self) -> bool:
         return False

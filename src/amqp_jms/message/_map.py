@@ -51,7 +51,7 @@ class MapMessage(Message):
     def _body_view(self) -> dict[str, Any]:
         return self._map
 
-    def _adopt_body(self, body: Any) -> None:
+    def _adopt_received_body(self, body: Any) -> None:
         self._map = body
 
     def _restore_body(self, body: Any) -> None:

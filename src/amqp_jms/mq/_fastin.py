@@ -32,7 +32,7 @@ from typing import Any
 from .._accel import load_accelerator
 from ..mapping.codec import decode_value as amqp_decode
 from ..message import JavaSerializedObject, Message
-from ..message._data import BodyKind, MessageData, received
+from ..message._data import BodyKind, receive
 from ..types import Int
 from ._folders import CONVERTERS as _CONVERTERS
 from ._folders import SLOW, Child, child_value, children_of, parse_cached, parse_many
@@ -451,8 +451,8 @@ def _read(raw: bytes) -> Message | None:
             props["JMS_IBM_PutTime"] = put_time
     if msg_flags & MQMF_LAST_MSG_IN_GROUP:
         props["JMS_IBM_Last_Msg_In_Group"] = True
-    return received(MessageData(kind, value, props, message_id, tms, correlation, reply, destination,
-                                delivery_mode, backout > 0, jms_type, expiration, 0, priority, extra))
+    return receive(kind, value, props, message_id, tms, correlation, reply, destination,
+                   delivery_mode, backout > 0, jms_type, expiration, 0, priority, extra)
 
 
 #: the last (JMSTimestamp // 10, PutDate + PutTime bytes) computed, replaced as one object

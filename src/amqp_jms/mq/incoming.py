@@ -22,7 +22,7 @@ from typing import Any
 
 from ..destination import Topic
 from ..message import Message
-from ..message._data import MessageData, received
+from ..message._data import receive
 from ..types import Int
 from ._binary import byte_order
 from ._fastin import BODY_KINDS as _BODY_KINDS
@@ -282,9 +282,8 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         props["JMS_IBM_Last_Msg_In_Group"] = True
     if unknown:
         extra = {**extra, "mq.folders": unknown}
-    return received(MessageData(kind, value, props, message_id, timestamp, correlation, reply,
-                                destination, dlv, backout > 0, jms_type, expiration, delivery_time,
-                                priority, extra or None))
+    return receive(kind, value, props, message_id, timestamp, correlation, reply, destination, dlv,
+                   backout > 0, jms_type, expiration, delivery_time, priority, extra or None)
 
 
 def _group(md: MQMD, jms: dict[str, ET.Element], props: dict[str, Any]) -> None:
