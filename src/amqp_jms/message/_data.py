@@ -115,7 +115,7 @@ _new = tuple.__new__
 
 
 def restore(data: MessageData) -> Message:
-    """A new, writable message of the data's type holding a copy of it (what ``Message._copy``
+    """A new, writable message of the data's type holding a copy of it (what ``received``
     and a tool that turns a record back into a JMS message use)."""
     msg = message_class(data.kind)._blank()
     msg._props = dict(data.properties)
