@@ -194,7 +194,7 @@ def test_correlation_id_bytes_padded_or_truncated() -> None:
     assert mq.md.correl_id == b"\x01\x02" + bytes(22) and jms(mq, "Cid") is None
     # IBM hands a received CorrelId back as ID: + hex
     assert data_of(from_mq(mq.md, mq.data)).correlation_id == "ID:0102" + "00" * 22
-    m.set_jms_correlation_id(bytes(range(30)))
+    m.set_jms_correlation_id_as_bytes(bytes(range(30)))
     assert to_mq(m).md.correl_id == bytes(range(24))
 
 
