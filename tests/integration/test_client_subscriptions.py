@@ -137,3 +137,13 @@ def test_shared_durable_subscription_across_connections(broker: Any) -> None:
         assert _texts(sub) == ["later"]
         sub.close()
         s.unsubscribe("audit")
+
+
+def test_unsubscribe_unknown_without_a_client_id_names_the_subscription_not_the_link(broker: Any) -> None:
+    """Without a client ID the lookup link is ``name|global``; the application named ``name``,
+    and the error says that name (as Qpid JMS's does), with the peer's condition kept."""
+    with ConnectionFactory(broker.url).create_connection() as c:
+        with pytest.raises(InvalidDestinationException) as err:
+            c.create_session().unsubscribe("nosuch")
+        assert "'nosuch'" in str(err.value) and "|global" not in str(err.value)
+        assert err.value.error_code == "amqp:not-found"

@@ -131,3 +131,20 @@ def test_a_proxy_whose_broker_is_gone_closes_new_connections(broker_factory: Any
         assert time.monotonic() - started < 3  # the close is seen at once, not at the timeout
         conn.close()
         assert proxy.accepted == 1 and proxy.active == 0
+
+
+def test_a_silenced_target_serves_requests_and_its_answers_are_lost(broker: Any, proxy: FaultProxy) -> None:
+    """``silence_target``: the send reaches the broker (the message is on the queue) but its
+    outcome never comes back, and the proxy keeps what it dropped for a test to wait on."""
+    url = f"{proxy.url}?jms.sendTimeout=500&jms.closeTimeout=500"
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("silenced"))
+        assert proxy.silence_target() == 1
+        with pytest.raises(JMSException):
+            p.send(s.create_text_message("served"))  # persistent: waits for an outcome lost
+        assert proxy.dropped  # the broker's answer, read and not forwarded
+    with ConnectionFactory(broker.url).create_connection() as direct:
+        direct.start()
+        m = direct.create_session().create_consumer(Queue("silenced")).receive(5000)
+        assert isinstance(m, TextMessage) and m.get_text() == "served"

@@ -245,14 +245,17 @@ def test_metadata() -> None:
 
 
 def test_heartbeats_keep_an_idle_connection_alive() -> None:
-    with TestPeer(idle_timeout_s=0.4) as peer:
+    # the peer gives up after 1 s of silence and the client beats every 0.25 s (a quarter of it,
+    # as proton does): a loaded machine may wake the I/O thread up to 0.75 s late (with 0.4 s,
+    # only 0.3 s)
+    with TestPeer(idle_timeout_s=1.0) as peer:
         peer.expect_open()
         peer.expect_begin()
         errors: list[JMSException] = []
         with ConnectionFactory(peer.url + FAST).create_connection() as conn:
             conn.set_exception_listener(errors.append)
             conn.start()
-            time.sleep(1.5)  # several of the peer's idle timeouts
+            time.sleep(2.5)  # more than two of the peer's idle timeouts
             conn.create_session()
             peer.wait()
         assert errors == []

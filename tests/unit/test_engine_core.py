@@ -88,37 +88,3 @@ def test_eof_marks_tail_closed_and_idle_tick_returns_deadline() -> None:
     client.receive_data(b"")
     client.abort()
     assert client.closed
-
-
-def _sasl_mechanisms_frame(offered: object) -> bytes:
-    from proton import Data, Described, ulong
-
-    d = Data()
-    d.put_object(Described(ulong(0x40), [offered]))
-    body = d.encode()
-    return (8 + len(body)).to_bytes(4, "big") + bytes([2, 1, 0, 0]) + body  # doff 2, SASL frame
-
-
-def test_a_client_engine_reads_the_mechanisms_its_peer_offered() -> None:
-    """What proton reads but does not expose, for the error that says why no mechanism fit."""
-    from proton import UNDESCRIBED, Array, Data, symbol
-
-    from amqp_jms.engine import SaslConfig
-
-    header = b"AMQP\x03\x01\x00\x00"
-    offered = Array(UNDESCRIBED, Data.SYMBOL, symbol("SCRAM-SHA-256"), symbol("PLAIN"))
-    frame = _sasl_mechanisms_frame(offered)
-    eng = Engine(sasl=SaslConfig(mechanisms="EXTERNAL"))
-    eng.receive_data(header + frame[:5])  # in pieces, as a socket may deliver it
-    assert eng.sasl_offered is None
-    eng.receive_data(frame[5:])
-    assert eng.sasl_offered == ("SCRAM-SHA-256", "PLAIN")
-    single = Engine(sasl=SaslConfig())
-    single.receive_data(header + _sasl_mechanisms_frame(symbol("ANONYMOUS")))  # one symbol, no array
-    assert single.sasl_offered == ("ANONYMOUS",)
-    plain = Engine(sasl=SaslConfig())
-    plain.receive_data(b"AMQP\x00\x01\x00\x00")  # a peer that skipped SASL
-    assert plain.sasl_offered is None
-    server = Engine(server=True, sasl=SaslConfig())
-    server.receive_data(header + frame)
-    assert server.sasl_offered is None  # only a client keeps its first input

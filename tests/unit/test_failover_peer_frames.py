@@ -16,6 +16,7 @@ from proton import Condition, symbol
 from proton import Message as PMessage
 
 from amqp_jms import (
+    Connection,
     ConnectionFactory,
     JMSException,
     Queue,
@@ -24,6 +25,7 @@ from amqp_jms import (
     Topic,
     TransactionRolledBackException,
 )
+from amqp_jms.provider.failover.provider import FailoverProvider
 from amqp_jms.testing.peer import Attach, Open, TestPeer
 
 FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=20&failover.maxReconnectDelay=100" \
@@ -32,6 +34,14 @@ FAST = "failover.initialReconnectDelay=0&failover.reconnectDelay=20&failover.max
 
 def url(*peers: TestPeer, options: str = "") -> str:
     return f"failover:({','.join(p.url for p in peers)})?{FAST}{options}"
+
+
+def failover_of(conn: Connection) -> FailoverProvider:
+    """The failover provider under ``conn``, read through the connection's internal seam (what
+    it reports: online, the generation lost, the server list, where it is connected)."""
+    provider = conn.internal.opened_provider()
+    assert isinstance(provider, FailoverProvider)
+    return provider
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 5.0) -> bool:
@@ -156,7 +166,7 @@ def test_server_list_in_open_ignored() -> None:
         with ConnectionFactory(u).create_connection() as conn:
             conn.create_session()
             first.wait()
-            assert [s.port for s in conn._provider.servers] == [first.port]
+            assert [s.port for s in failover_of(conn).servers] == [first.port]
 
 
 def _redirect_info(peer: TestPeer) -> dict[Any, Any]:
@@ -227,7 +237,7 @@ def test_server_list_in_open_add_appends() -> None:
         with ConnectionFactory(u).create_connection() as conn:
             conn.create_session()
             first.wait()
-            assert sorted(s.port for s in conn._provider.servers) == sorted([first.port, other.port, 1, 2])
+            assert sorted(s.port for s in failover_of(conn).servers) == sorted([first.port, other.port, 1, 2])
 
 
 def test_send_without_an_outcome_is_resent_with_the_same_message_id() -> None:
@@ -272,7 +282,7 @@ def test_a_refused_send_passes_through_and_is_not_resent() -> None:
             with pytest.raises(SendFailedException, match="not-allowed"):
                 s.create_producer(Queue("q")).send(s.create_text_message("x"))
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
@@ -296,7 +306,7 @@ def test_durable_subscription_still_held_by_the_broker_is_retried() -> None:
             peer.expect_attach(lambda a: a.name == "held-sub")
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)  # the replay ends after the answer
+            assert wait_for(lambda: conn.metrics().reconnects == 1)  # the replay ends after the answer
             assert errors == []
 
 
@@ -325,7 +335,7 @@ def test_consumer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
             peer.expect_attach(lambda a: a.source_address == "q")
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
     assert errors == []
 
 
@@ -383,7 +393,7 @@ def test_session_ended_by_the_peer_reconnects_and_keeps_the_consumer() -> None:
 
             peer.run(end_session)
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
             peer.send(again[0], PMessage(body="still there", annotations={"x-opt-jms-msg-type": 5}))
             m = c.receive(5000)
             assert m is not None and m.get_text() == "still there"
@@ -403,7 +413,7 @@ def test_consumer_link_detached_by_the_peer_is_closed_not_recreated() -> None:
             peer.wait()
             peer.detach_link(names[0], ("amqp:resource-deleted", "queue deleted"))
             assert c.receive(3000) is None
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_temporary_queue_is_recreated_before_the_sessions_under_a_new_name() -> None:
@@ -445,7 +455,7 @@ def test_session_producer_and_consumer_created_after_a_drop_are_made_on_the_new_
         peer.expect_open()
         with ConnectionFactory(url(peer)).create_connection() as conn:
             conn.start()
-            conn._provider.wait_online(5, "connect")
+            failover_of(conn).wait_online(5, "connect")
             peer.wait()
             peer.expect_open()
             peer.expect_begin()
@@ -453,7 +463,7 @@ def test_session_producer_and_consumer_created_after_a_drop_are_made_on_the_new_
             peer.expect_attach(lambda a: names.append(a.name) or a.source_address == "in")
             peer.expect_flow()
             peer.drop()
-            assert wait_for(lambda: conn._provider.lost_gen == 1)  # the client saw the drop
+            assert wait_for(lambda: failover_of(conn).lost_gen == 1)  # the client saw the drop
             s = conn.create_session()
             p = s.create_producer(Queue("out"))
             c = s.create_consumer(Queue("in"))
@@ -496,7 +506,7 @@ def test_a_server_that_drops_the_socket_at_once_is_skipped() -> None:
             with ConnectionFactory(u).create_connection() as conn:
                 conn.create_session()
                 final.wait()
-                assert conn._provider.current_uri == final.url
+                assert failover_of(conn).remote_uri == final.url
     finally:
         stop.set()
         t.join(2)

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from proton import Endpoint
 from proton import Message as PMessage
-from test_failover_peer_frames import expect_transacted_connection, in_thread, url, wait_for
+from test_failover_peer_frames import expect_transacted_connection, failover_of, in_thread, url, wait_for
 
 from amqp_jms import (
     ConnectionFactory,
@@ -386,14 +386,14 @@ def test_a_message_received_before_the_replay_ends_is_acknowledged_on_the_new_co
             m = c.receive(5000)
             assert m is not None and m.get_text() == "b"
             peer.wait()
-            assert not conn._provider.online
+            assert not failover_of(conn).online
 
             def answer_begin(c_: Any) -> None:
                 ssn = c_.engine.connection.session_head(Endpoint.LOCAL_UNINIT)
                 ssn.open()
 
             peer.run(answer_begin)
-            assert wait_for(lambda: conn._provider.online)
+            assert wait_for(lambda: failover_of(conn).online)
 
 
 def test_async_send_waiting_for_credit_at_a_drop_completes_on_the_next_connection() -> None:

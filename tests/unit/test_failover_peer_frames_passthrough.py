@@ -46,7 +46,7 @@ def test_sync_send_outcome_passes_through_without_a_reconnect(outcome: str) -> N
                 with pytest.raises(SendFailedException, match=outcome):
                     p.send(s.create_text_message("x"))
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 @pytest.mark.parametrize("outcome", ["accepted", "rejected"])
@@ -76,7 +76,7 @@ def test_async_send_outcome_passes_through_to_the_completion_listener(outcome: s
             assert got.wait(5)
             peer.wait()
             assert not wait_for(lambda: len(calls) > 1, timeout=0.3)
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
     assert calls[0][0] == ("completed" if outcome == "accepted" else "failed")
     if outcome == "rejected":
         assert isinstance(calls[0][1], JMSException) and "not-allowed" in str(calls[0][1])
@@ -97,7 +97,7 @@ def test_send_timing_out_without_an_outcome_raises_and_is_not_resent_after_a_lat
             with pytest.raises(JMSException, match="timed out"):
                 p.send(s.create_text_message("timed out"))
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
             peer.expect_open()
             peer.expect_begin()
             peer.expect_attach(offer=10)
@@ -135,7 +135,7 @@ def test_coordinator_detached_on_commit_fails_the_commit_rolled_back_without_a_r
             peer.expect_declare(b"txn-3")
             s.commit()
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_open_refused_as_unauthorized_is_a_security_exception_and_not_retried() -> None:
@@ -212,7 +212,7 @@ def test_client_id_refused_on_a_reconnect_is_retried() -> None:
             peer.expect_begin()
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
     assert errors == []
 
 
@@ -244,7 +244,7 @@ def test_producer_the_new_server_refuses_fails_that_reconnect_and_the_next_try_r
             peer.drop()
             p.send(s.create_text_message("there"))
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
     assert errors == []
 
 
@@ -274,7 +274,7 @@ def test_close_links_that_fail_on_reconnect_closes_the_refused_producer(refusal:
             peer.expect_flow()
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
             with pytest.raises(IllegalStateException):
                 p.send(s.create_text_message("x"))
             peer.send(names[0], PMessage(body="still", annotations={"x-opt-jms-msg-type": 5}))
@@ -302,7 +302,7 @@ def test_producer_link_detached_by_the_peer_is_not_recreated() -> None:
             with pytest.raises(JMSException, match="ErrorMessageBreadCrumb") as info:
                 p.send(s.create_text_message("x"))
             assert info.value.error_code == "amqp:resource-deleted"
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
             peer.expect_attach(lambda a: a.target_address == "q2", offer=10)
             peer.expect_transfer()
             s.create_producer(Queue("q2")).send(s.create_text_message("y"))
@@ -331,7 +331,7 @@ def test_a_refused_create_passes_through_and_the_connection_stays(what: str) -> 
             with pytest.raises(JMSSecurityException, match="not for you"):
                 create()
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_delivery_delay_without_peer_support_passes_through() -> None:
@@ -348,7 +348,7 @@ def test_delivery_delay_without_peer_support_passes_through() -> None:
             with pytest.raises(JMSException, match="DELAYED_DELIVERY"):
                 p.send(s.create_text_message("x"))
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_transacted_session_whose_declare_is_not_answered_fails_to_create() -> None:
@@ -364,7 +364,7 @@ def test_transacted_session_whose_declare_is_not_answered_fails_to_create() -> N
             with pytest.raises(JMSException, match="timed out"):
                 conn.create_session(Session.SESSION_TRANSACTED)
             peer.wait()
-            assert conn._provider.reconnects == []
+            assert conn.metrics().reconnects == 0
 
 
 def test_session_close_waiting_for_its_end_completes_when_the_connection_drops() -> None:

@@ -12,7 +12,7 @@ from typing import Any
 
 from proton import Message as PMessage
 from proton import Terminus
-from test_failover_peer_frames import url, wait_for
+from test_failover_peer_frames import failover_of, url, wait_for
 
 from amqp_jms import ConnectionFactory, Queue, Topic
 from amqp_jms.client import Connection
@@ -52,7 +52,7 @@ def _across_a_reconnect(
             flows_before = len(peer.flows)
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
             receivers = sum(1 for a in second if a.role == "receiver")
             wait_for(lambda: len(peer.flows) - flows_before >= receivers, timeout=2)
             flows = peer.flows[flows_before:]
@@ -184,7 +184,7 @@ def test_server_list_in_open_is_followed_and_the_connection_works_there() -> Non
             second.send(names[0].name, back)
             m = c.receive(5000)
             assert m is not None and m.get_text() == "from the second"
-            assert conn._provider.current_uri == f"amqp://127.0.0.1:{second.port}"
+            assert failover_of(conn).remote_uri == f"amqp://127.0.0.1:{second.port}"
 
 
 def test_redirect_during_connection_establishment_connects_to_the_named_server() -> None:
@@ -212,9 +212,9 @@ def test_redirect_during_connection_establishment_connects_to_the_named_server()
             primary.wait()
             backup.wait()
             assert wait_for(lambda: established == [f"amqp://127.0.0.1:{backup.port}"]), established
-            assert conn._provider.current_uri == f"amqp://127.0.0.1:{backup.port}"
+            assert failover_of(conn).remote_uri == f"amqp://127.0.0.1:{backup.port}"
             # the server list in that Open was taken too (REPLACE: the primary and its list)
-            assert sorted((s.host, s.port) for s in conn._provider.servers) == sorted(
+            assert sorted((s.host, s.port) for s in failover_of(conn).servers) == sorted(
                 [("127.0.0.1", primary.port), ("127.0.0.1", backup.port), ("test-host", 45678)])
         finally:
             conn.close()
@@ -242,7 +242,7 @@ def test_anonymous_fallback_producer_whose_link_close_was_unanswered_sends_after
             peer.expect_begin()
             peer.drop()
             peer.wait()
-            assert wait_for(lambda: len(conn._provider.reconnects) == 1)
+            assert wait_for(lambda: conn.metrics().reconnects == 1)
             peer.expect_attach(lambda a: targets.append(a.target_address) or True, offer=10)
             peer.expect_transfer(lambda t: t.message.body == "second")
             peer.expect_detach()

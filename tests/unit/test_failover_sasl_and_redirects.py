@@ -62,8 +62,8 @@ def test_redirect_from_amqps_to_amqp_needs_allow_non_secure_redirects(allow: str
     provider = FailoverProvider(cfg)
     redirect = RedirectedException("moved", "amqp:connection:redirect",
                                    {"network-host": "plain", "port": 5672, "scheme": "amqp"})
-    provider._follow_redirect(redirect, cfg.servers[0])
-    hosts = [(s.scheme, s.host) for s in provider._reconnector.servers]
+    provider.follow_redirect(redirect, cfg.servers[0])
+    hosts = [(s.scheme, s.host) for s in provider.servers]
     if allow == "true":
         assert hosts == [("amqp", "plain"), ("amqps", "secure")]
     else:

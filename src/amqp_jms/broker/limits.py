@@ -86,6 +86,13 @@ class BrokerLimits:
     max_transactions_per_connection: int = 1024
     """Transactions a connection may have declared and not yet discharged; a declare beyond it is
     rejected (0 = no limit). A JMS client holds one per transacted session."""
+    max_txn_outcomes: int = 10000
+    """Committed transactions whose outcome the broker keeps (in the store, with the commit) so a
+    client whose Discharge lost its answer can ask after reconnecting; the oldest beyond it are
+    forgotten, and asking about one then answers ``amqp:transaction:unknown-id`` (0 = keep none,
+    and the coordinator does not offer ``amqp-jms:txn-outcomes``)."""
+    txn_outcome_seconds: float = 3600.0
+    """How long a committed transaction's outcome is kept (see ``max_txn_outcomes``)."""
 
     # -- messages -------------------------------------------------------------------------------
     max_message_size: int = 100 * MiB

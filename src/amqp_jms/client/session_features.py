@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException
 from ..provider.base import DURABLE_SUBSCRIPTIONS, SHARED_SUBSCRIPTIONS, UNSUBSCRIBE
-from .subscriptions import validate_subscription_name
+from .subscriptions import durable_link_name, validate_subscription_name
 
 if TYPE_CHECKING:
     from .browser import QueueBrowser
@@ -50,9 +50,15 @@ class SessionFeatures:
                 f"cannot unsubscribe {name!r}: the subscription has an active consumer"
             )
         conn.internal.capabilities().check(UNSUBSCRIBE)
-        link = name if conn.get_client_id() is not None else f"{name}|global"
+        link = durable_link_name(name, conn.get_client_id() is not None)
         seam = conn.internal
-        seam.wait_provider(seam.opened_provider().unsubscribe(link), seam.request_timeout(), "unsubscribe")
+        try:
+            seam.wait_provider(seam.opened_provider().unsubscribe(link), seam.request_timeout(),
+                               "unsubscribe")
+        except InvalidDestinationException as e:  # named as the application named it, not by link
+            raise InvalidDestinationException(
+                f"no durable subscription named {name!r} exists", e.error_code, e
+            ) from e
 
     def subscribe(
         self, topic: Topic, name: str, selector: str | None, no_local: bool, *, shared: bool, durable: bool

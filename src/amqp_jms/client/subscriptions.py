@@ -27,9 +27,16 @@ from typing import Any
 from ..destination import Destination
 from ..exceptions import IllegalStateException, JMSException
 
-__all__ = ["SubscriptionTracker", "validate_subscription_name"]
+__all__ = ["SubscriptionTracker", "durable_link_name", "validate_subscription_name"]
 
 DELIMITER = "|"
+
+
+def durable_link_name(name: str, has_client_id: bool) -> str:
+    """The link name of a durable subscription's first consumer, as Qpid JMS names it: the
+    subscription name itself under a client ID, ``name|global`` without one (shared, so no
+    client ID scopes it). Unsubscribe looks the subscription up under this name."""
+    return name if has_client_id else f"{name}{DELIMITER}global"
 
 
 def validate_subscription_name(name: Any) -> str:
@@ -94,7 +101,7 @@ class SubscriptionTracker:
             sub.consumers.append(None)
             n = sub.count
         if durable:
-            first = name if has_client_id else f"{name}{DELIMITER}global"
+            first = durable_link_name(name, has_client_id)
             if n == 1:
                 return first
             return f"{first}{DELIMITER}{n}" if has_client_id else f"{first}{n}"

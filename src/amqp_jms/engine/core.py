@@ -22,10 +22,6 @@ from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
 
 __all__ = ["Engine", "EngineError", "SaslConfig"]
 
-_SASL_HEADER = b"AMQP\x03\x01\x00\x00"
-_SASL_INPUT_KEPT = 4096  # bytes: a sasl-mechanisms frame naming a dozen mechanisms is ~200
-
-
 @dataclass(frozen=True, slots=True)
 class EngineError:
     """The AMQP error condition that ended a connection (ours or the peer's)."""
@@ -44,12 +40,12 @@ class EngineError:
 
 @dataclass(frozen=True, slots=True)
 class SaslConfig:
-    """SASL settings. ``mechanisms`` is a space-separated allow-list (proton's form)."""
+    """SASL settings of a server engine (the scripted test peer's; the broker and the client
+    speak SASL on the wire themselves: ``broker/protocol/sasl.py``, ``engine/sasl_client.py``).
+    ``mechanisms`` is a space-separated allow-list (proton's form)."""
 
     enabled: bool = True
     mechanisms: str | None = None
-    user: str | None = None
-    password: str | None = None
     allow_insecure: bool = True
 
 
@@ -79,20 +75,11 @@ class Engine:
             self.transport.max_frame_size = max_frame_size
         if idle_timeout_s:
             self.transport.idle_timeout = idle_timeout_s
-        self._sasl_on = sasl is not None and sasl.enabled
-        # the client's first input, kept until the login is over: the peer's sasl-mechanisms
-        # frame, which proton reads but does not expose (``sasl_offered``)
-        self._sasl_input: bytearray | None = bytearray() if self._sasl_on and not server else None
-        self._sasl_capture = self._sasl_input is not None
         if sasl is not None and sasl.enabled:
             s = self.transport.sasl()
             if sasl.mechanisms:
                 s.allowed_mechs(sasl.mechanisms)
             s.allow_insecure_mechs = sasl.allow_insecure
-            if not server and sasl.user is not None:
-                self.connection.user = sasl.user
-                if sasl.password is not None:
-                    self.connection.password = sasl.password
         if ssl_domain is not None:
             from proton import SSL
 
@@ -131,8 +118,6 @@ class Engine:
                 t.condition = Condition("amqp:connection:framing-error", "connection aborted mid-frame")
                 t.close_head()
             return
-        if self._sasl_capture:
-            self._keep_sasl_input(data)
         view = memoryview(data)
         while view:
             cap = self.transport.capacity()
@@ -215,51 +200,6 @@ class Engine:
     def closed(self) -> bool:
         """Both directions are finished: the adapter can close the socket."""
         return self.transport.closed or (self._head_closed and self._tail_closed)
-
-    @property
-    def sasl_outcome(self) -> int | None:
-        """The sasl-code the peer answered the login with (0 ok, 1 auth, 2 sys, 3 sys-perm,
-        4 sys-temp), or ``None`` without a SASL layer or before the outcome arrived."""
-        if not self._sasl_on:
-            return None
-        outcome = self.transport.sasl().outcome
-        return None if outcome is None or outcome < 0 else int(outcome)
-
-    def _keep_sasl_input(self, data: bytes) -> None:
-        buf = self._sasl_input
-        assert buf is not None
-        outcome = self.sasl_outcome  # (as of the input before this)
-        if len(buf) < _SASL_INPUT_KEPT and outcome is None:
-            buf += data[: _SASL_INPUT_KEPT - len(buf)]
-        else:  # the login is over, or the mechanisms frame is long read: stop looking
-            self._sasl_capture = False
-            if outcome == 0:
-                self._sasl_input = None
-
-    @property
-    def sasl_offered(self) -> tuple[str, ...] | None:
-        """The mechanisms the peer offered in its ``sasl-mechanisms`` frame (client side), or
-        ``None`` when none was read; for saying why a login found no mechanism in common."""
-        buf = self._sasl_input
-        if buf is None or len(buf) < 16 or bytes(buf[:8]) != _SASL_HEADER:
-            return None
-        size, doff = int.from_bytes(buf[8:12], "big"), buf[12] * 4
-        if len(buf) < 8 + size or doff < 8 or doff > size:
-            return None
-        from proton import Data  # only on this error path
-
-        d = Data()
-        try:
-            d.decode(bytes(buf[8 + doff : 8 + size]))
-            described: Any = d.get_object()
-            value = described.value
-            offered = value[0] if isinstance(value, list) and value else None
-        except Exception:
-            return None
-        if isinstance(offered, str):  # a single mechanism may come as a bare symbol
-            return (offered,)
-        elements = getattr(offered, "elements", offered)  # an AMQP array of symbols
-        return tuple(str(m) for m in elements) if isinstance(elements, list | tuple) else None
 
     @property
     def error(self) -> EngineError | None:

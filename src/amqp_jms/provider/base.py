@@ -24,6 +24,7 @@ import concurrent.futures
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Protocol
 
 from ..destination import Destination
@@ -44,6 +45,7 @@ __all__ = [
     "SHARED_SUBSCRIPTIONS",
     "UNSUBSCRIBE",
     "Capabilities",
+    "CommitOutcome",
     "ConsumerSpec",
     "Inbound",
     "InboundSink",
@@ -56,6 +58,15 @@ __all__ = [
 ]
 
 Future = concurrent.futures.Future
+
+
+class CommitOutcome(Enum):
+    """What a peer says of an in-doubt commit (``ProviderSession.commit_outcome``)."""
+
+    COMMITTED = "committed"
+    ROLLED_BACK = "rolled back"
+    UNKNOWN = "unknown"  # asked, and the peer cannot tell (it forgot, or the id is not its own)
+    NOT_ASKED = "not asked"  # this peer cannot be asked (another broker, or it keeps no outcomes)
 
 # Acknowledgement outcomes, named as JMS_AMQP_ACK_TYPE values (Qpid JMS's numbering).
 ACCEPTED = 1
@@ -345,6 +356,19 @@ class ProviderSession(ABC):
     @abstractmethod
     def close(self, before: Callable[[], Iterable[Inbound]] | None = None) -> Future[None]:
         """End the session; if transacted, first release ``before()`` and roll back (JMS 2.0)."""
+
+    def in_doubt_commit(self) -> object | None:
+        """The commit sent and not answered when the connection was lost, as a token a session
+        on the next connection can ask about (``commit_outcome``); None if there is none, or the
+        peer cannot be asked (it offered to keep no outcomes: a failover provider then reports
+        the commit rolled back, as Qpid JMS does)."""
+        return None
+
+    def commit_outcome(self, token: object) -> Future[CommitOutcome]:
+        """What became of the in-doubt commit ``token``, asked of this session's peer."""
+        out: Future[CommitOutcome] = Future()
+        out.set_result(CommitOutcome.NOT_ASKED)
+        return out
 
 
 class Provider(ABC):

@@ -9,6 +9,8 @@ path the way networks do::
         proxy.drop()             # every connection reset (RST), or drop(reset=False): FIN
         proxy.blackhole()        # connections stay open but forward nothing, never close:
                                  # only an idle timeout can notice
+        proxy.silence_target()   # the client's bytes still reach the target, the target's
+                                 # answers are dropped: then drop() loses an answer for good
         proxy.delay(0.2)         # every chunk forwarded 0.2 s late (order kept)
         proxy.refuse()           # stop listening: new connects get "connection refused"
         proxy.accept()           # listen again on the same port
@@ -34,6 +36,7 @@ __all__ = ["FaultProxy"]
 
 _T = TypeVar("_T")
 _CHUNK = 65536
+_KEEP_DROPPED = 1 << 20
 #: how long a command may take on the proxy's loop before the caller is told
 _COMMAND_TIMEOUT_S = 10.0
 
@@ -46,6 +49,7 @@ class _Pipe:
         self.client_reader, self.client_writer = client
         self.target_writer: asyncio.StreamWriter | None = None
         self.blackholed = False
+        self.target_silenced = False  # what the target sends is dropped (silence_target)
         self.tasks: list[asyncio.Task[None]] = []
 
     async def run(self, host: str, port: int) -> None:
@@ -58,12 +62,14 @@ class _Pipe:
             return
         self.tasks = [
             asyncio.create_task(self._pump(self.client_reader, self.target_writer)),
-            asyncio.create_task(self._pump(target_reader, self.client_writer)),
+            asyncio.create_task(self._pump(target_reader, self.client_writer, from_target=True)),
         ]
         await asyncio.wait(self.tasks, return_when=asyncio.FIRST_COMPLETED)
         self.close(reset=False)
 
-    async def _pump(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    async def _pump(
+        self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, from_target: bool = False
+    ) -> None:
         # A writer task per direction keeps order when chunks are delayed.
         queue: asyncio.Queue[tuple[float, bytes] | None] = asyncio.Queue()
         loop = asyncio.get_running_loop()
@@ -82,7 +88,9 @@ class _Pipe:
         writer_task = asyncio.create_task(write())
         try:
             while data := await reader.read(_CHUNK):
-                if not self.blackholed:  # a black hole swallows everything, and says nothing
+                if self.blackholed or (from_target and self.target_silenced):
+                    self.proxy.note_dropped(data)  # a black hole swallows, and says nothing
+                else:
                     queue.put_nowait((loop.time() + self.proxy.delay_s, data))
             queue.put_nowait(None)
             await writer_task
@@ -120,6 +128,9 @@ class FaultProxy:
         #: connections accepted since start (including ones later dropped)
         self.accepted = 0
         self.delay_s = 0.0
+        #: what was read and not forwarded (``blackhole``, ``silence_target``), its last
+        #: ``_KEEP_DROPPED`` bytes: a test waits on it to know a request reached the proxy
+        self.dropped = bytearray()
         self._pipes: set[_Pipe] = set()
         self._server: asyncio.Server | None = None
         self._loop = asyncio.new_event_loop()
@@ -171,6 +182,19 @@ class FaultProxy:
         """Make every open connection silent both ways, without closing it: data is read and
         discarded, no FIN or RST is sent. Returns how many connections it affected."""
         return self._call(self._blackhole())
+
+    def note_dropped(self, data: bytes) -> None:
+        dropped = self.dropped
+        dropped += data
+        if len(dropped) > _KEEP_DROPPED:
+            del dropped[: len(dropped) - _KEEP_DROPPED]
+
+    def silence_target(self) -> int:
+        """On every open connection, drop what the target sends from now on, while the client's
+        bytes still reach it: a request is served and its answer never arrives (``drop()``
+        then loses it for good, as a connection that dies between the two). Returns how many
+        connections it affected."""
+        return self._call(self._silence_target())
 
     def delay(self, seconds: float) -> None:
         """Forward every chunk (from now on, all connections) ``seconds`` late; 0 restores."""
@@ -229,6 +253,11 @@ class FaultProxy:
     async def _blackhole(self) -> int:
         for pipe in self._pipes:
             pipe.blackholed = True
+        return len(self._pipes)
+
+    async def _silence_target(self) -> int:
+        for pipe in self._pipes:
+            pipe.target_silenced = True
         return len(self._pipes)
 
     async def _stop(self) -> None:

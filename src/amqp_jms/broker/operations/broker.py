@@ -40,7 +40,7 @@ from ..routing.tokens import CallableValidator, TokenValidator
 from ..storage.large import SPOOL_PREFIX, SPOOL_SUFFIX
 from ..storage.store import Store
 from .management import ManagementNode
-from .metrics import MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
+from .metrics import QUEUE_LABELS, MetricsSnapshot, snapshot, snapshot_sliced, with_process_figures
 from .metrics_http import MetricsServer, parse_listen
 
 __all__ = ["AsyncBroker", "Broker"]
@@ -73,6 +73,7 @@ class AsyncBroker:
         failed_login_window_s: float = 60.0,
         metrics: str | None = None,
         metrics_token: str | None = None,
+        metrics_queue_labels: str = "names",
         console: bool = False,
         console_allow_anonymous_actions: bool = False,
         ws_port: int | None = None,
@@ -118,6 +119,11 @@ class AsyncBroker:
         self.metrics_address = parse_listen(metrics) if metrics is not None else None
         #: a token ``/metrics`` asks for (Bearer, or Basic with it as password); None = open
         self.metrics_token = metrics_token
+        if metrics_queue_labels not in QUEUE_LABELS:
+            raise ValueError(f"metrics_queue_labels must be one of {', '.join(QUEUE_LABELS)}, "
+                             f"not {metrics_queue_labels!r}")
+        #: how ``/metrics`` names queues and topics (``metrics.QUEUE_LABELS``)
+        self.metrics_queue_labels = metrics_queue_labels
         #: the web console on the same HTTP listener (``console/``); without ``metrics`` it
         #: listens on loopback port 8161 (ActiveMQ's console port)
         self.console = console
@@ -262,7 +268,7 @@ class AsyncBroker:
         tls = (server_context(self.tls_cert, self.tls_key, None)
                if console is not None and self.tls_cert is not None and self.tls_key is not None else None)
         server = MetricsServer(*self.metrics_address, loop, take, finish, console=console, ssl_context=tls,
-                               token=self.metrics_token)
+                               token=self.metrics_token, queue_labels=self.metrics_queue_labels)
         try:
             await loop.run_in_executor(None, server.start)  # binding waits for another thread
         except BaseException:

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..limits import AddressFullPolicy, BrokerLimits
 from .config import BrokerConfig, ConfigError, load_config, with_overrides
+from .metrics import QUEUE_LABELS
 
 __all__ = ["add_limit_arguments", "build_parser", "limits_from_args", "main"]
 
@@ -74,6 +75,10 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     p.add_argument("--metrics-token", default=None, metavar="TOKEN",
                    help="make /metrics ask for this token (Authorization: Bearer TOKEN, or Basic auth "
                         "with it as the password); [listener] metrics_token in a config file")
+    p.add_argument("--metrics-queue-labels", default=None, choices=QUEUE_LABELS,
+                   help="how /metrics names queues and topics: names (default, as Artemis), hashed "
+                        "(a stable digest per name), none (one sum per family, as RabbitMQ's /metrics); "
+                        "[listener] metrics_queue_labels in a config file")
     p.add_argument("--metrics", default=None, type=_listen, metavar="HOST:PORT",
                    help="serve Prometheus metrics at http://HOST:PORT/metrics (e.g. 127.0.0.1:9464; "
                    "port 0 = any free port; default: off)")
@@ -139,6 +144,7 @@ def config_from_args(args: argparse.Namespace) -> BrokerConfig:
         max_delivery_attempts=args.max_delivery_attempts, idle_timeout_s=args.idle_timeout,
         address_prefixes=args.address_prefixes, limits=limits_from_args(args, config.limits),
         metrics=args.metrics, metrics_token=args.metrics_token, console=args.console,
+        metrics_queue_labels=args.metrics_queue_labels,
         console_allow_anonymous_actions=args.console_allow_anonymous_actions,
         ws_port=args.ws_port, ws_path=args.ws_path,
     )

@@ -26,10 +26,10 @@ from ..limits import BrokerLimits, LimitError
 from ..protocol.sasl import Users
 from ..protocol.scram import is_password_hash, parse_password_hash
 from ..routing.authorization import AccessRule, Authorization, Permission
+from .metrics import QUEUE_LABELS
 from .metrics_http import parse_listen
 
 __all__ = ["BrokerConfig", "ConfigError", "load_config", "with_overrides"]
-
 
 
 class ConfigError(ValueError):
@@ -59,6 +59,7 @@ class BrokerConfig:
     address_prefixes: tuple[str, str] | None = None
     metrics: str | None = None  # "host:port" of the Prometheus endpoint; None = off
     metrics_token: str | None = None  # what /metrics asks for (Bearer or Basic password); None = open
+    metrics_queue_labels: str = "names"  # how /metrics names queues: names, hashed, none (QUEUE_LABELS)
     console: bool = False  # the web console on the metrics listener (127.0.0.1:8161 without one)
     console_allow_anonymous_actions: bool = False  # a broker without users: may anyone act?
     ws_port: int | None = None  # the WebSocket listener's port (0 = any free one); None = off
@@ -85,6 +86,8 @@ class BrokerConfig:
             opts["metrics"] = self.metrics
         if self.metrics_token is not None:
             opts["metrics_token"] = self.metrics_token
+        if self.metrics_queue_labels != "names":
+            opts["metrics_queue_labels"] = self.metrics_queue_labels
         if self.console:
             opts["console"] = True
             opts["console_allow_anonymous_actions"] = self.console_allow_anonymous_actions
@@ -219,7 +222,8 @@ def load_config(path: str | Path) -> BrokerConfig:
             raise r.error("", key, f"unknown key (known: {', '.join(sorted(_TOP))})")
 
     listener = r.table(data, "listener", {"host", "port", "idle_timeout", "container_id", "metrics",
-                                          "metrics_token", "console", "console_allow_anonymous_actions",
+                                          "metrics_token", "metrics_queue_labels", "console",
+                                          "console_allow_anonymous_actions",
                                           "ws_port", "ws_path"})
     port = r.get(listener, "listener", "port", int, 5672)
     if not 0 <= port <= 65535:
@@ -237,6 +241,10 @@ def load_config(path: str | Path) -> BrokerConfig:
             parse_listen(metrics)
         except ValueError as e:
             raise r.error("listener", "metrics", str(e)) from None
+    queue_labels = r.get(listener, "listener", "metrics_queue_labels", str, "names")
+    if queue_labels not in QUEUE_LABELS:
+        raise r.error("listener", "metrics_queue_labels", f"expected one of {', '.join(QUEUE_LABELS)}, "
+                      f"got {queue_labels!r}")
     if idle is not None and idle < 0:
         raise r.error("listener", "idle_timeout", "expected seconds >= 0")
 
@@ -309,6 +317,7 @@ def load_config(path: str | Path) -> BrokerConfig:
         max_failed_logins=max_failed, failed_login_window_s=window, token_validator=token_validator,
         limits=limits, address_prefixes=prefixes, metrics=metrics,
         metrics_token=r.get(listener, "listener", "metrics_token", str, None),
+        metrics_queue_labels=queue_labels,
         console=r.get(listener, "listener", "console", bool, False),
         ws_port=ws_port, ws_path=ws_path,
         console_allow_anonymous_actions=r.get(listener, "listener", "console_allow_anonymous_actions", bool,

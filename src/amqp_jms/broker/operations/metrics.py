@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import hashlib
 import os
 import time
 from collections.abc import Iterator
@@ -39,11 +40,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTENT_TYPE",
+    "QUEUE_LABELS",
     "SLICE",
     "MetricsSnapshot",
     "QueueStats",
     "TopicStats",
     "escape_label",
+    "hashed_label",
     "parse",
     "queue_stats",
     "render",
@@ -56,6 +59,11 @@ __all__ = [
 SLICE = 500
 #: the Content-Type of :func:`render`'s text
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
+#: how :func:`render` names queues and topics (``--metrics-queue-labels``): ``names`` as they
+#: are (Artemis's exporter; the default), ``hashed`` (a stable digest per name: per-queue series
+#: and alerts keep working, the names are not shown), ``none`` (RabbitMQ's default
+#: ``/metrics``: each queue and topic family is one unlabelled sum over all of them)
+QUEUE_LABELS = ("names", "hashed", "none")
 
 
 class QueueStats(NamedTuple):
@@ -282,7 +290,17 @@ def _help(name: str, kind: str, text: str) -> Iterator[str]:
     yield f"# TYPE {PREFIX}{name} {kind}\n"
 
 
-def _lines(snap: MetricsSnapshot) -> Iterator[str]:
+def hashed_label(name: str) -> str:
+    """The label value ``hashed`` mode shows for ``name``: ``h-`` and the first 16 hex digits of
+    its SHA-256, the same on every scrape and restart (a dashboard's series stay one series)."""
+    return "h-" + hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def _label(value: str, mode: str) -> str:
+    return escape_label(value) if mode == "names" else hashed_label(value)
+
+
+def _lines(snap: MetricsSnapshot, queue_labels: str) -> Iterator[str]:
     yield from _help("info", "gauge", "The broker's version (the value is always 1).")
     yield f'{PREFIX}info{{version="{escape_label(__version__)}"}} 1\n'
     scalars: list[tuple[str, str, str, int | None]] = [
@@ -301,8 +319,11 @@ def _lines(snap: MetricsSnapshot) -> Iterator[str]:
         if value is not None:
             yield from _help(name, kind, text)
             yield f"{PREFIX}{name} {value}\n"
+    if queue_labels == "none":
+        yield from _summed(snap)
+        return
     rows = snap.rows
-    labels = [f'address="{escape_label(r[0])}",queue="{escape_label(r[1])}"' for r in rows]
+    labels = [f'address="{_label(r[0], queue_labels)}",queue="{_label(r[1], queue_labels)}"' for r in rows]
     for name, kind, text, field in _QUEUE_METRICS:
         yield from _help(name, kind, text)
         i, head = _FIELD[field], f"{PREFIX}{name}{{"
@@ -312,7 +333,7 @@ def _lines(snap: MetricsSnapshot) -> Iterator[str]:
     yield "".join([f'{head}{lab},reason="rejected"}} {r[dead] - r[attempts]}\n'
                    f'{head}{lab},reason="delivery_limit"}} {r[attempts]}\n'
                    for lab, r in zip(labels, rows)])
-    topic_labels = [f'address="{escape_label(t.address)}"' for t in snap.topics]
+    topic_labels = [f'address="{_label(t.address, queue_labels)}"' for t in snap.topics]
     yield from _help("topic_published_total", "counter", "Messages sent to the topic.")
     for lab, t in zip(topic_labels, snap.topics):
         yield f"{PREFIX}topic_published_total{{{lab}}} {t.published}\n"
@@ -321,9 +342,31 @@ def _lines(snap: MetricsSnapshot) -> Iterator[str]:
         yield f"{PREFIX}topic_subscriptions{{{lab}}} {t.subscriptions}\n"
 
 
-def render(snap: MetricsSnapshot) -> str:
-    """The snapshot in the Prometheus text exposition format 0.0.4 (``CONTENT_TYPE``)."""
-    return "".join(_lines(snap))
+def _summed(snap: MetricsSnapshot) -> Iterator[str]:
+    """``none`` mode: each per-queue and per-topic family as one sample, summed over all of them
+    (RabbitMQ's aggregated ``/metrics``); no name appears."""
+    rows = snap.rows
+    for name, kind, text, field in _QUEUE_METRICS:
+        yield from _help(name, kind, text.replace("the queue", "all queues"))
+        i = _FIELD[field]
+        yield f"{PREFIX}{name} {sum(r[i] for r in rows)}\n"
+    yield from _help(*_DEAD)
+    dead = sum(r[_FIELD["dead_lettered"]] for r in rows)
+    attempts = sum(r[_FIELD["dead_lettered_attempts"]] for r in rows)
+    yield f'{PREFIX}{_DEAD[0]}{{reason="rejected"}} {dead - attempts}\n'
+    yield f'{PREFIX}{_DEAD[0]}{{reason="delivery_limit"}} {attempts}\n'
+    yield from _help("topic_published_total", "counter", "Messages sent to all topics.")
+    yield f"{PREFIX}topic_published_total {sum(t.published for t in snap.topics)}\n"
+    yield from _help("topic_subscriptions", "gauge", "Subscriptions of all topics.")
+    yield f"{PREFIX}topic_subscriptions {sum(t.subscriptions for t in snap.topics)}\n"
+
+
+def render(snap: MetricsSnapshot, queue_labels: str = "names") -> str:
+    """The snapshot in the Prometheus text exposition format 0.0.4 (``CONTENT_TYPE``), queues
+    and topics named as ``queue_labels`` says (:data:`QUEUE_LABELS`)."""
+    if queue_labels not in QUEUE_LABELS:
+        raise ValueError(f"queue_labels must be one of {', '.join(QUEUE_LABELS)}, not {queue_labels!r}")
+    return "".join(_lines(snap, queue_labels))
 
 
 def parse(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:

@@ -108,11 +108,13 @@ class MetricsServer:
         console: Console | None = None,
         ssl_context: ssl.SSLContext | None = None,
         token: str | None = None,
+        queue_labels: str = "names",
     ) -> None:
         self.console = console
         #: with a token, ``/metrics`` answers only ``Authorization: Bearer <token>`` or Basic
         #: auth whose password is the token (Prometheus's ``authorization`` / ``basic_auth``)
         self.token = token
+        self.queue_labels = queue_labels  # how queues and topics are named (metrics.QUEUE_LABELS)
         self.ssl_context = ssl_context
         self.host = host
         self.port = port
@@ -287,7 +289,7 @@ class MetricsServer:
         self._last_at = time.monotonic()
         fut = asyncio.run_coroutine_threadsafe(self._take(), self._broker_loop)
         snap = await asyncio.wait_for(asyncio.wrap_future(fut), SNAPSHOT_TIMEOUT)
-        return render(self._finish(snap))
+        return render(self._finish(snap), self.queue_labels)
 
     async def _answer(
         self, writer: asyncio.StreamWriter, status: int, body: str | bytes, *,

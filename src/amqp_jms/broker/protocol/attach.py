@@ -19,6 +19,7 @@ from ..routing.cbs import NODE as CBS_NODE
 from ..routing.core import MANAGEMENT_ADDRESS
 from ..routing.nodes import NodeKind, Subscription
 from ..routing.temporary import lifetime_policy, set_lifetime_policy
+from ..routing.txn_outcomes import TXN_OUTCOMES_CAPABILITY
 from ..storage.message import BrokerMessage
 from ._fast import addr
 from .links import IncomingLink, OutgoingLink
@@ -118,6 +119,10 @@ class AttachHandling:
         link.rcv_settle_mode = Link.RCV_FIRST
         if target.type == Terminus.COORDINATOR:
             link.target.copy(target)
+            outcomes = self.core.txns.outcomes
+            if outcomes is not None and outcomes.offered:  # a client may ask after an unanswered discharge
+                set_capabilities(link.target.capabilities,
+                                 sorted(symbols(target.capabilities) | {TXN_OUTCOMES_CAPABILITY}))
             st = IncomingLink(link, None, coordinator=True, window=100)
         elif target.dynamic:
             address, _, policy = self._create_temporary(target, symbols(target.capabilities))

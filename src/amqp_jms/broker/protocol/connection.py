@@ -20,6 +20,7 @@ from ..._logs import BROKER as log
 from ..._version import __version__
 from ..errors import MalformedFrame
 from ..limits import AddressFullPolicy
+from ..routing.txn_outcomes import STORE_ID_PROPERTY
 from ._fast import addr
 from .attach import AttachHandling
 from .cbs_link import CbsLink
@@ -133,6 +134,9 @@ class BrokerConnection(AttachHandling, TransferHandling):
             return
         if self.core.prefixes is not None:
             props.update(self.core.prefixes.open_properties())
+        outcomes = self.core.txns.outcomes
+        if outcomes is not None and outcomes.offered:  # whose commit outcomes its coordinator keeps
+            props[symbol(STORE_ID_PROPERTY)] = outcomes.store_id
         limit = self.core.limits.max_connections_per_user
         key = self.user or ""
         if limit and self.core.user_connections.get(key, 0) >= limit:

@@ -19,7 +19,7 @@ from ..._logs import BROKER as log
 from ..routing.authorization import Permission
 from ..routing.depth import check_depth
 from ..routing.nodes import NodeKind, Router
-from ..routing.transactions import TransactionManager
+from ..routing.transactions import Transaction, TransactionManager
 from ..storage.large import DRAIN_AT, IncomingSpool
 from ..storage.message import BrokerMessage
 from ..storage.message_bytes import coordinator_request
@@ -41,6 +41,7 @@ class TransferHandling:
     """Mixin: needs the connection's links, router, transactions, core and flush hook."""
 
     id: int
+    user: str | None
     core: BrokerCore
     router: Router
     txns: TransactionManager
@@ -426,17 +427,17 @@ class TransferHandling:
                 _reject(dlv, "amqp:resource-limit-exceeded", f"the connection has {limit} open "
                         "transactions (limit max_transactions_per_connection)")
                 return
-            txn = self.txns.declare(self.id, addr(dlv.link))
+            txn = self.txns.declare(self.id, addr(dlv.link), self.user or "")
             dlv.local.data = [txn.txn_id]
             dlv.update(DECLARED)
             dlv.settle()
         elif code in (0x32, "amqp:discharge:list"):
             fields = body.value if isinstance(body.value, list) else []
             found = self.txns.get(fields[0] if fields else None)
-            if found is None:
-                _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
-                return
             fail = bool(fields[1]) if len(fields) > 1 else False
+            if found is None or found.owner != self.id:
+                self._answer_from_outcomes(dlv, fields[0] if fields else None, found)
+                return
             if not fail and found.refused is not None:  # a send of it was refused: roll back
                 self.txns.discharge(found, fail=True)
                 _reject(dlv, "amqp:transaction:rollback",
@@ -450,6 +451,35 @@ class TransferHandling:
             self._accept_when_stored(dlv, waiter)
         else:
             _reject(dlv, "amqp:not-implemented", f"coordinator request {code!r}")
+
+    def _answer_from_outcomes(self, dlv: Any, txn_id: Any, found: Transaction | None) -> None:
+        """A Discharge of a transaction this connection does not hold: a client that lost the
+        answer to its own Discharge (its connection dropped, the broker restarted) asks what
+        became of it (``txn_outcomes.py``; the coordinator offers ``amqp-jms:txn-outcomes``).
+
+        Still open on another connection of the same user (one the broker has not yet seen
+        die): its Discharge never arrived, and it is rolled back now, so that it cannot commit
+        after its client has been told it did not. Committed: accepted (once stored, as the
+        commit was). Not committed: rejected ``amqp:transaction:rollback``. Anything else
+        (another user's, forgotten, not this broker's): ``amqp:transaction:unknown-id``."""
+        user = self.user or ""
+        if isinstance(txn_id, memoryview):
+            txn_id = bytes(txn_id)
+        if found is not None:
+            if found.user != user or self.txns.outcomes is None:
+                _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
+                return
+            self.txns.discharge(found, fail=True)
+            outcome: bool | None = False
+        else:
+            outcome = self.txns.outcome(txn_id, user) if isinstance(txn_id, bytes) else None
+        if outcome is None:
+            _reject(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
+        elif outcome:
+            self._accept_when_stored(dlv, self.core.store_barrier())
+        else:
+            _reject(dlv, "amqp:transaction:rollback", "the transaction was rolled back (it was never "
+                    "committed)")
 
 
 _SCRATCH = bytearray(65536)

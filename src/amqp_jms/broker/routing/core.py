@@ -24,6 +24,7 @@ from .prefixes import AddressPrefixes
 from .queue import MessageQueue
 from .temporary import TemporaryNodes
 from .transactions import TransactionManager
+from .txn_outcomes import TxnOutcomes
 
 __all__ = ["MANAGEMENT_ADDRESS", "BrokerCore", "ManagementEndpoint"]
 
@@ -76,7 +77,7 @@ class BrokerCore:
             scan_seconds=self.limits.selector_budget,
             spill_dir=spill_dir,
         )
-        self.txns = TransactionManager(self.router)
+        self.txns = TransactionManager(self.router, TxnOutcomes(self.store, self.limits, time.time))
         self.gate = FlowGate(self.router, self.limits, loop, self.txns)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
         self.connections: dict[int, Any] = {}

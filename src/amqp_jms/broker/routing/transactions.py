@@ -15,6 +15,7 @@ from ..storage.message import BrokerMessage
 from .dead_letter import Cause, Failure
 from .nodes import Router
 from .queue import MessageQueue
+from .txn_outcomes import TxnOutcomes
 
 __all__ = ["Outcome", "Transaction", "TransactionManager"]
 
@@ -39,6 +40,7 @@ class Transaction:
     txn_id: bytes
     owner: int  # connection id
     controller: int | None = None  # the coordinator link it was declared on (its address)
+    user: str = ""  # who declared it ("" = anonymous): only they may ask what became of it
     publishes: list[tuple[str, BrokerMessage]] = field(default_factory=list)
     acks: list[tuple[MessageQueue, BrokerMessage, Outcome]] = field(default_factory=list)
     #: why a send of this transaction was refused: its commit must then roll back, or the client
@@ -50,8 +52,10 @@ class Transaction:
 class TransactionManager:
     """Every open transaction of the broker, by id."""
 
-    def __init__(self, router: Router) -> None:
+    def __init__(self, router: Router, outcomes: TxnOutcomes | None = None) -> None:
         self.router = router
+        #: commits kept for a client to ask about (``txn_outcomes.py``); None: ids are not kept
+        self.outcomes = outcomes
         self.open: dict[bytes, Transaction] = {}
         self._per_owner: dict[int, int] = {}  # open transactions by connection (for its limit)
         self._ids = itertools.count(1)
@@ -66,9 +70,11 @@ class TransactionManager:
         self.pending[address] = self.pending.get(address, 0) + msg.mem
         self.pending_total += msg.mem
 
-    def declare(self, owner: int, controller: int | None = None) -> Transaction:
+    def declare(self, owner: int, controller: int | None = None, user: str = "") -> Transaction:
         """A new transaction of connection ``owner``, declared on coordinator link ``controller``."""
-        txn = Transaction(f"txn:{next(self._ids)}".encode(), owner, controller=controller)
+        outcomes = self.outcomes
+        txn_id = outcomes.new_id() if outcomes is not None else f"txn:{next(self._ids)}".encode()
+        txn = Transaction(txn_id, owner, controller=controller, user=user)
         self.open[txn.txn_id] = txn
         self._per_owner[owner] = self._per_owner.get(owner, 0) + 1
         return txn
@@ -104,6 +110,12 @@ class TransactionManager:
             self._rollback(txn)
         else:
             self._commit(txn)
+            if self.outcomes is not None:
+                self.outcomes.committed(txn.txn_id, txn.user)
+
+    def outcome(self, txn_id: bytes, user: str) -> bool | None:
+        """What became of a transaction that is not open (``TxnOutcomes.outcome``)."""
+        return self.outcomes.outcome(txn_id, user) if self.outcomes is not None else None
 
     def rollback_controlled_by(self, owner: int, controller: int) -> None:
         """A coordinator link detached, or its session ended: its open transaction rolls back.

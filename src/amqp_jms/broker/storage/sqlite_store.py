@@ -26,6 +26,7 @@ import os
 import queue
 import sqlite3
 import threading
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +41,11 @@ CREATE TABLE IF NOT EXISTS messages (
     queue TEXT NOT NULL, seq INTEGER NOT NULL, data BLOB NOT NULL, priority INTEGER NOT NULL,
     durable INTEGER NOT NULL, expiry REAL NOT NULL, deliver_at REAL NOT NULL,
     delivery_count INTEGER NOT NULL, PRIMARY KEY (queue, seq)
+);
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS txn_outcomes (
+    epoch INTEGER NOT NULL, n INTEGER NOT NULL, at REAL NOT NULL, user TEXT NOT NULL,
+    PRIMARY KEY (epoch, n)
 );
 """
 
@@ -65,6 +71,7 @@ class SQLiteStore(Store):
         db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         db.executescript(_SCHEMA)
         self._db = db
+        self._identity = self._next_start()
         self._thread = threading.Thread(
             target=self._run, name=f"amqp-jms-store-{self.path.name}", daemon=True
         )
@@ -143,6 +150,35 @@ class SQLiteStore(Store):
         self._handoff()
         self._ops.put(("batch", batch, fut))
         return fut
+
+    def _next_start(self) -> tuple[str, int]:
+        """The store's id (made with it) and this start's number, one more than the last start's:
+        written before the broker serves anything, so no transaction id is ever made twice."""
+        db = self._db
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('store_id', 'epoch')").fetchall())
+        store_id = meta.get("store_id") or uuid.uuid4().hex[:16]
+        epoch = int(meta.get("epoch", "0")) + 1
+        db.execute("BEGIN")
+        db.executemany("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                       [("store_id", store_id), ("epoch", str(epoch))])
+        db.execute("COMMIT")
+        return store_id, epoch
+
+    def identity(self) -> tuple[str, int]:
+        return self._identity
+
+    def load_txn_outcomes(self) -> tuple[list[tuple[int, int, float, str]], tuple[int, int]]:
+        rows = [(int(e), int(n), float(at), str(u)) for e, n, at, u in
+                self._db.execute("SELECT epoch, n, at, user FROM txn_outcomes ORDER BY at, epoch, n")]
+        below = self._db.execute("SELECT value FROM meta WHERE key='txn_forgotten_below'").fetchone()
+        e, _, n = (below[0] if below else "0:0").partition(":")
+        return rows, (int(e), int(n))
+
+    def txn_committed(self, key: tuple[int, int], at: float, user: str) -> None:
+        self._target().op(("txn", key[0], key[1], at, user))
+
+    def txn_forgotten(self, keys: list[tuple[int, int]], below: tuple[int, int]) -> None:
+        self._target().op(("txnforget", keys, f"{below[0]}:{below[1]}"))
 
     # -- recovery ------------------------------------------------------------------------------
     def load(self) -> tuple[list[tuple[str, str, dict[str, Any] | None]], list[tuple[str, BrokerMessage]]]:
@@ -273,6 +309,11 @@ class SQLiteStore(Store):
                     db.execute("UPDATE messages SET delivery_count=? WHERE queue=? AND seq=?", item[1:])
                 elif kind == "saveq":
                     db.execute("INSERT OR REPLACE INTO queues VALUES (?,?,?)", item[1:])
+                elif kind == "txn":
+                    db.execute("INSERT OR REPLACE INTO txn_outcomes VALUES (?,?,?,?)", item[1:])
+                elif kind == "txnforget":
+                    db.executemany("DELETE FROM txn_outcomes WHERE epoch=? AND n=?", item[1])
+                    db.execute("INSERT OR REPLACE INTO meta VALUES ('txn_forgotten_below', ?)", (item[2],))
                 elif kind == "delq":
                     gone.extend(seq for (seq,) in db.execute(
                         "SELECT seq FROM messages WHERE queue=? AND length(data)=0", (item[1],)))

@@ -10,6 +10,7 @@ that must not answer before the data is on disk (an unsettled durable send, a co
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import Any
 
 from .message import BrokerMessage
@@ -60,6 +61,29 @@ class Store:
     def load(self) -> tuple[list[tuple[str, str, dict[str, Any] | None]], list[tuple[str, BrokerMessage]]]:
         """(queue definitions, (queue name, message) in order) recovered at start."""
         return [], []
+
+    # -- outcomes of committed transactions (routing/txn_outcomes.py) ------------------------
+    def identity(self) -> tuple[str, int]:
+        """(an id made once with the store, this start's number): transaction ids made of both
+        are never reused, and a client can tell this broker's store from any other. Here the
+        store lives as long as the process: a new id each time."""
+        ident: tuple[str, int] | None = getattr(self, "_identity", None)
+        if ident is None:
+            ident = self._identity = (uuid.uuid4().hex[:16], 1)
+        return ident
+
+    def load_txn_outcomes(self) -> tuple[list[tuple[int, int, float, str]], tuple[int, int]]:
+        """The committed transactions kept, as (start, number, when, user) oldest first, and
+        the (start, number) below which outcomes were forgotten."""
+        return [], (0, 0)
+
+    def txn_committed(self, key: tuple[int, int], at: float, user: str) -> None:
+        """Transaction ``key`` committed (called inside the commit's batch: stored with it)."""
+        return None
+
+    def txn_forgotten(self, keys: list[tuple[int, int]], below: tuple[int, int]) -> None:
+        """These outcomes are dropped; nothing below ``below`` is known any more."""
+        return None
 
     def close(self) -> None:
         return None

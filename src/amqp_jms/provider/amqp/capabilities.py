@@ -22,7 +22,13 @@ from ..base import (
     Capabilities,
 )
 
-__all__ = ["PeerQuirks", "capabilities_of", "quirks_of"]
+__all__ = ["PeerQuirks", "capabilities_of", "quirks_of", "txn_outcomes_of"]
+
+#: a coordinator offering it keeps the outcomes of committed transactions: a Discharge of a
+#: transaction it no longer holds is answered from them (amqp-jms's broker; docs/broker.md)
+TXN_OUTCOMES = "amqp-jms:txn-outcomes"
+#: the peer's Open property naming the store those outcomes are kept in
+STORE_ID = "amqp-jms:store-id"
 
 _RABBITMQ_REFUSALS = {
     # a browser must drain to know it has seen everything, and a drain request crashes the
@@ -78,3 +84,14 @@ def quirks_of(properties: Mapping[str, Any]) -> PeerQuirks:
     rabbit = _product(properties) == "RabbitMQ"
     return PeerQuirks(ignores_selectors=rabbit,
                       drain_unsafe=rabbit and _version(properties.get("version")) < (3, 12))
+
+
+def txn_outcomes_of(coordinator_caps: frozenset[str], properties: Mapping[Any, Any] | None) -> str | None:
+    """The store a coordinator keeps commit outcomes in, if it offers to answer for them
+    (``amqp-jms:txn-outcomes`` in its capabilities, ``amqp-jms:store-id`` in the peer's Open
+    ``properties``); None for every other peer,
+    whose in-doubt commits are then reported as Qpid JMS does (rolled back)."""
+    if TXN_OUTCOMES not in coordinator_caps or not properties:
+        return None
+    store = {str(k): v for k, v in properties.items()}.get(STORE_ID)
+    return str(store) if store else None

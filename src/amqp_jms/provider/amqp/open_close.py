@@ -13,13 +13,13 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-from proton import SASL, Condition
+from proton import Condition
 
 from ...engine import Engine
 from ...exceptions import JMSException
 from ..base import Capabilities
 from ..config import ConnectionConfig
-from ..errors import sasl_mismatch, sasl_refused, to_jms
+from ..errors import to_jms
 from .addressing import prefixes_in_force
 from .capabilities import capabilities_of, quirks_of
 from .terminus import symbols_of
@@ -103,16 +103,6 @@ class OpenCloseHandling:
         a lost connection (JMSException), not a protocol error nor a resource limit."""
         where = f"{self.config.host}:{self.config.port}"
         assert self.engine is not None
-        outcome = self.engine.sasl_outcome
-        if outcome:  # the login was refused: the code says whether trying again can help
-            description = err.description if err is not None else None
-            why = None
-            if description and "mech=none" in description:  # we never chose one: say why
-                cfg = self.config
-                why = sasl_mismatch(self.engine.sasl_offered, cfg.sasl_mechanisms,
-                                    credentials=cfg.username is not None, tls=cfg.secure,
-                                    extended=SASL.extended())
-            return sasl_refused(outcome, description, where, why)
         if err is None or self.engine.eof_received:
             if self.engine.transport.frames_input == 0 and not self.config.secure:
                 # not one frame back, not even SASL's: the answer of a TLS port to plain AMQP

@@ -16,8 +16,9 @@ from .. import payload
 from ..base import ProducerSpec, ProviderProducer
 from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .addressing import link_address
+from .capabilities import txn_outcomes_of
 from .link import AmqpLink, fail_waiting, take_answer
-from .terminus import OUTCOMES, capability_for, put_symbols
+from .terminus import OUTCOMES, capability_for, data_symbols, put_symbols
 
 if TYPE_CHECKING:
     from .session import AmqpSession
@@ -272,6 +273,9 @@ class TxCoordinator(AmqpLink):
         self._tag = 0
         self._waiting: dict[str, Any] = {}
         self.txn_id: Any = None
+        #: the store the peer keeps commit outcomes in, when a reconnected client may ask it
+        #: about a commit whose answer was lost (``capabilities.txn_outcomes_of``); None: it keeps none
+        self.outcomes_store: str | None = None
 
     async def open(self) -> None:
         from proton import Terminus
@@ -281,6 +285,8 @@ class TxCoordinator(AmqpLink):
         put_symbols(snd.target.capabilities, ["amqp:local-transactions"])
         put_symbols(snd.source.outcomes, OUTCOMES)
         await self.attach(snd, "attach the transaction coordinator")
+        self.outcomes_store = txn_outcomes_of(data_symbols(snd.remote_target.capabilities),
+                                              self.provider.remote_properties)
 
     async def control(self, descriptor: int, fields: list[Any]) -> tuple[int, Delivery]:
         from proton import Described, Message, ulong

@@ -6,12 +6,21 @@ import asyncio
 import concurrent.futures
 import itertools
 from collections.abc import Callable, Coroutine, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from proton import Delivery
 
 from ...exceptions import JMSException, TransactionRolledBackException
-from ..base import MODIFIED_FAILED, ConsumerSpec, InboundSink, ProducerSpec, ProviderProducer, ProviderSession
+from ..base import (
+    MODIFIED_FAILED,
+    CommitOutcome,
+    ConsumerSpec,
+    InboundSink,
+    ProducerSpec,
+    ProviderProducer,
+    ProviderSession,
+)
 from ..errors import to_jms
 from .anonymous import AnonymousFallbackProducer
 from .consumer import AmqpConsumer
@@ -20,11 +29,21 @@ from .producer import AmqpProducer, TxCoordinator
 if TYPE_CHECKING:
     from .connection import AmqpProvider
 
-__all__ = ["AmqpSession"]
+__all__ = ["AmqpSession", "InDoubtCommit"]
 
 DECLARE = 0x31
 DISCHARGE = 0x32
 DECLARED = 0x33
+
+
+@dataclass(frozen=True, slots=True)
+class InDoubtCommit:
+    """A commit whose Discharge went out and whose answer did not come back: what a session
+    on the next connection asks about (``AmqpSession.commit_outcome``), only if its peer keeps
+    outcomes in the same ``store`` (never another broker)."""
+
+    store: str
+    txn_id: bytes
 
 
 class AmqpSession(ProviderSession):
@@ -46,6 +65,9 @@ class AmqpSession(ProviderSession):
         #: (consumer, inbound): given back as failed deliveries when the commit/rollback says so
         self._lost_acks: list[tuple[AmqpConsumer, Any]] = []
         self._txn_lock = asyncio.Lock()  # one commit/rollback (and its new declare) at a time
+        #: the commit on the wire whose answer has not arrived, when the peer could be asked
+        #: about it from another connection (``in_doubt_commit``)
+        self._unanswered_commit: InDoubtCommit | None = None
 
     # -- loop ----------------------------------------------------------------------------------
     async def open(self) -> None:
@@ -174,8 +196,12 @@ class AmqpSession(ProviderSession):
                         f"a message of the transaction got no credit from the peer on {link.name!r}")
         coordinator.txn_id = None
         refused, self.txn_send_failure = self.txn_send_failure, None
+        store = coordinator.outcomes_store
+        if not fail and refused is None and store is not None and isinstance(txn, bytes):
+            self._unanswered_commit = InDoubtCommit(store, txn)
         try:
             state, d = await coordinator.control(DISCHARGE, [txn, fail or refused is not None])
+            self._unanswered_commit = None
         except JMSException:
             if coordinator.failure is not None:  # the peer closed the coordinator meanwhile
                 await self._end_lost_transaction(fail)
@@ -233,6 +259,30 @@ class AmqpSession(ProviderSession):
                                lost or again)
 
     # -- any thread ----------------------------------------------------------------------------
+    def in_doubt_commit(self) -> InDoubtCommit | None:
+        return self._unanswered_commit
+
+    def commit_outcome(self, token: object) -> concurrent.futures.Future[CommitOutcome]:
+        """Ask this session's coordinator what became of ``token`` (an ``InDoubtCommit`` of a
+        session on a lost connection): the same Discharge again, which a peer offering
+        ``amqp-jms:txn-outcomes`` answers from what it kept. Never sent to another store."""
+
+        async def ask() -> CommitOutcome:
+            self.check()
+            c = self.coordinator
+            if not isinstance(token, InDoubtCommit) or c is None or c.outcomes_store != token.store:
+                return CommitOutcome.NOT_ASKED
+            async with self._txn_lock:
+                state, d = await c.control(DISCHARGE, [token.txn_id, False])
+            if state == Delivery.ACCEPTED:
+                return CommitOutcome.COMMITTED
+            cond = d.remote.condition
+            if cond is not None and str(cond.name) == "amqp:transaction:rollback":
+                return CommitOutcome.ROLLED_BACK
+            return CommitOutcome.UNKNOWN
+
+        return self.provider.loop_thread.submit(ask())
+
     def create_producer(self, spec: ProducerSpec) -> concurrent.futures.Future[Any]:
         async def go() -> ProviderProducer:
             self.check()
@@ -303,9 +353,15 @@ class AmqpSession(ProviderSession):
         self.endpoint.close()
         try:
             timeout = self.provider.config.seconds(self.provider.config.close_timeout_ms)
-            await self.provider.await_remote(self._ended, timeout, "end")
+            await self.provider.await_remote(self._ended, timeout, "end the session")
         except JMSException:
-            pass
+            if self.failure is not None or self.provider.failure is not None:
+                return  # the session or the connection failed meanwhile: the session went with it
+            # No answer within jms.closeTimeout: the caller hears it (Qpid JMS throws
+            # JmsOperationTimedOutException). Swallowed here, the caller's own wait of the same
+            # length decided the outcome: whichever thread woke first, so close() sometimes
+            # returned quietly after the full wait and sometimes raised.
+            raise
 
     async def _rollback_on_close(self, before: Callable[[], Iterable[Any]] | None) -> None:
         """JMS 2.0 (Session.close): closing a transacted session rolls back its transaction.

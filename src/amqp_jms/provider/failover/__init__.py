@@ -4,10 +4,14 @@
 * :mod:`.reconnect`: :class:`Reconnector`, the time-free reconnect state machine;
 * :mod:`.servers`: the server list's rules (duplicates, an Open's ``failover-server-list``,
   redirects);
-* :mod:`.provider`: ``FailoverProvider``, which drives them, wrapping one AMQP provider at a time
-  behind ``provider/base.py``; :mod:`.handles`: the session/producer/consumer handles the JMS
-  layer keeps across reconnects. Design and rules: ``docs/failover-design.md``; options and
-  guarantees: ``docs/client.md`` (Failover).
+* :mod:`.state`: ``FailoverState``, everything the connection remembers across the wrapped
+  connections under it (the one place that says what is replayed and what is owed);
+* :mod:`.provider`: ``FailoverProvider``, the policy acting on that state, wrapping one provider
+  at a time behind ``provider/base.py``; :mod:`.handles`: the session/producer/consumer handles
+  the JMS layer keeps across reconnects; :mod:`.replay`: their re-creation on a new connection.
+
+Design and rules: ``docs/failover-design.md``; options and guarantees: ``docs/client.md``
+(Failover).
 """
 
 from .reconnect import Connect, GiveUp, Reconnector

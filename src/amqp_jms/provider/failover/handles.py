@@ -2,9 +2,11 @@
 
 The client keeps a ``FailoverSession`` / ``FailoverProducer`` / ``FailoverConsumer`` for life;
 each forwards to the wrapped provider's handle of the current connection (``inner``) and is
-re-bound by :class:`~amqp_jms.provider.failover.provider.FailoverProvider` after every
-reconnect. Each handle is also the record of what to re-create: its spec, its sink, its
-transaction state (Qpid JMS keeps these in its JMS objects; ours stay AMQP- and failover-free).
+re-bound by the replay (:mod:`.replay`) after every reconnect. Each handle is also the record
+of what to re-create: its spec, its sink, its transaction state (Qpid JMS keeps these in its JMS
+objects; ours stay AMQP- and failover-free). The handles share the connection's
+:class:`~.state.FailoverState` (where the session handles are kept, which connection is live,
+the send queue): they read its fields and change it only through its operations.
 
 Every handle is created *recorded first, bound later*: the record exists before the wrapped
 create is issued, so a reconnect that happens while it is in flight re-creates it like any
@@ -32,11 +34,12 @@ from ..base import (
 )
 from ..errors import RedirectedException
 from .futures import done_future, failure_of, reject, resolve
+from .in_doubt import CommitInDoubt
 from .pending_send import PendingSend
-from .temporaries import follow_temporaries
+from .temporaries import follow_temporaries, renamed
 
 if TYPE_CHECKING:
-    from .provider import FailoverProvider
+    from .state import FailoverState
 
 __all__ = ["FailoverConsumer", "FailoverProducer", "FailoverSession"]
 
@@ -46,8 +49,8 @@ Future = concurrent.futures.Future
 class _Bound:
     """A record with a client-facing future: resolved with the handle once first bound."""
 
-    def __init__(self, fp: FailoverProvider) -> None:
-        self.fp = fp
+    def __init__(self, state: FailoverState) -> None:
+        self.state = state
         self.inner: Any = None
         self.gen = -1
         self.closed = False
@@ -61,6 +64,30 @@ class _Bound:
     def bind(self, inner: Any, gen: int) -> None:
         self.inner, self.gen = inner, gen
         resolve(self.ready, self)  # (a replayed consumer is bound from two threads)
+
+    def bind_when_created(self, fut: Future[Any], gen: int) -> None:
+        """Bind the wrapped handle ``fut`` creates on connection ``gen`` when it comes, if that
+        connection is still the live one; a refusal (not an I/O failure) goes to the client."""
+        state = self.state
+
+        def done(f: Future[Any]) -> None:
+            exc = failure_of(f)
+            if exc is None:
+                with state.lock:
+                    if gen == state.gen and not self.closed:
+                        self.bind(f.result(), gen)
+                        return
+                # made on a connection since lost: the restore re-creates it; or unwanted
+                if self.closed:
+                    try:
+                        f.result().close()
+                    except JMSException:
+                        pass
+            elif not state.io_failed(gen):
+                self.refuse(exc)
+            # an I/O failure: the handle stays recorded and the restore creates it
+
+        fut.add_done_callback(done)
 
     def refuse(self, exc: BaseException) -> None:
         """The first create was refused (not an I/O failure): the client hears it."""
@@ -82,7 +109,7 @@ class _Bound:
     def current(self) -> Any:
         """The wrapped handle if it belongs to the live connection, else None (offline)."""
         inner = self.inner
-        if inner is not None and self.gen == self.fp.gen and self.fp.online:
+        if inner is not None and self.gen == self.state.gen and self.state.online:
             return inner
         return None
 
@@ -91,7 +118,7 @@ class _Bound:
         not failed, whether online or still replaying: what arrives on a re-created link before
         the replay ends is acknowledged on it (``current()`` would drop those acks)."""
         inner = self.inner
-        if inner is not None and self.gen == self.fp.gen and not self.fp.inner_failed():
+        if inner is not None and self.gen == self.state.gen and not self.state.inner_failed():
             return inner
         return None
 
@@ -109,7 +136,7 @@ class _Bound:
 
         def done(f: Future[None]) -> None:
             exc = failure_of(f)
-            if exc is not None and not self.fp.io_failed(self.gen):
+            if exc is not None and not self.state.io_failed(self.gen):
                 reject(out, exc)
             else:
                 resolve(out)
@@ -119,8 +146,8 @@ class _Bound:
 
 
 class FailoverSession(_Bound, ProviderSession):
-    def __init__(self, fp: FailoverProvider, transacted: bool, number: int) -> None:
-        super().__init__(fp)
+    def __init__(self, state: FailoverState, transacted: bool, number: int) -> None:
+        super().__init__(state)
         self.transacted = transacted
         self.number = number
         self._links = 0
@@ -132,32 +159,45 @@ class FailoverSession(_Bound, ProviderSession):
         self.in_doubt = False
 
     def forget(self) -> None:
-        self.fp.forget_session(self)
+        self.state.forget_session(self)
 
     def link_name(self, kind: str, address: str | None) -> str:
         """The name a link of this session keeps on every connection (Qpid JMS names links from
         ids that survive failover; the AMQP provider would number them afresh)."""
         self._links += 1
-        return f"qpid-jms:{kind}:{self.fp.connection_id}:{self.number}:{self._links}:{address or ''}"
+        return f"qpid-jms:{kind}:{self.state.connection_id}:{self.number}:{self._links}:{address or ''}"
 
     def create_producer(self, spec: ProducerSpec) -> Future[Any]:
         if spec.link_name is None:
             address = spec.destination.name if spec.destination is not None else None
             spec = dataclasses.replace(spec, link_name=self.link_name("sender", address))
         p = FailoverProducer(self, spec)
-        with self.fp.lock:
+        with self.state.lock:
             self.producers.append(p)
-        self.fp.create_link(p)
+        p.create()
         return p.ready
 
     def create_consumer(self, spec: ConsumerSpec, sink: InboundSink) -> Future[Any]:
         if spec.link_name is None and spec.subscription_name is None:
             spec = dataclasses.replace(spec, link_name=self.link_name("receiver", spec.destination.name))
         c = FailoverConsumer(self, spec, sink)
-        with self.fp.lock:
+        with self.state.lock:
             self.consumers.append(c)
-        self.fp.create_link(c)
+        c.create()
         return c.ready
+
+    def interrupted(self) -> None:
+        """The connection went: each consumer drops what it holds unacknowledged."""
+        for c in list(self.consumers):
+            c.interrupted()
+
+    def gave_up(self, exc: JMSException) -> None:
+        """Failover gave up: a create still waiting fails with ``exc``, every consumer ends."""
+        for h in [self, *self.producers, *self.consumers]:
+            if not h.ready.done():
+                h.ready.set_exception(exc)
+        for c in self.consumers:
+            c.sink.on_closed(exc)
 
     def rebound(self, gen: int) -> None:
         """Re-created on connection ``gen``: a transaction that did work before is in doubt."""
@@ -177,7 +217,7 @@ class FailoverSession(_Bound, ProviderSession):
             # application spin); a transaction with work on the lost connection is then in doubt
             # and fails below, one whose sends were only queued commits them
             try:
-                self.fp.wait_online(self.fp.request_timeout(), "commit")
+                self.state.wait_online(self.state.request_timeout(), "commit")
             except JMSException as e:
                 self.work_gen, self.in_doubt = None, False
                 reject(out, TransactionRolledBackException(
@@ -199,23 +239,21 @@ class FailoverSession(_Bound, ProviderSession):
             inner.rollback(list).add_done_callback(rolled_back)
             return out
         self.work_gen = None
+        # no answer to the discharge: rolled back as Qpid JMS says, unless the peer can be asked
+        in_doubt = CommitInDoubt(self.state, self, inner, out)
 
         def committed(f: Future[None]) -> None:
             exc = failure_of(f)
             if exc is None:
                 resolve(out)
-            elif self.fp.io_failed(gen) and not isinstance(exc, TransactionRolledBackException):
-                # no answer to the discharge: Qpid JMS reports it rolled back
-                reject(out, TransactionRolledBackException(
-                    f"the commit failed and the transaction was rolled back: {exc}", None, exc))
+            elif self.state.io_failed(gen):  # (the wrapped session may already call it rolled back)
+                in_doubt.lost(exc)
             else:
                 reject(out, exc)
 
         inner.commit().add_done_callback(committed)
         # the connection lost before the discharge's answer: its I/O thread may never answer
-        self.fp.when_lost(gen, lambda: reject(out, TransactionRolledBackException(
-            "the commit failed and the transaction was rolled back: the connection was lost "
-            "before the commit's outcome arrived")), out)
+        self.state.when_lost(gen, in_doubt.lost, out)
         return out
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> Future[None]:
@@ -229,13 +267,13 @@ class FailoverSession(_Bound, ProviderSession):
 
         def done(f: Future[None]) -> None:
             exc = failure_of(f)
-            if exc is not None and not self.fp.io_failed(gen):
+            if exc is not None and not self.state.io_failed(gen):
                 reject(out, exc)
             else:
                 resolve(out)
 
         inner.rollback(before).add_done_callback(done)
-        self.fp.when_lost(gen, lambda: resolve(out), out)  # the transaction went with the connection
+        self.state.when_lost(gen, lambda: resolve(out), out)  # the transaction went with the connection
         return out
 
     def close(self, before: Callable[[], Iterable[Any]] | None = None) -> Future[None]:
@@ -248,14 +286,29 @@ class _Link(_Bound):
     """What producer and consumer handles share: their session, their record in it."""
 
     def __init__(self, session: FailoverSession) -> None:
-        super().__init__(session.fp)
+        super().__init__(session.state)
         self.session = session
 
     def records(self) -> list[Any]:
         raise NotImplementedError
 
+    def create_on(self, session: ProviderSession, gen: int) -> Future[Any]:
+        """Issue the wrapped create on ``session`` of connection ``gen``."""
+        raise NotImplementedError
+
+    def create(self) -> None:
+        """Create the wrapped link now if online, else the replay creates it at restore."""
+        state = self.state
+        with state.lock:
+            state.check_usable()
+            sess = self.session.current()
+            gen = state.gen
+        if sess is None or state.inner_failed():
+            return
+        self.bind_when_created(self.create_on(sess, gen), gen)
+
     def forget(self) -> None:
-        with self.fp.lock:
+        with self.state.lock:
             if self in self.records():
                 self.records().remove(self)
 
@@ -264,11 +317,11 @@ class _Link(_Bound):
         with its session ended by the peer (a broker shutting down ends sessions before it
         closes): either way failover re-creates the link, and a session ended on a live
         connection makes it reconnect. False: the link alone was refused or closed."""
-        if self.fp.io_failed(gen):
+        if self.state.io_failed(gen):
             return True
         inner = self.session.inner
         if self.session.gen == gen and inner is not None and inner.failure is not None:
-            self.fp.lost(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
+            self.state.lose(gen, exc if isinstance(exc, JMSException) else JMSException(str(exc)))
             return True
         return False
 
@@ -281,13 +334,23 @@ class FailoverProducer(_Link, ProviderProducer):
     def records(self) -> list[Any]:
         return self.session.producers
 
+    def spec_now(self) -> ProducerSpec:
+        """The spec on the connection of the moment (a temporary destination renamed)."""
+        dest = self.spec.destination
+        if dest is None or not dest.is_temporary:
+            return self.spec
+        return dataclasses.replace(self.spec, destination=renamed(dest, self.state.aliases))
+
+    def create_on(self, session: ProviderSession, gen: int) -> Future[Any]:
+        return session.create_producer(self.spec_now())
+
     def send(self, message: MessageData, sync: bool, time_to_live: int = 0) -> Future[None] | None:
         if self.closed:
             raise IllegalStateException("the producer is closed")
-        aliases = self.fp.aliases
+        aliases = self.state.aliases
         if aliases:
             message = follow_temporaries(message, aliases)
-        tracing = self.fp.tracing
+        tracing = self.state.tracing
         ctx = tracing.capture() if tracing is not None else None
         inner = self.current()
         if inner is not None:
@@ -306,7 +369,7 @@ class FailoverProducer(_Link, ProviderProducer):
                 return out
         # offline (or the connection went during the hand-over): queued for after the reconnect
         pending = PendingSend(self, message, time_to_live, Future() if sync else None, ctx)
-        self.fp.queue_send(pending)
+        self.state.queue_send(pending)
         return pending.future
 
     def sent(
@@ -321,10 +384,10 @@ class FailoverProducer(_Link, ProviderProducer):
         if exc is None:
             resolve(out)
         elif isinstance(exc, RedirectedException) and not self.closed:
-            self.fp.lost(gen, exc)  # the link was redirected: move the connection, send there
-            self.fp.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
+            self.state.lose(gen, exc)  # the link was redirected: move the connection, send there
+            self.state.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
         elif not self.closed and self.lost(gen, exc):
-            self.fp.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
+            self.state.queue_send(PendingSend(self, message, ttl, out, ctx), resend=True)
         else:
             reject(out, exc)
 
@@ -355,7 +418,7 @@ class _Sink:
     def _arrived(self, inbound: Inbound) -> None:
         c = self.c
         c.pulled = False
-        if c.gen != self.gen and self.gen == c.fp.gen and not c.closed:
+        if c.gen != self.gen and self.gen == c.state.gen and not c.closed:
             # a re-created link delivers before the replay has bound it: bind it now, or the
             # message's acknowledgement would find the old link and be dropped
             c.bind(inbound.consumer, self.gen)
@@ -369,27 +432,18 @@ class _Sink:
     def give_back(self) -> list[tuple[Any, int]]:
         return self.c.sink.give_back()
 
+    def clear(self) -> None:
+        self.c.sink.clear()
+
     def on_closed(self, exc: JMSException, *, alone: bool = False) -> None:
         if self.c.closed or self.c.lost(self.gen, exc):
             return
         if isinstance(exc, RedirectedException):  # re-attach it where the peer says
-            self.c.fp.lost(self.gen, exc)
+            self.c.state.lose(self.gen, exc)
             return
         self.c.closed = True
         self.c.forget()
         self.c.sink.on_closed(exc, alone=alone)
-
-
-def _from_inner(name: str, offline: Callable[[Any], Any]) -> Any:
-    """A consumer attribute ``ProviderConsumer`` declares, read from the wrapped consumer of the
-    connection of the moment (``offline(handle)`` while there is none); setting it is ignored:
-    the wrapped consumer decides."""
-
-    def get(self: Any) -> Any:
-        inner = self.inner
-        return offline(self) if inner is None else getattr(inner, name)
-
-    return property(get, lambda self, value: None)
 
 
 class FailoverConsumer(_Link, ProviderConsumer):
@@ -404,6 +458,15 @@ class FailoverConsumer(_Link, ProviderConsumer):
     def records(self) -> list[Any]:
         return self.session.consumers
 
+    def spec_now(self) -> ConsumerSpec:
+        """The spec on the connection of the moment (a temporary destination renamed)."""
+        if not self.spec.destination.is_temporary:
+            return self.spec
+        return dataclasses.replace(self.spec, destination=renamed(self.spec.destination, self.state.aliases))
+
+    def create_on(self, session: ProviderSession, gen: int) -> Future[Any]:
+        return session.create_consumer(self.spec_now(), self.wrapped_sink(gen))
+
     def wrapped_sink(self, gen: int) -> _Sink:
         return _Sink(self, gen)
 
@@ -415,9 +478,33 @@ class FailoverConsumer(_Link, ProviderConsumer):
         self.sink.clear()
 
     # -- what the client reads: the wrapped consumer's, which may change on re-attach -------
-    prefetch = _from_inner("prefetch", lambda c: c.spec.prefetch)
-    selector_applied_remotely = _from_inner("selector_applied_remotely", lambda c: True)
-    copy_honoured = _from_inner("copy_honoured", lambda c: True)
+    # (setting one is ignored: the wrapped consumer decides; offline, what the spec asked)
+    @property
+    def prefetch(self) -> int:
+        inner = self.inner
+        return self.spec.prefetch if inner is None else inner.prefetch
+
+    @prefetch.setter
+    def prefetch(self, value: int) -> None:
+        pass
+
+    @property
+    def selector_applied_remotely(self) -> bool:
+        inner = self.inner
+        return True if inner is None else inner.selector_applied_remotely
+
+    @selector_applied_remotely.setter
+    def selector_applied_remotely(self, value: bool) -> None:
+        pass
+
+    @property
+    def copy_honoured(self) -> bool:
+        inner = self.inner
+        return True if inner is None else inner.copy_honoured
+
+    @copy_honoured.setter
+    def copy_honoured(self, value: bool) -> None:
+        pass
 
     @property
     def drain_on_empty(self) -> bool:
@@ -475,7 +562,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
 
         def done(f: Future[None]) -> None:
             exc = failure_of(f)
-            if exc is not None and not self.fp.io_failed(gen):
+            if exc is not None and not self.state.io_failed(gen):
                 reject(out, exc)
             elif exc is not None and self.spec.browser:
                 self._after_reconnect(op, out)
@@ -498,7 +585,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
                 self._forward(op).add_done_callback(
                     lambda g: reject(out, e) if (e := failure_of(g)) is not None else resolve(out))
 
-        self.fp.when_online().add_done_callback(online)
+        self.state.when_online().add_done_callback(online)
 
     def close(self) -> Future[None]:
         return self.close_inner(lambda inner: inner.close())

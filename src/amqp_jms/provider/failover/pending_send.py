@@ -50,7 +50,7 @@ class PendingSend:
         if inner is None:
             return False
         gen = p.gen
-        tracing = p.fp.tracing
+        tracing = p.state.tracing
         try:
             if tracing is not None and self.context is not None:
                 with tracing.restored(self.context):

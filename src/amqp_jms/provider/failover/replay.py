@@ -15,18 +15,17 @@ for the old link (``amqp:resource-locked``) is retried until it lets go.
 from __future__ import annotations
 
 import concurrent.futures
-import dataclasses
 import time
 from typing import TYPE_CHECKING, Any
 
 from ...exceptions import JMSException
+from ..base import Provider, ProviderSession
 from .handles import FailoverConsumer, FailoverProducer, FailoverSession, _Bound
-from .temporaries import renamed
 
 if TYPE_CHECKING:
-    from .provider import FailoverProvider
+    from .state import FailoverState
 
-__all__ = ["Replay", "consumer_spec", "producer_spec"]
+__all__ = ["Replay"]
 
 Future = concurrent.futures.Future
 
@@ -37,55 +36,41 @@ LOCKED_RETRY_S = 30.0
 RESTORE_STEP_S = 30.0
 
 
-def producer_spec(p: FailoverProducer, aliases: dict[str, str]) -> Any:
-    """The producer's spec on the connection of the moment (a temporary destination renamed)."""
-    dest = p.spec.destination
-    if dest is None or not dest.is_temporary:
-        return p.spec
-    return dataclasses.replace(p.spec, destination=renamed(dest, aliases))
-
-
-def consumer_spec(c: FailoverConsumer, aliases: dict[str, str]) -> Any:
-    if not c.spec.destination.is_temporary:
-        return c.spec
-    return dataclasses.replace(c.spec, destination=renamed(c.spec.destination, aliases))
-
-
 class Replay:
-    """Re-creates everything on connection ``prov`` (generation ``gen``); ``run`` raises
-    JMSException when the reconnect must be given up and the next server tried."""
+    """Re-creates what ``state`` holds on connection ``prov`` (generation ``gen``); ``run``
+    raises JMSException when the reconnect must be given up and the next server tried."""
 
-    def __init__(self, fp: FailoverProvider, prov: Any, gen: int) -> None:
-        self.fp = fp
+    def __init__(self, state: FailoverState, prov: Provider, gen: int) -> None:
+        self.state = state
         self.prov = prov
         self.gen = gen
 
     def step(self, fut: Future[Any], what: str) -> Any:
         """Wait for one re-creation, bounded even when jms.requestTimeout is not."""
-        timeout = self.fp.request_timeout() or RESTORE_STEP_S
-        if self.fp.lost_gen >= self.gen:
+        timeout = self.state.request_timeout() or RESTORE_STEP_S
+        if self.state.lost_gen >= self.gen:
             raise JMSException(f"the connection was lost again while re-creating: {what}")
         return self.prov.wait(fut, timeout, what)
 
     def run(self) -> None:
-        fp, gen = self.fp, self.gen
-        for t in fp.temporaries():
+        state, gen = self.state, self.gen
+        for t in state.live_temporaries():
             t.moved(self.step(self.prov.create_temporary(t.topic), "re-create a temporary destination"))
-        fp.update_aliases()
+        state.update_aliases()
         while True:
-            with fp.lock:
-                if fp.lost_gen >= gen or fp.closed:
+            with state.lock:
+                if state.lost_gen >= gen or state.closed:
                     raise JMSException("the connection was lost again while re-creating")
-                sessions = fp.live_sessions()
+                sessions = state.live_sessions()
                 todo = [s for s in sessions if s.gen != gen
                         or any(h.gen != gen and not h.closed for h in [*s.producers, *s.consumers])]
-                if not todo and not fp.has_queued_sends():
-                    fp.set_online()
+                if not todo and not state.has_queued_sends():
+                    state.set_online()
                     break
             for s in todo:
                 self.session(s)
-            fp.flush_sends()
-        fp.wake_online_waiters()
+            state.flush_sends()
+        state.wake_online_waiters()
         for s in sessions:  # a receive that was waiting: its credit went with the old link
             for c in list(s.consumers):
                 if c.pulled and not c.stopped and c.gen == gen:
@@ -107,8 +92,7 @@ class Replay:
             if p.closed or p.gen == gen:
                 continue
             try:
-                p.bind(self.step(s.inner.create_producer(producer_spec(p, self.fp.aliases)),
-                                 "re-create a producer"), gen)
+                p.bind(self.step(p.create_on(s.inner, gen), "re-create a producer"), gen)
             except JMSException as e:
                 self.refused(p, e)
         for c in list(s.consumers):
@@ -125,20 +109,19 @@ class Replay:
             except JMSException as e:
                 self.refused(c, e)
 
-    def consumer(self, session: Any, c: FailoverConsumer) -> Any:
+    def consumer(self, session: ProviderSession, c: FailoverConsumer) -> Any:
         """A consumer's attach again; a subscription the broker still holds for the old link
         (``amqp:resource-locked``) is retried until it lets go, not reported."""
         deadline = time.monotonic() + LOCKED_RETRY_S
         delay = 0.05
         while True:
             try:
-                return self.step(session.create_consumer(consumer_spec(c, self.fp.aliases),
-                                                         c.wrapped_sink(self.gen)), "re-create a consumer")
+                return self.step(c.create_on(session, self.gen), "re-create a consumer")
             except JMSException as e:
                 if e.error_code != "amqp:resource-locked" or time.monotonic() >= deadline:
                     raise
-                self.fp.log.debug("failover: %s; retrying", e)
-                if self.fp.sleep(delay):
+                self.state.log.debug("failover: %s; retrying", e)
+                if self.state.sleep(delay):
                     raise
                 delay = min(delay * 2, 1.0)
 
@@ -151,9 +134,9 @@ class Replay:
             raise exc
         if not h.bound:
             h.refuse(exc)
-        elif self.fp.config.close_links_that_fail_on_reconnect and isinstance(
+        elif self.state.config.close_links_that_fail_on_reconnect and isinstance(
                 h, FailoverProducer | FailoverConsumer):
-            self.fp.log.warning("failover: closing a %s the server refused to re-create: %s",
+            self.state.log.warning("failover: closing a %s the server refused to re-create: %s",
                         "producer" if isinstance(h, FailoverProducer) else "consumer", exc)
             h.closed = True
             h.forget()
