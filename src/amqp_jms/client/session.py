@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
+from ..message._seam import mark_received, set_ack_callback, trust_property_names
 from ..provider.base import ConsumerSpec, ProducerSpec
 from . import acknowledgement as ack
 from .acknowledgement import (
@@ -141,7 +142,7 @@ class Session:
     def _configured(self, msg: M) -> M:
         """Apply connection options to a message this session creates or delivers."""
         if not self._validate_names:
-            msg._validate_names = False  # jms.validatePropertyNames=false (Qpid JMS)
+            trust_property_names(msg)  # jms.validatePropertyNames=false (Qpid JMS)
         return msg
 
     def create_queue(self, name: str) -> Queue:
@@ -303,12 +304,12 @@ class Session:
         if outcome is not None:
             consumer.internal.provider_consumer.acknowledge(inbound, outcome)
             return None
-        msg._mark_received()
+        mark_received(msg)
         if not self._validate_names:
-            msg._validate_names = False  # writable again after clear_properties()
+            trust_property_names(msg)  # writable again after clear_properties()
         if self._application_acknowledges:  # CLIENT / INDIVIDUAL: acknowledge() settles
-            msg._ack_callback = self._delivered.acknowledge_callback(
-                self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
+            set_ack_callback(msg, self._delivered.acknowledge_callback(
+                self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg))
         return msg
 
     def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
