@@ -168,7 +168,7 @@ def ack_type_of(msg: Any) -> int:
     return outcome_for_ack_type(msg.get_object_property(ACK_TYPE))
 
 
-def decode_or_poison(inbound: Any, receiver: object, body: bool = True) -> Any:
+def decode_or_poison(inbound: Inbound, receiver: object, body: bool = True) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
@@ -216,7 +216,7 @@ def delivered_before_listener(mode: int) -> bool:
     return mode in _APPLICATION_ACKNOWLEDGES
 
 
-def count_local_redelivery(inbound: Any, msg: Any) -> None:
+def count_local_redelivery(inbound: Inbound, msg: Any) -> None:
     """A message ``recover()`` (or a failed listener) gave again is redelivered: JMSRedelivered
     true and JMSXDeliveryCount one more (counted once, into the message)."""
     if not inbound.local_redeliveries:
@@ -267,7 +267,7 @@ class DeliveredLedger:
         self._lock = threading.Lock()
         self._items: list[tuple[Any, Any]] = []
 
-    def delivered(self, consumer: Any, inbound: Any, msg: Any) -> int | None:
+    def delivered(self, consumer: Any, inbound: Inbound, msg: Any) -> int | None:
         """``msg`` was handed to the application: the outcome to settle it with now (AUTO,
         DUPS_OK, transacted: inside the transaction), or None (settled later, or never: NO_ACK)."""
         mode = self.mode
@@ -300,7 +300,7 @@ class DeliveredLedger:
             items, self._items = self._items, []
         return items
 
-    def take_one(self, inbound: Any) -> None:
+    def take_one(self, inbound: Inbound) -> None:
         """Forget ``inbound`` (INDIVIDUAL ``acknowledge()`` settles it)."""
         with self._lock:
             self._items = [d for d in self._items if d[1] is not inbound]
