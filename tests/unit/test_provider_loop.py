@@ -209,3 +209,35 @@ def test_run_if_idle_runs_on_the_caller_only_when_the_loop_sleeps_with_nothing_q
         lt.stop()
     assert not lt.run_if_idle(lambda: ran.append("after stop"))
     assert "after stop" not in ran
+
+
+def test_a_second_stop_while_the_first_cancels_what_is_left_does_not_kill_the_thread() -> None:
+    """A connection's close stops its loop, and a shutdown may stop it again while the loop
+    cancels its last tasks; that second stop used to end the cancelling run and the I/O thread
+    died with "Event loop stopped before Future completed" (seen in a full run after a failover
+    test)."""
+    import asyncio
+
+    lt = LoopThread("test-loop")
+    cancelling = threading.Event()
+    deaths: list[BaseException | None] = []
+    previous = threading.excepthook
+    threading.excepthook = lambda args: deaths.append(args.exc_value)
+    try:
+        async def slow_to_cancel() -> None:
+            try:
+                await asyncio.sleep(60)
+            except asyncio.CancelledError:
+                cancelling.set()
+                await asyncio.sleep(0.3)  # still tidying up when the second stop lands
+                raise
+
+        lt.submit(slow_to_cancel())
+        time.sleep(0.05)
+        lt.stop(timeout=0)  # the first stop: run_forever ends, _main cancels what is left
+        assert cancelling.wait(5.0)
+        lt.stop(timeout=5.0)  # the second, during that cancelling run
+        assert not lt.thread.is_alive()
+    finally:
+        threading.excepthook = previous
+    assert deaths == []

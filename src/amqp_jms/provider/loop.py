@@ -264,8 +264,15 @@ class LoopThread:
         if self.loop.is_closed():
             return
         try:
-            self.loop.call_soon_threadsafe(self.loop.stop)
+            self.loop.call_soon_threadsafe(self._stop_running)
         except RuntimeError:
             pass
         if not self.in_loop():
             self._thread.join(timeout)
+
+    def _stop_running(self) -> None:
+        """End ``run_forever``, once: a second ``stop`` (a close, then a shutdown) that lands
+        while ``_main`` cancels what is left would stop that last run instead, and the I/O
+        thread would die with "Event loop stopped before Future completed"."""
+        if not self._closed:
+            self.loop.stop()
