@@ -15,6 +15,8 @@ import pytest
 from amqp_jms.destination import Queue, TemporaryTopic, Topic
 from amqp_jms.mapping import MappingContext, decode, encode
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Char, Float, Int, Short, UInt, ULong
 
 pytestmark = pytest.mark.rhea
@@ -54,11 +56,11 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
     "bytes": (
         {"content_type": "application/octet-stream", "message_annotations": ann(x_opt_jms_msg_type=t("byte", 3)),
          "body": {"$section": "data", "v": ["00ff10"]}},
-        lambda m: isinstance(m, BytesMessage) and m._body_bytes() == b"\x00\xff\x10",
+        lambda m: isinstance(m, BytesMessage) and view(m).body == b"\x00\xff\x10",
     ),
     "bytes_multiple_data_sections": (
         {"body": {"$section": "data", "v": ["0102", "", "03"]}},
-        lambda m: isinstance(m, BytesMessage) and m._body_bytes() == b"\x01\x02\x03",
+        lambda m: isinstance(m, BytesMessage) and view(m).body == b"\x01\x02\x03",
     ),
     "map": (
         {"message_annotations": ann(x_opt_jms_msg_type=t("byte", 2)),
@@ -66,7 +68,7 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
                            "l": t("long", 4), "f": t("float", 0.5), "d": 0.25, "bin": t("binary", "beef"),
                            "str": "x", "t": True})},
         lambda m: (isinstance(m, MapMessage)
-                   and {k: (type(v), v) for k, v in m._map.items()}
+                   and {k: (type(v), v) for k, v in view(m).body.items()}
                    == {"c": (Char, "é"), "b": (Byte, -1), "s": (Short, 2), "i": (Int, 3), "l": (int, 4),
                        "f": (Float, 0.5), "d": (float, 0.25), "bin": (bytes, b"\xbe\xef"), "str": (str, "x"),
                        "t": (bool, True)}),
@@ -74,11 +76,11 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
     "stream": (
         {"message_annotations": ann(x_opt_jms_msg_type=t("byte", 4)),
          "body": {"$section": "sequence", "v": [[t("int", 1), "two"], [t("char", 51)]]}},
-        lambda m: isinstance(m, StreamMessage) and m._items == [1, "two", "3"] and type(m._items[2]) is Char,
+        lambda m: isinstance(m, StreamMessage) and view(m).body == [1, "two", "3"] and type(view(m).body[2]) is Char,
     ),
     "object_without_annotation": (
         {"body": t("list", [t("ulong", 5), "x", t("uuid", U.hex)])},
-        lambda m: isinstance(m, ObjectMessage) and m._object == [ULong(5), "x", U],
+        lambda m: isinstance(m, ObjectMessage) and view(m).body == [ULong(5), "x", U],
     ),
     "json_text_without_annotation": (
         {"content_type": "application/json; charset=utf-8", "body": {"$section": "data", "v": ["7b2261223a317d"]}},
@@ -90,7 +92,7 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
     ),
     "binary_value_is_bytes": (
         {"body": t("binary", "0a0b")},
-        lambda m: isinstance(m, BytesMessage) and m._body_bytes() == b"\x0a\x0b",
+        lambda m: isinstance(m, BytesMessage) and view(m).body == b"\x0a\x0b",
     ),
     "legacy_destination_types": (
         {"to": "tmp-1", "reply_to": "topic://news",
@@ -135,13 +137,13 @@ CASES: dict[str, tuple[dict[str, Any], Any]] = {
 
 def _ours() -> dict[str, Message]:
     text = TextMessage("from python")
-    text._message_id = "ID:py-1"
-    text._destination = Queue("orders")
-    text._reply_to = TemporaryTopic("tmp")
-    text._priority = 8
-    text._props.update({"i": Int(3), "f": Float(2.5), "c": "x"})
+    text.set_jms_message_id("ID:py-1")
+    text.set_jms_destination(Queue("orders"))
+    text.set_jms_reply_to(TemporaryTopic("tmp"))
+    text.set_jms_priority(8)
+    text = with_properties(text, {"i": Int(3), "f": Float(2.5), "c": "x"})
     mp = MapMessage({"c": Char("z"), "b": b"\x01", "i": Int(1)})
-    mp._correlation_id = "app-corr"
+    mp.set_jms_correlation_id("app-corr")
     return {"text": text, "map": mp, "bytes": BytesMessage(b"\x07\x08"), "stream": StreamMessage([Short(1), "s"])}
 
 

@@ -20,8 +20,10 @@ import pytest
 
 from amqp_jms.destination import Queue, Topic
 from amqp_jms.message import MapMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, MQMDE, MQRFH2, to_mq
 from amqp_jms.mq.mqmd import MQMD_FIELDS
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Int
 
 TSHARK = shutil.which("tshark")
@@ -109,15 +111,15 @@ def tnorm(value: str, attr: str) -> str:
 
 def sample_message() -> TextMessage:
     m = TextMessage("héllo from amqp-jms")
-    m._message_id = "ID:" + "a1b2c3d4e5f60718" * 3
-    m._correlation_id = "order-42"
-    m._timestamp = 1_763_748_000_456
-    m._expiration = m._timestamp + 90_000
-    m._priority = 7
-    m._reply_to = Queue("REPLY.Q")
-    m._destination = Topic("prices/eur")
-    m._type = "Quote"
-    m._props.update({"symbol": "EUR", "qty": Int(5), "JMSXUserID": "alice", "JMSXAppID": "pricer",
+    m.set_jms_message_id("ID:" + "a1b2c3d4e5f60718" * 3)
+    m.set_jms_correlation_id("order-42")
+    m.set_jms_timestamp(1_763_748_000_456)
+    m.set_jms_expiration(view(m).timestamp + 90_000)
+    m.set_jms_priority(7)
+    m.set_jms_reply_to(Queue("REPLY.Q"))
+    m.set_jms_destination(Topic("prices/eur"))
+    m.set_jms_type("Quote")
+    m = with_properties(m, {"symbol": "EUR", "qty": Int(5), "JMSXUserID": "alice", "JMSXAppID": "pricer",
                      "JMSXGroupID": "g-1", "JMSXGroupSeq": Int(2), "JMS_IBM_Report_COA": Int(0x100),
                      "JMS_IBM_Feedback": Int(3)})  # fmt: skip
     return m

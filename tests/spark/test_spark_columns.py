@@ -30,11 +30,13 @@ from amqp_jms.mapping.codec import (
     encode_sections,
 )
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.message._javaser import JavaSerializedObject
 from amqp_jms.spark.columns import BATCH_ROWS, segment_batches
 from amqp_jms.spark.schema import arrow_schema, message_to_values
 from amqp_jms.spark.stream import decode_segment
 from amqp_jms.spark.wal import WriteAheadLog
+from amqp_jms.testing.messages import with_fields
 from amqp_jms.types import (
     Byte,
     Char,
@@ -115,22 +117,22 @@ def _old_values(message: Any, body_as: str) -> dict[str, Any]:
     def dest(value: Any) -> str | None:
         return None if value is None else str(value)
 
-    correlation = message._correlation_id
+    correlation = view(message).correlation_id
     if isinstance(correlation, bytes | bytearray):
         correlation = message.get_jms_correlation_id()
-    props = message._props
+    props = view(message).properties
     out: dict[str, Any] = {
-        "message_id": message._message_id,
+        "message_id": view(message).message_id,
         "correlation_id": correlation,
-        "destination": dest(message._destination),
-        "reply_to": dest(message._reply_to),
-        "jms_type": message._type,
-        "delivery_mode": message._delivery_mode,
-        "priority": message._priority,
-        "redelivered": message._redelivered,
-        "timestamp": millis(message._timestamp),
-        "expiration": millis(message._expiration),
-        "delivery_time": millis(message._delivery_time),
+        "destination": dest(view(message).destination),
+        "reply_to": dest(view(message).reply_to),
+        "jms_type": view(message).type,
+        "delivery_mode": view(message).delivery_mode,
+        "priority": view(message).priority,
+        "redelivered": view(message).redelivered,
+        "timestamp": millis(view(message).timestamp),
+        "expiration": millis(view(message).expiration),
+        "delivery_time": millis(view(message).delivery_time),
     }
     if props:
         count = props.get("JMSXDeliveryCount")
@@ -146,15 +148,15 @@ def _old_values(message: Any, body_as: str) -> dict[str, Any]:
     kind = _old_kind(message)
     out["message_type"] = kind
     if kind == "Text":
-        out["text"] = message._text
+        out["text"] = view(message).body
     elif kind == "Bytes":
-        out["body"] = _old_body(message._body_bytes(), body_as)
+        out["body"] = _old_body(view(message).body, body_as)
     elif kind == "Map":
-        out["map_body"] = dumps_map(message._map)
+        out["map_body"] = dumps_map(view(message).body)
     elif kind == "Stream":
-        out["stream_body"] = dumps_list(message._items)
+        out["stream_body"] = dumps_list(view(message).body)
     elif kind == "Object":
-        value = message._object
+        value = view(message).body
         raw = getattr(value, "data", None)
         if type(value).__name__ == "JavaSerializedObject" and isinstance(raw, bytes | bytearray):
             out["body"] = _old_body(bytes(raw), body_as)
@@ -198,9 +200,9 @@ def _old_segment(encoded: list[bytes], body_as: str, include_amqp: bool) -> list
 
 def _sent(message: Message, n: int) -> bytes:
     """As a JMS producer sends it (ids, destination, timestamp set)."""
-    message._message_id = f"ID:gen:{n}"
-    message._destination = Queue("q") if n % 3 else Topic("t")
-    message._timestamp = 1_700_000_000_000 + n
+    message.set_jms_message_id(f"ID:gen:{n}")
+    message.set_jms_destination(Queue("q") if n % 3 else Topic("t"))
+    message.set_jms_timestamp(1_700_000_000_000 + n)
     return bytes(encode(message))
 
 
@@ -237,10 +239,10 @@ def _jms_messages() -> Iterator[bytes]:
     full.set_jms_reply_to(Topic("replies"))
     full.set_string_property("JMSXGroupID", "g1")
     full.set_int_property("JMSXGroupSeq", 7)
-    full._expiration = 1_800_000_000_000
-    full._delivery_time = 1_700_000_000_999
-    full._priority = 9
-    full._delivery_mode = 1
+    full.set_jms_expiration(1_800_000_000_000)
+    full.set_jms_delivery_time(1_700_000_000_999)
+    full.set_jms_priority(9)
+    full.set_jms_delivery_mode(1)
     yield _sent(full, 100)
     binary_corr = BytesMessage()
     binary_corr.set_jms_correlation_id_as_bytes(b"\x00\x01\xfe")
@@ -265,7 +267,7 @@ def _jms_messages() -> Iterator[bytes]:
     yield _sent(StreamMessage(), 106)
     for obj in ([1, "two", 3.0], {"k": [1, 2]}, None, "plain", JavaSerializedObject(b"\xac\xed\x00\x05tx")):
         om = ObjectMessage()
-        om._object = obj
+        om = with_fields(om, body=obj)
         n += 1
         yield _sent(om, 200 + n)
     yield _sent(Message(), 300)

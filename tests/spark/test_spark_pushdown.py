@@ -33,8 +33,8 @@ def _message(jms_type: str | None, priority: int, persistent: bool, correlation:
     msg = TextMessage("x")
     if jms_type is not None:
         msg.set_jms_type(jms_type)
-    msg._priority = priority
-    msg._delivery_mode = 2 if persistent else 1
+    msg.set_jms_priority(priority)
+    msg.set_jms_delivery_mode(2 if persistent else 1)
     if correlation is not None:
         msg.set_jms_correlation_id(correlation)
     return msg

@@ -12,9 +12,9 @@ from amqp_jms.types import Byte, Char, Float, Int, Short
 
 
 def _received(message: Message) -> Message:
-    message._message_id = "ID:test:1"
-    message._destination = Queue("q")
-    message._timestamp = 1_700_000_000_123
+    message.set_jms_message_id("ID:test:1")
+    message.set_jms_destination(Queue("q"))
+    message.set_jms_timestamp(1_700_000_000_123)
     return decode(encode(message))
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from amqp_jms.message._data import view
 from amqp_jms.spark.typed_json import dumps_map
 from amqp_jms.types import Byte, Float, Int
 
@@ -153,10 +154,10 @@ def test_spark_column_agrees_with_selector_matches(spark: Any) -> None:
     messages = []
     for n in range(40):
         msg = TextMessage(f"m{n}")
-        msg._message_id = f"ID:{n}"
-        msg._priority = rng.choice([0, 4, 9])
-        msg._delivery_mode = rng.choice([1, 2])
-        msg._type = rng.choice([None, "t1", "t2"])
+        msg.set_jms_message_id(f"ID:{n}")
+        msg.set_jms_priority(rng.choice([0, 4, 9]))
+        msg.set_jms_delivery_mode(rng.choice([1, 2]))
+        msg.set_jms_type(rng.choice([None, "t1", "t2"]))
         choices: dict[str, list[Any]] = {
             "i": [Int(2), Int(65536), Int(-3), Short(1), "2", None],
             "l": [65536, 2**40, -(2**62), 1, 2.0],
@@ -186,7 +187,8 @@ def test_spark_column_agrees_with_selector_matches(spark: Any) -> None:
         compiled = Selector(text)
         for msg in messages:
             expected = compiled.matches(msg)
-            assert got[msg._message_id][f"c{k}"] == expected, (text, msg._message_id, msg._props)
+            data = view(msg)
+            assert got[data.message_id][f"c{k}"] == expected, (text, data.message_id, data.properties)
 
 
 def test_a_backtracking_like_pattern_stays_linear(spark: Any) -> None:

@@ -15,6 +15,7 @@ from mapping_proton_oracle import from_proton, typed
 
 from amqp_jms.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.types import Int
 
 CLASSES = ["Message", "ObjectMessage", "MapMessage", "BytesMessage", "StreamMessage", "TextMessage"]
@@ -180,19 +181,19 @@ def reference_view(pm: proton.Message, consumer: Destination | None = None, now:
 
 def jms_view(m: Message) -> dict[str, Any]:
     if isinstance(m, TextMessage):
-        body: Any = m._text
+        body: Any = view(m).body
     elif isinstance(m, BytesMessage):
-        body = m._body_bytes()
+        body = view(m).body
     elif isinstance(m, MapMessage):
-        body = m._map
+        body = view(m).body
     elif isinstance(m, StreamMessage):
-        body = m._items
+        body = view(m).body
     elif isinstance(m, ObjectMessage):
-        obj = m._object
+        obj = view(m).body
         body = ("java", obj.data) if type(obj).__name__ == "JavaSerializedObject" else obj
     else:
         body = None
-    props = dict(m._props)
+    props = dict(view(m).properties)
     if "JMS_AMQP_SUBJECT" in props:
         props.pop("JMS_AMQP_SUBJECT")
     d, r = m.get_jms_destination(), m.get_jms_reply_to()

@@ -27,7 +27,7 @@ def test_the_broker_reads_a_missing_timestamp_as_the_mapping_does() -> None:
 @pytest.mark.parametrize("message_id", ["ID:AMQP_ULONG:5", "ID:AMQP_NO_PREFIX:abc"])
 def test_the_broker_reads_a_message_id_as_the_mapping_does(message_id: str) -> None:
     m = TextMessage("x")
-    m._message_id = message_id
+    m.set_jms_message_id(message_id)
     data = encode(m)
     seen = decode(data).get_jms_message_id()
     broker_filter = compile_selector(f"JMSMessageID = '{seen}'")
@@ -38,7 +38,7 @@ def test_the_broker_reads_a_message_id_as_the_mapping_does(message_id: str) -> N
 def test_the_broker_reads_prefixed_ids_as_the_mapping_does() -> None:
     for message_id in ["ID:abc", "ID:AMQP_UUID:0f8fad5b-d9cb-469f-a165-70867728950e", "ID:AMQP_BINARY:0A0B"]:
         m = TextMessage("x")
-        m._message_id = message_id
+        m.set_jms_message_id(message_id)
         data = encode(m)
         seen = decode(data).get_jms_message_id()
         broker_filter = compile_selector(f"JMSMessageID = '{seen}'")

@@ -11,6 +11,7 @@ import pytest
 
 from amqp_jms import JMSException, Queue, TextMessage, Topic
 from amqp_jms.client import acknowledgement as ack
+from amqp_jms.message._data import view
 from amqp_jms.provider.base import (
     ACCEPTED,
     MODIFIED_FAILED,
@@ -18,6 +19,7 @@ from amqp_jms.provider.base import (
     REJECTED,
     RELEASED,
 )
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Int
 
 
@@ -33,7 +35,7 @@ class Inbound:
 
 def _msg(**props: Any) -> TextMessage:
     m = TextMessage("x")
-    m._props.update(props)
+    m = with_properties(m, props)
     return m
 
 
@@ -74,13 +76,13 @@ def test_only_self_acknowledging_modes_hand_a_refused_message_back(mode: int, ba
 def test_a_local_redelivery_is_counted_once_into_the_message() -> None:
     inbound, m = Inbound("a", local_redeliveries=2), _msg()
     ack.count_local_redelivery(inbound, m)
-    assert m.get_jms_redelivered() and m._props["JMSXDeliveryCount"] == 2
-    assert type(m._props["JMSXDeliveryCount"]) is Int and inbound.local_redeliveries == 0
+    assert m.get_jms_redelivered() and view(m).properties["JMSXDeliveryCount"] == 2
+    assert type(view(m).properties["JMSXDeliveryCount"]) is Int and inbound.local_redeliveries == 0
     ack.count_local_redelivery(inbound, m)  # nothing more to count
-    assert m._props["JMSXDeliveryCount"] == 2
+    assert view(m).properties["JMSXDeliveryCount"] == 2
     fresh = _msg(JMSXDeliveryCount=Int(3))
     ack.count_local_redelivery(Inbound("b", local_redeliveries=1), fresh)
-    assert fresh._props["JMSXDeliveryCount"] == 4
+    assert view(fresh).properties["JMSXDeliveryCount"] == 4
 
 
 class Selector:
@@ -107,7 +109,7 @@ def _vet(msg: Any, **kw: Any) -> int | None:
 def test_vetting_settles_away_expired_over_delivered_and_filtered_messages() -> None:
     assert _vet(_msg()) is None
     expired = _msg()
-    expired._expiration = 9_000
+    expired.set_jms_expiration(9_000)
     assert _vet(expired) == MODIFIED_FAILED_UNDELIVERABLE
     assert _vet(expired, local_expiry=False) is None  # jms.localMessageExpiry=false
     over = _msg(JMSXDeliveryCount=Int(4))  # 3 redeliveries

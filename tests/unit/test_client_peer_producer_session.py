@@ -159,6 +159,23 @@ def test_unanswered_end_fails_the_providers_close_whoever_waits_longer(peer: Tes
             closing.result(10)  # far longer than the provider's own wait: only it can decide
 
 
+def test_a_close_the_caller_stopped_waiting_for_still_ends_the_session(peer: TestPeer) -> None:
+    """``Session.close`` waits ``jms.closeTimeout`` in all; the provider's steps each have their
+    own. When the peer sits on a link's detach, the caller's wait ends first and raises, and the
+    provider still carries on to the End (it used to be cancelled mid-close, so the session
+    stayed open at the peer for the connection's life)."""
+    with _conn(peer, ["ANONYMOUS-RELAY"], "&jms.closeTimeout=300") as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        s.create_producer(Queue("q"))
+        peer.wait()
+        peer.expect_detach(respond=False)
+        peer.expect_end()
+        with pytest.raises(JMSException, match="timed out"):
+            s.close()
+        peer.wait()  # the End arrives once the detach's own wait is over
+
+
 def test_refused_fallback_link_fails_that_send_and_the_next_send_tries_again(peer: TestPeer) -> None:
     seen: list[Attach] = []
     with _conn(peer, [], "&amqp.anonymousFallbackCacheSize=1") as conn:

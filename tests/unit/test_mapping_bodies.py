@@ -29,6 +29,8 @@ from amqp_jms.message import (
     StreamMessage,
     TextMessage,
 )
+from amqp_jms.message._data import view
+from amqp_jms.testing.messages import with_fields
 from amqp_jms.types import Byte, Char, Described, Float, Int, Short, Symbol, Timestamp, UInt, ULong
 
 MSG_TYPE = Symbol("x-opt-jms-msg-type")
@@ -83,12 +85,12 @@ def test_python_object_message_is_amqp_typed_without_content_type() -> None:
 def test_java_serialized_object_is_sent_as_data_and_received_back() -> None:
     raw = b"\xac\xed\x00\x05t\x00\x03abc"
     m = ObjectMessage()
-    m._object = JavaSerializedObject(raw)
+    m = with_fields(m, body=JavaSerializedObject(raw))
     s = decode_sections(encode(m))
     assert s.body_type == DATA and s.body == [raw]
     assert s.properties is not None and s.properties.content_type == JAVA
     r = decode(encode(m))
-    assert isinstance(r, ObjectMessage) and r._object == JavaSerializedObject(raw)
+    assert isinstance(r, ObjectMessage) and view(r).body == JavaSerializedObject(raw)
 
 
 # -- receiving with the annotation --------------------------------------------------------------
@@ -101,16 +103,16 @@ def test_java_serialized_object_is_sent_as_data_and_received_back() -> None:
         (5, AMQP_VALUE, "t", TextMessage, lambda m: m.get_text() == "t"),
         (5, DATA, [b"t", b"u"], TextMessage, lambda m: m.get_text() == "tu"),
         (5, None, None, TextMessage, lambda m: m.get_text() is None),
-        (3, DATA, [b"ab", b"cd"], BytesMessage, lambda m: m._body_bytes() == b"abcd"),
-        (3, AMQP_VALUE, b"xy", BytesMessage, lambda m: m._body_bytes() == b"xy"),
-        (3, None, None, BytesMessage, lambda m: m._body_bytes() == b""),
-        (2, AMQP_VALUE, {"k": "v"}, MapMessage, lambda m: m._map == {"k": "v"}),
-        (2, None, None, MapMessage, lambda m: m._map == {}),
-        (4, AMQP_SEQUENCE, [[1], [2, 3]], StreamMessage, lambda m: m._items == [1, 2, 3]),
-        (4, AMQP_VALUE, [1, 2], StreamMessage, lambda m: m._items == [1, 2]),
-        (1, AMQP_VALUE, {"a": [1]}, ObjectMessage, lambda m: m._object == {"a": [1]}),
-        (1, AMQP_SEQUENCE, [[1, 2]], ObjectMessage, lambda m: m._object == [1, 2]),
-        (1, DATA, [b"raw"], ObjectMessage, lambda m: m._object == b"raw"),
+        (3, DATA, [b"ab", b"cd"], BytesMessage, lambda m: view(m).body == b"abcd"),
+        (3, AMQP_VALUE, b"xy", BytesMessage, lambda m: view(m).body == b"xy"),
+        (3, None, None, BytesMessage, lambda m: view(m).body == b""),
+        (2, AMQP_VALUE, {"k": "v"}, MapMessage, lambda m: view(m).body == {"k": "v"}),
+        (2, None, None, MapMessage, lambda m: view(m).body == {}),
+        (4, AMQP_SEQUENCE, [[1], [2, 3]], StreamMessage, lambda m: view(m).body == [1, 2, 3]),
+        (4, AMQP_VALUE, [1, 2], StreamMessage, lambda m: view(m).body == [1, 2]),
+        (1, AMQP_VALUE, {"a": [1]}, ObjectMessage, lambda m: view(m).body == {"a": [1]}),
+        (1, AMQP_SEQUENCE, [[1, 2]], ObjectMessage, lambda m: view(m).body == [1, 2]),
+        (1, DATA, [b"raw"], ObjectMessage, lambda m: view(m).body == b"raw"),
     ],
 )
 def test_annotation_decides_the_message_type(code: int, body_type: int | None, body: Any, cls: type,
@@ -166,7 +168,7 @@ def test_charset_parameter_decides_the_text_encoding() -> None:
 @pytest.mark.parametrize("charset", ["x-no-such-charset", "base64", "rot13", "hex"])
 def test_unknown_charset_makes_it_a_bytes_message(charset: str) -> None:
     m = received(DATA, [b"abc"], f"text/plain; charset={charset}")
-    assert isinstance(m, BytesMessage) and m._body_bytes() == b"abc"
+    assert isinstance(m, BytesMessage) and view(m).body == b"abc"
 
 
 @pytest.mark.parametrize("charset", ["base64", "x-no-such-charset"])
@@ -186,21 +188,21 @@ def test_empty_single_data_section_with_textual_type_is_empty_string() -> None:
 )
 def test_data_otherwise_is_a_bytes_message(content_type: str | None) -> None:
     m = received(DATA, [b"\x00\x01", b"\x02"], content_type)
-    assert isinstance(m, BytesMessage) and m._body_bytes() == b"\x00\x01\x02"
+    assert isinstance(m, BytesMessage) and view(m).body == b"\x00\x01\x02"
 
 
 def test_data_with_java_serialized_content_type_is_an_object_message() -> None:
     m = received(DATA, [b"\xac\xed", b"\x00\x05"], JAVA)
-    assert isinstance(m, ObjectMessage) and m._object == JavaSerializedObject(b"\xac\xed\x00\x05")
+    assert isinstance(m, ObjectMessage) and view(m).body == JavaSerializedObject(b"\xac\xed\x00\x05")
 
 
 @pytest.mark.parametrize(
     ("content_type", "cls", "empty"),
     [
-        (None, BytesMessage, lambda m: m._body_bytes() == b""),
-        ("application/octet-stream", BytesMessage, lambda m: m._body_bytes() == b""),
-        ("application/x-whatever", BytesMessage, lambda m: m._body_bytes() == b""),
-        (JAVA, ObjectMessage, lambda m: m._object is None),
+        (None, BytesMessage, lambda m: view(m).body == b""),
+        ("application/octet-stream", BytesMessage, lambda m: view(m).body == b""),
+        ("application/x-whatever", BytesMessage, lambda m: view(m).body == b""),
+        (JAVA, ObjectMessage, lambda m: view(m).body is None),
         ("text/plain", TextMessage, lambda m: m.get_text() is None),
     ],
 )
@@ -226,12 +228,12 @@ def test_amqp_value_without_annotation(body: Any, cls: type) -> None:
     m = received(AMQP_VALUE, body)
     assert type(m) is cls
     if cls is ObjectMessage:
-        assert m._object == body  # type: ignore[attr-defined]
+        assert view(m).body == body  # type: ignore[attr-defined]
 
 
 def test_amqp_sequence_without_annotation_is_an_object_message() -> None:
     m = received(AMQP_SEQUENCE, [[1, "a"], [UInt(2)]])
-    assert isinstance(m, ObjectMessage) and m._object == [1, "a", UInt(2)]
+    assert isinstance(m, ObjectMessage) and view(m).body == [1, "a", UInt(2)]
 
 
 def test_non_string_map_keys_in_a_map_message_raise() -> None:
@@ -266,10 +268,10 @@ def test_map_and_stream_bodies_keep_every_jms_type() -> None:
     assert {k: type(v) for k, v in s.body.items()} == {k: type(v) for k, v in values.items()}
     r = decode(encode(MapMessage(values)))
     assert isinstance(r, MapMessage)
-    assert {k: (type(v), v) for k, v in r._map.items()} == {k: (type(v), v) for k, v in values.items()}
+    assert {k: (type(v), v) for k, v in view(r).body.items()} == {k: (type(v), v) for k, v in values.items()}
     r2 = decode(encode(StreamMessage(list(values.values()))))
     assert isinstance(r2, StreamMessage)
-    assert [(type(v), v) for v in r2._items] == [(type(v), v) for v in values.values()]
+    assert [(type(v), v) for v in view(r2).body] == [(type(v), v) for v in values.values()]
 
 
 def test_jms_char_travels_as_the_amqp_char_type() -> None:
@@ -278,7 +280,7 @@ def test_jms_char_travels_as_the_amqp_char_type() -> None:
     pm = to_amqp(StreamMessage([Char("y")]))
     assert isinstance(pm.body[0], proton.char)
     back = from_amqp(pm)
-    assert isinstance(back, StreamMessage) and type(back._items[0]) is Char
+    assert isinstance(back, StreamMessage) and type(view(back).body[0]) is Char
 
 
 def test_object_message_keeps_amqp_types() -> None:
@@ -293,7 +295,7 @@ def test_object_message_keeps_amqp_types() -> None:
 def test_from_amqp_reads_proton_built_messages() -> None:
     pm = proton.Message(body=b"\x01\x02", content_type="application/octet-stream", address="q", durable=True)
     m = from_amqp(pm)
-    assert isinstance(m, BytesMessage) and m._body_bytes() == b"\x01\x02"
+    assert isinstance(m, BytesMessage) and view(m).body == b"\x01\x02"
     assert m.get_jms_delivery_mode() == 2 and m.get_jms_destination() is not None
     with pytest.raises(TypeError):
         from_amqp("not a message")

@@ -11,6 +11,7 @@ from amqp_jms.destination import Destination, Queue, TemporaryQueue, TemporaryTo
 from amqp_jms.mapping import MappingContext, decode, encode
 from amqp_jms.mapping.codec import Properties, decode_sections, encode_sections
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.message._data import restore, snapshot
 from amqp_jms.types import Byte, Symbol
 
 DEST = Symbol("x-opt-jms-dest")
@@ -70,7 +71,7 @@ def test_legacy_type_annotations_are_understood(legacy: str, cls: type[Destinati
 
 def test_legacy_type_annotations_are_never_sent() -> None:
     r = received("a", "b", {TO_TYPE: "topic", REPLY_TYPE: "queue"})
-    m = r._copy()
+    m = restore(snapshot(r))
     s = decode_sections(encode(m))
     assert s.message_annotations is not None
     assert TO_TYPE not in s.message_annotations and REPLY_TYPE not in s.message_annotations

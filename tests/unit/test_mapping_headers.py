@@ -14,6 +14,7 @@ from amqp_jms.exceptions import MessageFormatException
 from amqp_jms.mapping import MappingContext, decode, encode
 from amqp_jms.mapping.codec import Header, Properties, Sections, decode_sections, encode_sections
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Float, Int, Short, Symbol, Timestamp, UByte, UInt, ULong
 
 APP_CORR = Symbol("x-opt-app-correlation-id")
@@ -191,7 +192,7 @@ def test_correlation_id_round_trips(jms: str) -> None:
 
 def test_user_id_is_jmsx_user_id_in_utf8() -> None:
     m = TextMessage("x")
-    m._props["JMSXUserID"] = "jürgen"
+    m = with_properties(m, {"JMSXUserID": "jürgen"})
     s = sent(m)
     assert s.properties is not None and s.properties.user_id == "jürgen".encode()
     assert "JMSXUserID" not in (s.application_properties or {})
@@ -221,8 +222,8 @@ def test_legacy_jms_type_annotation_is_read() -> None:
 )
 def test_group_sequence_wraps_between_int_and_uint(jms: int, wire: int) -> None:
     m = TextMessage("x")
-    m._props["JMSXGroupID"] = "g"
-    m._props["JMSXGroupSeq"] = Int(jms)
+    m = with_properties(m, {"JMSXGroupID": "g"})
+    m = with_properties(m, {"JMSXGroupSeq": Int(jms)})
     s = sent(m)
     assert s.properties is not None
     assert s.properties.group_id == "g" and s.properties.group_sequence == UInt(wire)
@@ -242,7 +243,7 @@ def test_group_sequence_wraps_between_int_and_uint(jms: int, wire: int) -> None:
 )
 def test_vendor_properties_map_to_properties_fields(prop: str, field: str, value: str) -> None:
     m = Message()
-    m._props[prop] = value
+    m = with_properties(m, {prop: value})
     s = sent(m)
     assert s.properties is not None and getattr(s.properties, field) == value
     assert prop not in (s.application_properties or {})
@@ -260,7 +261,7 @@ def test_application_properties_keep_their_amqp_types() -> None:
     m = Message()
     values = {"b": Byte(-1), "s": Short(2), "i": Int(3), "l": 4, "f": Float(1.5), "d": 2.5, "t": True,
               "str": "v", "n": None}  # fmt: skip
-    m._props.update(values)
+    m = with_properties(m, values)
     s = sent(m)
     assert s.application_properties == values
     assert {k: type(v) for k, v in s.application_properties.items()} == {
@@ -320,7 +321,7 @@ def test_delivery_count_gives_jmsx_delivery_count_and_redelivered(
 def test_jmsx_delivery_count_is_never_sent() -> None:
     m = decode(encode(text()))
     m.clear_properties()
-    m._props["JMSXDeliveryCount"] = Int(5)
+    m = with_properties(m, {"JMSXDeliveryCount": Int(5)})
     assert "JMSXDeliveryCount" not in (sent(m).application_properties or {})
 
 
@@ -336,7 +337,7 @@ def test_header_ttl_comes_from_the_producer_time_to_live(ttl: int, wire: int | N
 @pytest.mark.parametrize(("prop", "wire"), [(0, None), (500, 500), (2**32 - 1, 2**32 - 1)])
 def test_jms_amqp_ttl_overrides_time_to_live_and_is_not_an_app_property(prop: int, wire: int | None) -> None:
     m = text()
-    m._props["JMS_AMQP_TTL"] = prop
+    m = with_properties(m, {"JMS_AMQP_TTL": prop})
     s = sent(m, MappingContext(time_to_live=9999))
     assert (s.header or Header()).ttl == wire
     assert "JMS_AMQP_TTL" not in (s.application_properties or {})
@@ -345,7 +346,7 @@ def test_jms_amqp_ttl_overrides_time_to_live_and_is_not_an_app_property(prop: in
 @pytest.mark.parametrize("bad", [-1, 2**32, "5", 1.5])
 def test_jms_amqp_ttl_out_of_range_raises(bad: Any) -> None:
     m = text()
-    m._props["JMS_AMQP_TTL"] = bad
+    m = with_properties(m, {"JMS_AMQP_TTL": bad})
     with pytest.raises(MessageFormatException, match="JMS_AMQP_TTL"):
         encode(m)
 

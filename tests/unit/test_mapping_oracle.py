@@ -21,6 +21,8 @@ from mapping_reference_view import jms_view, reference_view
 from amqp_jms.destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from amqp_jms.mapping import MappingContext, decode, decode_sections, encode
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Byte, Char, Described, Float, Int, Short, Symbol, Timestamp, UInt, ULong
 
 NOW = 1_700_000_000_000
@@ -69,25 +71,25 @@ def jms_messages(draw: st.DrawFn) -> Message:
         m = ObjectMessage(draw(amqp_object))
     else:
         m = Message()
-    m._message_id = draw(st.none() | jms_ids)
-    m._correlation_id = draw(st.none() | jms_ids | names | st.binary(min_size=1, max_size=8))
-    m._destination = draw(st.none() | destinations)
-    m._reply_to = draw(st.none() | destinations)
-    m._type = draw(st.none() | names)
-    m._delivery_mode = draw(st.sampled_from([1, 2]))
-    m._priority = draw(st.integers(0, 9))
-    m._timestamp = draw(st.integers(0, 2**45))
-    m._expiration = draw(st.sampled_from([0, m._timestamp + 1000]))
-    m._delivery_time = draw(st.sampled_from([m._timestamp, m._timestamp + 5000]))
-    m._props.update(
+    m.set_jms_message_id(draw(st.none() | jms_ids))
+    m = with_fields(m, correlation_id=draw(st.none() | jms_ids | names | st.binary(min_size=1, max_size=8)))
+    m.set_jms_destination(draw(st.none() | destinations))
+    m.set_jms_reply_to(draw(st.none() | destinations))
+    m.set_jms_type(draw(st.none() | names))
+    m.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+    m.set_jms_priority(draw(st.integers(0, 9)))
+    m.set_jms_timestamp(draw(st.integers(0, 2**45)))
+    m.set_jms_expiration(draw(st.sampled_from([0, view(m).timestamp + 1000])))
+    m.set_jms_delivery_time(draw(st.sampled_from([view(m).timestamp, view(m).timestamp + 5000])))
+    m = with_properties(m,
         draw(st.dictionaries(names.filter(lambda n: not n.startswith("JMS")), property_values, max_size=5))
     )
     if draw(st.booleans()):
-        m._props["JMSXGroupID"] = draw(names)
-        m._props["JMSXGroupSeq"] = Int(draw(st.integers(-(2**31), 2**31 - 1)))
+        m = with_properties(m, {"JMSXGroupID": draw(names)})
+        m = with_properties(m, {"JMSXGroupSeq": Int(draw(st.integers(-(2**31), 2**31 - 1)))})
     if draw(st.booleans()):
-        m._props["JMSXUserID"] = draw(names)
-        m._props["JMS_AMQP_CONTENT_ENCODING"] = draw(st.sampled_from(["gzip", "identity"]))
+        m = with_properties(m, {"JMSXUserID": draw(names)})
+        m = with_properties(m, {"JMS_AMQP_CONTENT_ENCODING": draw(st.sampled_from(["gzip", "identity"]))})
     return m
 
 
@@ -186,7 +188,7 @@ def test_jms_messages_round_trip(m: Message) -> None:
     v2["redelivered"] = False
     v2["message_id"] = _expected_id(v2["message_id"], correlation=False)
     v2["correlation_id"] = _expected_id(v2["correlation_id"], correlation=True)
-    props = dict(m._props)
+    props = dict(view(m).properties)
     props["JMSXDeliveryCount"] = Int(1)
     if isinstance(m, BytesMessage):  # the default content-type reads back as a vendor property
         props.setdefault("JMS_AMQP_CONTENT_TYPE", "application/octet-stream")
@@ -318,7 +320,7 @@ def test_reference_path_sees_described_and_uuid_object_bodies() -> None:
     pm = proton.Message(body=proton.Described(proton.symbol("d"), items))
     ours = decode(pm.encode())
     assert jms_view(ours) == reference_view(pm)
-    assert ours._object == Described(Symbol("d"), [uuid.UUID(int=1)])  # type: ignore[attr-defined]
+    assert view(ours).body == Described(Symbol("d"), [uuid.UUID(int=1)])  # type: ignore[attr-defined]
 
 
 def test_to_proton_helper_matches_the_reference_types() -> None:

@@ -26,6 +26,7 @@ from amqp_jms.mapping.codec import (
     encode_sections,
 )
 from amqp_jms.message import MapMessage, TextMessage
+from amqp_jms.message._data import restore, snapshot, view
 from amqp_jms.types import Byte, Int, Symbol, Timestamp, UByte, UInt, ULong
 
 
@@ -96,8 +97,8 @@ def test_message_from_sections_is_decode_without_parsing_twice() -> None:
     m = message_from_sections(decode_sections(data, body=False))
     assert isinstance(m, TextMessage) and m.get_text() == "payload"
     assert m.get_jms_destination() == Queue("orders")
-    assert m._extra is not None and m._extra["delivery_annotations"] == {Symbol("x-opt-da"): 1}
-    assert m._extra["footer"] == {Symbol("x-opt-f"): "sig"}
+    assert view(m).extra is not None and view(m).extra["delivery_annotations"] == {Symbol("x-opt-da"): 1}
+    assert view(m).extra["footer"] == {Symbol("x-opt-f"): "sig"}
 
 
 def test_unknown_message_annotations_are_kept_and_forwarded() -> None:
@@ -107,7 +108,7 @@ def test_unknown_message_annotations_are_kept_and_forwarded() -> None:
         body="x",
     )
     m = decode(data)
-    forwarded = decode_sections(encode(m._copy()))
+    forwarded = decode_sections(encode(restore(snapshot(m))))
     assert forwarded.message_annotations is not None
     assert forwarded.message_annotations[Symbol("x-opt-broker-seq")] == ULong(9)
 

@@ -21,6 +21,9 @@ from amqp_jms import (
     StreamMessage,
     TextMessage,
 )
+from amqp_jms.message._data import view
+from amqp_jms.message._seam import mark_received
+from amqp_jms.testing.messages import with_fields
 from amqp_jms.types import Byte, Char, Described, Float, Int, Short, Symbol, Timestamp, ULong
 
 MFE = MessageFormatException
@@ -283,7 +286,7 @@ def test_bytes_message_is_big_endian_like_java_data_output() -> None:
     msg.write_long(-2)
     msg.write_float(1.0)
     msg.write_double(-2.0)
-    assert msg._body_bytes() == b"".join(
+    assert view(msg).body == b"".join(
         [b"\x01", b"\xff", b"\x01\x02", b"\x00A", b"\x00\x00\x00\x01", b"\xff" * 7 + b"\xfe",
          b"\x3f\x80\x00\x00", b"\xc0\x00\x00\x00\x00\x00\x00\x00"]
     )
@@ -352,7 +355,7 @@ def test_bytes_message_read_bytes() -> None:
 def test_write_utf_is_java_modified_utf8(text: str, encoded: bytes) -> None:
     msg = BytesMessage()
     msg.write_utf(text)
-    assert msg._body_bytes() == len(encoded).to_bytes(2, "big") + encoded
+    assert view(msg).body == len(encoded).to_bytes(2, "big") + encoded
     msg.reset()
     assert msg.read_utf() == text
 
@@ -421,7 +424,7 @@ def test_bytes_write_ranges_and_chars() -> None:
         msg.write_char("😀")  # does not fit one UTF-16 unit
     with pytest.raises(MessageFormatException):
         msg.write_int(2**31)
-    assert msg._body_bytes() == b""
+    assert view(msg).body == b""
 
 
 # ---------------------------------------------------------------- ObjectMessage
@@ -450,9 +453,9 @@ def test_object_message_rejects_values_amqp_cannot_carry(value: Any) -> None:
 
 def test_java_serialized_object_is_kept_as_bytes() -> None:
     raw = b"\xac\xed\x00\x05t\x00\x02hi"
-    msg = ObjectMessage._blank()
-    msg._object = JavaSerializedObject(raw)
-    msg._mark_received()
+    msg = ObjectMessage()
+    msg = with_fields(msg, body=JavaSerializedObject(raw))
+    mark_received(msg)
     got = msg.get_object()
     assert isinstance(got, JavaSerializedObject) and got.data == raw
     assert got == JavaSerializedObject(raw) and hash(got) == hash(JavaSerializedObject(raw))

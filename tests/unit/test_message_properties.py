@@ -14,6 +14,8 @@ from amqp_jms import (
     TextMessage,
 )
 from amqp_jms.message import Message
+from amqp_jms.message._seam import mark_received
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Char, Float, Int, Short, UInt
 
 GET_TYPES = ["boolean", "byte", "short", "int", "long", "float", "double", "string"]
@@ -281,9 +283,9 @@ def test_object_property_conversions_match_typed_ones() -> None:
 
 def test_vendor_values_written_by_the_mapping_are_readable() -> None:
     # The mapping writes AMQP-typed application properties straight into _props.
-    msg = Message._blank()
-    msg._props["JMSXDeliveryCount"] = Int(2)
-    msg._props["JMS_AMQP_x"] = UInt(7)
+    msg = Message()
+    msg = with_properties(msg, {"JMSXDeliveryCount": Int(2)})
+    msg = with_properties(msg, {"JMS_AMQP_x": UInt(7)})
     assert msg.get_int_property("JMSXDeliveryCount") == 2
     assert msg.get_long_property("JMS_AMQP_x") == 7
     assert msg.get_string_property("JMS_AMQP_x") == "7"
@@ -308,7 +310,7 @@ def test_property_names_exists_and_clear() -> None:
 def test_received_properties_are_read_only_until_cleared() -> None:
     msg = Message()
     msg.set_int_property("a", 1)
-    msg._mark_received()
+    mark_received(msg)
     assert msg.get_int_property("a") == 1
     for set_type, value in [("boolean", True), ("int", 1), ("string", "x"), ("object", 1)]:
         with pytest.raises(MessageNotWriteableException):

@@ -28,6 +28,9 @@ from amqp_jms import (
     TextMessage,
     Topic,
 )
+from amqp_jms.message._data import restore, snapshot, view
+from amqp_jms.message._seam import mark_received, set_ack_callback
+from amqp_jms.testing.messages import with_fields
 from amqp_jms.types import Int
 
 # A body write for each message type, used to check read-only bodies.
@@ -91,7 +94,7 @@ def test_received_body_is_read_only_until_clear_body(cls: type[Message]) -> None
     msg = cls()
     BODY_WRITES[cls](msg)
     msg.set_int_property("p", 1)
-    msg._mark_received()
+    mark_received(msg)
     with pytest.raises(MessageNotWriteableException):
         BODY_WRITES[cls](msg)
     with pytest.raises(MessageNotWriteableException):
@@ -105,7 +108,7 @@ def test_received_body_is_read_only_until_clear_body(cls: type[Message]) -> None
 
 def test_cleared_body_is_empty() -> None:
     text = TextMessage("x")
-    text._mark_received()
+    mark_received(text)
     text.clear_body()
     assert text.get_text() is None
     map_msg = MapMessage({"a": 1})
@@ -118,7 +121,7 @@ def test_cleared_body_is_empty() -> None:
 
 def test_received_headers_stay_writable() -> None:
     msg = TextMessage("x")
-    msg._mark_received()
+    mark_received(msg)
     msg.set_jms_priority(9)
     msg.set_jms_redelivered(True)
     msg.set_jms_correlation_id("c")
@@ -161,11 +164,11 @@ def test_bytes_body_length_only_while_reading() -> None:
 def test_received_bytes_and_stream_are_readable_at_start(cls: type[Message]) -> None:
     msg = cls._blank()
     if isinstance(msg, BytesMessage):
-        msg._set_body_bytes(b"\x00\x00\x00\x07")
+        msg = with_fields(msg, body=b"\x00\x00\x00\x07")
     else:
         assert isinstance(msg, StreamMessage)
-        msg._items = [Int(7)]
-    msg._mark_received()
+        msg = with_fields(msg, body=[Int(7)])
+    mark_received(msg)
     assert msg.read_int() == 7
     with pytest.raises(MessageNotWriteableException):
         msg.write_int(1)
@@ -237,24 +240,26 @@ def test_acknowledge_without_session_is_a_no_op() -> None:
 def test_acknowledge_calls_the_session_callback() -> None:
     calls: list[str] = []
     msg = TextMessage("x")
-    msg._ack_callback = lambda: calls.append("ack")
+    set_ack_callback(msg, lambda: calls.append("ack"))
     msg.acknowledge()
     msg.acknowledge()
     assert calls == ["ack", "ack"]
 
 
-# ---------------------------------------------------------------- provider SPI: _copy
+# ---------------------------------------------------------------- the record: restore(snapshot(m))
 
 
 def test_copy_is_independent_and_writable() -> None:
     msg = MapMessage({"a": 1})
     msg.set_string_property("p", "v")
     msg.set_jms_correlation_id("c")
-    msg._ack_callback = lambda: None
-    msg._mark_received()
-    copy = msg._copy()
+    acks: list[str] = []
+    set_ack_callback(msg, lambda: acks.append("ack"))
+    mark_received(msg)
+    copy = restore(snapshot(msg))
     assert type(copy) is MapMessage and copy is not msg
-    assert copy.get_jms_correlation_id() == "c" and copy._ack_callback is None
+    copy.acknowledge()  # the copy is no session's: acknowledging it acknowledges nothing
+    assert copy.get_jms_correlation_id() == "c" and acks == []
     copy.set_int("b", 2)
     copy.set_int_property("q", 1)
     assert msg.get_map_names() == ["a"] and msg.get_property_names() == ["p"]
@@ -269,7 +274,7 @@ def test_copy_of_bytes_and_stream_keeps_the_whole_body(cls: type[BytesMessage | 
     msg.write_int(2)
     msg.reset()
     assert msg.read_int() == 1
-    copy = msg._copy()
+    copy = restore(snapshot(msg))
     copy.write_int(3)  # write mode, appending after the whole body
     copy.reset()
     assert [copy.read_int(), copy.read_int(), copy.read_int()] == [1, 2, 3]
@@ -278,25 +283,25 @@ def test_copy_of_bytes_and_stream_keeps_the_whole_body(cls: type[BytesMessage | 
 
 def test_copy_of_object_message_does_not_share_containers() -> None:
     msg = ObjectMessage({"k": [1]})
-    copy = msg._copy()
-    copy._object["k"].append(2)
+    copy = restore(snapshot(msg))
+    view(copy).body["k"].append(2)
     assert msg.get_object() == {"k": [1]}
 
 
 def test_bytes_spi_body_access() -> None:
     msg = BytesMessage()
     msg.write_short(1)
-    assert msg._body_bytes() == b"\x00\x01"  # whole body in write mode
+    assert view(msg).body == b"\x00\x01"  # whole body in write mode
     msg.reset()
     msg.read_byte()
-    assert msg._body_bytes() == b"\x00\x01"  # and regardless of position
-    blank = BytesMessage._blank()
-    blank._set_body_bytes(b"\x00\x02")
-    blank._mark_received()
+    assert view(msg).body == b"\x00\x01"  # and regardless of position
+    blank = BytesMessage()
+    blank = with_fields(blank, body=b"\x00\x02")
+    mark_received(blank)
     assert blank.read_short() == 2
     blank.clear_body()
     blank.write_byte(1)
-    assert blank._body_bytes() == b"\x01"
+    assert view(blank).body == b"\x01"
 
 
 @pytest.mark.parametrize("cls", ALL_TYPES)
@@ -310,7 +315,7 @@ def test_ack_type_can_be_set_on_a_received_message_while_other_properties_stay_r
     from amqp_jms import MessageNotWriteableException, TextMessage
 
     msg = TextMessage("x")
-    msg._mark_received()
+    mark_received(msg)
     msg.set_int_property("JMS_AMQP_ACK_TYPE", 3)
     assert msg.get_int_property("JMS_AMQP_ACK_TYPE") == 3
     import pytest

@@ -18,7 +18,9 @@ from test_mq_hypothesis import messages
 
 from amqp_jms.destination import Queue
 from amqp_jms.message import MapMessage, Message, StreamMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, _fastin, from_mq_bytes, to_mq
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Int
 
 try:
@@ -199,8 +201,8 @@ def rfh2_folders(raw: bytes) -> tuple[int, int, bool]:
 @pytest.mark.parametrize("encoding", ["native", "big"])
 @pytest.mark.parametrize("m", common(), ids=lambda m: type(m).__name__)
 def test_what_to_mq_writes_takes_the_c_reader(m: Message, encoding: str) -> None:
-    m = m._copy()
-    m._props.pop("nil")  # xsi:nil is left to ElementTree
+    # xsi:nil is left to ElementTree
+    m = with_fields(m, properties={k: v for k, v in view(m).properties.items() if k != "nil"})
     raw = to_mq(m, encoding=encoding).to_bytes()
     got = _mqxml.folders(raw, *rfh2_folders(raw))
     assert got is not None
@@ -214,7 +216,7 @@ def test_what_to_mq_writes_takes_the_c_reader(m: Message, encoding: str) -> None
 @needs_accel
 def test_the_first_jms_element_of_a_name_wins() -> None:
     m = TextMessage("x")
-    m._timestamp = 5
+    m.set_jms_timestamp(5)
     raw = bytearray(to_mq(m).to_bytes())
     i = raw.index(b"<Tms>5</Tms>")
     raw[i : i + 12] = b"<Tm>5</Tm>  "  # keeps the folder's length; now no Tms
@@ -264,17 +266,17 @@ def test_the_common_shapes_read_the_same_on_both_readers(reader: str, encoding: 
 
 def test_typed_usr_values_and_bodies_on_both_readers(reader: str) -> None:
     m = MapMessage({"k<&>": "v&'\"", "n": Int(-5), "f": 1.5e300, "t": True, "h": b"\x00\xff"})
-    m._timestamp = 7
-    m._reply_to = Queue("R")
-    m._props.update({"s": "a&b<c>", "i": Int(2**31 - 1), "u": "é€😀", "nil": None})
+    m.set_jms_timestamp(7)
+    m.set_jms_reply_to(Queue("R"))
+    m = with_properties(m, {"s": "a&b<c>", "i": Int(2**31 - 1), "u": "é€😀", "nil": None})
     got = check(to_mq(m).to_bytes())
     assert got is not None
-    assert got._map == m._map  # type: ignore[attr-defined]
-    assert {k: got._props[k] for k in m._props} == m._props
+    assert view(got).body == view(m).body  # type: ignore[attr-defined]
+    assert {k: view(got).properties[k] for k in view(m).properties} == view(m).properties
     s = StreamMessage(["x<y", Int(1), None, b"\x01"])
-    s._timestamp = 7
+    s.set_jms_timestamp(7)
     got = check(to_mq(s).to_bytes())
-    assert got is not None and got._items == s._items  # type: ignore[attr-defined]
+    assert got is not None and view(got).body == view(s).body  # type: ignore[attr-defined]
 
 
 @settings(

@@ -27,6 +27,7 @@ from amqp_jms.mq import outgoing as outgoing_module
 from amqp_jms.mq.bodies import encode_map, encode_stream
 from amqp_jms.mq.rfh2 import rfh2_bytes
 from amqp_jms.mq.xmlfolder import _GOOD_USR_NAMES, _NEEDS_WORK, BODY_DT, USR_DT, check_usr_name_cached
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Char, Int
 
 try:
@@ -79,7 +80,7 @@ options = st.fixed_dictionaries(
 def test_the_accelerator_writes_and_refuses_what_the_python_path_does(
     m: Message, props: dict[str, Any], opts: dict[str, Any]
 ) -> None:
-    m._props.update(props)
+    m = with_properties(m, props)
     fast = outcome(m, **opts)
     with python_path():
         slow = outcome(m, **opts)
@@ -102,10 +103,10 @@ def test_an_accelerated_message_equals_the_python_one_field_by_field(m: Message,
 
 def sample() -> Message:
     m = TextMessage("hello")
-    m._message_id = "ID:" + "0123456789abcdef" * 3
-    m._timestamp = 1_763_740_800_123
-    m._reply_to = Queue("REPLY.Q")
-    m._props.update({"customer": "acme", "qty": Int(3)})
+    m.set_jms_message_id("ID:" + "0123456789abcdef" * 3)
+    m.set_jms_timestamp(1_763_740_800_123)
+    m.set_jms_reply_to(Queue("REPLY.Q"))
+    m = with_properties(m, {"customer": "acme", "qty": Int(3)})
     return m
 
 
@@ -142,7 +143,7 @@ def test_a_message_read_back_is_the_message_written() -> None:
 
 def test_the_mq_target_with_an_encoding_naming_no_byte_order_fails_on_to_bytes_both_ways() -> None:
     m = sample()
-    m._props["JMS_IBM_Encoding"] = 0
+    m = with_properties(m, {"JMS_IBM_Encoding": 0})
     for accelerated in (True, False):
         with python_path() if not accelerated else _nothing():
             mq = to_mq(m, target_client="mq")

@@ -7,16 +7,15 @@ from mq_samples import six, view
 
 from amqp_jms import mapping
 from amqp_jms.message import BytesMessage, Message
+from amqp_jms.message._data import view as data_of
 from amqp_jms.mq import MQMD, MQRFH2, amqp_to_mq, from_mq, mq_to_amqp, to_mq
+from amqp_jms.testing.messages import with_fields
 from amqp_jms.types import Int
 
 
 def messages() -> list[Message]:
     out = six()
-    for m in out:
-        if isinstance(m, BytesMessage):
-            m._set_body_bytes(b"\x00bridge\xff")
-    return out
+    return [with_fields(m, body=b"\x00bridge\xff") if isinstance(m, BytesMessage) else m for m in out]
 
 
 @pytest.mark.parametrize("index", range(6))
@@ -57,5 +56,6 @@ def test_bridge_keeps_usr_properties_typed() -> None:
     r.add_folder("<usr><n dt='i4'>7</n><s>x</s><f dt='r8'>0.5</f><nil xsi:nil='true'/></usr>")
     amqp = mq_to_amqp(MQMD(format="MQHRF2", put_appl_type=28), r.pack() + b"\x01")
     m = mapping.decode(amqp)
-    assert m._props["n"] == Int(7) and type(m._props["n"]) is Int
-    assert (m._props["s"], m._props["f"], m._props["nil"]) == ("x", 0.5, None)
+    assert data_of(m).properties["n"] == Int(7) and type(data_of(m).properties["n"]) is Int
+    props = data_of(m).properties
+    assert (props["s"], props["f"], props["nil"]) == ("x", 0.5, None)

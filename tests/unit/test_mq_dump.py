@@ -8,8 +8,10 @@ from pathlib import Path
 import pytest
 
 from amqp_jms.message import TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, MQFormatError, from_mq, iter_dump, load_dump, to_mq, write_dump
 from amqp_jms.mq.dump import DUMP_CODES
+from amqp_jms.testing.messages import with_properties
 
 # an export as IBM's dmpmqmsg writes it (abridged header comment, one message, text data)
 IBM_STYLE = """\
@@ -61,8 +63,8 @@ def test_read_ibm_style_dump() -> None:
     assert (md.put_date, md.put_time, md.original_length) == ("20261121", "18000000", -1)
     assert data == b"Hello, MQ world\n"
     m = from_mq(md, data)
-    assert isinstance(m, TextMessage) and m._text == "Hello, MQ world\n"
-    assert m._message_id == "ID:414d5120514d312020202020202020206a2b3c4d01020304"
+    assert isinstance(m, TextMessage) and view(m).body == "Hello, MQ world\n"
+    assert view(m).message_id == "ID:414d5120514d312020202020202020206a2b3c4d01020304"
 
 
 def test_codes_are_ibms() -> None:
@@ -74,8 +76,8 @@ def test_write_and_read_back_many_messages(tmp_path: Path) -> None:
     msgs = []
     for i in range(5):
         m = TextMessage("x" * (i * 40))
-        m._props["n"] = i
-        m._timestamp = 1_700_000_000_000 + i
+        m = with_properties(m, {"n": i})
+        m.set_jms_timestamp(1_700_000_000_000 + i)
         mq = to_mq(m, encoding="big" if i % 2 else "native")
         mq.md.appl_identity_data = f"ident {i}"
         mq.md.appl_origin_data = "ab"
@@ -86,7 +88,7 @@ def test_write_and_read_back_many_messages(tmp_path: Path) -> None:
     assert text.count("\nN\n") == 5 and "A FMT MQHRF2\n" in text and "A AIX 6964656E742030\n" in text
     back = load_dump(path)
     assert back == msgs
-    assert [from_mq(md, data)._props["n"] for md, data in back] == list(range(5))
+    assert [view(from_mq(md, data)).properties["n"] for md, data in back] == list(range(5))
 
 
 def test_version_1_dump_has_no_group_fields() -> None:

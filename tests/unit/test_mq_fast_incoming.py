@@ -16,10 +16,12 @@ from test_mq_hypothesis import messages
 
 from amqp_jms.destination import Queue, Topic
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, MQFormatError, from_mq_bytes, to_mq
 from amqp_jms.mq._fastin import fast_from_mq_bytes
 from amqp_jms.mq._folders import SLOW, decode_child, parse_element, parse_many, typed_value
 from amqp_jms.mq.incoming import _from_mq
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Byte, Char, Float, Int, Short
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -45,13 +47,13 @@ def norm(v: Any) -> Any:
 def state(m: Message) -> dict[str, Any]:
     out = {s: norm(getattr(m, s)) for s in _SLOTS}
     out["class"] = type(m)
-    out["props"] = norm(m._props)
-    out["prop_order"] = list(m._props)
+    out["props"] = norm(view(m).properties)
+    out["prop_order"] = list(view(m).properties)
     for body in ("_text", "_map", "_items", "_object"):
         if hasattr(m, body):
             out[body] = norm(getattr(m, body))
     if isinstance(m, BytesMessage):
-        out["bytes"] = m._body_bytes()
+        out["bytes"] = view(m).body
     return out
 
 
@@ -75,8 +77,8 @@ def check(raw: bytes) -> Message | None:
 
 def common() -> list[Message]:
     out: list[Message] = []
-    b = BytesMessage._blank()
-    b._set_body_bytes(bytes(range(256)))
+    b = BytesMessage()
+    b = with_fields(b, body=bytes(range(256)))
     for m in (
         Message(),
         TextMessage("hello, world"),
@@ -85,15 +87,16 @@ def common() -> list[Message]:
         StreamMessage(["a", Byte(1), Int(2), 3, Float(4.5), Char("c"), b"\x01", None]),
         ObjectMessage({"id": 7}),
     ):
-        m._message_id = "ID:" + "0123456789abcdef" * 3
-        m._timestamp = 1_763_740_800_123
-        m._expiration = m._timestamp + 60_000
-        m._correlation_id = "order-42"
-        m._reply_to = Queue("REPLY.Q")
-        m._destination = Topic("prices")
-        m._type = "OrderCreated"
-        m._priority = 7
-        m._props.update({"customer": "acme", "qty": Int(3), "total": 99.5, "express": True, "nil": None})
+        m.set_jms_message_id("ID:" + "0123456789abcdef" * 3)
+        m.set_jms_timestamp(1_763_740_800_123)
+        m.set_jms_expiration(view(m).timestamp + 60_000)
+        m.set_jms_correlation_id("order-42")
+        m.set_jms_reply_to(Queue("REPLY.Q"))
+        m.set_jms_destination(Topic("prices"))
+        m.set_jms_type("OrderCreated")
+        m.set_jms_priority(7)
+        m = with_properties(
+            m, {"customer": "acme", "qty": Int(3), "total": 99.5, "express": True, "nil": None})
         out.append(m)
     return out
 
@@ -109,14 +112,14 @@ def test_common_shapes_take_the_fast_path(m: Message, encoding: str) -> None:
 
 def test_fast_path_declines_what_it_does_not_handle() -> None:
     m = TextMessage("x")
-    m._timestamp = 0  # no Tms: PutDate/PutTime decide
+    m.set_jms_timestamp(0)  # no Tms: PutDate/PutTime decide
     assert fast_from_mq_bytes(to_mq(m).to_bytes()) is None
     m = TextMessage("x")
-    m._timestamp = 5
-    m._extra = {"mq.folders": [b"<other><a>1</a></other>"]}
+    m.set_jms_timestamp(5)
+    m = with_fields(m, extra={"mq.folders": [b"<other><a>1</a></other>"]})
     raw = to_mq(m).to_bytes()
     assert fast_from_mq_bytes(raw) is None
-    assert from_mq_bytes(raw)._extra == {"mq.folders": [b"<other><a>1</a></other> "]}
+    assert view(from_mq_bytes(raw)).extra == {"mq.folders": [b"<other><a>1</a></other> "]}
     assert fast_from_mq_bytes(to_mq(m, target_client="mq").to_bytes()) is None  # no RFH2
 
 

@@ -13,9 +13,11 @@ from hypothesis import strategies as st
 
 from amqp_jms.destination import Queue
 from amqp_jms.message import MapMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, MQFormatError, from_mq_bytes, to_mq
 from amqp_jms.mq._folders import SLOW, decode_child, fast_value, parse_element
 from amqp_jms.mq.xmlfolder import decode_value, element, fast_element, fast_parts
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Char, Float, Int, Short
 
 DTS = [None, "string", "i1", "i2", "i4", "i8", "int", "r4", "r8", "boolean", "bin.hex", "char"]
@@ -90,10 +92,10 @@ def test_values_needing_work_leave_the_fast_path(value: object) -> None:
 
 def test_escaping_entities_cdata_quotes_and_non_ascii_through_a_whole_message() -> None:
     m = TextMessage("body")
-    m._props.update({"s": "<a> & 'b' \"c\" é€😀\r\n\t", "n": None, "h": b"\x00\xff", "c": Char("&")})
-    m._correlation_id = "c<1>&é"
-    m._type = "T&<>"
-    m._destination = Queue("Q?x&y%é")
+    m = with_properties(m, {"s": "<a> & 'b' \"c\" é€😀\r\n\t", "n": None, "h": b"\x00\xff", "c": Char("&")})
+    m.set_jms_correlation_id("c<1>&é")
+    m.set_jms_type("T&<>")
+    m.set_jms_destination(Queue("Q?x&y%é"))
     back = from_mq_bytes(to_mq(m).to_bytes())
     assert back.get_string_property("s") == "<a> & 'b' \"c\" é€😀\r\n\t"
     assert back.property_exists("n") and back.get_object_property("n") is None
@@ -109,13 +111,13 @@ def test_map_and_stream_bodies_with_every_type_and_escaping() -> None:
                "d": -0.0, "t": False, "c": Char("<"), "x": b"\x01\xab", "n": None, "name with space": "é",
                "a&b": "q"}  # fmt: skip
     back = from_mq_bytes(to_mq(MapMessage(entries)).to_bytes())
-    got = back._map  # type: ignore[attr-defined]
+    got = view(back).body  # type: ignore[attr-defined]
     assert got.keys() == entries.keys()
     for k, v in entries.items():
         assert same(got[k], v), k
     items = ["a<&>", Int(-1), Byte(2), Short(3), 2**40, Float(1.5), -0.0, True, Char("&"), b"\x01", None, "é"]
     back = from_mq_bytes(to_mq(StreamMessage(items)).to_bytes())
-    got_items = back._items  # type: ignore[attr-defined]
+    got_items = view(back).body  # type: ignore[attr-defined]
     assert len(got_items) == len(items) and all(same(a, b) for a, b in zip(got_items, items))
 
 
@@ -148,7 +150,7 @@ def test_parse_element_reads_attributes_in_both_quote_styles() -> None:
 def test_mqmd_character_field_caches_do_not_leak_between_values() -> None:
     for name in ("Q1", "Q22", "Q1", "é"):
         m = TextMessage("x")
-        m._reply_to = Queue(name)
+        m.set_jms_reply_to(Queue(name))
         raw = to_mq(m).to_bytes()
         md, _ = MQMD.unpack(raw)
         assert md.reply_to_q == name

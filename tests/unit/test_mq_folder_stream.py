@@ -9,6 +9,7 @@ import pytest
 
 from amqp_jms.destination import Queue
 from amqp_jms.message import Message
+from amqp_jms.message._data import view
 from amqp_jms.mq import MQMD, MQRFH2, MQFormatError, _folders, from_mq
 from amqp_jms.types import Byte, Int
 
@@ -89,7 +90,8 @@ def test_a_folder_in_another_namespace_is_not_the_jms_folder_and_is_kept() -> No
     folder = "<x:jms xmlns:x='urn:x'><Tms>7</Tms></x:jms>"
     m = message(folder)
     assert m.get_jms_timestamp() == 0
-    assert m._extra is not None and m._extra["mq.folders"] == [folder.encode() + b" "]  # padded to 4
+    extra = view(m).extra
+    assert extra is not None and extra["mq.folders"] == [folder.encode() + b" "]  # padded to 4
 
 
 def test_an_undeclared_prefix_is_read_without_namespaces() -> None:

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from amqp_jms.message import MapMessage, StreamMessage, TextMessage
 from amqp_jms.mq import MQMD, MQFormatError, from_mq, from_mq_bytes, iter_dump, to_mq
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Int
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -16,8 +17,8 @@ SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[Heal
 
 def valid_messages() -> list[bytes]:
     t = TextMessage("hello")
-    t._props.update({"a": Int(1), "b": "x"})
-    t._correlation_id = "c"
+    t = with_properties(t, {"a": Int(1), "b": "x"})
+    t.set_jms_correlation_id("c")
     out = [to_mq(t).to_bytes(), to_mq(t, encoding="big").to_bytes()]
     out.append(to_mq(MapMessage({"k": Int(2), "s": "v"})).to_bytes())
     out.append(to_mq(StreamMessage([1, "two", None])).to_bytes())

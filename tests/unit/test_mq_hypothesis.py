@@ -11,7 +11,9 @@ from mq_samples import view
 
 from amqp_jms.destination import Queue, TemporaryQueue, TemporaryTopic, Topic
 from amqp_jms.message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
+from amqp_jms.message._data import view as data_of
 from amqp_jms.mq import from_mq_bytes, to_mq
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Byte, Char, Float, Int, Short
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -69,8 +71,8 @@ def messages(draw: st.DrawFn) -> Message:
     if kind == "Text":
         m = TextMessage(draw(st.one_of(st.none(), text)))
     elif kind == "Bytes":
-        m = BytesMessage._blank()
-        m._set_body_bytes(draw(st.binary(max_size=40)))
+        m = BytesMessage()
+        m = with_fields(m, body=draw(st.binary(max_size=40)))
     elif kind == "Map":
         m = MapMessage(draw(st.dictionaries(text.filter(bool), body_value, max_size=5)))
     elif kind == "Stream":
@@ -79,23 +81,23 @@ def messages(draw: st.DrawFn) -> Message:
         m = ObjectMessage(draw(st.one_of(st.none(), st.dictionaries(text, st.integers(0, 9), max_size=3))))
     else:
         m = Message()
-    m._message_id = draw(message_id)
-    m._correlation_id = draw(correlation)
-    m._timestamp = draw(st.one_of(st.just(0), st.integers(0, 4_102_444_800_000)))
-    if m._timestamp and draw(st.booleans()):
-        m._expiration = m._timestamp + draw(st.integers(1, 300_000_000_000))
-    m._delivery_time = draw(st.one_of(st.just(0), st.integers(1, 4_102_444_800_000)))
-    m._priority = draw(st.integers(0, 9))
-    m._delivery_mode = draw(st.sampled_from([1, 2]))
-    m._type = draw(st.one_of(st.none(), text))
-    m._destination = draw(destination)
-    m._reply_to = draw(destination)
-    m._props.update(draw(st.dictionaries(name, value, max_size=6)))
+    m.set_jms_message_id(draw(message_id))
+    m = with_fields(m, correlation_id=draw(correlation))  # any id, bytes too, unchecked
+    m.set_jms_timestamp(draw(st.one_of(st.just(0), st.integers(0, 4_102_444_800_000))))
+    if data_of(m).timestamp and draw(st.booleans()):
+        m.set_jms_expiration(data_of(m).timestamp + draw(st.integers(1, 300_000_000_000)))
+    m.set_jms_delivery_time(draw(st.one_of(st.just(0), st.integers(1, 4_102_444_800_000))))
+    m.set_jms_priority(draw(st.integers(0, 9)))
+    m.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
+    m.set_jms_type(draw(st.one_of(st.none(), text)))
+    m.set_jms_destination(draw(destination))
+    m.set_jms_reply_to(draw(destination))
+    m = with_properties(m, draw(st.dictionaries(name, value, max_size=6)))
     if draw(st.booleans()):
-        m._props["JMSXGroupID"] = draw(text)
-        m._props["JMSXGroupSeq"] = Int(draw(st.integers(1, 2**31 - 1)))
+        m = with_properties(m, {"JMSXGroupID": draw(text)})
+        m = with_properties(m, {"JMSXGroupSeq": Int(draw(st.integers(1, 2**31 - 1)))})
     if draw(st.booleans()):
-        m._props["JMS_AMQP_VENDOR"] = draw(value)
+        m = with_properties(m, {"JMS_AMQP_VENDOR": draw(value)})
     return m
 
 
@@ -110,7 +112,7 @@ def same(a: Any, b: Any) -> bool:
 def test_any_message_round_trips(m: Message, encoding: str) -> None:
     back = from_mq_bytes(to_mq(m, encoding=encoding).to_bytes())
     expected = view(m)
-    if isinstance(m._correlation_id, bytes):  # IBM hands CorrelId bytes back as ID: + hex
-        raw = m._correlation_id.ljust(24, b"\0")[:24]
+    if isinstance(data_of(m).correlation_id, bytes):  # IBM hands CorrelId bytes back as ID: + hex
+        raw = data_of(m).correlation_id.ljust(24, b"\0")[:24]
         expected["cid"] = "ID:" + raw.hex() if any(raw) else None
     assert view(back) == expected

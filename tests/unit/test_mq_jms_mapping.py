@@ -16,8 +16,10 @@ from amqp_jms.message import (
     ObjectMessage,
     TextMessage,
 )
+from amqp_jms.message._data import view as data_of
 from amqp_jms.mq import MQMD, MQRFH2, MQFormatError, from_mq, from_mq_bytes, parse_headers, to_mq
 from amqp_jms.mq.xmlfolder import Element, parse_folder
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Int
 
 
@@ -42,11 +44,11 @@ def jms(mq: Any, name: str) -> str | None:
 def test_six_types_round_trip_jms_mq_jms(index: int, encoding: str) -> None:
     m = six()[index]
     if isinstance(m, BytesMessage):
-        m._set_body_bytes(b"\x00\x01binary\xff")
+        m = with_fields(m, body=b"\x00\x01binary\xff")
     mq = to_mq(m, encoding=encoding)
     back = from_mq_bytes(mq.to_bytes())
     assert view(back) == view(m)
-    assert back.get_int_property("JMSXDeliveryCount") == 1 and back._redelivered is False
+    assert back.get_int_property("JMSXDeliveryCount") == 1 and data_of(back).redelivered is False
 
 
 def test_received_message_is_read_only() -> None:
@@ -62,31 +64,31 @@ def test_received_message_is_read_only() -> None:
 
 def test_destination_to_jms_dst_uri() -> None:
     m = TextMessage("x")
-    m._destination = Queue("ORDERS")
+    m.set_jms_destination(Queue("ORDERS"))
     assert jms(to_mq(m), "Dst") == "queue:///ORDERS"
     assert jms(to_mq(m, queue_manager="QM1"), "Dst") == "queue://QM1/ORDERS"
-    m._destination = Topic("prices/eur")
+    m.set_jms_destination(Topic("prices/eur"))
     assert jms(to_mq(m), "Dst") == "topic://prices/eur"
-    m._destination = TemporaryQueue("AMQ.TMP")
+    m.set_jms_destination(TemporaryQueue("AMQ.TMP"))
     mq = to_mq(m)
     assert jms(mq, "Dst") == "queue:///AMQ.TMP?temporary=true"
-    assert from_mq(mq.md, mq.data)._destination == TemporaryQueue("AMQ.TMP")
+    assert data_of(from_mq(mq.md, mq.data)).destination == TemporaryQueue("AMQ.TMP")
 
 
 def test_reply_to_queue_sets_mqmd_and_rto_and_request_type() -> None:
     m = TextMessage("x")
-    m._reply_to = Queue("REPLY.Q")
+    m.set_jms_reply_to(Queue("REPLY.Q"))
     mq = to_mq(m, queue_manager="QM1")
     assert (mq.md.reply_to_q, mq.md.reply_to_q_mgr, mq.md.msg_type) == ("REPLY.Q", "QM1", 1)
     assert jms(mq, "Rto") == "queue://QM1/REPLY.Q"
     back = from_mq(mq.md, mq.data)
-    assert back._reply_to == Queue("REPLY.Q") and back._extra == {"mq.reply_to_q_mgr": "QM1"}
+    assert data_of(back).reply_to == Queue("REPLY.Q") and data_of(back).extra == {"mq.reply_to_q_mgr": "QM1"}
     assert to_mq(back).md.reply_to_q_mgr == "QM1"  # the queue manager survives a re-send
 
 
 def test_reply_to_topic_is_rfh2_only_and_datagram() -> None:
     m = TextMessage("x")
-    m._reply_to = Topic("answers")
+    m.set_jms_reply_to(Topic("answers"))
     mq = to_mq(m)
     assert (mq.md.reply_to_q, mq.md.msg_type, jms(mq, "Rto")) == ("", 8, "topic://answers")
 
@@ -94,33 +96,34 @@ def test_reply_to_topic_is_rfh2_only_and_datagram() -> None:
 @pytest.mark.parametrize(("mode", "persistence"), [(2, 1), (1, 0)])
 def test_delivery_mode_to_persistence_and_dlv(mode: int, persistence: int) -> None:
     m = TextMessage("x")
-    m._delivery_mode = mode
+    m.set_jms_delivery_mode(mode)
     mq = to_mq(m)
     assert mq.md.persistence == persistence and jms(mq, "Dlv") == str(mode)
 
 
 def test_expiration_unlimited() -> None:
     m = TextMessage("x")
-    m._timestamp = 1_000_000
+    m.set_jms_timestamp(1_000_000)
     mq = to_mq(m)
     assert mq.md.expiry == -1 and jms(mq, "Exp") is None
 
 
 def test_expiration_in_tenths_with_exp() -> None:
     m = TextMessage("x")
-    m._timestamp, m._expiration = 1_000_000, 1_060_050
+    m.set_jms_timestamp(1_000_000)
+    m.set_jms_expiration(1_060_050)
     mq = to_mq(m)
     assert mq.md.expiry == 601 and jms(mq, "Exp") == "1060050"  # 60.05 s rounds up to 601 tenths
 
 
 def test_expiration_beyond_mqlong_tenths_is_unlimited_with_true_exp() -> None:
     m = TextMessage("x")
-    m._timestamp = 1_000_000
-    m._expiration = m._timestamp + 214_748_364_800  # TTL 214748364.8 s > 214748364.7 s
+    m.set_jms_timestamp(1_000_000)
+    m.set_jms_expiration(data_of(m).timestamp + 214_748_364_800)  # TTL 214748364.8 s > 214748364.7 s
     mq = to_mq(m)
-    assert mq.md.expiry == -1 and jms(mq, "Exp") == str(m._expiration)
-    assert from_mq(mq.md, mq.data)._expiration == m._expiration
-    m._expiration = m._timestamp + 214_748_364_700  # exactly the limit still fits
+    assert mq.md.expiry == -1 and jms(mq, "Exp") == str(data_of(m).expiration)
+    assert data_of(from_mq(mq.md, mq.data)).expiration == data_of(m).expiration
+    m.set_jms_expiration(data_of(m).timestamp + 214_748_364_700)  # exactly the limit still fits
     assert to_mq(m).md.expiry == 2**31 - 1
 
 
@@ -128,30 +131,30 @@ def test_priority_and_pri_only_when_not_default() -> None:
     m = TextMessage("x")
     mq = to_mq(m)
     assert mq.md.priority == 4 and jms(mq, "Pri") is None
-    m._priority = 9
+    m.set_jms_priority(9)
     mq = to_mq(m)
     assert mq.md.priority == 9 and jms(mq, "Pri") == "9"
 
 
 def test_message_id_provider_form_is_msgid() -> None:
     m = TextMessage("x")
-    m._message_id = HEX_ID
+    m.set_jms_message_id(HEX_ID)
     mq = to_mq(m)
     assert mq.md.msg_id == bytes.fromhex(HEX_ID[3:]) and "ajms" not in folders(mq)
-    assert from_mq(mq.md, mq.data)._message_id == HEX_ID
+    assert data_of(from_mq(mq.md, mq.data)).message_id == HEX_ID
 
 
 def test_other_message_ids_are_kept_whole() -> None:
     m = TextMessage("x")
-    m._message_id = "ID:qpid-jms:1:1:1-1"
+    m.set_jms_message_id("ID:qpid-jms:1:1:1-1")
     mq = to_mq(m)
     assert len(mq.md.msg_id) == 24 and any(mq.md.msg_id)
-    assert from_mq(mq.md, mq.data)._message_id == "ID:qpid-jms:1:1:1-1"
+    assert data_of(from_mq(mq.md, mq.data)).message_id == "ID:qpid-jms:1:1:1-1"
 
 
 def test_timestamp_to_tms_and_put_date_time() -> None:
     m = TextMessage("x")
-    m._timestamp = 1_763_748_000_456  # 2025-11-21 18:00:00.456 UTC
+    m.set_jms_timestamp(1_763_748_000_456)  # 2025-11-21 18:00:00.456 UTC
     mq = to_mq(m)
     assert jms(mq, "Tms") == "1763748000456"
     assert (mq.md.put_date, mq.md.put_time) == ("20251121", "18000045")
@@ -159,17 +162,17 @@ def test_timestamp_to_tms_and_put_date_time() -> None:
 
 def test_jms_type_to_mcd() -> None:
     m = TextMessage("x")
-    m._type = "Invoice"
+    m.set_jms_type("Invoice")
     mcd = folders(to_mq(m))["mcd"]
     assert mcd.child("Msd").text == "jms_text" and mcd.child("Type").text == "Invoice"  # type: ignore[union-attr]
-    m._type = "mcd://jms_text/MySet/MyType?format=XML"
+    m.set_jms_type("mcd://jms_text/MySet/MyType?format=XML")
     mq = to_mq(m)
     mcd = folders(mq)["mcd"]
     assert [(c.name, c.text) for c in mcd.children] == [
         ("Msd", "jms_text"), ("Set", "MySet"), ("Type", "MyType"), ("Fmt", "XML")]  # fmt: skip
-    assert from_mq(mq.md, mq.data)._type == m._type
-    m._type = "mcd://other/S/T"  # not this message's domain: kept whole in Type
-    assert from_mq(*_md_data(to_mq(m)))._type == "mcd://other/S/T"
+    assert data_of(from_mq(mq.md, mq.data)).type == data_of(m).type
+    m.set_jms_type("mcd://other/S/T")  # not this message's domain: kept whole in Type
+    assert from_mq(*_md_data(to_mq(m))).get_jms_type() == "mcd://other/S/T"
 
 
 def _md_data(mq: Any) -> tuple[MQMD, bytes]:
@@ -178,35 +181,36 @@ def _md_data(mq: Any) -> tuple[MQMD, bytes]:
 
 def test_correlation_id_provider_form() -> None:
     m = TextMessage("x")
-    m._correlation_id = HEX_ID
+    m.set_jms_correlation_id(HEX_ID)
     mq = to_mq(m)
     assert mq.md.correl_id == bytes.fromhex(HEX_ID[3:]) and jms(mq, "Cid") is None
-    assert from_mq(mq.md, mq.data)._correlation_id == HEX_ID
+    assert data_of(from_mq(mq.md, mq.data)).correlation_id == HEX_ID
 
 
 def test_correlation_id_bytes_padded_or_truncated() -> None:
     m = TextMessage("x")
-    m._correlation_id = b"\x01\x02"
+    m.set_jms_correlation_id_as_bytes(b"\x01\x02")
     mq = to_mq(m)
     assert mq.md.correl_id == b"\x01\x02" + bytes(22) and jms(mq, "Cid") is None
     # IBM hands a received CorrelId back as ID: + hex
-    assert from_mq(mq.md, mq.data)._correlation_id == "ID:0102" + "00" * 22
-    m._correlation_id = bytes(range(30))
+    assert data_of(from_mq(mq.md, mq.data)).correlation_id == "ID:0102" + "00" * 22
+    m.set_jms_correlation_id_as_bytes(bytes(range(30)))
     assert to_mq(m).md.correl_id == bytes(range(24))
 
 
 def test_correlation_id_application_string() -> None:
     m = TextMessage("x")
-    m._correlation_id = "a-very-long-application-correlation-id-é"
+    m.set_jms_correlation_id("a-very-long-application-correlation-id-é")
     mq = to_mq(m)
-    assert jms(mq, "Cid") == m._correlation_id
-    assert mq.md.correl_id == m._correlation_id.encode()[:24]
-    assert from_mq(mq.md, mq.data)._correlation_id == m._correlation_id
+    assert jms(mq, "Cid") == data_of(m).correlation_id
+    assert mq.md.correl_id == data_of(m).correlation_id.encode()[:24]
+    assert data_of(from_mq(mq.md, mq.data)).correlation_id == data_of(m).correlation_id
 
 
 def test_jmsx_properties_to_mqmd() -> None:
     m = TextMessage("x")
-    m._props.update(
+    m = with_properties(
+        m,
         {"JMSXUserID": "alice", "JMSXAppID": "a" * 40, "JMSXGroupID": HEX_ID, "JMSXGroupSeq": Int(7)}
     )
     mq = to_mq(m)
@@ -219,7 +223,7 @@ def test_jmsx_properties_to_mqmd() -> None:
 
 def test_jms_ibm_properties_to_mqmd() -> None:
     m = TextMessage("x")
-    m._props.update({
+    m = with_properties(m, {
         "JMS_IBM_Report_COA": Int(0x300), "JMS_IBM_Report_Exception": Int(0x01000000),
         "JMS_IBM_Report_Pass_Msg_ID": Int(0x80), "JMS_IBM_MsgType": Int(2), "JMS_IBM_Feedback": Int(256),
         "JMS_IBM_Format": "MYFMT", "JMS_IBM_PutApplType": Int(6), "JMS_IBM_Encoding": Int(273),
@@ -236,31 +240,31 @@ def test_jms_ibm_properties_to_mqmd() -> None:
     assert (parsed.format, parsed.encoding, parsed.coded_char_set_id) == ("MYFMT", 273, 819)
     assert parsed.body == b"x"
     back = from_mq(md, mq.data)
-    for name, value in m._props.items():
+    for name, value in data_of(m).properties.items():
         if name not in ("JMS_IBM_PutDate", "JMS_IBM_PutTime"):
-            assert back._props[name] == value, name
+            assert data_of(back).properties[name] == value, name
     # an unstamped message takes its JMSTimestamp from PutDate/PutTime, as IBM's receiver does
-    assert back._timestamp == 1_577_880_000_000 and "JMS_IBM_PutDate" not in back._props
+    assert data_of(back).timestamp == 1_577_880_000_000 and "JMS_IBM_PutDate" not in data_of(back).properties
 
 
 def test_bad_jms_ibm_property_types() -> None:
     m = TextMessage("x")
-    m._props["JMS_IBM_MsgType"] = "request"
+    m = with_properties(m, {"JMS_IBM_MsgType": "request"})
     with pytest.raises(MQFormatError, match="JMS_IBM_MsgType"):
         to_mq(m)
 
 
 def test_usr_name_rules_enforced_on_write() -> None:
     m = TextMessage("x")
-    m._props["select"] = 1
-    m._props["Between"] = 1
+    m = with_properties(m, {"select": 1})
+    m = with_properties(m, {"Between": 1})
     with pytest.raises(MQFormatError, match="'Between' is a selector keyword"):
         to_mq(m)
 
 
 def test_delivery_time_in_mqext() -> None:
     m = TextMessage("x")
-    m._delivery_time = 123456
+    m.set_jms_delivery_time(123456)
     mq = to_mq(m)
     assert folders(mq)["mqext"].child("Dlt").text == "123456"  # type: ignore[union-attr]
 
@@ -270,34 +274,35 @@ def test_null_bodies_stay_null() -> None:
         back = from_mq_bytes(to_mq(m).to_bytes())
         assert type(back) is type(m) and back.get_body(object) is None
     back = from_mq_bytes(to_mq(TextMessage("")).to_bytes())
-    assert back._text == ""  # type: ignore[attr-defined]
+    assert data_of(back).body == ""  # type: ignore[attr-defined]
 
 
 def test_java_serialized_object_body_is_sent_as_is() -> None:
     raw = b"\xac\xed\x00\x05t\x00\x03abc"
-    m = ObjectMessage._blank()
-    m._object = JavaSerializedObject(raw)
+    m = ObjectMessage()
+    m = with_fields(m, body=JavaSerializedObject(raw))
     mq = to_mq(m)
     assert mq.data.endswith(raw) and "ajms" not in folders(mq)
-    assert from_mq(mq.md, mq.data)._object == JavaSerializedObject(raw)  # type: ignore[attr-defined]
+    assert data_of(from_mq(mq.md, mq.data)).body == JavaSerializedObject(raw)  # type: ignore[attr-defined]
 
 
 def test_target_client_mq_sends_no_rfh2() -> None:
     m = TextMessage("plain")
-    m._props["a"] = 1
+    m = with_properties(m, {"a": 1})
     mq = to_mq(m, target_client="mq")
     assert mq.data == b"plain" and mq.md.format == "MQSTR" and mq.md.coded_char_set_id == 1208
     back = from_mq(mq.md, mq.data)
-    assert isinstance(back, TextMessage) and back._text == "plain" and "a" not in back._props
+    assert isinstance(back, TextMessage) and data_of(back).body == "plain"
+    assert "a" not in data_of(back).properties
 
 
 def test_text_body_in_another_ccsid() -> None:
     m = TextMessage("HELLO é")
-    m._props["JMS_IBM_Character_Set"] = "IBM037"
+    m = with_properties(m, {"JMS_IBM_Character_Set": "IBM037"})
     mq = to_mq(m)
     assert mq.data.endswith("HELLO é".encode("cp037"))
     back = from_mq(mq.md, mq.data)
-    assert back._text == "HELLO é" and back._props["JMS_IBM_Character_Set"] == "IBM037"  # type: ignore[attr-defined]
+    assert data_of(back).body == "HELLO é" and data_of(back).properties["JMS_IBM_Character_Set"] == "IBM037"  # type: ignore[attr-defined]
 
 
 # ---------------------------------------------------------------- incoming
@@ -318,7 +323,8 @@ def test_rfh2_values_win_over_mqmd() -> None:
         body=b"x",
     )
     m = from_mq(md, data)
-    assert (m._priority, m._delivery_mode, m._correlation_id, m._timestamp, m._expiration) == (
+    d = data_of(m)
+    assert (d.priority, d.delivery_mode, d.correlation_id, d.timestamp, d.expiration) == (
         6, 2, "app-cid", 5000, 99999)  # fmt: skip
 
 
@@ -326,11 +332,11 @@ def test_mqmd_alone_when_rfh2_is_silent() -> None:
     md = MQMD(format="MQSTR", priority=3, persistence=1, expiry=50, put_date="20251121", put_time="18000045",
               correl_id=b"\x01" * 24, put_appl_type=28, coded_char_set_id=1208)  # fmt: skip
     m = from_mq(md, b"text")
-    assert isinstance(m, TextMessage) and m._text == "text"
-    assert (m._priority, m._delivery_mode) == (3, 2)
-    assert m._timestamp == 1_763_748_000_450 and m._expiration == m._timestamp + 5000
-    assert m._correlation_id == "ID:" + "01" * 24
-    assert "JMS_IBM_PutDate" not in m._props  # implied by JMSTimestamp
+    assert isinstance(m, TextMessage) and data_of(m).body == "text"
+    assert (data_of(m).priority, data_of(m).delivery_mode) == (3, 2)
+    assert data_of(m).timestamp == 1_763_748_000_450 and data_of(m).expiration == data_of(m).timestamp + 5000
+    assert data_of(m).correlation_id == "ID:" + "01" * 24
+    assert "JMS_IBM_PutDate" not in data_of(m).properties  # implied by JMSTimestamp
 
 
 def test_no_rfh2_non_string_format_is_bytes_message() -> None:
@@ -338,40 +344,43 @@ def test_no_rfh2_non_string_format_is_bytes_message() -> None:
         format="", put_appl_type=6, coded_char_set_id=819, user_identifier="mqm", put_appl_name="amqsput"
     )
     m = from_mq(md, b"\x00\x01")
-    assert isinstance(m, BytesMessage) and m._body_bytes() == b"\x00\x01"
-    assert m._props["JMSXUserID"] == "mqm" and m._props["JMSXAppID"] == "amqsput"
-    assert m._props["JMS_IBM_PutApplType"] == 6 and m._props["JMS_IBM_Character_Set"] == "ISO-8859-1"
+    assert isinstance(m, BytesMessage) and data_of(m).body == b"\x00\x01"
+    assert data_of(m).properties["JMSXUserID"] == "mqm" and data_of(m).properties["JMSXAppID"] == "amqsput"
+    props = data_of(m).properties
+    assert props["JMS_IBM_PutApplType"] == 6 and props["JMS_IBM_Character_Set"] == "ISO-8859-1"
     # MQPRI_PRIORITY_AS_Q_DEF -> JMS default priority; MQPER_PERSISTENCE_AS_Q_DEF -> NON_PERSISTENT
     # (MQ's default DEFPSIST(NO)): our choice, IBM's docs are silent for a message never put
-    assert m._priority == 4 and m._delivery_mode == 1
+    assert data_of(m).priority == 4 and data_of(m).delivery_mode == 1
 
 
 def test_backout_count_gives_delivery_count_and_redelivered() -> None:
     md = MQMD(format="MQSTR", backout_count=2, put_appl_type=28)
     m = from_mq(md, b"x")
-    assert m._props["JMSXDeliveryCount"] == Int(3) and m._redelivered is True
+    assert data_of(m).properties["JMSXDeliveryCount"] == Int(3) and data_of(m).redelivered is True
 
 
 def test_report_options_split_into_jms_ibm_report_properties() -> None:
     md = MQMD(format="MQSTR", report=0x07000000 | 0x100 | 0x40, msg_type=4, feedback=258, put_appl_type=28)
     m = from_mq(md, b"x")
-    assert m._props["JMS_IBM_Report_Exception"] == 0x07000000
-    assert m._props["JMS_IBM_Report_COA"] == 0x100 and m._props["JMS_IBM_Report_Pass_Correl_ID"] == 0x40
-    assert m._props["JMS_IBM_MsgType"] == 4 and m._props["JMS_IBM_Feedback"] == 258
+    assert data_of(m).properties["JMS_IBM_Report_Exception"] == 0x07000000
+    props = data_of(m).properties
+    assert props["JMS_IBM_Report_COA"] == 0x100 and props["JMS_IBM_Report_Pass_Correl_ID"] == 0x40
+    assert data_of(m).properties["JMS_IBM_MsgType"] == 4 and data_of(m).properties["JMS_IBM_Feedback"] == 258
 
 
 def test_group_from_mqmd() -> None:
     md = MQMD(format="MQSTR", group_id=b"\x07" * 24, msg_seq_number=4, msg_flags=0x18, put_appl_type=28)
     m = from_mq(md, b"x")
-    assert m._props["JMSXGroupID"] == "ID:" + "07" * 24 and m._props["JMSXGroupSeq"] == Int(4)
-    assert m._props["JMS_IBM_Last_Msg_In_Group"] is True
+    props = data_of(m).properties
+    assert props["JMSXGroupID"] == "ID:" + "07" * 24 and props["JMSXGroupSeq"] == Int(4)
+    assert data_of(m).properties["JMS_IBM_Last_Msg_In_Group"] is True
 
 
 def test_unknown_folders_survive_mq_jms_mq() -> None:
     odd = "<mqps><Top>a/b</Top></mqps>"
     data = rfh_data("<mcd><Msd>jms_bytes</Msd></mcd>", odd, "<usr><k>v</k></usr>", fmt="", body=b"\x01")
     m = from_mq(MQMD(format="MQHRF2", put_appl_type=28), data)
-    assert m._props == {"k": "v", "JMSXDeliveryCount": Int(1)}
+    assert data_of(m).properties == {"k": "v", "JMSXDeliveryCount": Int(1)}
     again = to_mq(m)
     assert "mqps" in folders(again) and (odd.encode() + b" ") in again.data
 
@@ -381,7 +390,7 @@ def test_chained_rfh2_folders_are_all_read() -> None:
     first.add_folder("<usr><a dt='i4'>1</a></usr>")
     data = first.pack() + rfh_data("<mcd><Msd>jms_text</Msd></mcd>", "<usr><b>2</b></usr>", body=b"t")
     m = from_mq(MQMD(format="MQHRF2", put_appl_type=28), data)
-    assert m._props["a"] == 1 and m._props["b"] == "2" and m._text == "t"  # type: ignore[attr-defined]
+    assert data_of(m).properties["a"] == 1 and data_of(m).properties["b"] == "2" and data_of(m).body == "t"  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize(
@@ -406,7 +415,7 @@ def test_big_endian_message_from_bytes() -> None:
     raw = md.pack() + rfh_data("<mcd><Msd>jms_text</Msd></mcd>", body=b"BE", order=">")
     assert struct.unpack(">i", raw[4:8])[0] == 2
     m = from_mq_bytes(raw)
-    assert m._text == "BE" and "JMS_IBM_Encoding" not in m._props  # type: ignore[attr-defined]
+    assert data_of(m).body == "BE" and "JMS_IBM_Encoding" not in data_of(m).properties  # type: ignore[attr-defined]
 
 
 def test_from_mq_rejects_wrong_argument_types() -> None:
@@ -419,44 +428,45 @@ def test_from_mq_rejects_wrong_argument_types() -> None:
 def test_mqps_topic_is_the_destination_when_jms_dst_is_absent() -> None:
     data = rfh_data("<mcd><Msd>jms_text</Msd></mcd>", "<mqps><Top>prices/eur</Top></mqps>", body=b"1.08")
     m = from_mq(MQMD(format="MQHRF2", put_appl_type=28), data)
-    assert m._destination == Topic("prices/eur")
+    assert data_of(m).destination == Topic("prices/eur")
     assert b"<mqps><Top>prices/eur</Top></mqps>" in to_mq(m).data  # and the folder goes back out
     with_dst = rfh_data("<jms><Dst>topic://other</Dst></jms>", "<mqps><Top>prices/eur</Top></mqps>")
-    assert from_mq(MQMD(format="MQHRF2"), with_dst)._destination == Topic("other")  # jms.Dst wins
+    assert data_of(from_mq(MQMD(format="MQHRF2"), with_dst)).destination == Topic("other")  # jms.Dst wins
 
 
 def test_plain_message_with_undefined_encoding_still_reads() -> None:
     m = from_mq(MQMD(format="MQSTR", encoding=0, put_appl_type=28), b"text")
-    assert m._text == "text"  # type: ignore[attr-defined]
+    assert data_of(m).body == "text"  # type: ignore[attr-defined]
     with pytest.raises(MQFormatError, match=r"MQMD\.Encoding.*names no integer byte order"):
         from_mq(MQMD(format="MQHRF2", encoding=0), rfh_data("<mcd><Msd>jms_text</Msd></mcd>"))
 
 
 def test_long_reply_queue_name_goes_in_rto_only() -> None:
     m = TextMessage("x")
-    m._reply_to = Queue("R" * 60)
+    m.set_jms_reply_to(Queue("R" * 60))
     mq = to_mq(m)
     assert mq.md.reply_to_q == "" and jms(mq, "Rto") == "queue:///" + "R" * 60
-    assert from_mq(mq.md, mq.data)._reply_to == Queue("R" * 60)
+    assert data_of(from_mq(mq.md, mq.data)).reply_to == Queue("R" * 60)
 
 
 def test_amqp_only_property_types_widen_to_jms_types() -> None:
     from amqp_jms.types import Short, Symbol, UByte, UInt, UShort
 
     m = TextMessage("x")
-    m._props.update({"ub": UByte(200), "us": UShort(60000), "ui": UInt(4_000_000_000), "sy": Symbol("s")})
+    m = with_properties(
+        m, {"ub": UByte(200), "us": UShort(60000), "ui": UInt(4_000_000_000), "sy": Symbol("s")})
     back = from_mq(*_md_data(to_mq(m)))
-    assert back._props["ub"] == 200 and type(back._props["ub"]) is Short
-    assert back._props["us"] == 60000 and type(back._props["us"]) is Int
-    assert back._props["ui"] == 4_000_000_000 and type(back._props["ui"]) is int
-    assert back._props["sy"] == "s" and type(back._props["sy"]) is str
+    assert data_of(back).properties["ub"] == 200 and type(data_of(back).properties["ub"]) is Short
+    assert data_of(back).properties["us"] == 60000 and type(data_of(back).properties["us"]) is Int
+    assert data_of(back).properties["ui"] == 4_000_000_000 and type(data_of(back).properties["ui"]) is int
+    assert data_of(back).properties["sy"] == "s" and type(data_of(back).properties["sy"]) is str
 
 
 def test_unstamped_message_ttl_counts_from_now() -> None:
     import time
 
     m = TextMessage("x")
-    m._expiration = int(time.time() * 1000) + 30_000
+    m.set_jms_expiration(int(time.time() * 1000) + 30_000)
     expiry = to_mq(m).md.expiry
     assert 290 <= expiry <= 301  # 30 s in tenths, less the time this test took
 
@@ -465,7 +475,7 @@ def test_jms_folder_values_with_or_without_dt() -> None:
     for tms in ("<Tms>5000</Tms>", "<Tms dt='i8'>5000</Tms>", '<Tms dt="int">5000</Tms>'):
         data = rfh_data("<mcd><Msd>jms_text</Msd></mcd>", f"<jms>{tms}<Pri dt='i4'>3</Pri></jms>", body=b"x")
         m = from_mq(MQMD(format="MQHRF2"), data)
-        assert (m._timestamp, m._priority) == (5000, 3)
+        assert (data_of(m).timestamp, data_of(m).priority) == (5000, 3)
 
 
 def test_binary_correlation_id_reads_back_as_the_24_raw_bytes() -> None:

@@ -24,6 +24,7 @@ from amqp_jms.spark.mq_source import (
     register_mq,
 )
 from amqp_jms.spark.schema import COLUMNS
+from amqp_jms.testing.messages import with_fields, with_properties
 from amqp_jms.types import Int
 
 
@@ -34,11 +35,11 @@ def orders(n: int) -> list[Any]:
             TextMessage(f"order {i}") if i % 3 == 0 else MapMessage({"id": Int(i)}) if i % 3 == 1 else None
         )
         if m is None:
-            m = BytesMessage._blank()
-            m._set_body_bytes(bytes([i % 256]) * 3)
-        m._props["region"] = "EU" if i % 2 else "US"
-        m._timestamp = 1_763_740_800_000 + i
-        m._destination = Queue("ORDERS.IN")
+            m = BytesMessage()
+            m = with_fields(m, body=bytes([i % 256]) * 3)
+        m = with_properties(m, {"region": "EU" if i % 2 else "US"})
+        m.set_jms_timestamp(1_763_740_800_000 + i)
+        m.set_jms_destination(Queue("ORDERS.IN"))
         out.append(to_mq(m, queue_manager="QM1"))
     return out
 

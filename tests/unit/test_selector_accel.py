@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from amqp_jms.message import TextMessage
 from amqp_jms.selector import Selector, arrow_strings
 from amqp_jms.selector.arrow_strings import Literals, accelerated, array_hits, hits, string_buffers
+from amqp_jms.testing.messages import with_properties
 
 try:
     from amqp_jms.selector import _strkernels
@@ -111,7 +112,7 @@ def test_selectors_agree_with_matches_on_both_paths(
     for v in values:
         m = TextMessage("x")
         if v is not None:
-            m._props["s"] = v
+            m = with_properties(m, {"s": v})
         messages.append(m)
     expected = [sel.matches(m) for m in messages]
     column = _sliced(values, pa.string(), pad)
@@ -318,7 +319,7 @@ def test_unknown_rows_under_not_on_both_paths(text: str) -> None:
         for x in numbers:
             m = TextMessage("x")
             if v is not None:
-                m._props["s"] = v
+                m = with_properties(m, {"s": v})
             if x is not None:
                 m.set_int_property("n", x)
             messages.append(m)

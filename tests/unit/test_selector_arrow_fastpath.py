@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from amqp_jms.message import TextMessage
 from amqp_jms.selector import Selector
 from amqp_jms.selector.ast import quote
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Float, Int, Short, UByte, UInt, UShort
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -31,7 +32,7 @@ texts = st.lists(st.sampled_from(PIECES), max_size=3).map("".join)
 
 def _message(**props: Any) -> TextMessage:
     m = TextMessage("x")
-    m._props.update({k: v for k, v in props.items() if v is not None})
+    m = with_properties(m, {k: v for k, v in props.items() if v is not None})
     return m
 
 

@@ -14,8 +14,10 @@ import pytest
 
 from amqp_jms.exceptions import InvalidSelectorException
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.selector import Selector
 from amqp_jms.selector.arrow import messages_to_batch
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Float, Int, Short
 
 _NOTHING: dict[str, object] = {}  # a lookup that finds no property
@@ -34,7 +36,7 @@ def make_message(props: dict[str, Any], **headers: Any) -> Message:
     m = TextMessage("body")
     for name, value in headers.items():
         getattr(m, f"set_{name}")(value)
-    m._props.update(props)
+    m = with_properties(m, props)
     return m
 
 
@@ -45,7 +47,7 @@ def outcome(selector: str, m: Message) -> str:
     assert not (t and f)
     result = "T" if t else "F" if f else "U"
 
-    values = dict(m._props)
+    values = dict(view(m).properties)
     values.update({h: getattr(m, g)() for h, g in HEADER_GETTERS.items()})
     assert (pos.matches_lookup(values.get), neg.matches_lookup(values.get)) == (t, f), "matches_lookup"
     batch = messages_to_batch([m])

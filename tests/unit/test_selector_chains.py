@@ -10,9 +10,11 @@ from hypothesis import strategies as st
 from test_selector_hypothesis import conditions, lookup, reference
 
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.selector import Selector
 from amqp_jms.selector.codegen import compile_lookup, compile_message
 from amqp_jms.selector.compiler import compile_condition, message_headers
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Char, Double, Float, Int, Long, Short, Symbol
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -70,7 +72,7 @@ def chains(draw: st.DrawFn) -> str:
 
 def _with(**props: Any) -> Message:
     m = TextMessage("x")
-    m._props.update(props)
+    m = with_properties(m, props)
     return m
 
 
@@ -82,7 +84,7 @@ def messages(draw: st.DrawFn) -> list[Message]:
         for name in ("a", "b"):
             v = draw(VALUES)
             if v is not None:
-                m._props[name] = v
+                m = with_properties(m, {name: v})
         m.set_jms_type(draw(st.one_of(st.none(), SMALL_STRINGS)))
         m.set_jms_priority(draw(st.integers(0, 9)))
         out.append(m)
@@ -104,13 +106,13 @@ def test_grouped_chains_agree_with_the_general_evaluator(text: str, msgs: list[M
     is_false = compile_condition(s.ast, message_headers(), False)
     for m in msgs:
         walked = reference(s.ast, lookup(m))
-        assert is_true(m._props, m) is (walked is True)
-        assert is_false(m._props, m) is (walked is False)
-        assert s.matches(m) is (walked is True), (text, m._props)
-        assert s.matches_lookup(lookup(m)) is (walked is True), (text, m._props)
+        assert is_true(view(m).properties, m) is (walked is True)
+        assert is_false(view(m).properties, m) is (walked is False)
+        assert s.matches(m) is (walked is True), (text, view(m).properties)
+        assert s.matches_lookup(lookup(m)) is (walked is True), (text, view(m).properties)
         # is-false of the generated code too: NOT flips the chain's polarity
         negated = Selector(f"NOT ({text})")
-        assert negated.matches_lookup(lookup(m)) is (walked is False), (text, m._props)
+        assert negated.matches_lookup(lookup(m)) is (walked is False), (text, view(m).properties)
 
 
 def test_a_6000_term_or_chain_is_one_set_lookup() -> None:
@@ -136,7 +138,7 @@ def test_an_integer_chain_is_one_lookup_and_promotes_like_java() -> None:
     assert fn.__doc__ is not None and len(fn.__doc__) < 300
     m = TextMessage("x")
     for value, expected in [(Int(999), True), (999.0, True), (Float(7.0), True), (7.5, False), ("7", False)]:
-        m._props["n"] = value
+        m = with_properties(m, {"n": value})
         assert fn(m) is expected, value
 
 

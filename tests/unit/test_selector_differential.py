@@ -29,6 +29,7 @@ from amqp_jms.broker.routing.selectors import compile_selector
 from amqp_jms.broker.storage.message import BrokerMessage
 from amqp_jms.mapping import encode
 from amqp_jms.message import Message
+from amqp_jms.message._data import view
 from amqp_jms.selector import Compare, Identifier, Like, Literal, Node, Not, Or, Selector
 from amqp_jms.selector.arrow import messages_to_batch
 from amqp_jms.selector.compiler import compile_condition, message_headers
@@ -61,8 +62,8 @@ def test_every_evaluator_agrees_row_by_row(ast: Node, msgs: list[Message]) -> No
     # general closures: is-true and is-false are the walk's TRUE and FALSE
     is_true = compile_condition(s.ast, message_headers(), True)
     is_false = compile_condition(s.ast, message_headers(), False)
-    assert [is_true(m._props, m) for m in msgs] == expected
-    assert [is_false(m._props, m) for m in msgs] == [w is False for w in walked]
+    assert [is_true(view(m).properties, m) for m in msgs] == expected
+    assert [is_false(view(m).properties, m) for m in msgs] == [w is False for w in walked]
 
     # generated code
     assert [s.matches(m) for m in msgs] == expected

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 
 from amqp_jms.exceptions import InvalidSelectorException
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.selector import (
     And,
     Arithmetic,
@@ -38,6 +39,7 @@ from amqp_jms.selector import (
 from amqp_jms.selector.arrow import messages_to_batch
 from amqp_jms.selector.compiler import like_regex
 from amqp_jms.selector.values import arith, compare, delivery_mode, negate
+from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Float, Int, Short
 
 SETTINGS = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -78,7 +80,7 @@ def messages(draw: st.DrawFn) -> list[Message]:
         m = TextMessage("x")
         for name, t in schema.items():
             if draw(st.integers(0, 4)):  # mostly present
-                m._props[name] = draw(VALUES[t])
+                m = with_properties(m, {name: draw(VALUES[t])})
         m.set_jms_priority(draw(st.integers(0, 9)))
         m.set_jms_delivery_mode(draw(st.sampled_from([1, 2])))
         m.set_jms_type(draw(st.one_of(st.none(), st.text("ab", max_size=2))))
@@ -231,7 +233,7 @@ def large_variants(batch: pa.RecordBatch, times: int = 20) -> list[pa.RecordBatc
 
 
 def lookup(m: Message) -> Any:
-    values = dict(m._props)
+    values = dict(view(m).properties)
     values.update(JMSPriority=m.get_jms_priority(), JMSType=m.get_jms_type(),
                   JMSDeliveryMode=m.get_jms_delivery_mode(), JMSTimestamp=m.get_jms_timestamp(),
                   JMSMessageID=m.get_jms_message_id(), JMSCorrelationID=m.get_jms_correlation_id())
@@ -240,7 +242,7 @@ def lookup(m: Message) -> Any:
 
 def _message_with(**props: Any) -> Message:
     m = TextMessage("x")
-    m._props.update(props)
+    m = with_properties(m, props)
     return m
 
 

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from amqp_jms.exceptions import InvalidSelectorException
 from amqp_jms.message import Message, is_valid_property_name
 from amqp_jms.selector import Selector
+from amqp_jms.testing.messages import with_properties
 
 
 def _selectable(name: str) -> bool:
@@ -59,7 +60,7 @@ def test_mq_usr_folder_refuses_the_same_keywords() -> None:
     settable.set_int_property("\u0131n", 1)
     assert from_mq_bytes(to_mq(settable).to_bytes()).get_int_property("\u0131n") == 1
     refused = TextMessage("x")
-    refused._props["Like"] = 1  # bypassing the setter, which refuses it too
+    refused = with_properties(refused, {"Like": 1})  # bypassing the setter, which refuses it too
     with pytest.raises(MQFormatError, match="selector keyword"):
         to_mq(refused)
 

@@ -8,13 +8,15 @@ import pytest
 
 from amqp_jms.exceptions import InvalidSelectorException
 from amqp_jms.message import Message, TextMessage
+from amqp_jms.message._data import view
 from amqp_jms.selector import Selector
 from amqp_jms.selector.arrow import messages_to_batch
+from amqp_jms.testing.messages import with_properties
 
 
 def msg(**props: Any) -> Message:
     m = TextMessage("x")
-    m._props.update(props)
+    m = with_properties(m, props)
     return m
 
 
@@ -22,7 +24,7 @@ def agree(selector: str, messages: list[Message]) -> list[bool]:
     """Per-message results, asserted equal to the vectorized ones."""
     s = Selector(selector)
     per_message = [s.matches(m) for m in messages]
-    if all(set(m._props) == set(messages[0]._props) for m in messages):
+    if all(set(view(m).properties) == set(view(messages[0]).properties) for m in messages):
         assert s.evaluate_batch(messages_to_batch(messages)).to_pylist() == per_message
     return per_message
 

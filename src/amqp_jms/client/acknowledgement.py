@@ -46,6 +46,7 @@ from typing import Any
 
 from .._logs import CLIENT, with_ids
 from ..exceptions import JMSException
+from ..message._seam import set_redelivered
 from ..provider.base import (
     ACCEPTED,
     MODIFIED_FAILED,
@@ -164,11 +165,10 @@ def unseen_outcome(inbound: Inbound) -> int:
 
 def ack_type_of(msg: Any) -> int:
     """The outcome acknowledging ``msg`` sends (its ``JMS_AMQP_ACK_TYPE``, else accepted)."""
-    props = msg._props
-    return outcome_for_ack_type(props.get(ACK_TYPE) if props else None)
+    return outcome_for_ack_type(msg.get_object_property(ACK_TYPE))
 
 
-def decode_or_poison(inbound: Any, receiver: object, body: bool = True) -> Any:
+def decode_or_poison(inbound: Inbound, receiver: object, body: bool = True) -> Any:
     """The inbound's JMS message, or None when it cannot be decoded (a poison message).
 
     The caller settles a None with ``POISON`` and goes on to the next message; the reason is
@@ -191,8 +191,7 @@ def auto_outcome(msg: Any) -> int:
     """The outcome of a message the session acknowledges by itself (AUTO, DUPS_OK, transacted):
     its ``JMS_AMQP_ACK_TYPE`` if a listener chose a valid one, else accepted (nobody is there to
     refuse an invalid one to)."""
-    props = msg._props
-    if not props or ACK_TYPE not in props:  # the common case, without the lookups below
+    if not msg.property_exists(ACK_TYPE):  # the common case, without the lookups below
         return ACCEPTED
     try:
         return ack_type_of(msg)
@@ -217,15 +216,13 @@ def delivered_before_listener(mode: int) -> bool:
     return mode in _APPLICATION_ACKNOWLEDGES
 
 
-def count_local_redelivery(inbound: Any, msg: Any) -> None:
+def count_local_redelivery(inbound: Inbound, msg: Any) -> None:
     """A message ``recover()`` (or a failed listener) gave again is redelivered: JMSRedelivered
     true and JMSXDeliveryCount one more (counted once, into the message)."""
     if not inbound.local_redeliveries:
         return
-    props = msg._props
-    msg._redelivered = True
-    base = props.get("JMSXDeliveryCount")
-    props["JMSXDeliveryCount"] = _int_like(base, (int(base) if base else 1) + 1)
+    base = msg.get_object_property("JMSXDeliveryCount")
+    set_redelivered(msg, _int_like(base, (int(base) if base else 1) + 1))
     inbound.local_redeliveries = 0  # counted into the message now
 
 
@@ -249,10 +246,10 @@ def settle_away_outcome(
     * not matching a selector the client evaluates (the peer does not filter; topics only):
       accepted on a topic (the copy was this subscriber's), else modified-failed-undeliverable.
     """
-    if local_expiry and msg._expiration and msg._expiration <= clock() * 1000:
+    if local_expiry and (expiration := msg.get_jms_expiration()) and expiration <= clock() * 1000:
         return MODIFIED_FAILED_UNDELIVERABLE
     if redelivery_max >= 0:
-        count = msg._props.get("JMSXDeliveryCount")
+        count = msg.get_object_property("JMSXDeliveryCount")
         if count is not None and int(count) - 1 > redelivery_max:
             return redelivery_outcome
     if local_selector is not None and not local_selector.matches(msg):
@@ -270,7 +267,7 @@ class DeliveredLedger:
         self._lock = threading.Lock()
         self._items: list[tuple[Any, Any]] = []
 
-    def delivered(self, consumer: Any, inbound: Any, msg: Any) -> int | None:
+    def delivered(self, consumer: Any, inbound: Inbound, msg: Any) -> int | None:
         """``msg`` was handed to the application: the outcome to settle it with now (AUTO,
         DUPS_OK, transacted: inside the transaction), or None (settled later, or never: NO_ACK)."""
         mode = self.mode
@@ -303,7 +300,7 @@ class DeliveredLedger:
             items, self._items = self._items, []
         return items
 
-    def take_one(self, inbound: Any) -> None:
+    def take_one(self, inbound: Inbound) -> None:
         """Forget ``inbound`` (INDIVIDUAL ``acknowledge()`` settles it)."""
         with self._lock:
             self._items = [d for d in self._items if d[1] is not inbound]

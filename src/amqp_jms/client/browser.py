@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from ..exceptions import IllegalStateException, JMSException
+from ..message._seam import mark_received
 from ..provider.base import ACCEPTED, BROWSERS, ConsumerSpec, ProviderConsumer
 from .acknowledgement import POISON, decode_or_poison
 from .local_queue import LocalQueue
@@ -127,7 +128,7 @@ class QueueBrowser:
                     continue
                 if local is not None and not pcons.selector_applied_remotely and not local.matches(msg):
                     continue
-                msg._mark_received()
+                mark_received(msg)
                 yield msg
         finally:
             self._close_link(pcons)

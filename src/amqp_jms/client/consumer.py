@@ -30,7 +30,7 @@ from .waits import ProviderWait
 
 if TYPE_CHECKING:
     from ..message import Message
-    from ..provider.base import ProviderConsumer
+    from ..provider.base import Inbound, ProviderConsumer
     from .session import Session
 
 T = TypeVar("T")
@@ -247,7 +247,7 @@ class MessageConsumer:
         return None if got is None else self._encoded(*got)
 
     @staticmethod
-    def _encoded(inbound: Any, message: Message) -> EncodedMessage:
+    def _encoded(inbound: Inbound, message: Message) -> EncodedMessage:
         """A received message with the bytes it arrived as (``receive_encoded``, both faces)."""
         data = inbound.data
         if data is None:
@@ -345,7 +345,7 @@ class MessageConsumer:
         """A ``TOP_UP`` step: a prefetched message was taken (or a drain spent the credit)."""
         self._provider_consumer.taken()
 
-    def _deliver(self, inbound: Any, vet: Callable[[Message], None] | None = None,
+    def _deliver(self, inbound: Inbound, vet: Callable[[Message], None] | None = None,
                 body: bool = True) -> Message | None:
         """A ``DELIVER`` step: the message handed over (counted as received), or None when the
         session's vetting settled it away (unreadable, expired, redelivered too often, filtered)."""
@@ -370,7 +370,9 @@ class MessageConsumer:
         """``receive_body_within(cls, 0)`` that never asks the peer (see ``receive_local``)."""
         return self._receive_body(cls, 0.0, ask_peer=False)
 
-    def _hand_over(self, inbound: Any, msg: Message, vet: Callable[[Message], None] | None = None) -> None:
+    def _hand_over(
+        self, inbound: Inbound, msg: Message, vet: Callable[[Message], None] | None = None
+    ) -> None:
         """The message counts as received (acknowledged per the session's mode) unless ``vet``
         refuses it under AUTO/DUPS_OK: then it goes back to the front of the queue, unacknowledged,
         and the refusal propagates (``receive_body`` of a body of another type)."""
@@ -410,7 +412,7 @@ class ConsumerInternal:
     def check_open(self) -> None:
         self._owner._check_open()
 
-    def encoded(self, inbound: Any, message: Message) -> EncodedMessage:
+    def encoded(self, inbound: Inbound, message: Message) -> EncodedMessage:
         """A received message with the bytes it arrived as (``receive_encoded``, both faces)."""
         return self._owner._encoded(inbound, message)
 
@@ -433,7 +435,7 @@ class ConsumerInternal:
 
     def deliver(
         self,
-        inbound: Any,
+        inbound: Inbound,
         vet: Callable[[Message], None] | None = None,
         body: bool = True,
     ) -> Message | None:

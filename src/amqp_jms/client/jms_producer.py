@@ -10,7 +10,9 @@ from typing import TYPE_CHECKING, Any, Self
 
 from ..destination import Destination
 from ..exceptions import JMSRuntimeException, MessageFormatRuntimeException
-from ..message import DeliveryMode, Message
+from ..message import BodyKind, DeliveryMode, Message, restore
+from ..message._data import record
+from ..message._seam import trust_property_names
 from ._runtime import runtime as _runtime
 from .completion import RETURN_FUTURE
 from .waits import ProviderWait
@@ -157,16 +159,16 @@ class ProducerSettings:
     def _probe(self) -> Message:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
-        probe = Message()
-        probe._validate_names = self._ctx.internal.connection.internal.config.validate_property_names
-        probe._props.update(self._props)
+        probe = restore(record(BodyKind.MESSAGE, self._props))
+        if not self._ctx.internal.connection.internal.config.validate_property_names:
+            trust_property_names(probe)
         return probe
 
     def _set(self, setter: str, name: str, value: Any) -> Self:
         probe = self._probe()
         with _runtime():
             getattr(probe, setter)(name, value)
-        self._props[name] = probe._props[name]
+        self._props[name] = probe.get_object_property(name)
         return self
 
     def _get(self, getter: str, name: str) -> Any:
@@ -261,13 +263,12 @@ class ProducerSettings:
         with _runtime():
             probe = Message()
             probe.set_jms_correlation_id_as_bytes(correlation_id)
-        self._correlation_id = probe._correlation_id
+        self._correlation_id = probe.get_jms_correlation_id_as_bytes()
         return self
 
     def get_jms_correlation_id_as_bytes(self) -> bytes | None:
         with _runtime():
-            probe = Message()
-            probe._correlation_id = self._correlation_id
+            probe = restore(record(BodyKind.MESSAGE, correlation_id=self._correlation_id))
             return probe.get_jms_correlation_id_as_bytes()
 
     def set_jms_type(self, jms_type: str | None) -> Self:

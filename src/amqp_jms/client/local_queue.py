@@ -12,11 +12,14 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..exceptions import JMSException
 from .acknowledgement import unseen_outcome
 from .receive_policy import STOPPED
+
+if TYPE_CHECKING:
+    from ..provider.base import Inbound
 
 __all__ = ["LocalQueue"]
 
@@ -48,7 +51,7 @@ class LocalQueue:
         #: told (on a provider thread) when the peer closed the link alone
         self.on_closed_alone: Callable[[JMSException], None] | None = None
 
-    def deliver(self, inbound: Any) -> None:
+    def deliver(self, inbound: Inbound) -> None:
         with self._lock:
             self._q.append(inbound)
             if self._waiting:
@@ -57,7 +60,7 @@ class LocalQueue:
         if cb is not None:
             cb()
 
-    def deliver_quietly(self, inbound: Any) -> None:
+    def deliver_quietly(self, inbound: Inbound) -> None:
         """``deliver`` without waking a waiting reader: the provider calls ``wake`` once after a
         batch. Why: a reader woken per message takes the GIL at the I/O thread's next C call and
         keeps it while it works, so the two threads passed the GIL (and a futex hand-off) back

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Any, overload
 
 from ..destination import Destination
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..message import DeliveryMode, snapshot
+from ..message import DeliveryMode, Message, snapshot
+from ..message._seam import stamp_delivery_time, stamp_send
 from ..provider.base import DELAYED_DELIVERY
 from .completion import RETURN_FUTURE, is_listener
 from .waits import ProviderWait
@@ -202,33 +203,25 @@ class MessageProducer:
         self._check_open()
         if message is None:
             raise TypeError("message must not be None")
-        if not hasattr(message, "_props"):
+        if not isinstance(message, Message):
             raise TypeError(f"not a JMS message: {type(message).__name__}")
         if mode not in (DeliveryMode.PERSISTENT, DeliveryMode.NON_PERSISTENT):
             raise JMSException(f"invalid delivery mode {mode!r}")
         _check_priority(priority)
         now = int(time.time() * 1000)
-        message._destination = destination
-        message._delivery_mode = mode
-        message._priority = priority
-        message._timestamp = 0 if self.disable_message_timestamp else now
-        message._expiration = now + ttl if ttl > 0 else 0
-        user_id = self._session.internal.connection.internal.sent_user_id()
-        if user_id is not None:
-            message._props["JMSXUserID"] = user_id
-        elif "JMSXUserID" in message._props:
-            del message._props["JMSXUserID"]
         delay = self.delivery_delay
         if delay > 0:
             self._session.internal.connection.internal.capabilities().check(DELAYED_DELIVERY)
         if self.disable_message_id:
-            message._message_id = None
+            message_id = None
         else:
             self._seq += 1
-            message._message_id = f"{self._id}:{self._seq}"
+            message_id = f"{self._id}:{self._seq}"
         # the wire carries x-opt-delivery-time only for a real delay; JMSDeliveryTime reads
         # as send time + delay afterwards (JMS 3.4.13)
-        message._delivery_time = now + delay if delay > 0 else 0
+        stamp_send(message, destination, mode, priority, 0 if self.disable_message_timestamp else now,
+                   now + ttl if ttl > 0 else 0, message_id, now + delay if delay > 0 else 0,
+                   self._session.internal.connection.internal.sent_user_id())
         if listener is RETURN_FUTURE:
             listener = None
             return_future = True
@@ -240,7 +233,7 @@ class MessageProducer:
         # (a send queued while failover reconnects, one re-sent after a lost outcome)
         fut = self._provider_producer.send(snapshot(message), sync, ttl if ttl > 0 else 0)
         if delay <= 0:
-            message._delivery_time = now
+            stamp_delivery_time(message, now)
         if listener is not None:  # asynchronous send: the session's completion thread reports
             from .completion import completions_for
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
-from ..provider.base import ConsumerSpec, ProducerSpec
+from ..message._seam import mark_received, set_ack_callback, trust_property_names
+from ..provider.base import ConsumerSpec, Inbound, ProducerSpec
 from . import acknowledgement as ack
 from .acknowledgement import (
     POISON,
@@ -141,7 +142,7 @@ class Session:
     def _configured(self, msg: M) -> M:
         """Apply connection options to a message this session creates or delivers."""
         if not self._validate_names:
-            msg._validate_names = False  # jms.validatePropertyNames=false (Qpid JMS)
+            trust_property_names(msg)  # jms.validatePropertyNames=false (Qpid JMS)
         return msg
 
     def create_queue(self, name: str) -> Queue:
@@ -285,7 +286,9 @@ class Session:
         self._listeners.listener_changed(consumer)
 
     # -- delivery (called on the receiving thread) ---------------------------------------------
-    def _prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
+    def _prepare_delivery(
+        self, consumer: MessageConsumer, inbound: Inbound, body: bool = True
+    ) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such). ``body=False``: from its headers and properties only."""
         msg = decode_or_poison(inbound, consumer, body)
@@ -303,21 +306,21 @@ class Session:
         if outcome is not None:
             consumer.internal.provider_consumer.acknowledge(inbound, outcome)
             return None
-        msg._mark_received()
+        mark_received(msg)
         if not self._validate_names:
-            msg._validate_names = False  # writable again after clear_properties()
+            trust_property_names(msg)  # writable again after clear_properties()
         if self._application_acknowledges:  # CLIENT / INDIVIDUAL: acknowledge() settles
-            msg._ack_callback = self._delivered.acknowledge_callback(
-                self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg)
+            set_ack_callback(msg, self._delivered.acknowledge_callback(
+                self._acknowledge_delivered, lambda: self._ack_one(consumer, inbound, msg), msg))
         return msg
 
-    def _after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
+    def _after_receive(self, consumer: MessageConsumer, inbound: Inbound, msg: Message) -> None:
         """The message was handed to the application: settle it now or remember it, per mode."""
         outcome = self._delivered.delivered(consumer, inbound, msg)
         if outcome is not None:
             consumer.internal.provider_consumer.acknowledge(inbound, outcome)
 
-    def _ack_one(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
+    def _ack_one(self, consumer: MessageConsumer, inbound: Inbound, msg: Message) -> None:
         self._check_open()
         outcome = ack.ack_type_of(msg)  # an invalid JMS_AMQP_ACK_TYPE refuses before anything settles
         self._delivered.take_one(inbound)
@@ -591,12 +594,14 @@ class SessionInternal:
         """``consumer`` set (or cleared) its message listener (``ListenerDispatch``)."""
         self._owner._listener_changed(consumer)
 
-    def prepare_delivery(self, consumer: MessageConsumer, inbound: Any, body: bool = True) -> Message | None:
+    def prepare_delivery(
+        self, consumer: MessageConsumer, inbound: Inbound, body: bool = True
+    ) -> Message | None:
         """Decode and vet one inbound message; None if it was unreadable/expired/over-delivered/
         filtered (and settled as such). ``body=False``: from its headers and properties only."""
         return self._owner._prepare_delivery(consumer, inbound, body)
 
-    def after_receive(self, consumer: MessageConsumer, inbound: Any, msg: Message) -> None:
+    def after_receive(self, consumer: MessageConsumer, inbound: Inbound, msg: Message) -> None:
         """The message was handed to the application: settle it now or remember it, per mode."""
         self._owner._after_receive(consumer, inbound, msg)
 

@@ -27,6 +27,7 @@ from ..message import (
     StreamMessage,
     TextMessage,
 )
+from ..message._data import BodyKind
 from ..message._mutf8 import decode_java_utf8
 from ..types import Byte, Symbol
 from .codec import AMQP_SEQUENCE, AMQP_VALUE, DATA, Sections
@@ -36,9 +37,9 @@ __all__ = [
     "JAVA_SERIALIZED",
     "MSG_TYPE",
     "OCTET_STREAM",
+    "body_of",
     "encode_body",
-    "headers_only_message",
-    "message_for",
+    "headers_only_body",
     "parse_content_type",
 ]
 
@@ -184,15 +185,16 @@ def _annotated_type(annotations: dict[Any, Any] | None) -> Any:
     return code
 
 
-def headers_only_message(annotations: dict[Any, Any] | None) -> Message:
-    """A plain message to carry the headers and properties of one whose body is not decoded
-    (``decode(..., body=False)``): its body-type annotation is vetted, its body is not read."""
+def headers_only_body(annotations: dict[Any, Any] | None) -> tuple[BodyKind, Any]:
+    """The (kind, body) of a message whose body is not decoded (``decode(..., body=False)``):
+    a plain Message carries its headers and properties; its body-type annotation is vetted,
+    its body is not read."""
     _annotated_type(annotations)
-    return Message._blank()
+    return BodyKind.MESSAGE, None
 
 
-def message_for(s: Sections, annotations: dict[Any, Any] | None) -> Message:
-    """A blank message of the right class with its body filled in from ``s``."""
+def body_of(s: Sections, annotations: dict[Any, Any] | None) -> tuple[BodyKind, Any]:
+    """The JMS message type of ``s`` and its body as ``MessageData.body`` holds it."""
     props = s.properties
     content_type = props.content_type if props is not None else None
     code = _annotated_type(annotations)
@@ -204,56 +206,51 @@ def message_for(s: Sections, annotations: dict[Any, Any] | None) -> Message:
     kind = s.body_type
     body = s.body
     if code == TEXT:
-        m = TextMessage._blank()
         if kind == AMQP_VALUE:
             if body is not None and type(body) is not str:
                 raise _wrong(code, s)
-            m._text = body
-        elif kind == DATA:
-            m._text = _decode_text(_joined(body, kind), codec or "utf-8")
-        elif kind is not None:
-            raise _wrong(code, s)
-        return m
-    if code == BYTES:
-        b = BytesMessage._blank()
+            return BodyKind.TEXT, body
         if kind == DATA:
-            b._set_body_bytes(_joined(body, kind))
-        elif kind == AMQP_VALUE:
+            return BodyKind.TEXT, _decode_text(_joined(body, kind), codec or "utf-8")
+        if kind is not None:
+            raise _wrong(code, s)
+        return BodyKind.TEXT, None
+    if code == BYTES:
+        if kind == DATA:
+            return BodyKind.BYTES, _joined(body, kind)
+        if kind == AMQP_VALUE:
             if type(body) is bytes:
-                b._set_body_bytes(body)
-            elif body is not None:
+                return BodyKind.BYTES, body
+            if body is not None:
                 raise _wrong(code, s)
         elif kind is not None:
             raise _wrong(code, s)
-        return b
+        return BodyKind.BYTES, b""
     if code == MAP:
-        mm = MapMessage._blank()
         if kind == AMQP_VALUE and type(body) is dict:
             if not _STR.issuperset(map(type, body)):
                 k = next(k for k in body if type(k) is not str)
                 raise MessageFormatException(f"MapMessage body has a key {k!r:.40} that is not a string")
-            mm._map = body
-        elif not (kind is None or (kind == AMQP_VALUE and body is None)):
+            return BodyKind.MAP, body
+        if not (kind is None or (kind == AMQP_VALUE and body is None)):
             raise _wrong(code, s)
-        return mm
+        return BodyKind.MAP, {}
     if code == STREAM:
-        sm = StreamMessage._blank()
         if kind == AMQP_SEQUENCE:
-            sm._items = body[0] if len(body) == 1 else [x for part in body for x in part]
-        elif kind == AMQP_VALUE and type(body) is list:
-            sm._items = body
-        elif not (kind is None or (kind == AMQP_VALUE and body is None)):
+            return BodyKind.STREAM, body[0] if len(body) == 1 else [x for part in body for x in part]
+        if kind == AMQP_VALUE and type(body) is list:
+            return BodyKind.STREAM, body
+        if not (kind is None or (kind == AMQP_VALUE and body is None)):
             raise _wrong(code, s)
-        return sm
+        return BodyKind.STREAM, []
     if code == OBJECT:
-        om = ObjectMessage._blank()
         if kind == DATA:
             data = _joined(body, kind)
             java = content_type is not None and parse_content_type(content_type)[0] == JAVA_SERIALIZED
-            om._object = JavaSerializedObject(data) if java else data
-        elif kind == AMQP_SEQUENCE:
-            om._object = body[0] if len(body) == 1 else [x for part in body for x in part]
-        elif kind == AMQP_VALUE:
-            om._object = body
-        return om
-    return Message._blank()
+            return BodyKind.OBJECT, JavaSerializedObject(data) if java else data
+        if kind == AMQP_SEQUENCE:
+            return BodyKind.OBJECT, body[0] if len(body) == 1 else [x for part in body for x in part]
+        if kind == AMQP_VALUE:
+            return BodyKind.OBJECT, body
+        return BodyKind.OBJECT, None
+    return BodyKind.MESSAGE, None

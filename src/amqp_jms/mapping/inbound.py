@@ -6,8 +6,10 @@ else ``ttl`` + now, delivery time from ``x-opt-delivery-time`` or else the times
 and ``JMSXDeliveryCount`` from ``delivery-count``), the application properties with their AMQP
 types, the JMSX and ``JMS_AMQP_*`` properties of the mapped fields, and read-only properties
 and body. Message annotations the mapping does not interpret are kept in
-``_extra["message_annotations"]`` (sent again if the message is forwarded); delivery
-annotations and the footer in ``_extra["delivery_annotations"]`` / ``_extra["footer"]``.
+``MessageData.extra["message_annotations"]`` (sent again if the message is forwarded);
+delivery annotations and the footer in ``extra["delivery_annotations"]`` / ``extra["footer"]``.
+The decoder gathers the message's ``MessageData`` fields and makes the message with
+``message._data.receive`` (no reach into the message's slots).
 """
 
 from __future__ import annotations
@@ -17,9 +19,10 @@ from typing import Any
 
 from ..exceptions import MessageFormatException
 from ..message import Message
+from ..message._data import receive
 from ..message._mutf8 import decode_java_utf8
 from ..types import Int
-from .body import MSG_TYPE, headers_only_message, message_for
+from .body import MSG_TYPE, body_of, headers_only_body
 from .codec import Sections, decode_sections
 from .context import MappingContext, resolve_context
 from .destinations import JMS_DEST, JMS_REPLY_TO, LEGACY_REPLY_TYPE, LEGACY_TO_TYPE, destination_from
@@ -73,24 +76,25 @@ def message_from_sections(
     if body:
         if not s.body_decoded:
             s.decode_body()
-        m = message_for(s, ma)
+        kind, value = body_of(s, ma)
     else:
-        m = headers_only_message(ma)
+        kind, value = headers_only_body(ma)
     ap = s.application_properties
     props: dict[str, Any] = ap if ap is not None else {}
-    m._props = props
 
     h = s.header
+    priority = 4
+    redelivered = False
     if h is None:
-        m._delivery_mode = 1
+        delivery_mode = 1
         props[DELIVERY_COUNT] = _DELIVERY_COUNTS[0]
     else:
-        m._delivery_mode = 2 if h.durable else 1
+        delivery_mode = 2 if h.durable else 1
         priority = h.priority
-        m._priority = _PRIORITIES[priority] if priority <= 9 else 9
+        priority = _PRIORITIES[priority] if priority <= 9 else 9
         count = h.delivery_count
         if count:
-            m._redelivered = True
+            redelivered = True
             props[DELIVERY_COUNT] = _DELIVERY_COUNTS[count] if count < 15 else Int(min(count + 1, _MAX_INT))
         else:
             props[DELIVERY_COUNT] = _DELIVERY_COUNTS[0]
@@ -99,35 +103,40 @@ def message_from_sections(
 
     p = s.properties
     ttl = h.ttl if h is not None else None
+    message_id: str | None = None
+    destination = reply = None
+    jms_type: str | None = None
+    correlation: str | bytes | None = None
+    expiration = timestamp = 0
     if p is not None:
-        (message_id, user_id, to, subject, reply_to, correlation_id, content_type, content_encoding,
+        (amqp_id, user_id, to, subject, reply_to, correlation_id, content_type, content_encoding,
          expiry, creation, group_id, group_seq, reply_group) = p  # fmt: skip
-        if message_id is not None:
-            m._message_id = from_amqp_message_id(message_id)
+        if amqp_id is not None:
+            message_id = from_amqp_message_id(amqp_id)
         if user_id is not None:
             try:
                 props[USER_ID] = decode_java_utf8(user_id)
             except ValueError as e:
                 raise MessageFormatException(f"properties user-id (JMSXUserID) is not UTF-8: {e}") from None
         if to is not None:
-            m._destination = destination_from(to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
+            destination = destination_from(to, ma, JMS_DEST, LEGACY_TO_TYPE, ctx)
         else:
-            m._destination = ctx.consumer_destination
+            destination = ctx.consumer_destination
         if reply_to is not None:
-            m._reply_to = destination_from(reply_to, ma, JMS_REPLY_TO, LEGACY_REPLY_TYPE, ctx)
-        m._type = subject
+            reply = destination_from(reply_to, ma, JMS_REPLY_TO, LEGACY_REPLY_TYPE, ctx)
+        jms_type = subject
         if correlation_id is not None:
             app_specific = ma is not None and ma.get(APP_CORRELATION_ID) is True
-            m._correlation_id = from_amqp_correlation_id(correlation_id, app_specific)
+            correlation = from_amqp_correlation_id(correlation_id, app_specific)
         if content_type is not None:
             props[CONTENT_TYPE] = str(content_type)
         if content_encoding is not None:
             props[CONTENT_ENCODING] = str(content_encoding)
         if expiry is not None:
-            m._expiration = int(expiry)
+            expiration = int(expiry)
             ttl = None
         if creation is not None:
-            m._timestamp = int(creation)
+            timestamp = int(creation)
         if group_id is not None:
             props[GROUP_ID] = group_id
         if group_seq is not None:
@@ -136,32 +145,33 @@ def message_from_sections(
         if reply_group is not None:
             props[REPLY_TO_GROUP_ID] = reply_group
     else:
-        m._destination = ctx.consumer_destination
+        destination = ctx.consumer_destination
     if ttl:
         now = ctx.now_ms if ctx.now_ms is not None else int(time.time() * 1000)
-        m._expiration = now + int(ttl)
+        expiration = now + int(ttl)
 
     delivery_time = None
+    extra: dict[str, Any] | None = None
     if ma:
         delivery_time = ma.get(DELIVERY_TIME)
         if LEGACY_JMS_TYPE in ma:
             legacy_type = ma[LEGACY_JMS_TYPE]
             if isinstance(legacy_type, str):
-                if m._type is not None:
-                    props[JMS_AMQP_SUBJECT] = m._type
-                m._type = str(legacy_type)
+                if jms_type is not None:
+                    props[JMS_AMQP_SUBJECT] = jms_type
+                jms_type = str(legacy_type)
         if not _KNOWN_ANNOTATIONS.issuperset(ma):
-            m._extra = {EXTRA_ANNOTATIONS: {k: v for k, v in ma.items() if k not in _KNOWN_ANNOTATIONS}}
+            extra = {EXTRA_ANNOTATIONS: {k: v for k, v in ma.items() if k not in _KNOWN_ANNOTATIONS}}
     if delivery_time is not None and type(delivery_time) is not bool and isinstance(delivery_time, int):
-        m._delivery_time = int(delivery_time)
+        delivery_time = int(delivery_time)
     else:
-        m._delivery_time = m._timestamp
+        delivery_time = timestamp
     if s.delivery_annotations is not None or s.footer is not None:
-        extra = m._extra if m._extra is not None else {}
+        if extra is None:
+            extra = {}
         if s.delivery_annotations is not None:
             extra["delivery_annotations"] = s.delivery_annotations
         if s.footer is not None:
             extra["footer"] = s.footer
-        m._extra = extra
-    m._mark_received()
-    return m
+    return receive(kind, value, props, message_id, timestamp, correlation, reply, destination,
+                   delivery_mode, redelivered, jms_type, expiration, delivery_time, priority, extra)

@@ -51,7 +51,7 @@ APP_CORRELATION_ID = Symbol("x-opt-app-correlation-id")
 DELIVERY_TIME = Symbol("x-opt-delivery-time")
 #: The early draft's JMSType annotation (read, never sent).
 LEGACY_JMS_TYPE = Symbol("x-opt-jms-type")
-#: The key under ``Message._extra`` holding received message annotations the mapping does not
+#: The key under ``MessageData.extra`` holding received message annotations the mapping does not
 #: interpret; they are sent again with the message.
 EXTRA_ANNOTATIONS = "message_annotations"
 

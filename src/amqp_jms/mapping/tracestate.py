@@ -8,18 +8,17 @@ or ``{"traceparent": "00-<trace>-<span>-01"}`` with a W3C one. A receiver extrac
 from it and continues the trace. This module is only that annotation's home: which keys mean
 what is the tracer's business (``provider/tracing.py``).
 
-The annotation lives in ``Message._extra["message_annotations"]`` (``MessageData.extra`` in a
-send's record), where the mapping keeps the
-annotations it does not interpret (received ones are sent again when a message is forwarded);
+The annotation lives in ``MessageData.extra["message_annotations"]``, where the mapping keeps
+the annotations it does not interpret (received ones are sent again when a message is forwarded);
 pure functions, no I/O.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
 
-from ..message import MessageData
+from ..message import Message, MessageData
+from ..message._data import view
 from ..types import Symbol
 from .outbound import EXTRA_ANNOTATIONS
 
@@ -28,9 +27,9 @@ __all__ = ["TRACESTATE", "carrier_of", "with_carrier"]
 TRACESTATE = Symbol("x-opt-qpid-tracestate")
 
 
-def carrier_of(message: Any) -> dict[str, str] | None:
+def carrier_of(message: Message | MessageData) -> dict[str, str] | None:
     """The trace context ``message`` arrived with (its string entries), or None."""
-    extra = message._extra
+    extra = (message if isinstance(message, MessageData) else view(message)).extra
     if not extra:
         return None
     annotations = extra.get(EXTRA_ANNOTATIONS)

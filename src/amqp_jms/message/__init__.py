@@ -26,60 +26,36 @@ ObjectMessage carries any AMQP-typed value, never a pickle. A Java-serialized bo
 client is a ``JavaSerializedObject`` (raw bytes); ``obj.decode(allow=[...])`` is the opt-in,
 allow-listed way to read the common Java types from it.
 
-Provider SPI
-------------
-The mapping, the client and the broker use these names (and only these) to build, inspect and
-hand over messages without the public setters' checks. They are stable; treat them as API.
+The seam under the JMS face
+---------------------------
+``Message`` keeps its data in ``__slots__`` (fast to build and read); nothing outside this
+package touches them. The mapping, mq, spark, the client, the provider and the acknowledgement
+rules go through a typed seam instead, so mypy checks a message's data end to end:
 
-Headers are plain attributes (getters/setters wrap them):
+* ``MessageData`` (``_data.py``): the message's data as one typed, immutable record: ``kind``
+  (``BodyKind``), ``body`` (TEXT ``str | None``; BYTES ``bytes``; MAP ``dict[str, typed value]``;
+  STREAM ``list[typed value]``; OBJECT an AMQP-typed value or a ``JavaSerializedObject``),
+  ``properties`` (name -> typed value, insertion ordered: ``bool``, ``Byte``, ``Short``, ``Int``,
+  ``int`` (long), ``Float``, ``float`` (double), ``str``, ``None``, and whatever other
+  ``amqp_jms.types`` value a peer sent, read through the conversions as the JMS type that holds
+  it), the JMS headers, and ``extra`` (what the mapping keeps that the JMS model has no place for:
+  unknown AMQP annotations, MQ folders; the message model never reads it).
+* Reading: ``view(msg)`` (containers uncopied: for a reader that uses the record at once: the
+  encoders, spark's rows, ``to_mq``) and ``snapshot(msg)`` (copied: what a send hands the
+  provider, never the caller's object, so the caller may change and re-send it as soon as
+  ``send`` returns, on every path, failover's queued sends included:
+  tests/unit/test_client_send_snapshot.py, tests/unit/test_failover_peer_send_snapshot.py).
+* Making: ``receive(kind, body, properties, ...)`` (the decoders: a read-only delivered message
+  taking the decoder's own containers; the fields are typed parameters, no intermediate record),
+  ``received(data)`` (a delivered message holding a copy of a record), ``restore(data)`` (a new,
+  writable message), ``record(kind, ...)`` (a record with the JMS defaults).
+* Acting (``_seam.py``): ``stamp_send`` / ``stamp_delivery_time`` (the headers ``send`` owns,
+  ``JMSXUserID``), ``mark_received``, ``set_ack_callback`` (what ``acknowledge()`` calls),
+  ``set_redelivered`` (a local redelivery, counted into the read-only properties),
+  ``trust_property_names`` (``jms.validatePropertyNames=false``).
 
-* ``_message_id: str | None``
-* ``_timestamp: int`` (ms since the epoch, 0 = unset)
-* ``_correlation_id: str | bytes | None`` (bytes = a binary id; reads as ``ID:AMQP_BINARY:<HEX>``)
-* ``_reply_to: Destination | None``, ``_destination: Destination | None``
-* ``_delivery_mode: int`` (1 or 2; a new message has 2 = PERSISTENT, so a decoder must set it)
-* ``_redelivered: bool``, ``_type: str | None``
-* ``_expiration: int``, ``_delivery_time: int`` (ms, 0 = none), ``_priority: int``
-
-Properties: ``msg._props: dict[str, object]``, name -> typed value, insertion ordered. Writers
-may put JMSX* and JMS_AMQP_* vendor properties straight in (no name validation). Values are
-``bool``, ``Byte``, ``Short``, ``Int``, ``int`` (long), ``Float``, ``float`` (double), ``str``
-or ``None``; other ``amqp_jms.types`` values a peer sent (``UInt``, ``Symbol``, ``Char`` ...)
-are kept as they are and read through the conversions as the JMS type that holds them.
-``clear_properties()`` removes everything in ``_props``.
-
-Bodies:
-
-* ``TextMessage._text: str | None``
-* ``BytesMessage._body_bytes() -> bytes`` (whole body, any mode/position) and
-  ``BytesMessage._set_body_bytes(b: bytes)``
-* ``MapMessage._map: dict[str, typed value]`` (values as for properties, plus ``Char`` and
-  ``bytes``)
-* ``StreamMessage._items: list[typed value]`` (same value types as the map)
-* ``ObjectMessage._object``: an AMQP-typed value, or a ``JavaSerializedObject``
-
-Lifecycle:
-
-* ``cls._blank()``: an empty message with default headers, no validation (the decoder's path).
-* ``msg._mark_received()``: properties and body read-only; BytesMessage/StreamMessage in read
-  mode at position 0.
-* ``msg._ack_callback: Callable[[], None] | None``: called by ``acknowledge()`` (no-op if None).
-* ``MessageData`` (``_data.py``): the message's data as one typed, immutable record.
-  ``snapshot(msg)`` takes it, ``restore(data)`` makes a writable message of it. A send hands the
-  provider a snapshot, never the caller's object: the producer sets the JMS headers on the
-  caller's object (JMS 3.4: they are readable after ``send``), then snapshots it, so the caller
-  may change and re-send the object as soon as ``send`` returns, on every path — a send queued
-  while failover reconnects, or re-sent after a lost outcome, included
-  (tests/unit/test_client_send_snapshot.py, tests/unit/test_failover_peer_send_snapshot.py).
-  The mapping encodes from the record.
-* ``msg._copy()``: an independent writable copy (``restore(snapshot(msg))``);
-  BytesMessage/StreamMessage copies are in write mode holding the whole body. Tests and tools
-  use it to get a writable message from a received one.
-* ``msg._validate_names: bool`` (default True): False makes ``set_*_property`` accept any
-  non-empty str name (``jms.validatePropertyNames=false``); copied by ``_copy()``.
-* ``msg._extra: dict[str, object] | None``: free for the mapping/provider to keep data the JMS
-  model has no place for (e.g. unknown AMQP annotations); copied (shallowly) by ``_copy()``;
-  the message model never reads it.
+``amqp_jms.testing.messages`` builds messages with data the setters refuse (AMQP-typed or
+JMSX properties, binary correlation ids) through the record, for tests and tools.
 """
 
 from ._base import (

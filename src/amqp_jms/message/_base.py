@@ -2,9 +2,9 @@
 
 The class is a bag of ``__slots__`` so that the mapping can decode tens of thousands of messages
 a second: headers are plain attributes (``_priority``, ``_message_id`` ...) that the getters and
-setters wrap, properties are one insertion-ordered dict of typed values (see ``types.py``), and
-``_blank()`` builds an empty message without running any checks. The names are the provider SPI
-documented in ``amqp_jms.message``.
+setters wrap, properties are one insertion-ordered dict of typed values (see ``types.py``). The
+slots are this package's own: every other layer reads and makes messages through the typed seam
+(``MessageData`` and the functions of ``_data`` / ``_seam``, documented in ``amqp_jms.message``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..destination import Destination
 from ..exceptions import JMSException, MessageFormatException, MessageNotWriteableException
 from ..types import Byte, Float, Int, Short
 from . import _conversions as cv
-from ._data import BodyKind, restore, snapshot
+from ._data import BodyKind
 from ._ids import to_amqp_id
 from ._names import _valid_cache as _valid_names
 from ._names import check_property_name
@@ -150,18 +150,12 @@ class Message:
         msg._init_body()
         return msg
 
-    # ------------------------------------------------------------------ provider SPI
+    # ------------------------------------------------------------------ the seam's hooks (_data, _seam)
 
     def _mark_received(self) -> None:
         """Make properties and body read-only, as for a message handed to a consumer."""
         self._props_ro = True
         self._body_ro = True
-
-    def _copy(self: M) -> M:
-        """An independent, writable copy (headers, properties, body; no ack callback)."""
-        other: M = restore(snapshot(self))  # type: ignore[assignment]
-        other._validate_names = self._validate_names
-        return other
 
     #: which JMS message type this class is (``MessageData.kind``)
     _body_kind: ClassVar[BodyKind] = BodyKind.MESSAGE
@@ -176,6 +170,10 @@ class Message:
 
     def _restore_body(self, body: Any) -> None:
         """Set a writable body from ``MessageData.body`` (a copy of it)."""
+
+    def _adopt_received_body(self, body: Any) -> None:
+        """Take ``MessageData.body`` itself as a received (read-only) body (``receive``: a
+        decoder's own value), in the read state ``_mark_received`` sets."""
 
     def _has_body(self) -> bool:
         return False

@@ -83,6 +83,11 @@ class BytesMessage(Message):
     def _body_snapshot(self) -> bytes:
         return bytes(self._buf)
 
+    def _adopt_received_body(self, body: Any) -> None:
+        self._buf = body if type(body) is bytes else bytes(body)
+        self._pos = 0
+        self._reading = True
+
     def _restore_body(self, body: Any) -> None:
         self._buf = bytearray(body)
         self._reading = False

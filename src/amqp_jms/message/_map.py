@@ -51,6 +51,9 @@ class MapMessage(Message):
     def _body_view(self) -> dict[str, Any]:
         return self._map
 
+    def _adopt_received_body(self, body: Any) -> None:
+        self._map = body
+
     def _restore_body(self, body: Any) -> None:
         self._map = dict(body)
 

@@ -88,6 +88,9 @@ class ObjectMessage(Message):
     def _body_view(self) -> Any:
         return self._object
 
+    def _adopt_received_body(self, body: Any) -> None:
+        self._object = body
+
     def _restore_body(self, body: Any) -> None:
         self._object = _copy_out(body)
 

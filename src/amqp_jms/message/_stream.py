@@ -64,6 +64,12 @@ class StreamMessage(Message):
     def _body_view(self) -> list[Any]:
         return self._items
 
+    def _adopt_received_body(self, body: Any) -> None:
+        self._items = body
+        self._reading = True
+        self._pos = 0
+        self._bytes_left = -1
+
     def _restore_body(self, body: Any) -> None:
         self._items = list(body)
         self._reading = False

@@ -35,6 +35,8 @@ class TextMessage(Message):
     def _restore_body(self, body: Any) -> None:
         self._text = body
 
+    _adopt_received_body = _restore_body
+
     def _has_body(self) -> bool:
         return self._text is not None
 

@@ -31,15 +31,8 @@ from typing import Any
 
 from .._accel import load_accelerator
 from ..mapping.codec import decode_value as amqp_decode
-from ..message import (
-    BytesMessage,
-    JavaSerializedObject,
-    MapMessage,
-    Message,
-    ObjectMessage,
-    StreamMessage,
-    TextMessage,
-)
+from ..message import JavaSerializedObject, Message
+from ..message._data import BodyKind, receive
 from ..types import Int
 from ._folders import CONVERTERS as _CONVERTERS
 from ._folders import SLOW, Child, child_value, children_of, parse_cached, parse_many
@@ -78,19 +71,19 @@ _LEN = {o: struct.Struct(o + "i") for o in "<>"}
 _FMT_RFH2 = b"MQHRF2  "
 _NOT_BODY_FORMATS = frozenset((b"MQHRF2  ", b"MQHMDE  "))
 #: the JMS class of each RFH2 ``mcd`` Msd value (shared with the general path in ``incoming``)
-CLASSES: dict[str, type[Message]] = {
-    "jms_none": Message,
-    "jms_text": TextMessage,
-    "jms_bytes": BytesMessage,
-    "jms_map": MapMessage,
-    "jms_stream": StreamMessage,
-    "jms_object": ObjectMessage,
+BODY_KINDS: dict[str, BodyKind] = {
+    "jms_none": BodyKind.MESSAGE,
+    "jms_text": BodyKind.TEXT,
+    "jms_bytes": BodyKind.BYTES,
+    "jms_map": BodyKind.MAP,
+    "jms_stream": BodyKind.STREAM,
+    "jms_object": BodyKind.OBJECT,
 }
 _DELIVERY_COUNTS = [Int(n + 1) for n in range(16)]
 _LIMIT = 512
 
 #: mcd folder bytes -> (class, Msd, JMSType or None, body kind)
-_MCD: dict[bytes, tuple[type[Message], str, str | None, str]] = {}
+_MCD: dict[bytes, tuple[BodyKind, str, str | None, str]] = {}
 #: MQMD bytes 100..304 -> (ReplyToQ, ReplyToQMgr, UserIdentifier, PutApplType, PutApplName)
 #: (one table per byte order: PutApplType is an integer)
 _IDENTITY: dict[str, dict[bytes, tuple[str, str, str, int, str]]] = {"<": {}, ">": {}}
@@ -98,14 +91,14 @@ _IDENTITY: dict[str, dict[bytes, tuple[str, str, str, int, str]]] = {"<": {}, ">
 _FORMATS: dict[bytes, str] = {}
 
 
-def _mcd(text: str) -> tuple[type[Message], str, str | None, str] | None:
+def _mcd(text: str) -> tuple[BodyKind, str, str | None, str] | None:
     name, _children, mcd = parse_cached(text)
     if name != "mcd":
         return None
     msd_el = mcd.get("Msd")
     msd = (msd_el.text or "").strip() if msd_el is not None else ""
-    cls = CLASSES.get(msd)
-    if cls is None:
+    kind = BODY_KINDS.get(msd)
+    if kind is None:
         return None  # the body format decides: the general path
     type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
     set_ = (set_el.text or "") if set_el is not None else ""
@@ -115,7 +108,7 @@ def _mcd(text: str) -> tuple[type[Message], str, str | None, str] | None:
         jms_type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
     elif type_el is not None:
         jms_type = type_el.text or ""
-    return cls, msd, jms_type, _KINDS.get(msd, _EMPTY)
+    return kind, msd, jms_type, _KINDS.get(msd, _EMPTY)
 
 
 def _identity(block: bytes, order: str) -> tuple[str, str, str, int, str]:
@@ -258,20 +251,22 @@ def _read(raw: bytes) -> Message | None:
         if len(_MCD) >= _LIMIT:
             _MCD.clear()
         _MCD[mcd_raw] = shape
-    cls, msd, jms_type, body_kind = shape
+    kind, msd, jms_type, body_kind = shape
     body = raw[end:]
     codec = _CODECS.get(ccsid)
     if codec is None:
         return None
     ajms: dict[str, Child] = {c[0]: c for c in ajms_list[::-1]} if ajms_list else _NONE
 
-    msg = cls._blank()
     # ---- body
+    value: Any = None
     if body_kind is _TEXT:
-        msg._text = None if "Nul" in ajms and not body else body.decode(codec)  # type: ignore[attr-defined]
+        value = None if "Nul" in ajms and not body else body.decode(codec)
     elif body_kind is _BYTES:
-        msg._set_body_bytes(body)  # type: ignore[attr-defined]
-    elif body_kind is _XML and body.strip(b" \x00"):
+        value = body
+    elif body_kind is _XML and not body.strip(b" \x00"):
+        value = [] if msd == "jms_stream" else {}
+    elif body_kind is _XML:
         doc = _body_doc(body, codec)
         if doc is None:
             return None
@@ -299,7 +294,7 @@ def _read(raw: bytes) -> Message | None:
                         if f is not None:
                             v = f(text)
                 entries[key] = child_value(text, attrs, f"map entry {key!r}") if v is SLOW else v
-            msg._map = entries  # type: ignore[attr-defined]
+            value = entries
         else:
             if root_tag != "stream":
                 return None
@@ -317,28 +312,29 @@ def _read(raw: bytes) -> Message | None:
                         if f is not None:
                             v = f(text)
                 items.append(child_value(text, attrs, f"stream item {len(items)}") if v is SLOW else v)
-            msg._items = items  # type: ignore[attr-defined]
+            value = items
     elif body_kind is _OBJECT:
         obj = ajms.get("Obj")
-        msg._object = object_body(body, "Nul" in ajms, obj[1] if obj is not None else None)  # type: ignore[attr-defined]
+        value = object_body(body, "Nul" in ajms, obj[1] if obj is not None else None)
 
     # ---- headers from the jms folder (the first of each name wins)
     extra: dict[str, Any] | None = None
+    destination = reply = None
     el = jms.get("Dst")
     if el is not None:
         dst = el[1]
         if dst and (dst := dst.strip()):
-            msg._destination, qm = destination_from_uri(dst, "jms.Dst")
+            destination, qm = destination_from_uri(dst, "jms.Dst")
             if qm:
                 extra = {"mq.dst_q_mgr": qm}
     el = jms.get("Rto")
     rto = el[1] if el is not None else None
     if rto and (rto := rto.strip()):
-        msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
+        reply, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
             extra = {**(extra or {}), "mq.reply_to_q_mgr": qm}
     elif reply_to_q:
-        msg._reply_to = destination_from_uri("queue:///" + reply_to_q, "MQMD.ReplyToQ")[0]
+        reply = destination_from_uri("queue:///" + reply_to_q, "MQMD.ReplyToQ")[0]
         if reply_to_q_mgr:
             extra = {**(extra or {}), "mq.reply_to_q_mgr": reply_to_q_mgr}
 
@@ -348,45 +344,44 @@ def _read(raw: bytes) -> Message | None:
     text = el[1]
     if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
         return None
-    msg._timestamp = tms = int(text)
+    tms = int(text)
+    expiration = 0
     el = jms.get("Exp")
     if el is not None:
         text = el[1]
         if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
             return None
-        msg._expiration = int(text)
+        expiration = int(text)
     elif expiry > 0 and tms:
-        msg._expiration = tms + expiry * 100
+        expiration = tms + expiry * 100
     el = jms.get("Pri")
     if el is not None:
         text = el[1]
         if not (text and len(text) < 19 and text.isdigit() and text.isascii() and el[2] is None):
             return None
-        msg._priority = int(text)
-    else:
-        msg._priority = priority if 0 <= priority <= 9 else 4
+        priority = int(text)
+    elif not 0 <= priority <= 9:
+        priority = 4
     el = jms.get("Dlv")
     if el is not None:
         text = el[1]
         if (text != "1" and text != "2") or el[2] is not None:
             return None
-        msg._delivery_mode = 2 if text == "2" else 1
+        delivery_mode = 2 if text == "2" else 1
     else:
-        msg._delivery_mode = 2 if persistence == 1 else 1
+        delivery_mode = 2 if persistence == 1 else 1
+    message_id: str | None = None
     mid = ajms.get("Mid")
     if mid is not None:
-        msg._message_id = mid[1] or ""
+        message_id = mid[1] or ""
     elif msg_id != _NO_ID:
-        msg._message_id = "ID:" + msg_id.hex()
+        message_id = "ID:" + msg_id.hex()
+    correlation: str | None = None
     el = jms.get("Cid")
     if el is not None:
-        msg._correlation_id = el[1] or ""
+        correlation = el[1] or ""
     elif correl_id != _NO_ID:
-        msg._correlation_id = "ID:" + correl_id.hex()
-    if jms_type is not None:
-        msg._type = jms_type
-    if backout:
-        msg._redelivered = backout > 0
+        correlation = "ID:" + correl_id.hex()
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
     props: dict[str, Any] = {}
@@ -433,7 +428,6 @@ def _read(raw: bytes) -> Message | None:
         for name, mask in REPORT_PROPERTIES.items():
             if report & mask:
                 props[name] = Int(report & mask)
-    reply = msg._reply_to
     if msg_type != (1 if reply is not None and reply.is_queue else 8):  # MQMT_REQUEST / DATAGRAM
         props["JMS_IBM_MsgType"] = Int(msg_type)
     if feedback:
@@ -457,10 +451,8 @@ def _read(raw: bytes) -> Message | None:
             props["JMS_IBM_PutTime"] = put_time
     if msg_flags & MQMF_LAST_MSG_IN_GROUP:
         props["JMS_IBM_Last_Msg_In_Group"] = True
-    msg._props = props
-    msg._extra = extra
-    msg._mark_received()
-    return msg
+    return receive(kind, value, props, message_id, tms, correlation, reply, destination,
+                   delivery_mode, backout > 0, jms_type, expiration, 0, priority, extra)
 
 
 #: the last (JMSTimestamp // 10, PutDate + PutTime bytes) computed, replaced as one object

@@ -13,6 +13,7 @@ and the general code writes the folder element by element, raising where it must
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from ._bodyshape import _FLOAT, _TEXT, _WIDE, TEMPLATE_PARTS
@@ -52,7 +53,7 @@ def _shape(names: tuple[str, ...], types: tuple[type, ...]) -> Shape:
     return "".join(parts), tuple(strs), tuple(wide), tuple(floats)
 
 
-def usr_folder(props: dict[str, Any]) -> str | None:
+def usr_folder(props: Mapping[str, Any]) -> str | None:
     """The ``usr`` folder for these application properties, or None (the general code decides)."""
     values = tuple(props.values())
     key = (tuple(props), tuple(map(type, values)))

@@ -10,7 +10,7 @@ Feedback, a Format other than the body type's, a body Encoding other than the MQ
 other than 1208, a PutApplType other than Java's, PutDate/PutTime that disagree with
 JMSTimestamp, the last-in-group flag): so a JMS message survives JMS -> MQ -> JMS unchanged
 (our choice; IBM sets them all). Folders this mapping does not read are kept, raw, in
-``msg._extra['mq.folders']`` and written back by ``to_mq``.
+``MessageData.extra['mq.folders']`` and written back by ``to_mq``.
 """
 
 from __future__ import annotations
@@ -21,12 +21,11 @@ import xml.etree.ElementTree as ET
 from typing import Any
 
 from ..destination import Topic
-from ..message import (
-    Message,
-)
+from ..message import Message
+from ..message._data import receive
 from ..types import Int
 from ._binary import byte_order
-from ._fastin import CLASSES as _CLASSES
+from ._fastin import BODY_KINDS as _BODY_KINDS
 from ._fastin import fast_from_mq_bytes, object_body
 from ._folders import decode_child, is_nil, parse_cached, parse_fresh, usr_properties
 from ._uri import destination_from_uri, join_jms_type
@@ -156,59 +155,60 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
     # ---- body
     msd_el = mcd.get("Msd")
     msd = (msd_el.text or "").strip() if msd_el is not None else ""
-    cls = _CLASSES.get(msd)
-    if cls is None:
+    kind = _BODY_KINDS.get(msd)
+    if kind is None:
         msd = "jms_text" if body_fmt == _STRING else "jms_bytes"
-        cls = _CLASSES[msd]
-    msg = cls._blank()
+        kind = _BODY_KINDS[msd]
     body = data[pos:] if pos else data
     ajms = known.get("ajms", _EMPTY)
+    value: Any = None
     if msd == "jms_text":
-        msg._text = None if "Nul" in ajms and not body else decode_text(body, ccsid)  # type: ignore[attr-defined]
+        value = None if "Nul" in ajms and not body else decode_text(body, ccsid)
     elif msd == "jms_bytes":
-        msg._set_body_bytes(body)  # type: ignore[attr-defined]
+        value = body
     elif msd == "jms_map":
-        msg._map = decode_map(decode_text(body, ccsid)) if body.strip(b" \x00") else {}  # type: ignore[attr-defined]
+        value = decode_map(decode_text(body, ccsid)) if body.strip(b" \x00") else {}
     elif msd == "jms_stream":
-        items = decode_stream(decode_text(body, ccsid)) if body.strip(b" \x00") else []
-        msg._items = items  # type: ignore[attr-defined]
+        value = decode_stream(decode_text(body, ccsid)) if body.strip(b" \x00") else []
     elif msd == "jms_object":
         obj = ajms.get("Obj")
         nul = "Nul" in ajms
-        msg._object = object_body(body, nul, obj.text if obj is not None else None)  # type: ignore[attr-defined]
+        value = object_body(body, nul, obj.text if obj is not None else None)
 
     # ---- headers
     extra: dict[str, Any] = _NO_EXTRA
+    destination = reply = None
     el = jms.get("Dst")
     dst = (el.text or "").strip() if el is not None else ""
     if dst:
-        msg._destination, qm = destination_from_uri(dst, "jms.Dst")
+        destination, qm = destination_from_uri(dst, "jms.Dst")
         if qm:
             extra = {"mq.dst_q_mgr": qm}
     elif "mqps" in known and "Top" in known["mqps"] and known["mqps"]["Top"].text:
         # published through MQ publish/subscribe with no jms.Dst: the topic string is the destination
-        msg._destination = Topic(known["mqps"]["Top"].text)
+        destination = Topic(known["mqps"]["Top"].text)
     el = jms.get("Rto")
     rto = (el.text or "").strip() if el is not None else ""
     if rto:
-        msg._reply_to, qm = destination_from_uri(rto, "jms.Rto")
+        reply, qm = destination_from_uri(rto, "jms.Rto")
         if qm:
             extra = {**extra, "mq.reply_to_q_mgr": qm}
     elif md.reply_to_q:
-        msg._reply_to = destination_from_uri("queue:///" + md.reply_to_q, "MQMD.ReplyToQ")[0]
+        reply = destination_from_uri("queue:///" + md.reply_to_q, "MQMD.ReplyToQ")[0]
         if md.reply_to_q_mgr:
             extra = {**extra, "mq.reply_to_q_mgr": md.reply_to_q_mgr}
 
     tms = _int(jms.get("Tms"), "jms")
     put_ms = _time_of(md) if tms is None else None
-    msg._timestamp = tms if tms is not None else (put_ms or 0)
+    timestamp = tms if tms is not None else (put_ms or 0)
+    expiration = 0
     exp = _int(jms.get("Exp"), "jms")
     if exp is not None:
-        msg._expiration = exp
-    elif md.expiry > 0 and msg._timestamp:
-        msg._expiration = msg._timestamp + md.expiry * 100
+        expiration = exp
+    elif md.expiry > 0 and timestamp:
+        expiration = timestamp + md.expiry * 100
     pri = _int(jms.get("Pri"), "jms")
-    msg._priority = pri if pri is not None else (md.priority if 0 <= md.priority <= 9 else 4)
+    priority = pri if pri is not None else (md.priority if 0 <= md.priority <= 9 else 4)
     dlv = _int(jms.get("Dlv"), "jms")
     if dlv is None:
         dlv = 2 if md.persistence == MQPER_PERSISTENT else 1
@@ -216,31 +216,33 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         raise MQFormatError(
             f"JMS delivery mode {dlv} is neither 1 nor 2", structure="MQRFH2", field="jms.Dlv"
         )
-    msg._delivery_mode = dlv
+    message_id: str | None = None
     mid = ajms.get("Mid")
     if mid is not None:
-        msg._message_id = mid.text or ""
+        message_id = mid.text or ""
     elif md.msg_id.lstrip(b"\x00"):
-        msg._message_id = "ID:" + md.msg_id.hex()
+        message_id = "ID:" + md.msg_id.hex()
+    correlation: str | None = None
     cid = jms.get("Cid")
     if cid is not None:
-        msg._correlation_id = cid.text or ""
+        correlation = cid.text or ""
     elif md.correl_id.lstrip(b"\x00"):
-        msg._correlation_id = "ID:" + md.correl_id.hex()
+        correlation = "ID:" + md.correl_id.hex()
+    jms_type: str | None = None
     if mcd:
         type_el, set_el, fmt_el = mcd.get("Type"), mcd.get("Set"), mcd.get("Fmt")
         set_ = (set_el.text or "") if set_el is not None else ""
         fmt = (fmt_el.text or "") if fmt_el is not None else ""
         if set_ or fmt:
-            msg._type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
+            jms_type = join_jms_type(msd, set_, (type_el.text or "") if type_el is not None else "", fmt)
         elif type_el is not None:
-            msg._type = type_el.text or ""
+            jms_type = type_el.text or ""
+    delivery_time = 0
     if "mqext" in known:
         dlt = _int(known["mqext"].get("Dlt"), "mqext")
         if dlt is not None:
-            msg._delivery_time = dlt
+            delivery_time = dlt
     backout = md.backout_count
-    msg._redelivered = backout > 0
 
     # ---- properties: usr, then vendor ones, then what the MQMD says
     props: dict[str, Any] = usr_props if usr_props is not None else {}
@@ -258,7 +260,6 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         for name, mask in REPORT_PROPERTIES.items():
             if md.report & mask:
                 props[name] = Int(md.report & mask)
-    reply = msg._reply_to
     implied_type = MQMT_REQUEST if reply is not None and reply.is_queue else MQMT_DATAGRAM
     if md.msg_type != implied_type:
         props["JMS_IBM_MsgType"] = Int(md.msg_type)
@@ -279,12 +280,10 @@ def _from_mq(md: MQMD, data: bytes, start: int) -> Message:
         props["JMS_IBM_PutTime"] = md.put_time
     if md.msg_flags & MQMF_LAST_MSG_IN_GROUP:
         props["JMS_IBM_Last_Msg_In_Group"] = True
-    msg._props = props
     if unknown:
         extra = {**extra, "mq.folders": unknown}
-    msg._extra = extra or None
-    msg._mark_received()
-    return msg
+    return receive(kind, value, props, message_id, timestamp, correlation, reply, destination, dlv,
+                   backout > 0, jms_type, expiration, delivery_time, priority, extra or None)
 
 
 def _group(md: MQMD, jms: dict[str, ET.Element], props: dict[str, Any]) -> None:

@@ -34,6 +34,8 @@ from typing import Any
 from .._accel import load_accelerator
 from ..destination import Destination
 from ..mapping.codec import encode_value as amqp_encode
+from ..message import Message
+from ..message._data import BodyKind, MessageData, view
 from ._binary import byte_order, encode_char
 from ._bodyshape import map_body, stream_body
 from ._uri import destination_to_uri, split_jms_type
@@ -103,6 +105,15 @@ _DOMAINS = {
     "MapMessage": "jms_map",
     "StreamMessage": "jms_stream",
     "ObjectMessage": "jms_object",
+}
+#: the same, by ``MessageData.kind``
+_KIND_DOMAINS = {
+    BodyKind.MESSAGE: "jms_none",
+    BodyKind.TEXT: "jms_text",
+    BodyKind.BYTES: "jms_bytes",
+    BodyKind.MAP: "jms_map",
+    BodyKind.STREAM: "jms_stream",
+    BodyKind.OBJECT: "jms_object",
 }
 
 
@@ -181,11 +192,11 @@ def _xml_body(
     return encode_text(general(values) if xml is None else xml, ccsid)
 
 
-def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
+def _body(message: MessageData, domain: str, ccsid: int) -> tuple[bytes, str]:
     """(body bytes, the ``ajms`` element saying how to read them back: null body, AMQP-encoded
     object, or "")."""
     if domain == "jms_text":
-        text = message._text
+        text = message.body
         if text is None:
             return b"", _NULL
         if ccsid == MQCCSI_UTF8 and type(text) is str:
@@ -195,14 +206,14 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
                 pass  # encode_text names the character
         return encode_text(text, ccsid), ""
     if domain == "jms_bytes":
-        body = message._body_bytes()
+        body = message.body
         return (body if type(body) is bytes else bytes(body)), ""
     if domain == "jms_map":
-        return _xml_body(1, message._map, map_body, encode_map, ccsid), ""
+        return _xml_body(1, message.body, map_body, encode_map, ccsid), ""
     if domain == "jms_stream":
-        return _xml_body(2, message._items, stream_body, encode_stream, ccsid), ""
+        return _xml_body(2, message.body, stream_body, encode_stream, ccsid), ""
     if domain == "jms_object":
-        obj = message._object
+        obj = message.body
         if obj is None:
             return b"", _NULL
         java = type(obj).__name__ == "JavaSerializedObject"
@@ -221,13 +232,15 @@ def _body(message: Any, domain: str, ccsid: int) -> tuple[bytes, str]:
 
 
 def to_mq(
-    message: Any,
+    message: Message | MessageData,
     *,
     queue_manager: str | None = None,
     target_client: str = "jms",
     encoding: str | int = "native",
 ) -> MQMessage:
-    """The MQ form of a JMS message: an MQMD and the data (RFH2 + body) an MQPUT would send."""
+    """The MQ form of a JMS message (or of its ``MessageData``): an MQMD and the data (RFH2 +
+    body) an MQPUT would send."""
+    data = message if isinstance(message, MessageData) else view(message)
     if target_client != "jms" and target_client != "mq":
         raise MQFormatError(f"target_client {target_client!r}: expected 'jms' or 'mq'")
     if encoding == "native":
@@ -235,8 +248,8 @@ def to_mq(
     else:
         enc = _encoding(encoding)
         order = byte_order(enc, "MQMD")
-    extra = message._extra or _NO_EXTRA
-    domain = _DOMAINS.get(message.jms_type, "jms_none")
+    extra = data.extra or _NO_EXTRA
+    domain = _KIND_DOMAINS[data.kind]
     body_ccsid = MQCCSI_UTF8
     body_enc = enc
     body_fmt = "MQSTR" if domain == "jms_text" else ""
@@ -251,7 +264,7 @@ def to_mq(
     seq = 1
 
     # ---- properties
-    props = message._props
+    props = data.properties
     usr_text: str | bytes | None = None
     if props:
         if _ACCEL is not None:  # names checked before, common value types: straight to UTF-8
@@ -322,12 +335,12 @@ def to_mq(
             ajms.append(element("p", value, name, allow_char=True, name_attr=name))
 
     # ---- headers, in the jms folder in IBM's order: Dst, Rto, then the rest as set
-    dest: Destination | None = message._destination
-    reply: Destination | None = message._reply_to
+    dest = data.destination
+    reply = data.reply_to
     dst_qm = extra.get("mq.dst_q_mgr") or queue_manager or "" if extra else queue_manager or ""
     rqm = extra.get("mq.reply_to_q_mgr") or queue_manager or "" if extra else queue_manager or ""
-    priority = message._priority
-    persistent = message._delivery_mode == 2
+    priority = data.priority
+    persistent = data.delivery_mode == 2
     if type(priority) is not int:
         _int_prop("JMSPriority", priority)  # raises, naming the header
     head, reply_q, reply_q_mgr, default_type = _head(dest, dst_qm, reply, rqm, priority, persistent)
@@ -340,7 +353,7 @@ def to_mq(
     cid_element = tms_element = exp_element = ""
 
     msg_id = MQMI_NONE
-    mid = message._message_id
+    mid = data.message_id
     if mid:
         raw = _provider_id(mid)
         if raw is None:
@@ -349,7 +362,7 @@ def to_mq(
         msg_id = raw
 
     correl_id = MQCI_NONE
-    cid = message._correlation_id
+    cid = data.correlation_id
     if type(cid) is str and _ACCEL is not None and (found := _ACCEL.correlation(cid)) is not None:
         correl_id, cid_element = found  # a provider id, or a str that needs no escaping
     elif isinstance(cid, (bytes, bytearray)):
@@ -365,14 +378,14 @@ def to_mq(
             else:
                 cid_element = fast_element("Cid", cid, "JMSCorrelationID")
 
-    ts = message._timestamp
+    ts = data.timestamp
     if ts:
         tms_element = f"<Tms>{int(ts)}</Tms>"
         if not put_date and not put_time:
             last_key, last = _LAST_PUT[0]  # _put_date_time's own cache, without the call
             put_date, put_time = last if last_key == ts // 10 else _put_date_time(ts)
 
-    exp = message._expiration
+    exp = data.expiration
     if exp:
         # TTL = expiration - send time; an unstamped message is being sent now
         ttl = exp - (ts or int(time.time() * 1000))
@@ -384,7 +397,7 @@ def to_mq(
         msg_type = default_type
 
     # the MQMD's field values, in its order (Version first, OriginalLength last)
-    body, marker = _body(message, domain, body_ccsid)
+    body, marker = _body(data, domain, body_ccsid)
     if target_client == "mq":  # the MQMD describes the body itself
         args = (
             2, report, msg_type, expiry, feedback, body_enc, body_ccsid, body_fmt, priority,
@@ -405,17 +418,17 @@ def to_mq(
     )  # fmt: skip
 
     # ---- RFH2
-    mcd = _MCD.get((domain, message._type))
+    mcd = _MCD.get((domain, data.type))
     folders: list[str | bytes] = [
-        _mcd_folder(domain, message._type) if mcd is None else mcd,
+        _mcd_folder(domain, data.type) if mcd is None else mcd,
         f"<jms>{head}{cid_element}{tms_element}{exp_element}</jms>",
     ]
     if usr_text is not None:
         folders.append(usr_text)
     elif usr:
         folders.append("<usr>" + "".join(usr) + "</usr>")
-    if message._delivery_time:
-        folders.append(f"<mqext><Dlt>{int(message._delivery_time)}</Dlt></mqext>")
+    if data.delivery_time:
+        folders.append(f"<mqext><Dlt>{int(data.delivery_time)}</Dlt></mqext>")
     if ajms:
         folders.append("<ajms>" + "".join(ajms) + marker + "</ajms>")
     elif marker:

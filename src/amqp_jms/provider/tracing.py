@@ -167,12 +167,12 @@ class Tracing:
         """The CONSUMER span of a delivery handed to the application, child of the context the
         message carried (Qpid JMS's ``receive`` span, finished at once; a listener's
         ``on_message`` then runs with it ``current``). Returns the span."""
-        dest = destination if destination is not None else message._destination
+        dest = destination if destination is not None else message.get_jms_destination()
         span = self._tracer.start_span(
             f"receive {dest.name if dest is not None else ''}".rstrip(),
             context=self.extract(carrier_of(message)),
             kind=self._trace.SpanKind.CONSUMER,
-            attributes=self._attributes(message._message_id, dest, "receive"),
+            attributes=self._attributes(message.get_jms_message_id(), dest, "receive"),
         )
         span.end()
         return span

@@ -144,7 +144,9 @@ def messages_to_batch(messages: list[Any]) -> pa.RecordBatch:
             "JMSCorrelationID": m.get_jms_correlation_id(),
             "JMSType": m.get_jms_type(),
         }
-        row.update(m._props)
+        get = m.get_object_property
+        for name in m.get_property_names():
+            row[name] = get(name)
         rows.append(row)
     return rows_to_batch(rows, HEADER_COLUMNS)
 

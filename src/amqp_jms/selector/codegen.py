@@ -58,7 +58,7 @@ class _Lookup:
 
 
 def compile_message(node: Node) -> Callable[[Any], bool]:
-    """``fn(message) -> bool`` for amqp_jms messages (``_props`` and ``get_jms_*()``)."""
+    """``fn(message) -> bool`` for JMS messages (``get_object_property`` and ``get_jms_*()``)."""
     return _Generator("message").build(node)
 
 
@@ -133,7 +133,7 @@ class _Generator:
         self.locals[name] = local
         key = self.bind(name)
         if self.mode == "message":
-            source = _MESSAGE_HEADER_SOURCE.get(name) or f"p.get({key})"
+            source = _MESSAGE_HEADER_SOURCE.get(name) or f"prop({key})"
         elif name == "JMSDeliveryMode":
             source = f"_dm(get({key}))"
         elif name == "JMSPriority":
@@ -153,7 +153,7 @@ class _Generator:
         """The closure compiler's predicate, for a tree Python's compiler would refuse."""
         pred = compile_condition(node, self.headers, True)
         if self.mode == "message":
-            return lambda m: pred(m._props, m)
+            return lambda m: pred(_Lookup(m.get_object_property), m)
 
         def lookup(get: Callable[[str], object]) -> bool:
             w = _Lookup(get)
@@ -164,7 +164,11 @@ class _Generator:
     def _build(self, node: Node) -> Callable[..., bool]:
         expr = self.cond(node, True)
         if self.mode == "message":
-            head = ["def _selector(m):", "    p = m._props"]
+            # properties through the JMS API (``get_object_property`` returns the typed value as
+            # stored), so any JMS message the selector is given is read the same way
+            head = ["def _selector(m):", "    prop = m.get_object_property"]
+            if self.uses_generic:
+                head.append("    p = _Lookup(prop)")
         else:
             head = ["def _selector(get):"]
             if self.uses_generic:

@@ -58,8 +58,8 @@ class Selector:
     and everything matches. ``text`` is the text given; ``ast`` the tree (``selector.ast``),
     ``str(ast)`` its canonical text.
 
-    - ``matches(message) -> bool``: for amqp_jms messages (typed properties in
-      ``message._props``, headers from ``get_jms_*()``).
+    - ``matches(message) -> bool``: for amqp_jms messages (typed properties from
+      ``get_object_property``, headers from ``get_jms_*()``).
     - ``matches_lookup(get) -> bool``: for anything else, e.g. the broker filtering an AMQP
       message without building a JMS message. ``get(identifier)`` returns the value or ``None``
       for every identifier the selector uses, header names included: ``JMSDeliveryMode`` as

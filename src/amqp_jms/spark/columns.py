@@ -23,6 +23,8 @@ from typing import Any
 
 import pyarrow as pa
 
+from ..message import Message
+from ..message._data import BodyKind, view
 from .schema import COLUMNS, jms_string
 from .typed_json import dumps_list, dumps_map, to_typed
 
@@ -38,7 +40,15 @@ _TIMESTAMPS = frozenset({"timestamp", "expiration", "delivery_time"})
 #: str() of a destination, by destination (a stream carries a handful of them)
 _DEST_NAMES: dict[Any, str] = {}
 #: message class -> ``message_type`` column value
-_KINDS: dict[type, str] = {}
+#: the ``kind`` column of each ``MessageData.kind``
+_KIND_NAMES = {
+    BodyKind.MESSAGE: "Message",
+    BodyKind.TEXT: "Text",
+    BodyKind.BYTES: "Bytes",
+    BodyKind.MAP: "Map",
+    BodyKind.STREAM: "Stream",
+    BodyKind.OBJECT: "Object",
+}
 #: property value type -> its JMS String conversion, learnt for the types whose conversion is
 #: ``int.__repr__`` (every integral JMS type); the others go through :func:`_property_string`
 _STRING_OF: dict[type, Any] = {}
@@ -57,28 +67,6 @@ def _dest(value: Any) -> str | None:
             _DEST_NAMES.clear()
         _DEST_NAMES[value] = name
     return name
-
-
-def _kind(message: Any) -> str:
-    """``Text``/``Bytes``/``Map``/``Stream``/``Object``/``Message`` for a message's class (cached)."""
-    cls = type(message)
-    kind = _KINDS.get(cls)
-    if kind is None:
-        from ..message import BytesMessage, MapMessage, ObjectMessage, StreamMessage, TextMessage
-
-        kind = "Message"
-        for base, name in (
-            (TextMessage, "Text"),
-            (BytesMessage, "Bytes"),
-            (MapMessage, "Map"),
-            (StreamMessage, "Stream"),
-            (ObjectMessage, "Object"),
-        ):
-            if issubclass(cls, base):
-                kind = name
-                break
-        _KINDS[cls] = kind
-    return kind
 
 
 def _property_string(value: Any) -> str | None:
@@ -105,24 +93,25 @@ def _body(data: Any, body_as: str) -> bytes | str | None:
     return bytes(data)
 
 
-def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
+def message_row(message: Message, body_as: str = "binary") -> tuple[Any, ...]:
     """One JMS message as its column values in :data:`~amqp_jms.spark.schema.COLUMNS` order
     (times in epoch microseconds, ``properties`` as a ``(names, strings)`` pair of lists, or
     None; ``typed_properties`` as the property dict, which :class:`ColumnBuilder` writes as
     typed JSON or as a VARIANT, as the schema asks).
 
-    Reads the message model's provider SPI (the documented ``_`` attributes of
-    :mod:`amqp_jms.message`), not the public getters: this runs once per message in the
-    executors, and the getters' checks (read-only state, conversions) cost more than the rest.
+    Reads the message's ``MessageData`` (``view``: uncopied), not the public getters: this runs
+    once per message in the executors, and the getters' checks (read-only state, conversions)
+    cost more than the rest.
     """
-    correlation = message._correlation_id
+    data = view(message)
+    correlation = data.correlation_id
     if (
         type(correlation) is not str
         and correlation is not None
         and isinstance(correlation, bytes | bytearray)
     ):
         correlation = message.get_jms_correlation_id()
-    props: dict[str, Any] = message._props
+    props = data.properties
     if props:
         get = props.get
         count = get("JMSXDeliveryCount")
@@ -136,7 +125,7 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
                 for v in props.values()
             ],
         )
-        typed: dict[str, Any] | None = props  # typed JSON or a VARIANT: the builder decides
+        typed: Mapping[str, Any] | None = props  # typed JSON or a VARIANT: the builder decides
         delivery_count = None if count is None else int(count)
         content = None if content_type is None else str(content_type)
         group_id = None if group is None else str(group)
@@ -145,17 +134,17 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
         pairs = typed = None
         delivery_count = content = group_id = group_seq = None
     text = body = map_body = stream_body = object_body = None
-    kind = _KINDS.get(type(message)) or _kind(message)
+    kind = _KIND_NAMES[data.kind]
     if kind == "Text":
-        text = message._text
+        text = data.body
     elif kind == "Bytes":
-        body = _body(message._body_bytes(), body_as)
+        body = _body(data.body, body_as)
     elif kind == "Map":
-        map_body = dumps_map(message._map)
+        map_body = dumps_map(data.body)
     elif kind == "Stream":
-        stream_body = dumps_list(message._items)
+        stream_body = dumps_list(data.body)
     elif kind == "Object":
-        value = message._object
+        value = data.body
         raw = getattr(value, "data", None)
         if type(value).__name__ == "JavaSerializedObject" and isinstance(raw, bytes | bytearray):
             body = _body(bytes(raw), body_as)
@@ -163,18 +152,18 @@ def message_row(message: Any, body_as: str = "binary") -> tuple[Any, ...]:
             import json
 
             object_body = json.dumps(to_typed(value), separators=(",", ":"))
-    timestamp = message._timestamp
-    expiration = message._expiration
-    delivery_time = message._delivery_time
+    timestamp = data.timestamp
+    expiration = data.expiration
+    delivery_time = data.delivery_time
     return (
-        message._message_id,
+        data.message_id,
         correlation,
-        _dest(message._destination),
-        _dest(message._reply_to),
-        message._type,
-        message._delivery_mode,
-        message._priority,
-        message._redelivered,
+        _dest(data.destination),
+        _dest(data.reply_to),
+        data.type,
+        data.delivery_mode,
+        data.priority,
+        data.redelivered,
         delivery_count,
         int(timestamp) * 1000 if timestamp else None,
         int(expiration) * 1000 if expiration else None,

@@ -98,7 +98,7 @@ class AmqpInbound:
         provider = self.consumer.provider
         msg = payload.decode(self.data, self.consumer.spec.destination, queue_prefix=provider.queue_prefix,
                              topic_prefix=provider.topic_prefix, body=body)
-        if msg._redelivered:
+        if msg.get_jms_redelivered():
             provider.counters.count_redelivery()
         if provider.tracing is not None:
             self._span = provider.tracing.received(msg, self.consumer.spec.destination)

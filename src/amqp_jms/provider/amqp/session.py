@@ -336,7 +336,7 @@ class AmqpSession(ProviderSession):
         return self.provider.loop_thread.submit(go())
 
     def commit(self) -> concurrent.futures.Future[None]:
-        return self.provider.loop_thread.submit(_uncancelled(self._discharge, False))
+        return self.provider.loop_thread.submit(_uncancelled(lambda: self._discharge(False)))
 
     def rollback(self, before: Callable[[], Iterable[Any]]) -> concurrent.futures.Future[None]:
         async def go() -> None:
@@ -344,7 +344,7 @@ class AmqpSession(ProviderSession):
             for inbound in before():
                 self._release(inbound)
             try:
-                await _uncancelled(self._discharge, True)
+                await _uncancelled(lambda: self._discharge(True))
             finally:
                 for link in list(self.links):
                     if isinstance(link, AmqpConsumer):
@@ -362,7 +362,10 @@ class AmqpSession(ProviderSession):
             d.settle()
 
     def close(self, before: Callable[[], Iterable[Any]] | None = None) -> concurrent.futures.Future[None]:
-        return self.provider.loop_thread.submit(self._close(before))
+        # uncancelled: a caller whose jms.closeTimeout ends first (its wait is the whole close;
+        # each step here has its own) must not cut the close short, or the End is never sent
+        # and the session lives on at the peer for the connection's life
+        return self.provider.loop_thread.submit(_uncancelled(lambda: self._close(before)))
 
     async def _close(self, before: Callable[[], Iterable[Any]] | None = None) -> None:
         if self.closed:
@@ -446,12 +449,13 @@ def _ignore_failure(request: ControlRequest | None) -> None:
         request.answer.add_done_callback(lambda f: f.cancelled() or f.exception())
 
 
-async def _uncancelled(discharge: Callable[[bool], Coroutine[Any, Any, None]], fail: bool) -> None:
-    """Run a discharge to its end even if the caller stops waiting (a commit or rollback that
-    timed out for the application): the new transaction it declares afterwards must not be
-    cut off half-way, or the session would be left without one.
+async def _uncancelled(make: Callable[[], Coroutine[Any, Any, None]]) -> None:
+    """Run a discharge or a session close to its end even if the caller stops waiting (a commit,
+    rollback or close that timed out for the application): the new transaction a discharge
+    declares afterwards must not be cut off half-way, or the session would be left without one;
+    a close cut off before its End leaves the session open at the peer.
 
-    The discharge coroutine is made here, once this runs: made by the caller, it would be left
-    never awaited (and Python would warn so) when the I/O thread stopped before this started,
-    as when a crash cuts a commit."""
-    await asyncio.shield(discharge(fail))
+    The coroutine is made here, once this runs: made by the caller, it would be left never
+    awaited (and Python would warn so) when the I/O thread stopped before this started, as when
+    a crash cuts a commit."""
+    await asyncio.shield(make())

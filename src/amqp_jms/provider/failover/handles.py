@@ -512,7 +512,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         return True if inner is None else bool(inner.drain_on_empty)
 
     # -- operations ----------------------------------------------------------------------------
-    def acknowledge(self, inbound: Any, outcome: int = ACCEPTED) -> None:
+    def acknowledge(self, inbound: Inbound, outcome: int = ACCEPTED) -> None:
         inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the message
@@ -521,7 +521,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
         self.session.did_work(self.gen)
         inner.acknowledge(inbound, outcome)
 
-    def acknowledge_many(self, inbounds: Iterable[Any], outcome: int = ACCEPTED) -> None:
+    def acknowledge_many(self, inbounds: Iterable[Inbound], outcome: int = ACCEPTED) -> None:
         inner = self.live()
         if inner is None:
             return  # offline: dropped; the broker redelivers the messages
