@@ -3,9 +3,10 @@
 Shape after uvicorn: ``AmqpProtocol`` moves bytes and timers only (SASL frames first, then
 everything into :class:`amqp_jms.engine.Engine`), hands proton events to its
 :class:`~amqp_jms.broker.protocol.connection.BrokerConnection`, and writes what proton produced. Work
-that happens outside ``data_received`` (a message routed from another connection, a store
-commit, a scheduled delivery) marks the connection dirty; one ``call_soon`` flush per loop turn
-then writes the output, so deliveries batch into few socket writes.
+that happens outside ``data_received`` (a message routed from another connection, a scheduled
+delivery) marks the connection dirty; one ``call_soon`` flush per loop turn then writes the
+output, so deliveries batch into few socket writes. A store commit that producers wait on
+flushes at once (``flush_now``): the dispositions it releases are the peers' next step.
 """
 
 from __future__ import annotations
