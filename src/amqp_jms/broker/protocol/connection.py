@@ -44,13 +44,15 @@ _LOCAL_ACTIVE = Endpoint.LOCAL_ACTIVE
 class BrokerConnection(AttachHandling, TransferHandling):
     """The broker's side of one AMQP connection."""
 
-    def __init__(self, core: BrokerCore, conn_id: int, peer: str, dirty: Callable[[], None]) -> None:
+    def __init__(self, core: BrokerCore, conn_id: int, peer: str, dirty: Callable[[], None],
+                 flush: Callable[[], None] | None = None) -> None:
         self.core = core
         self.router = core.router
         self.txns = core.txns
         self.id = conn_id
         self.peer = peer
         self.dirty = dirty
+        self.flush = flush or dirty  # output now (dirty: at the end of the loop turn)
         self.container: str | None = None
         self.user: str | None = None  # who logged in (set by the listener after SASL; None: anonymous)
         self.sole = False

@@ -3,9 +3,10 @@
 Shape after uvicorn: ``AmqpProtocol`` moves bytes and timers only (SASL frames first, then
 everything into :class:`amqp_jms.engine.Engine`), hands proton events to its
 :class:`~amqp_jms.broker.protocol.connection.BrokerConnection`, and writes what proton produced. Work
-that happens outside ``data_received`` (a message routed from another connection, a store
-commit, a scheduled delivery) marks the connection dirty; one ``call_soon`` flush per loop turn
-then writes the output, so deliveries batch into few socket writes.
+that happens outside ``data_received`` (a message routed from another connection, a scheduled
+delivery) marks the connection dirty; one ``call_soon`` flush per loop turn then writes the
+output, so deliveries batch into few socket writes. A store commit that producers wait on
+flushes at once (``flush_now``): the dispositions it releases are the peers' next step.
 """
 
 from __future__ import annotations
@@ -83,6 +84,7 @@ class AmqpProtocol(asyncio.Protocol):
         self.sasl: SaslServer | None = None
         self.source = ""  # the peer's address
         self._flush_scheduled = False
+        self._draining = False  # in _process's event drain: its own write follows, no flush needed
         self._timer: asyncio.TimerHandle | None = None
         self._deadline = 0.0
         self._closing = False
@@ -131,7 +133,8 @@ class AmqpProtocol(asyncio.Protocol):
         transport.set_write_buffer_limits(high=limits.write_buffer_high, low=limits.write_buffer_low)
         if limits.handshake_timeout:
             self._handshake_timer = self.loop.call_later(limits.handshake_timeout, self._handshake_expired)
-        self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty)
+        self.conn = BrokerConnection(self.state.core, conn_id, f"{peer}", self.dirty,
+                                     flush=self.flush_now)
         self.state.core.connections[conn_id] = self.conn
         self.state.protocols.add(self)
         self.source = source  # for the login throttle and max_connections_per_address
@@ -238,10 +241,18 @@ class AmqpProtocol(asyncio.Protocol):
 
     # -- engine driving ------------------------------------------------------------------------
     def dirty(self) -> None:
-        """Output is pending: flush once, at the end of this loop turn."""
-        if not self._flush_scheduled and self.transport is not None:
+        """Output is pending: flush once, at the end of this loop turn. Not while ``_process``
+        drains events: it takes the engine's output right after (a second flush per incoming
+        transfer would cost a loop callback and an empty event drain for every message)."""
+        if not self._flush_scheduled and not self._draining and self.transport is not None:
             self._flush_scheduled = True
             self.loop.call_soon(self._flush)
+
+    def flush_now(self) -> None:
+        """Write pending output in this loop callback rather than the next turn: for output a
+        waiting peer is blocked on (a durable send's disposition once its row is committed)."""
+        if not self._draining:  # (inside _process its own write follows)
+            self._process()
 
     def _flush(self) -> None:
         self._flush_scheduled = False
@@ -275,7 +286,11 @@ class AmqpProtocol(asyncio.Protocol):
         engine = self.engine
         if engine is None or self.transport is None:
             return
-        self._drain_events()
+        self._draining = True
+        try:
+            self._drain_events()
+        finally:
+            self._draining = False
         out = engine.data_to_send()
         if out:
             self.transport.write(out)

@@ -48,6 +48,7 @@ class TransferHandling:
     links: dict[int, OutgoingLink | IncomingLink]
     closed: bool
     dirty: Callable[[], None]
+    flush: Callable[[], None]
     _durable_waiting: dict[int, list[Any]]
     _end_link: Callable[..., None]
     cbs_link: CbsLink
@@ -264,7 +265,7 @@ class TransferHandling:
                 lib.pn_delivery_settle(d)
             lib.pn_decref(d)
         if not closed:
-            self.dirty()
+            self.flush()  # the producers are waiting for these: no extra loop turn
 
     def _on_delivery(self, dlv: Any) -> None:
         link = dlv.link

@@ -1,9 +1,11 @@
 """The durable store: SQLite in WAL mode, written by one thread with group commit.
 
 The event loop never waits on SQLite. Changes collect as ready parameter tuples during a loop
-turn and go to the writer thread in one hand-off; the writer takes everything queued, applies it
-in one transaction with ``executemany`` (SQLite runs without the GIL) and commits once (group
-commit), then resolves the ``barrier()`` futures queued with it on the loop.
+turn and go to the writer thread in one hand-off with the turn's ``barrier()`` future; the writer
+takes everything queued, applies it in one transaction (SQLite runs without the GIL) and commits
+once (group commit), then resolves the group's futures on the loop with one wake-up. A group of
+message inserts alone (the synchronous durable send) is one multi-row INSERT in autocommit: the
+writer takes the GIL back once per group, not for BEGIN, INSERT and COMMIT each.
 ``begin_batch``/``end_batch`` keep a transaction's changes in one group so a commit is atomic.
 
 Durability: ``synchronous=NORMAL`` in WAL mode survives a process crash (the broker's promise);
@@ -20,6 +22,7 @@ row (a crash between the two) are deleted at load.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import mmap
 import os
@@ -66,7 +69,8 @@ class SQLiteStore(Store):
         self._pending_barrier: asyncio.Future[None] | None = None
         self._buf = _Buffer()
         self._handoff_scheduled = False
-        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                             cached_statements=256)  # (room for _insert_n's statements)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute(f"PRAGMA synchronous={'FULL' if fsync else 'NORMAL'}")
         db.executescript(_SCHEMA)
@@ -91,10 +95,14 @@ class SQLiteStore(Store):
         return self._buf
 
     def _handoff(self) -> None:
+        # the turn's changes and its barrier in one put: one wake-up of the writer, one group
+        # (a put each would let the writer commit the changes alone, then wake again for an
+        # empty group holding the barrier)
         self._handoff_scheduled = False
         items = self._buf.take()
-        if items:
-            self._ops.put(("ops", items))
+        fut, self._pending_barrier = self._pending_barrier, None
+        if items or fut is not None:
+            self._ops.put(("ops", items, fut))
 
     def add(self, queue: str, msg: BrokerMessage) -> None:
         row = (queue, msg.seq, msg.data, msg.priority, int(msg.durable), msg.expiry, msg.deliver_at,
@@ -126,17 +134,12 @@ class SQLiteStore(Store):
     def barrier(self) -> asyncio.Future[None] | None:
         # one future per loop turn is enough: everything submitted before it commits with it
         fut = self._pending_barrier
-        if fut is None or fut.done():
-            fut = self.loop.create_future()
-            self._pending_barrier = fut
-            self.loop.call_soon(self._submit_barrier, fut)
+        if fut is None:
+            fut = self._pending_barrier = self.loop.create_future()
+            if not self._handoff_scheduled:
+                self._handoff_scheduled = True
+                self.loop.call_soon(self._handoff)
         return fut
-
-    def _submit_barrier(self, fut: asyncio.Future[None]) -> None:
-        if self._pending_barrier is fut:
-            self._pending_barrier = None
-        self._handoff()
-        self._ops.put(("barrier", fut))
 
     def begin_batch(self) -> None:
         self._batch = _Buffer()
@@ -280,10 +283,10 @@ class SQLiteStore(Store):
         items: list[Op] = []
         futures: list[asyncio.Future[None]] = []
         for op in group:
-            if op[0] == "barrier":
-                futures.append(op[1])
-            elif op[0] == "ops":
+            if op[0] == "ops":
                 items.extend(op[1])
+                if op[2] is not None:
+                    futures.append(op[2])
             elif op[0] == "batch":
                 items.extend(op[1])
                 futures.append(op[2])
@@ -291,7 +294,17 @@ class SQLiteStore(Store):
         gone: list[int] = []  # large messages whose rows this group deletes
         large = self._large
         try:
-            db.execute("BEGIN")
+            if not items:
+                pass  # barriers alone: what came before them is committed already
+            elif _one_statement(items):
+                # the usual group of synchronous sends: its rows in one INSERT, in autocommit (a
+                # statement is its own transaction, as atomic as BEGIN/COMMIT), so the writer
+                # re-takes the GIL once per group instead of three times
+                rows = items[0][1]
+                db.execute(_insert_n(len(rows)), [v for row in rows for v in row])
+                items = []
+            else:
+                db.execute("BEGIN")
             for item in items:
                 kind = item[0]
                 if kind == "seg":
@@ -319,7 +332,8 @@ class SQLiteStore(Store):
                         "SELECT seq FROM messages WHERE queue=? AND length(data)=0", (item[1],)))
                     db.execute("DELETE FROM queues WHERE name=?", (item[1],))
                     db.execute("DELETE FROM messages WHERE queue=?", (item[1],))
-            db.execute("COMMIT")
+            if db.in_transaction:
+                db.execute("COMMIT")
             if gone:
                 self._unlink_large(gone)
         except BaseException as exc:  # keep serving; report through the futures
@@ -328,16 +342,14 @@ class SQLiteStore(Store):
                 db.execute("ROLLBACK")
             except sqlite3.Error:
                 pass
-        for fut in futures:
-            try:
-                self.loop.call_soon_threadsafe(_resolve, fut)
+        if futures:
+            try:  # one wake-up of the loop per group, however many barriers it answers
+                self.loop.call_soon_threadsafe(_resolve, futures)
             except RuntimeError:  # the loop is gone (broker stopped): nobody is waiting
-                break
+                pass
 
     def close(self) -> None:
-        items = self._buf.take()
-        if items:
-            self._ops.put(("ops", items))
+        self._handoff()
         self._ops.put(None)
         self._thread.join(30)
         self._db.close()
@@ -348,13 +360,28 @@ class SQLiteStore(Store):
 # loop thread for a switch interval on a busy machine).
 _CHUNK = 200
 _PIECE = 1 << 20  # bytes of a large message written to its file per write
-_INSERT_ONE = "INSERT OR REPLACE INTO messages VALUES (?,?,?,?,?,?,?,?)"
-_INSERT_MANY = "INSERT OR REPLACE INTO messages VALUES " + ",".join(["(?,?,?,?,?,?,?,?)"] * _CHUNK)
+_ROW = "(?,?,?,?,?,?,?,?)"
+_INSERT_ONE = "INSERT OR REPLACE INTO messages VALUES " + _ROW
+_INSERT_MANY = "INSERT OR REPLACE INTO messages VALUES " + ",".join([_ROW] * _CHUNK)
 _DELETE_ONE = "DELETE FROM messages WHERE queue=? AND seq=?"
 _DELETE_MANY = "DELETE FROM messages WHERE (queue, seq) IN (VALUES " + ",".join(["(?,?)"] * _CHUNK) + ")"
 
 
 _MARK = "UPDATE messages SET delivery_count=MAX(delivery_count, ?) WHERE queue=? AND seq=?"
+
+
+def _one_statement(items: list[Op]) -> bool:
+    """Whether a group is message inserts alone, few enough for one statement."""
+    if len(items) != 1:
+        return False
+    item = items[0]
+    return item[0] == "seg" and not item[2] and 0 < len(item[1]) <= _CHUNK
+
+
+@functools.lru_cache(maxsize=_CHUNK)
+def _insert_n(n: int) -> str:
+    """An INSERT of ``n`` message rows (sqlite3 caches each as a prepared statement)."""
+    return "INSERT OR REPLACE INTO messages VALUES " + ",".join([_ROW] * n)
 
 
 def _write_rows(db: sqlite3.Connection, one: str, many: str, rows: list[tuple[Any, ...]]) -> None:
@@ -394,6 +421,7 @@ class _Buffer:
         return items
 
 
-def _resolve(fut: asyncio.Future[None]) -> None:
-    if not fut.done():
-        fut.set_result(None)
+def _resolve(futures: list[asyncio.Future[None]]) -> None:
+    for fut in futures:
+        if not fut.done():
+            fut.set_result(None)
