@@ -186,7 +186,7 @@ class LoopThread:
             fut.cancel()
             raise JMSException(f"{what} timed out after {timeout:.3f} s") from None
 
-    def run_if_idle(self, fn: Callable[[], object]) -> bool:
+    def run_if_idle(self, fn: Callable[[], object], queued: Callable[[], object] | None = None) -> bool:
         """Run ``fn()`` on the calling thread, now, if the loop thread is asleep in ``select``
         with nothing handed over and not yet started; False (``fn`` not run) otherwise.
 
@@ -195,13 +195,23 @@ class LoopThread:
         after everything this thread handed over earlier (the queue is empty), so the order of
         ``post``/``submit``/``run_if_idle`` from one thread is kept. ``fn`` must not complete the
         loop's own futures or schedule on it (it is not the loop thread): what it leaves for the
-        loop is picked up at the loop's next turn."""
+        loop is picked up at the loop's next turn.
+
+        ``queued``: an operation ``fn`` does the work of (it drains the same batch, as
+        ``post_unless_last`` posts it); the loop counts as idle with only that one queued too,
+        which then runs later and finds its batch empty."""
         lock = self.idle_lock
         if not lock.acquire(False):
             return False
         try:
-            if self._ops or self._wake_pending or self._starting is not None or self._closed:
+            if self._starting is not None or self._closed:
                 return False
+            ops = self._ops
+            if ops or self._wake_pending:
+                if queued is None or not ops or any(op is not queued for op in list(ops)):
+                    return False
+            fn()
+            return True
             fn()
             return True
         finally:
@@ -218,6 +228,18 @@ class LoopThread:
                 self._abandon_ops()
         elif self._closed:  # the wake-up was pending when the loop stopped: it will not come
             self._abandon_ops()
+
+    def post_unless_last(self, fn: Callable[[], object]) -> None:
+        """``post(fn)`` unless ``fn`` (the same object) is the last operation queued: for an
+        operation that drains a batch its callers add to (an acknowledged message's settlement),
+        one queued run serves every addition made before it starts, and an operation posted in
+        between (a commit, a close) keeps its order: the next addition queues a new run behind
+        it. The caller adds to its batch before calling, so a run already taken off the queue
+        (``fn`` no longer last) is followed by a new one rather than missing the addition."""
+        ops = self._ops
+        if ops and ops[-1] is fn:
+            return
+        self.post(fn)
 
     def _abandon_ops(self) -> None:
         """Work that will never run (the loop stopped): posted operations are dropped (the
