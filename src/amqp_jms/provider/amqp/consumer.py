@@ -96,9 +96,9 @@ class AmqpInbound:
     def decode(self, body: bool = True) -> Any:
         if self._msg is not None:
             return self._msg
-        provider = self.consumer.provider
-        msg = payload.decode(self.data, self.consumer.spec.destination, queue_prefix=provider.queue_prefix,
-                             topic_prefix=provider.topic_prefix, body=body)
+        consumer = self.consumer
+        provider = consumer.provider
+        msg = consumer.decoder()(self.data, body=body)
         if msg.get_jms_redelivered():
             provider.counters.count_redelivery()
         if provider.tracing is not None:
@@ -137,6 +137,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._wake_pending = False
         #: accepted deliveries waiting for the I/O thread (``acknowledge``), in order
         self._accepts: deque[AmqpInbound] = deque()
+        self._decoder: tuple[str | None, str | None, Callable[..., Any]] | None = None
         #: the one bound method ``post_unless_last`` recognises as already queued
         self._settle_accepts = self._settle_accepts_run
 
@@ -215,6 +216,17 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         if self._drain_waiters and not _draining(link):
             self._drain_done()
         return True
+
+    def decoder(self) -> Callable[..., Any]:
+        """``payload.decode`` with this link's destination and the peer's address prefixes
+        (made again should the prefixes change)."""
+        provider = self.provider
+        qp, tp = provider.queue_prefix, provider.topic_prefix
+        made = self._decoder
+        if made is None or made[0] is not qp or made[1] is not tp:
+            made = self._decoder = (qp, tp, payload.decoder(self.spec.destination, queue_prefix=qp,
+                                                            topic_prefix=tp))
+        return made[2]
 
     def _wake_sink(self) -> None:
         self._wake_pending = False
