@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections import deque
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
@@ -24,6 +23,7 @@ from ..base import (
     ProviderConsumer,
 )
 from ..errors import TRANSACTIONAL_STATE
+from ..loop import PostedBatch
 from .addressing import link_address
 from .link import AmqpLink
 from .terminus import OUTCOMES, capability_for, has_filter, put_symbols, set_filters
@@ -135,11 +135,10 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._drain_waiters: list[asyncio.Future[None] | concurrent.futures.Future[None]] = []
         self._counters = session.provider.counters
         self._wake_pending = False
-        #: accepted deliveries waiting for the I/O thread (``acknowledge``), in order
-        self._accepts: deque[AmqpInbound] = deque()
+        #: accepted deliveries on their way to the I/O thread (``acknowledge``), in order
+        self._accepts: PostedBatch[AmqpInbound] = PostedBatch(session.provider.loop_thread,
+                                                               self._settle_accepted)
         self._decoder: tuple[str | None, str | None, Callable[..., Any]] | None = None
-        #: the one bound method ``post_unless_last`` recognises as already queued
-        self._settle_accepts = self._settle_accepts_run
 
     async def open(self) -> None:
         spec = self.spec
@@ -281,8 +280,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             # a prefetching consumer's accepts join one batch the I/O thread settles in a single
             # queued run with one credit refill (a closure and a post per message was a tenth
             # of an AUTO_ACKNOWLEDGE receive); anything posted in between keeps its order
-            self._accepts.append(inbound)
-            self.provider.loop_thread.post_unless_last(self._settle_accepts)
+            self._accepts.add(inbound)
             return
         op = lambda: self.settle(inbound, outcome)  # noqa: E731
         # a pull consumer's receive is a round trip a caller waits for: its acknowledgement is
@@ -311,7 +309,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             # every half prefetch. Written here, the peer's next transfers arrive while the
             # caller still has half its prefetch to work through.
             provider = self.provider
-            if not provider.write_if_idle(self._settle_accepts_run, self._settle_accepts):
+            if not provider.write_if_idle(self._settle_taken_and_refill, self._accepts.run):
                 provider.loop_thread.post(self.refill)
 
     @property
@@ -415,15 +413,17 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         self._settle_one(inbound, outcome, txn_id)
         self.refill()
 
-    def _settle_accepts_run(self) -> None:
-        """The batch ``acknowledge`` gathered, settled accepted in order, then one refill."""
-        accepts = self._accepts
+    def _settle_accepted(self, inbounds: list[AmqpInbound]) -> None:
+        """A batch ``acknowledge`` gathered, settled accepted in order, then one refill."""
         settle_one = self._settle_one
-        while accepts:
-            inbound = accepts.popleft()
+        for inbound in inbounds:
             if inbound.raw is not None:  # (given up meanwhile: a failover, a close)
                 settle_one(inbound, ACCEPTED, None)
         self.refill()
+
+    def _settle_taken_and_refill(self) -> None:
+        """``taken``'s direct write: the accepts gathered so far, then the credit."""
+        self._settle_accepted(self._accepts.take_now())
 
     def settle_many(self, inbounds: list[AmqpInbound], outcome: int) -> None:
         """``settle`` for a batch, in order, with one credit refill after it (plain accepts of
