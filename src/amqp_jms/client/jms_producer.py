@@ -159,7 +159,7 @@ class ProducerSettings:
     def _probe(self) -> Message:
         """A message holding this producer's properties: its typed setters and getters apply
         the message's validation and conversion rules, so none is written twice."""
-        probe = restore(record(BodyKind.MESSAGE, self._props))
+        probe = restore(record(BodyKind.MESSAGE, properties=self._props))
         if not self._ctx.internal.connection.internal.config.validate_property_names:
             trust_property_names(probe)
         return probe
