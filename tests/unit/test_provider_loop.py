@@ -18,7 +18,7 @@ from amqp_jms import (
     TransactionRolledBackException,
 )
 from amqp_jms.provider.errors import to_jms
-from amqp_jms.provider.loop import LoopThread
+from amqp_jms.provider.loop import LoopThread, PostedBatch
 
 
 def test_run_returns_results_and_raises_timeouts() -> None:
@@ -241,3 +241,62 @@ def test_a_second_stop_while_the_first_cancels_what_is_left_does_not_kill_the_th
     finally:
         threading.excepthook = previous
     assert deaths == []
+
+
+def test_posted_batch_serves_a_batch_with_one_run_and_keeps_the_order_of_posts_between() -> None:
+    """A prefetching consumer's accepts: items added while the batch's run is still the last
+    queued op join it; an op posted in between (a commit) runs after the items added before it
+    and before those added after it."""
+    lt = LoopThread("test-loop")
+    try:
+        release = threading.Event()
+        order: list[Any] = []
+        batch: PostedBatch[int] = PostedBatch(lt, lambda items: order.append(items))
+        lt.post(lambda: release.wait(5))  # hold the loop while the batch forms
+        batch.add(1)
+        first_run = batch.run
+        batch.add(2)
+        assert batch.run is first_run and lt.is_last(first_run)  # one queued run for both
+        lt.post(lambda: order.append("commit"))
+        batch.add(3)
+        assert batch.run is not first_run
+        release.set()
+        assert _wait_until(lambda: len(order) == 3)
+        assert order == [[1, 2], "commit", [3]]
+        # taken by a caller holding the loop (run_if_idle), the queued run finds nothing
+        release.clear()
+        lt.post(lambda: release.wait(5))
+        batch.add(4)
+        assert batch.take_now() == [4]
+        release.set()
+        lt.post(lambda: order.append("end"))
+        assert _wait_until(lambda: order[-1] == "end")
+        assert order == [[1, 2], "commit", [3], "end"]
+    finally:
+        lt.stop()
+
+
+def test_run_if_idle_with_queued_allows_only_that_op_in_the_queue() -> None:
+    """The receiving thread's credit write takes the queued accepts' run's work with it, so that
+    run (and only it) queued does not make the loop busy; it still runs later, finding its batch
+    empty."""
+    lt = LoopThread("test-loop")
+    try:
+        ran: list[str] = []
+
+        def drain() -> None:
+            ran.append("drain")
+
+        def other() -> None:
+            ran.append("other")
+
+        assert _wait_until(lambda: lt.run_if_idle(lambda: None))  # the loop sleeps in select
+        lt._ops.append(drain)  # posted, the loop not woken yet (what post leaves for a moment)
+        assert not lt.run_if_idle(lambda: ran.append("direct"))
+        assert lt.run_if_idle(lambda: ran.append("direct"), queued=drain)
+        lt._ops.append(other)
+        assert not lt.run_if_idle(lambda: ran.append("direct again"), queued=drain)
+        lt.post(lambda: None)  # wake the loop for what was queued
+        assert _wait_until(lambda: ran == ["direct", "drain", "other"])
+    finally:
+        lt.stop()

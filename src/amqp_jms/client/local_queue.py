@@ -167,7 +167,7 @@ class LocalQueue:
             return self.running and not self.closed
 
     def pop_nowait(self) -> Any:
-        with self._cond:
+        with self._lock:
             if self.running and self._q:
                 return self._q.popleft()
             return None

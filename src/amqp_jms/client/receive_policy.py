@@ -111,6 +111,8 @@ def receive_timeout(timeout_ms: object, name: str = "timeout_ms") -> float | Non
     """A receive's ``timeout_ms`` in seconds (None or 0: wait until a message or close), every
     receive's one check of it: a string, a bool or a negative number is refused naming the
     argument, not met later as ``unsupported operand type(s) for /``."""
+    if type(timeout_ms) is int and timeout_ms > 0:  # the common case, before the checks below
+        return timeout_ms / 1000.0
     if timeout_ms is None:
         return None
     if isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float)):

@@ -23,11 +23,11 @@ import selectors
 import threading
 from collections import deque
 from collections.abc import Callable, Coroutine
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ..exceptions import IllegalStateException, JMSException
 
-__all__ = ["LoopThread", "wait_for"]
+__all__ = ["LoopThread", "PostedBatch", "wait_for"]
 
 T = TypeVar("T")
 _ids = itertools.count(1)
@@ -63,6 +63,53 @@ class _IdleSelector(selectors.DefaultSelector):
             return super().select(timeout)
         finally:
             lock.acquire()
+
+
+class PostedBatch(Generic[T]):
+    """Items handed to the loop thread in batches: one queued run handles every item added while
+    it is still the last operation queued, and an operation posted in between (a commit, a
+    close) keeps its order: an item added after it starts a new batch behind it.
+
+    What a prefetching consumer's accepts go through: a closure and a post per message was a
+    tenth of an AUTO_ACKNOWLEDGE receive, and a drain of one shared queue would settle an accept
+    made after a commit inside the transaction the commit ended."""
+
+    def __init__(self, loop_thread: LoopThread, handle: Callable[[list[T]], None]) -> None:
+        self._loop_thread = loop_thread
+        self._handle = handle
+        self._lock = threading.Lock()
+        self._items: list[T] = []
+        #: the queued run of ``_items`` (recognised by ``LoopThread.is_last``)
+        self.run: Callable[[], None] = self._new_run(self._items)
+
+    def _new_run(self, items: list[T]) -> Callable[[], None]:
+        return lambda: self._take(items)
+
+    def add(self, item: T) -> None:
+        """Queue ``item`` for the loop thread (any thread)."""
+        with self._lock:
+            if self._items and self._loop_thread.is_last(self.run):
+                self._items.append(item)  # the queued run takes the lock first: it sees it
+                return
+            items = self._items = [item]
+            run = self.run = self._new_run(items)
+            self._loop_thread.post(run)
+
+    def take_now(self) -> list[T]:
+        """The items of the queued batch, taken by a caller that handles them itself while the
+        loop thread is held (``LoopThread.run_if_idle`` with ``queued=self.run``): the queued
+        run then finds its batch empty."""
+        with self._lock:
+            items = self._items[:]
+            self._items.clear()
+            return items
+
+    def _take(self, items: list[T]) -> None:
+        with self._lock:
+            taken = items[:]
+            items.clear()
+        if taken:
+            self._handle(taken)
 
 
 class LoopThread:
@@ -186,7 +233,7 @@ class LoopThread:
             fut.cancel()
             raise JMSException(f"{what} timed out after {timeout:.3f} s") from None
 
-    def run_if_idle(self, fn: Callable[[], object]) -> bool:
+    def run_if_idle(self, fn: Callable[[], object], queued: Callable[[], object] | None = None) -> bool:
         """Run ``fn()`` on the calling thread, now, if the loop thread is asleep in ``select``
         with nothing handed over and not yet started; False (``fn`` not run) otherwise.
 
@@ -195,13 +242,23 @@ class LoopThread:
         after everything this thread handed over earlier (the queue is empty), so the order of
         ``post``/``submit``/``run_if_idle`` from one thread is kept. ``fn`` must not complete the
         loop's own futures or schedule on it (it is not the loop thread): what it leaves for the
-        loop is picked up at the loop's next turn."""
+        loop is picked up at the loop's next turn.
+
+        ``queued``: an operation ``fn`` does the work of (a ``PostedBatch``'s run, whose items
+        ``fn`` takes with ``take_now``); the loop counts as idle with only that one queued too,
+        which then runs later and finds its batch empty."""
         lock = self.idle_lock
         if not lock.acquire(False):
             return False
         try:
-            if self._ops or self._wake_pending or self._starting is not None or self._closed:
+            if self._starting is not None or self._closed:
                 return False
+            ops = self._ops
+            if ops or self._wake_pending:
+                if queued is None or not ops or any(op is not queued for op in list(ops)):
+                    return False
+            fn()
+            return True
             fn()
             return True
         finally:
@@ -218,6 +275,13 @@ class LoopThread:
                 self._abandon_ops()
         elif self._closed:  # the wake-up was pending when the loop stopped: it will not come
             self._abandon_ops()
+
+    def is_last(self, fn: Callable[[], object]) -> bool:
+        """Whether ``fn`` (this object) is the last operation queued, not yet started."""
+        try:
+            return self._ops[-1] is fn
+        except IndexError:
+            return False
 
     def _abandon_ops(self) -> None:
         """Work that will never run (the loop stopped): posted operations are dropped (the

@@ -10,7 +10,8 @@ frame-level tests that need raw bytes on the wire send them with the scripted pe
 
 from __future__ import annotations
 
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 from typing import Any
 
 from ..destination import Destination
@@ -19,7 +20,7 @@ from ..mapping.inbound import decode as _map_decode
 from ..mapping.outbound import encode as _map_encode
 from ..message import MessageData
 
-__all__ = ["decode", "encode"]
+__all__ = ["decode", "decoder", "encode"]
 
 
 @lru_cache(maxsize=256)
@@ -58,3 +59,12 @@ def decode(
     only, see :func:`amqp_jms.mapping.decode`)."""
     return _map_decode(data, context=_context(consumer_destination, queue_prefix, topic_prefix, 0),
                        body=body)
+
+
+def decoder(
+    consumer_destination: Destination | None, *, queue_prefix: str | None = None,
+    topic_prefix: str | None = None,
+) -> Callable[..., Any]:
+    """``decode`` for one consumer's settings, made once: a receiver that keeps it decodes each
+    message without the per-call context lookup (hashing the destination and prefixes)."""
+    return partial(_map_decode, context=_context(consumer_destination, queue_prefix, topic_prefix, 0))

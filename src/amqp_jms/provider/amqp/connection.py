@@ -453,7 +453,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._closed_fut is not None and not self._closed_fut.done():
             self._closed_fut.set_result(None)
 
-    def write_if_idle(self, op: Callable[[], object]) -> bool:
+    def write_if_idle(self, op: Callable[[], object], queued: Callable[[], object] | None = None) -> bool:
         """Run ``op`` (a short piece of loop-side work a caller waits on: a waiting send's
         transfer, a pull's credit, an acknowledgement) and write the bytes it makes on the
         calling thread when the I/O thread is asleep with nothing queued
@@ -464,7 +464,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         engine's output is produced here: events are left for the I/O thread's next flush,
         which the peer's answer brings; it also gives back the send window's slot. A plain
         socket transport is written to directly (asyncio's write sends at once when its buffer
-        is empty, and only then is it used here)."""
+        is empty, and only then is it used here). ``queued``: as ``LoopThread.run_if_idle``'s."""
         transport = self._transport
         if not self._direct_writes or transport is None:
             return False
@@ -477,7 +477,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             self._write_output(eng)
 
         try:
-            done = self.loop_thread.run_if_idle(write)
+            done = self.loop_thread.run_if_idle(write, queued)
         except _NotIdle:
             return False
         if done and transport.is_closing():
