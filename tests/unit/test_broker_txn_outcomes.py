@@ -37,6 +37,17 @@ def test_committed_rolled_back_and_unknown() -> None:
     assert other.outcome(a, "alice") is None  # another broker's store
 
 
+def test_a_hostile_txn_id_is_unknown_never_an_error() -> None:
+    """A peer chooses the txn-id it asks about: shapes this store never makes (extra or missing
+    parts, signs, a 5,000-digit number past Python's int-parsing limit, non-ASCII) are answered
+    "cannot tell", not with an exception on the broker's loop."""
+    o = _outcomes()
+    prefix = o.new_id().rsplit(b".", 2)[0] + b"."
+    for bad in (b"", prefix, prefix + b"1", prefix + b"1.2.3", prefix + b"-1.-1", prefix + b"x.y",
+                prefix + b"1." + b"9" * 5000, prefix + "١.٢".encode(), b"\xff" * 64):
+        assert o.outcome(bad, "alice") is None, bad[:40]
+
+
 def test_kept_up_to_the_count_and_the_age() -> None:
     clock = Clock()
     o = _outcomes(clock=clock, max_txn_outcomes=3, txn_outcome_seconds=60.0)
