@@ -50,10 +50,9 @@ class CommitInDoubt:
             if isinstance(cause, TransactionRolledBackException):
                 reject(self.out, cause)
                 return
-            why = f": {cause}" if cause is not None else (": the connection was lost before the commit's "
-                                                          "outcome arrived")
-            reject(self.out, TransactionRolledBackException(
-                f"the commit failed and the transaction was rolled back{why}", None, cause))
+            why = str(cause) if cause is not None else (
+                "the connection was lost before the commit's outcome arrived")
+            reject(self.out, _rolled_back(why, cause))
             return
         asking = threading.Thread(target=self._ask, args=(token,), name="amqp-jms-commit-in-doubt",
                                   daemon=True)
@@ -82,13 +81,11 @@ class CommitInDoubt:
             if answer is CommitOutcome.COMMITTED:
                 resolve(self.out)
             elif answer is CommitOutcome.ROLLED_BACK:
-                reject(self.out, TransactionRolledBackException(
-                    "the commit failed and the transaction was rolled back: the connection was lost "
-                    "before the commit's answer arrived, and the broker says it did not commit"))
+                reject(self.out, _rolled_back("the connection was lost before the commit's answer arrived, "
+                                              "and the broker says it did not commit"))
             elif answer is CommitOutcome.NOT_ASKED:  # another broker now: Qpid JMS's answer
-                reject(self.out, TransactionRolledBackException(
-                    "the commit failed and the transaction was rolled back: the connection was lost "
-                    "before the commit's outcome arrived (failover reached another broker)"))
+                reject(self.out, _rolled_back("the connection was lost before the commit's outcome arrived "
+                                              "(failover reached another broker)"))
             else:
                 reject(self.out, JMSException(
                     "the commit's outcome is unknown: the connection was lost before its answer arrived, "
@@ -99,3 +96,9 @@ class CommitInDoubt:
         reject(self.out, JMSException(
             "the commit's outcome is unknown: the connection was lost before its answer arrived, and "
             f"the broker could not be asked{why}", None, last))
+
+
+def _rolled_back(why: str, cause: BaseException | None = None) -> TransactionRolledBackException:
+    """The answer when the commit did not happen, or cannot be learnt from this peer."""
+    return TransactionRolledBackException(f"the commit failed and the transaction was rolled back: {why}",
+                                          None, cause)
