@@ -8,65 +8,18 @@ A real browser drives the same console in tests/integration/test_broker_console_
 
 from __future__ import annotations
 
-import http.cookiejar
 import logging
 import re
 import socket
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
 
 import pytest
+from console_helpers import RULES, USERS, Client
 
 from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.routing.authorization import Authorization
-
-USERS = {"root": "r-pw", "bob": "b-pw"}
-RULES = Authorization.build(
-    {"root": ["admins"], "bob": ["readers"]},
-    [
-        ("#", {"send": ["admins"], "consume": ["admins"], "browse": ["admins"], "manage": ["admins"],
-               "create_temporary": ["admins"]}),
-        ("orders.#", {"send": ["admins"], "consume": ["admins"], "browse": ["readers", "admins"],
-                      "manage": ["admins"]}),
-    ],
-)
-
-
-class Client:
-    """A browser-like HTTP client: cookies kept, redirects followed, any status returned."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base.rstrip("/")
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def get(self, path: str) -> tuple[int, str]:
-        return self._open(urllib.request.Request(self.base + path))
-
-    def post(self, path: str, fields: dict[str, str]) -> tuple[int, str]:
-        data = urllib.parse.urlencode(fields).encode()
-        return self._open(urllib.request.Request(self.base + path, data=data, method="POST"))
-
-    def _open(self, req: urllib.request.Request) -> tuple[int, str]:
-        try:
-            with self.opener.open(req, timeout=10) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-
-    def login(self, user: str) -> None:
-        status, body = self.post("/login", {"user": user, "password": USERS[user], "next": "/"})
-        assert status == 200 and "Overview" in body, body
-
-    def csrf(self, path: str) -> str:
-        status, body = self.get(path)
-        assert status == 200, body
-        m = re.search(r'name="csrf" value="([^"]+)"', body)
-        assert m, "no form with a CSRF token on " + path
-        return m.group(1)
 
 
 @pytest.fixture

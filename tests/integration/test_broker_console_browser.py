@@ -18,9 +18,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_helpers import RULES, USERS
 
 from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.routing.authorization import Authorization
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -32,15 +32,6 @@ CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver (./scripts/install)")
 
-USERS = {"root": "r-pw", "bob": "b-pw"}
-RULES = Authorization.build(
-    {"root": ["admins"], "bob": ["readers"]},
-    [
-        ("#", {"send": ["admins"], "consume": ["admins"], "browse": ["admins"], "manage": ["admins"]}),
-        ("orders.#", {"send": ["admins"], "consume": ["admins"], "browse": ["readers", "admins"],
-                      "manage": ["admins"]}),
-    ],
-)
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 
 
