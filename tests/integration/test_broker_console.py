@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import re
 import socket
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 from console_helpers import RULES, USERS, Client
+from hostile_helpers import drain, round_trip
 
 from amqp_jms import ConnectionFactory, Queue
 
@@ -154,13 +156,37 @@ def test_a_broker_without_users_shows_a_read_only_console(broker_factory: Any) -
 
 
 def test_hostile_http_clients_do_not_slow_the_amqp_side(secured: Any) -> None:
-    """Slow clients, a huge header and many connections at once on the console's listener: the
-    AMQP listener keeps answering a send and a receive at once."""
+    """A huge header is answered 431; then slow clients trickling their request a byte at a time
+    and many connections (more than the listener keeps waiting) at once on the console's
+    listener: the AMQP listener keeps answering sends and receives as quickly as before."""
     host, port = urllib.parse.urlsplit(secured.console_url).netloc.split(":")
-    silent = [socket.create_connection((host, int(port))) for _ in range(20)]
+    amqp = secured.url.replace("amqp://", "amqp://root:r-pw@")
+    baseline = min(round_trip(amqp) for _ in range(3))
     huge = socket.create_connection((host, int(port)))
     huge.sendall(b"GET / HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n")
+    answer, _ = drain(huge, 10)
+    huge.close()
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        with socket.create_connection((host, int(port))) as s:
+            for byte in b"GET /queues HTTP/1.1\r\nHost: x\r\n" * 10:
+                if stop.wait(0.2):
+                    return
+                try:
+                    s.sendall(bytes([byte]))
+                except OSError:
+                    return  # cut by the listener (its request timeout): as it should be
+
+    slow = [threading.Thread(target=trickle, daemon=True) for _ in range(5)]
+    for t in slow:
+        t.start()
+    time.sleep(0.5)  # the slow ones connected first: then more silent sockets than are kept waiting
+    silent = [socket.create_connection((host, int(port))) for _ in range(100)]
     try:
+        trips = [round_trip(amqp) for _ in range(5)]
+        assert max(trips) < max(2.0, 20 * baseline), (baseline, trips)
         t = time.monotonic()
         _send(secured, "orders.fast", 20)
         with ConnectionFactory(secured.url, username="root", password="r-pw").create_connection() as conn:
@@ -169,8 +195,11 @@ def test_hostile_http_clients_do_not_slow_the_amqp_side(secured: Any) -> None:
             assert all(consumer.receive(5000) is not None for _ in range(20))
         assert time.monotonic() - t < 5
     finally:
-        for s in [*silent, huge]:
+        stop.set()
+        for s in silent:
             s.close()
+        for t in slow:
+            t.join(5)
 
 
 def test_a_broker_from_its_configuration_file_signs_in_with_scram_hashed_passwords(tmp_path: Any) -> None:
