@@ -82,3 +82,25 @@ def test_the_broker_section_names_code_that_exists() -> None:
     names, members = _broker_definitions()
     missing = sorted(n for n in named if (n not in members if "." in n else n not in names))
     assert missing == [], f"architecture.md's broker section names what broker/ does not define: {missing}"
+
+
+def test_every_module_of_a_broker_room_is_named_where_a_newcomer_looks() -> None:
+    """A module added to a room of the broker (``operations/``, ``protocol/``, ``routing/``,
+    ``storage/``) is named in the room's own docstring and in the page's picture of the rooms,
+    so that the folder's guide and the page keep listing everything in it."""
+    import ast
+
+    picture = _broker_section().split("### One message")[0]
+    unnamed = []
+    for room in ("operations", "protocol", "routing", "storage"):
+        folder = SRC / "broker" / room
+        guide = ast.get_docstring(ast.parse((folder / "__init__.py").read_text(encoding="utf-8"))) or ""
+        modules = [p.stem for p in folder.glob("*.py") if p.stem != "__init__"]
+        modules += [p.parent.name for p in folder.glob("*/__init__.py")]
+        assert len(modules) >= 4, room
+        for name in sorted(modules):
+            if f"``{name}``" not in guide:
+                unnamed.append(f"broker/{room}/__init__.py docstring: {name}")
+            if f"`{name}.py`" not in picture and f"{room}/{name}/`" not in picture:
+                unnamed.append(f"architecture.md's rooms: broker/{room}/{name}")
+    assert unnamed == [], unnamed
