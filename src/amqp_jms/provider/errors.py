@@ -11,6 +11,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
+from ..engine.raw import TRANSACTIONAL_STATE
 from ..exceptions import (
     InvalidClientIDException,
     InvalidDestinationException,
@@ -129,7 +130,6 @@ def sasl_mismatch(offered: tuple[str, ...] | None, allowed: tuple[str, ...], *, 
     return "no SASL mechanism in common: " + "; ".join(parts)
 
 
-TRANSACTIONAL_STATE = 0x34
 _REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
 
 
