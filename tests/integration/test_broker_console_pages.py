@@ -298,6 +298,7 @@ def test_the_broker_command_prints_the_console_address_and_serves_it(tmp_path: P
         with urllib.request.urlopen(m.group(1), timeout=10) as r:
             page = r.read().decode()
         assert "<h1>Overview</h1>" in page and "Read-only" in page
+        assert "--console-allow-anonymous-actions" in page  # and how to allow changes
     finally:
         proc.terminate()
         proc.wait(30)
