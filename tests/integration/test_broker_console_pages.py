@@ -150,6 +150,25 @@ def test_a_queue_page_previews_each_jms_body_type_and_a_non_jms_body(secured: An
     assert "ratio <span class=muted>(double)</span> = 0.5" in body
 
 
+def test_a_queue_page_browses_its_messages_twenty_to_a_page(secured: Any) -> None:
+    with _factory(secured).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("orders.many"))
+        for i in range(25):
+            p.send(s.create_text_message(f"order {i}"))
+    c = Client(secured.console_url)
+    c.login("root")
+    status, first = c.get("/queues/orders.many")
+    assert status == 200
+    bodies = re.findall(r"<b>text</b><pre>order (\d+)</pre>", first)
+    assert bodies == [str(i) for i in range(20)]  # the oldest first, as they are delivered
+    assert 'href="?offset=20"' in first and "← newer" not in first
+    status, second = c.get("/queues/orders.many?offset=20")
+    assert re.findall(r"<b>text</b><pre>order (\d+)</pre>", second) == [str(i) for i in range(20, 25)]
+    assert 'href="?offset=0"' in second and "older →" not in second
+    assert secured.metrics().queue("orders.many").depth == 25  # browsing takes nothing
+
+
 def test_connections_consumers_and_subscriptions_pages(secured: Any) -> None:
     with _factory(secured).create_connection() as conn:
         conn.set_client_id("shop-1")
