@@ -2,8 +2,9 @@
 Selenium (with Debian's chromedriver: nothing is downloaded), against a broker the test starts.
 
 A signed-in operator watches a queue's depth change as messages are sent (the page refreshes
-itself), reads a message, sees the connections, consumers and durable subscriptions, and moves messages from the dead-letter queue back; a read-only user
-tries to purge and the page tells them why not.
+itself), reads a message, sees the connections, consumers and durable subscriptions, and moves
+messages from the dead-letter queue back; a read-only user tries to purge and the page tells
+them why not.
 
 ``CONSOLE_SCREENSHOTS=DIR`` saves the pages as PNGs there (how docs/images/console-*.png are made).
 """
