@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..._links import doc_url
 from ..limits import AddressFullPolicy, BrokerLimits
 from .config import BrokerConfig, ConfigError, load_config, with_overrides
 from .metrics import QUEUE_LABELS
@@ -47,7 +48,8 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     # defaults are None so that a flag not given leaves the configuration file's value alone
     p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
     p.add_argument("--config", default=None,
-                   help="broker configuration file (TOML; see docs/broker.md); flags override it")
+                   help=f"broker configuration file (TOML; {doc_url('broker', 'configuration-file')}); "
+                   "flags override it")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 5672; 0 = any free port)")
     p.add_argument("--data-dir", default=None,
@@ -98,7 +100,7 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
 def add_limit_arguments(p: argparse.ArgumentParser) -> None:
     """Flags for the main :class:`~amqp_jms.broker.limits.BrokerLimits` (each overrides the
     config file's ``[limits]``; unset = the default)."""
-    g = p.add_argument_group("limits (docs/broker.md lists every limit and its default)")
+    g = p.add_argument_group(f"limits (every limit and its default: {doc_url('broker', 'limits')})")
     g.add_argument("--max-message-size", type=int, default=None, help="bytes (default 100 MiB)")
     g.add_argument("--max-frame-size", type=int, default=None, help="bytes (default 65536)")
     g.add_argument("--handshake-timeout", type=float, default=None,
