@@ -178,23 +178,24 @@ def _hash_password() -> int:
     if sys.stdin.isatty():
         password = getpass.getpass("password: ")
         if getpass.getpass("again: ") != password:
-            print("the passwords differ", file=sys.stderr)
-            return 2
+            raise StartError("the passwords differ")
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     if not password:
-        print("empty password refused", file=sys.stderr)
-        return 2
+        raise StartError("empty password refused")
     print(hash_password(password))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0.
+class StartError(Exception):
+    """The broker cannot start as asked (a configuration mistake, a refused password); the
+    message says why. The command line reports it and exits 2 (``amqp-jms broker --json``: as
+    its JSON error object)."""
 
-    A configuration mistake prints the file, line and key and returns 2 without serving.
-    """
-    args = build_parser().parse_args(argv)
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` (parsed by :func:`build_parser`'s options) ask: hash a password, or serve
+    until a signal. Raises :class:`StartError` without serving when the configuration is wrong."""
     if args.hash_password:
         return _hash_password()
     logging.basicConfig(
@@ -205,7 +206,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = config_from_args(args).broker_options()
     except (ConfigError, ValueError, OSError) as e:
-        print(f"amqp-jms broker: {e}", file=sys.stderr)
-        return 2
+        raise StartError(str(e)) from e
     asyncio.run(_serve(options))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0.
+
+    A configuration mistake prints the file, line and key and returns 2 without serving.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except StartError as e:
+        print(f"amqp-jms broker: {e}", file=sys.stderr)
+        return 2
