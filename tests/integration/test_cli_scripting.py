@@ -154,3 +154,20 @@ def test_demo_without_the_spark_extra_says_which_extra_before_doing_anything(tmp
     assert no_chart.returncode == 2
     assert "missing: matplotlib" in _json_error(no_chart)["message"]
     assert not data.exists()
+
+
+NO_JAVA = "import os\nos.environ['PATH'] = '/nonexistent'\nos.environ.pop('JAVA_HOME', None)\n"
+
+
+def test_spark_commands_check_java_and_their_extra_before_any_work(tmp_path: Path) -> None:
+    data = tmp_path / "demo-data"
+    no_java = _cli("demo", "--messages", "10", "--data-dir", str(data), "--json", prelude=NO_JAVA)
+    assert no_java.returncode == 2, no_java.stderr
+    assert "needs Java 17 or later" in _json_error(no_java)["message"]
+    assert not data.exists()
+    out = tmp_path / "parquet"
+    pipeline = _cli("pipeline", "orders", "--output", str(out), "--url", "amqp://127.0.0.1:1",
+                    prelude=HIDE.format(hidden={"pyarrow"}))
+    assert pipeline.returncode == 2, pipeline.stderr
+    assert "needs the spark extra (missing: pyarrow): pip install 'amqp-jms[spark]'" in pipeline.stderr
+    assert not out.exists()
