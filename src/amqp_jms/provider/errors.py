@@ -11,6 +11,7 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
+from ..engine.raw import TRANSACTIONAL_STATE
 from ..engine.sasl_client import KNOWN, SaslCredentials
 from ..exceptions import (
     InvalidClientIDException,
@@ -129,7 +130,6 @@ def sasl_mismatch(offered: tuple[str, ...], creds: SaslCredentials, *, tls: bool
     return "no SASL mechanism in common: " + "; ".join(parts)
 
 
-TRANSACTIONAL_STATE = 0x34
 _REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
 
 
