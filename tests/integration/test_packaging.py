@@ -42,6 +42,20 @@ def dist(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+def _wheel_from_sdist(dist: Path, tmp_path: Path, env: dict[str, str]) -> Path:
+    """A wheel built (with ``env``) from the module's sdist unpacked under ``tmp_path``, as pip
+    builds one from PyPI's sdist."""
+    (sdist,) = dist.glob("*.tar.gz")
+    with tarfile.open(sdist) as tar:
+        tar.extractall(tmp_path, filter="data")
+    (unpacked,) = tmp_path.glob("amqp_jms-*")
+    out = tmp_path / "wheel"
+    out.mkdir()
+    _build(out, "--wheel", source=unpacked, env=env)
+    (wheel,) = out.glob("*.whl")
+    return wheel
+
+
 def _wheel(dist: Path) -> zipfile.ZipFile:
     (wheel,) = dist.glob("*.whl")
     return zipfile.ZipFile(wheel)
@@ -120,14 +134,7 @@ def test_a_wheel_built_without_a_c_compiler_installs_and_runs(dist: Path, tmp_pa
     """setup.py's accelerators are optional: with no working compiler the build still succeeds,
     the wheel keeps its platform tag (it was built for this interpreter) and, installed, runs
     the quickstart with every accelerator's pure-Python twin."""
-    (sdist,) = dist.glob("*.tar.gz")
-    with tarfile.open(sdist) as tar:
-        tar.extractall(tmp_path, filter="data")
-    (unpacked,) = tmp_path.glob("amqp_jms-*")
-    out = tmp_path / "nocc"
-    out.mkdir()
-    _build(out, "--wheel", source=unpacked, env={"AMQP_JMS_NO_ACCEL": "", "CC": "/bin/false"})
-    (wheel,) = out.glob("*.whl")
+    wheel = _wheel_from_sdist(dist, tmp_path, {"AMQP_JMS_NO_ACCEL": "", "CC": "/bin/false"})
     assert "-cp3" in wheel.name  # declared extensions: the tag says which interpreter it is for
     with zipfile.ZipFile(wheel) as whl:
         assert not [n for n in whl.namelist() if n.endswith((".so", ".c"))]
@@ -148,14 +155,7 @@ def test_a_wheel_built_without_a_c_compiler_installs_and_runs(dist: Path, tmp_pa
 
 @pytest.mark.slow
 def test_the_compiled_wheel_has_the_accelerators_but_not_their_sources(dist: Path, tmp_path: Path) -> None:
-    (sdist,) = dist.glob("*.tar.gz")
-    with tarfile.open(sdist) as tar:
-        tar.extractall(tmp_path, filter="data")
-    (unpacked,) = tmp_path.glob("amqp_jms-*")
-    out = tmp_path / "compiled"
-    out.mkdir()
-    _build(out, "--wheel", source=unpacked, env={"AMQP_JMS_NO_ACCEL": ""})
-    (wheel,) = out.glob("*.whl")
+    wheel = _wheel_from_sdist(dist, tmp_path, {"AMQP_JMS_NO_ACCEL": ""})
     assert "-cp3" in wheel.name and not wheel.name.endswith("-none-any.whl")
     with zipfile.ZipFile(wheel) as whl:
         names = whl.namelist()
