@@ -46,3 +46,13 @@ def test_pip_install_is_shown_for_each_user_extra(doc: str) -> None:
     assert re.search(r"^pip install amqp-jms\b", text, re.M)
     for extra in ("spark", "spark-connect", "otel", "spark,demo"):
         assert f"pip install 'amqp-jms[{extra}]'" in text, f"{doc}: no pip install for [{extra}]"
+
+
+def test_the_readme_links_pages_on_the_site_not_in_the_repository() -> None:
+    """The README is the package's description on PyPI, where ``docs/x.md`` leads nowhere; each
+    site link it gives is a page the site has."""
+    text = (ROOT / "README.md").read_text()
+    assert re.findall(r"\bdocs/[\w-]+\.md", text) == []
+    site = PROJECT["urls"]["Documentation"]
+    for page in re.findall(re.escape(site) + r"([\w-]+)/", text):
+        assert (ROOT / "docs" / f"{page}.md").is_file(), page
