@@ -87,6 +87,12 @@ class OutgoingLink:
         except Exception:
             return False
 
+    def reads(self, address: str) -> bool:
+        """This link takes its messages from ``address``: its queue, or the topic of its
+        subscription."""
+        sub = self.subscription
+        return self.queue.name == address or (sub is not None and sub.topic == address)
+
     def deliver(self, msg: BrokerMessage) -> None:
         self._tag += 1
         tag = b"%d" % self._tag
