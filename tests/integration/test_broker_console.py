@@ -8,65 +8,20 @@ A real browser drives the same console in tests/integration/test_broker_console_
 
 from __future__ import annotations
 
-import http.cookiejar
 import logging
 import re
 import socket
+import threading
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
 from typing import Any
 
 import pytest
+from console_helpers import RULES, USERS, Client
+from hostile_helpers import drain, round_trip
 
 from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.routing.authorization import Authorization
-
-USERS = {"root": "r-pw", "bob": "b-pw"}
-RULES = Authorization.build(
-    {"root": ["admins"], "bob": ["readers"]},
-    [
-        ("#", {"send": ["admins"], "consume": ["admins"], "browse": ["admins"], "manage": ["admins"],
-               "create_temporary": ["admins"]}),
-        ("orders.#", {"send": ["admins"], "consume": ["admins"], "browse": ["readers", "admins"],
-                      "manage": ["admins"]}),
-    ],
-)
-
-
-class Client:
-    """A browser-like HTTP client: cookies kept, redirects followed, any status returned."""
-
-    def __init__(self, base: str) -> None:
-        self.base = base.rstrip("/")
-        self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(self.jar))
-
-    def get(self, path: str) -> tuple[int, str]:
-        return self._open(urllib.request.Request(self.base + path))
-
-    def post(self, path: str, fields: dict[str, str]) -> tuple[int, str]:
-        data = urllib.parse.urlencode(fields).encode()
-        return self._open(urllib.request.Request(self.base + path, data=data, method="POST"))
-
-    def _open(self, req: urllib.request.Request) -> tuple[int, str]:
-        try:
-            with self.opener.open(req, timeout=10) as r:
-                return r.status, r.read().decode()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read().decode()
-
-    def login(self, user: str) -> None:
-        status, body = self.post("/login", {"user": user, "password": USERS[user], "next": "/"})
-        assert status == 200 and "Overview" in body, body
-
-    def csrf(self, path: str) -> str:
-        status, body = self.get(path)
-        assert status == 200, body
-        m = re.search(r'name="csrf" value="([^"]+)"', body)
-        assert m, "no form with a CSRF token on " + path
-        return m.group(1)
 
 
 @pytest.fixture
@@ -201,13 +156,37 @@ def test_a_broker_without_users_shows_a_read_only_console(broker_factory: Any) -
 
 
 def test_hostile_http_clients_do_not_slow_the_amqp_side(secured: Any) -> None:
-    """Slow clients, a huge header and many connections at once on the console's listener: the
-    AMQP listener keeps answering a send and a receive at once."""
+    """A huge header is answered 431; then slow clients trickling their request a byte at a time
+    and many connections (more than the listener keeps waiting) at once on the console's
+    listener: the AMQP listener keeps answering sends and receives as quickly as before."""
     host, port = urllib.parse.urlsplit(secured.console_url).netloc.split(":")
-    silent = [socket.create_connection((host, int(port))) for _ in range(20)]
+    amqp = secured.url.replace("amqp://", "amqp://root:r-pw@")
+    baseline = min(round_trip(amqp) for _ in range(3))
     huge = socket.create_connection((host, int(port)))
     huge.sendall(b"GET / HTTP/1.1\r\nX: " + b"a" * 20000 + b"\r\n\r\n")
+    answer, _ = drain(huge, 10)
+    huge.close()
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:80]
+    stop = threading.Event()
+
+    def trickle() -> None:
+        with socket.create_connection((host, int(port))) as s:
+            for byte in b"GET /queues HTTP/1.1\r\nHost: x\r\n" * 10:
+                if stop.wait(0.2):
+                    return
+                try:
+                    s.sendall(bytes([byte]))
+                except OSError:
+                    return  # cut by the listener (its request timeout): as it should be
+
+    slow = [threading.Thread(target=trickle, daemon=True) for _ in range(5)]
+    for t in slow:
+        t.start()
+    time.sleep(0.5)  # the slow ones connected first: then more silent sockets than are kept waiting
+    silent = [socket.create_connection((host, int(port))) for _ in range(100)]
     try:
+        trips = [round_trip(amqp) for _ in range(5)]
+        assert max(trips) < max(2.0, 20 * baseline), (baseline, trips)
         t = time.monotonic()
         _send(secured, "orders.fast", 20)
         with ConnectionFactory(secured.url, username="root", password="r-pw").create_connection() as conn:
@@ -216,8 +195,11 @@ def test_hostile_http_clients_do_not_slow_the_amqp_side(secured: Any) -> None:
             assert all(consumer.receive(5000) is not None for _ in range(20))
         assert time.monotonic() - t < 5
     finally:
-        for s in [*silent, huge]:
+        stop.set()
+        for s in silent:
             s.close()
+        for t in slow:
+            t.join(5)
 
 
 def test_a_broker_from_its_configuration_file_signs_in_with_scram_hashed_passwords(tmp_path: Any) -> None:

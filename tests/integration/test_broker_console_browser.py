@@ -2,8 +2,9 @@
 Selenium (with Debian's chromedriver: nothing is downloaded), against a broker the test starts.
 
 A signed-in operator watches a queue's depth change as messages are sent (the page refreshes
-itself), reads a message, and moves messages from the dead-letter queue back; a read-only user
-tries to purge and the page tells them why not.
+itself), reads a message, sees the connections, consumers and durable subscriptions, and moves
+messages from the dead-letter queue back; a read-only user tries to purge and the page tells
+them why not.
 
 ``CONSOLE_SCREENSHOTS=DIR`` saves the pages as PNGs there (how docs/images/console-*.png are made).
 """
@@ -18,9 +19,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from console_helpers import RULES, USERS
 
-from amqp_jms import ConnectionFactory, Queue
-from amqp_jms.broker.routing.authorization import Authorization
+from amqp_jms import ConnectionFactory, Queue, Topic
 
 webdriver = pytest.importorskip("selenium.webdriver")
 from selenium.webdriver.common.by import By  # noqa: E402
@@ -32,15 +33,6 @@ CHROMEDRIVER = shutil.which("chromedriver")
 pytestmark = pytest.mark.skipif(CHROMIUM is None or CHROMEDRIVER is None,
                                 reason="needs Debian's chromium and chromium-driver (./scripts/install)")
 
-USERS = {"root": "r-pw", "bob": "b-pw"}
-RULES = Authorization.build(
-    {"root": ["admins"], "bob": ["readers"]},
-    [
-        ("#", {"send": ["admins"], "consume": ["admins"], "browse": ["admins"], "manage": ["admins"]}),
-        ("orders.#", {"send": ["admins"], "consume": ["admins"], "browse": ["readers", "admins"],
-                      "manage": ["admins"]}),
-    ],
-)
 SHOTS = os.environ.get("CONSOLE_SCREENSHOTS")
 
 
@@ -134,6 +126,21 @@ def test_an_operator_watches_reads_and_repairs_in_a_browser(broker_factory: Any,
     wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "order 4"))
     assert "region (String) = EU" in browser.find_element(By.TAG_NAME, "main").text
     _shot(browser, "queue")
+
+    with ConnectionFactory(broker.url, username="root", password="r-pw").create_connection() as conn:
+        conn.set_client_id("billing")
+        conn.start()
+        session = conn.create_session()
+        session.create_durable_consumer(Topic("prices"), "daily", "currency = 'EUR'")
+        session.create_consumer(Queue("orders.us"), "region = 'US'")
+        _click(browser, By.LINK_TEXT, "Connections")  # who is connected, reading what, with what credit
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "region = 'US'"))
+        assert "billing" in browser.find_element(By.TAG_NAME, "main").text
+        _shot(browser, "connections")
+        _click(browser, By.LINK_TEXT, "Subscriptions")
+        wait.until(EC.text_to_be_present_in_element((By.TAG_NAME, "main"), "billing:daily"))
+        assert "currency = 'EUR'" in browser.find_element(By.TAG_NAME, "main").text
+        _shot(browser, "subscriptions")
 
     browser.get(base + "queues/DLQ")
     browser.find_element(By.NAME, "destination").send_keys("orders.eu")

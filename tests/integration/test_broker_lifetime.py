@@ -57,6 +57,19 @@ def temp_receiver(conn: BlockingConnection, policy: int, credit: int = 10) -> tu
     return r, str(r.link.remote_source.address)
 
 
+def held_after_its_creator(broker: Broker) -> tuple[BlockingConnection, str]:
+    """A delete-on-no-messages node holding "one" and "two", sent over a second connection
+    (returned) after the creator's connection has closed."""
+    a = BlockingConnection(broker.url, timeout=10)
+    b = BlockingConnection(broker.url, timeout=10)
+    _, address = temp_receiver(a, ON_NO_MESSAGES, credit=0)
+    s = b.create_sender(address, options=Caps("temporary-queue"))
+    s.send(Message(body="one"))
+    s.send(Message(body="two"))
+    a.close()
+    return b, address
+
+
 def test_delete_on_close_deletes_when_the_creating_link_closes(broker: Broker) -> None:
     a = BlockingConnection(broker.url, timeout=10)
     b = BlockingConnection(broker.url, timeout=10)
@@ -85,13 +98,7 @@ def test_delete_on_no_links_lives_while_any_link_is_attached(broker: Broker) -> 
 
 
 def test_delete_on_no_messages_outlives_its_creator_until_emptied(broker: Broker) -> None:
-    a = BlockingConnection(broker.url, timeout=10)
-    b = BlockingConnection(broker.url, timeout=10)
-    _, address = temp_receiver(a, ON_NO_MESSAGES, credit=0)
-    s = b.create_sender(address, options=Caps("temporary-queue"))
-    s.send(Message(body="one"))
-    s.send(Message(body="two"))
-    a.close()  # creator gone, two messages held: the node stays
+    b, address = held_after_its_creator(broker)  # creator gone, two messages held: the node stays
     assert exists(broker, address)
     c = b.create_receiver(address, options=Caps("temporary-queue"))
     assert c.receive(timeout=5).body == "one"
@@ -149,3 +156,20 @@ def test_delete_on_no_messages_when_the_last_message_is_rejected(broker: Broker)
         r.receive(timeout=5)
     assert not exists(broker, address)
     a.close()
+
+
+def test_delete_on_no_messages_keeps_a_node_whose_message_is_delivered_but_unsettled(broker: Broker) -> None:
+    """A message a consumer holds unsettled still belongs to the node: accepting the one before it
+    leaves the queue empty but must not delete the node (its consumer could still release it)."""
+    b, address = held_after_its_creator(broker)
+    c = b.create_receiver(address, credit=10, options=Caps("temporary-queue"))
+    assert c.receive(timeout=5).body == "one"
+    assert c.receive(timeout=5).body == "two"  # both delivered, neither settled
+    c.accept()  # "one" settled: the queue is empty, "two" is still out with the consumer
+    b.create_sender("lifetime-sync")  # a round trip on b: the broker has handled the accept
+    assert exists(broker, address)
+    c.accept()  # "two" settled: nothing is left, the node goes
+    with pytest.raises(LinkDetached, match="resource-deleted"):
+        c.receive(timeout=5)
+    assert not exists(broker, address)
+    b.close()

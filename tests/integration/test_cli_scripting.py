@@ -20,13 +20,15 @@ from amqp_jms import ConnectionFactory, Queue, Session, TextMessage
 SRC = Path(__file__).resolve().parents[2] / "src"
 
 
-def _cli(*argv: str, prelude: str = "", timeout: float = 60) -> subprocess.CompletedProcess[str]:
+def _cli(*argv: str, prelude: str = "", timeout: float = 60, stdin: str | None = None
+         ) -> subprocess.CompletedProcess[str]:
     """``amqp-jms ARGV`` in a child interpreter; ``prelude`` runs first (to hide a module)."""
     code = prelude + "\nimport sys\nfrom amqp_jms.cli.main import main\nsys.exit(main(sys.argv[1:]))\n"
     env = dict(os.environ)
     env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
     return subprocess.run(
-        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=timeout, env=env
+        [sys.executable, "-c", code, *argv], capture_output=True, text=True, timeout=timeout, env=env,
+        input=stdin,
     )
 
 
@@ -67,6 +69,24 @@ def test_json_errors_are_one_object_on_stderr_with_the_exit_code_unchanged(broke
     # without --json the same error stays text for people
     plain = _cli("send", "q", "x", "--priority", "12")
     assert plain.returncode == 2 and plain.stderr.startswith("usage: amqp-jms send")
+
+
+def test_a_broker_that_cannot_start_reports_json_too(tmp_path: Path) -> None:
+    """``amqp-jms broker`` runs the broker package's own command line; its start-up refusals
+    (a configuration mistake, an empty password to hash) follow the same contract: exit 2, one
+    JSON object on stderr under ``--json``, the file, line and key either way."""
+    bad = tmp_path / "bad.toml"
+    bad.write_text('[listener]\nport = 0\n\n[users.eve]\npassword = "plaintext"\n')
+    proc = _cli("broker", "--config", str(bad), "--json")
+    assert proc.returncode == 2 and "listening" not in proc.stdout
+    record = _json_error(proc)
+    assert (record["error"], record["exit_code"]) == ("UsageError", 2)
+    assert record["message"].startswith(f"{bad}:5: [users.eve] password: plain-text password refused")
+    plain = _cli("broker", "--config", str(bad))
+    assert plain.returncode == 2 and f"{bad}:5: [users.eve] password" in plain.stderr
+    assert not plain.stderr.lstrip().startswith("{")
+    empty = _cli("--json", "broker", "--hash-password", stdin="\n")
+    assert empty.returncode == 2 and _json_error(empty)["message"] == "empty password refused"
 
 
 def test_an_unknown_property_type_suffix_is_a_usage_error_and_sends_nothing(broker: Any) -> None:
@@ -134,3 +154,20 @@ def test_demo_without_the_spark_extra_says_which_extra_before_doing_anything(tmp
     assert no_chart.returncode == 2
     assert "missing: matplotlib" in _json_error(no_chart)["message"]
     assert not data.exists()
+
+
+NO_JAVA = "import os\nos.environ['PATH'] = '/nonexistent'\nos.environ.pop('JAVA_HOME', None)\n"
+
+
+def test_spark_commands_check_java_and_their_extra_before_any_work(tmp_path: Path) -> None:
+    data = tmp_path / "demo-data"
+    no_java = _cli("demo", "--messages", "10", "--data-dir", str(data), "--json", prelude=NO_JAVA)
+    assert no_java.returncode == 2, no_java.stderr
+    assert "needs Java 17 or later" in _json_error(no_java)["message"]
+    assert not data.exists()
+    out = tmp_path / "parquet"
+    pipeline = _cli("pipeline", "orders", "--output", str(out), "--url", "amqp://127.0.0.1:1",
+                    prelude=HIDE.format(hidden={"pyarrow"}))
+    assert pipeline.returncode == 2, pipeline.stderr
+    assert "needs the spark extra (missing: pyarrow): pip install 'amqp-jms[spark]'" in pipeline.stderr
+    assert not out.exists()

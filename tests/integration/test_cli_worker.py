@@ -119,3 +119,62 @@ def test_worker_reads_the_factory_and_destination_from_jndi_properties(broker: A
             proc.kill()
     assert sorted(log.read_text().split()) == [f"m{i}" for i in range(5)]
     assert proc.returncode == 0
+
+
+def test_on_a_terminal_a_live_status_line_and_the_selector_applies(broker: Any, tmp_path: Path) -> None:
+    """Under a pseudo-terminal the worker redraws one status line (rate, in flight, failures,
+    backlog) instead of printing lines; ``--selector`` leaves non-matching messages queued."""
+    import pty
+    import select
+
+    (tmp_path / "h.py").write_text(
+        "import os\ndef handle(m):\n    open(os.environ['WORKER_LOG'], 'a').write(m.get_text() + '\\n')\n")
+    with ConnectionFactory(broker.url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("orders"))
+        for i in range(20):
+            m = s.create_text_message(f"m{i}")
+            m.set_string_property("region", "eu" if i % 2 else "us")
+            p.send(m)
+    log = tmp_path / "log"
+    env = {**os.environ, "WORKER_LOG": str(log), "TERM": "xterm", "COLUMNS": "200",
+           "PYTHONPATH": SRC + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env.pop("NO_COLOR", None)
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amqp_jms.cli.main", "worker", "h:handle", "--url", broker.url,
+         "-d", "queue://orders", "--selector", "region = 'eu'"],
+        cwd=tmp_path, env=env, stdin=slave, stdout=slave, stderr=slave)
+    os.close(slave)
+    screen = b""
+    try:
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and not (log.exists() and len(log.read_text().split()) >= 10
+                                                   and screen.count(b"done ") >= 3):
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    screen += os.read(master, 65536)
+                except OSError:
+                    break
+        proc.send_signal(signal.SIGTERM)
+        end = time.monotonic() + 20
+        while proc.poll() is None and time.monotonic() < end:
+            if select.select([master], [], [], 0.1)[0]:
+                try:
+                    screen += os.read(master, 65536)
+                except OSError:
+                    break
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(10)
+        os.close(master)
+    assert proc.returncode == 0, screen.decode(errors="replace")[-2000:]
+    text = screen.decode(errors="replace")
+    for field in ("rate", "in flight", "failed", "backlog"):
+        assert field in text
+    assert "[region = 'eu']" in text  # the selector shown as given (not eaten as markup)
+    assert "\x1b[" in text  # redrawn in place (cursor control), not appended lines
+    assert sorted(log.read_text().split()) == sorted(f"m{i}" for i in range(1, 20, 2))
+    q = broker.metrics().queue("orders")
+    assert q.dequeued == 10 and q.depth == 10 and q.delivering == 0

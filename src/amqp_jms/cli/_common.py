@@ -7,7 +7,6 @@ hold if every command reports through the same few functions.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -30,6 +29,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from .._extras import missing_for, needs_extras
 from ..destination import Destination, parse_destination
 from ..types import Byte, Char, Double, Float, Int, Long, Short
 
@@ -70,28 +70,12 @@ class ExpectationUnmet(Exception):
     script tells "the queue was empty" from "the broker was unreachable" (exit 1)."""
 
 
-#: what each extra brings that a command may need: extra -> (importable module, ...)
-_EXTRAS: dict[str, tuple[str, ...]] = {
-    "spark": ("pyspark", "pyarrow", "pandas"),
-    "demo": ("matplotlib",),
-}
-
-
-def _importable(module: str) -> bool:
-    try:
-        return importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        return False
-
-
 def require_extras(what: str, *extras: str, java: bool = False) -> None:
     """Check, before any work starts, that the ``extras`` (and Java, for Spark) are installed;
     else a UsageError naming the ``pip install`` that brings them (exit 2)."""
-    missing = [m for extra in extras for m in _EXTRAS[extra] if not _importable(m)]
+    missing = missing_for(*extras)
     if missing:
-        wanted = ",".join(extras)
-        raise UsageError(f"{what} needs the {wanted} extra{'s' if len(extras) > 1 else ''} "
-                         f"(missing: {', '.join(missing)}): pip install 'amqp-jms[{wanted}]'")
+        raise UsageError(needs_extras(what, extras, missing))
     home = os.environ.get("JAVA_HOME")
     java_home = bool(home) and os.access(os.path.join(home or "", "bin", "java"), os.X_OK)
     if java and not shutil.which("java") and not java_home:

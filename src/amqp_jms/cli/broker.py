@@ -1,7 +1,7 @@
 """``amqp-jms broker``: the embedded broker's own command line, mounted under ``amqp-jms``.
 
 The broker package owns its options and serving loop (``amqp_jms.broker.operations.cli``); this module only
-borrows its parser for ``--help`` and hands it the arguments, so the two never drift apart.
+borrows its parser (so the two never drift apart) and runs it with the parsed arguments.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ._common import Output, add_common
+from ._common import Output, UsageError, add_common
 
 __all__ = ["register", "run"]
 
@@ -34,7 +34,12 @@ def register(sub: Any, name: str, help_text: str) -> None:
 
 
 def run(args: argparse.Namespace, out: Output) -> int:
-    from ..broker import main
+    """Serve with the options parsed here (the broker's own, borrowed above); a broker that
+    cannot start is a usage error (exit 2), reported as text or, under ``--json``, as JSON."""
+    from ..broker.operations.cli import StartError
+    from ..broker.operations.cli import run as serve
 
-    argv = [a for a in args.argv_after_command if a not in ("--json", "--debug")]
-    return int(main(argv) or 0)
+    try:
+        return serve(args)
+    except StartError as e:
+        raise UsageError(str(e)) from None

@@ -121,7 +121,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             parser.print_help(sys.stderr)
         return 2
     out = Output(json=bool(args.json))
-    args.argv_after_command = args_list[args_list.index(args.command) + 1 :]
     try:
         return int(args.func(args, out) or 0)
     except UsageError as e:

@@ -22,6 +22,9 @@ import threading
 import time
 from typing import Any
 
+from rich.markup import escape
+from rich.text import Text
+
 from ._common import Output, UsageError, add_common, add_url
 
 __all__ = ["register"]
@@ -174,7 +177,7 @@ class _Status:
 
     def show(self, text: str, final: bool = False) -> None:
         if self.live is not None:
-            self.live.update(text)
+            self.live.update(Text(text))  # plain text: a '[Errno 111]' in the detail is not markup
             if final:
                 self.live.stop()
             return
@@ -193,8 +196,8 @@ def _run_sync(factory: Any, handler: Any, destination: Any, opts: dict[str, Any]
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: stop.set())
     status = _Status(out, args.status_interval)
-    out.info(f"worker: {args.handler} on {c.policy.describes}, concurrency {opts['concurrency']}, "
-             f"mode {opts['mode']} (SIGTERM or Ctrl-C stops gracefully)")
+    out.info(escape(f"worker: {args.handler} on {c.policy.describes}, concurrency {opts['concurrency']}, "
+                    f"mode {opts['mode']} (SIGTERM or Ctrl-C stops gracefully)"))
     c.start()
     while not stop.wait(0.25):
         status.show(status_text(c.stats(), c.health()))
@@ -210,8 +213,8 @@ async def _run_async(factory: Any, handler: Any, destination: Any, opts: dict[st
 
     c = AsyncListenerContainer(factory, handler, destination, **opts)
     status = _Status(out, args.status_interval)
-    out.info(f"worker: {args.handler} (async) on {c.policy.describes}, concurrency {opts['concurrency']}, "
-             f"mode {opts['mode']} (SIGTERM or Ctrl-C stops gracefully)")
+    out.info(escape(f"worker: {args.handler} (async) on {c.policy.describes}, concurrency "
+                    f"{opts['concurrency']}, mode {opts['mode']} (SIGTERM or Ctrl-C stops gracefully)"))
     task = asyncio.create_task(c.run())
     while not task.done():
         await asyncio.wait([task], timeout=0.25)

@@ -175,6 +175,8 @@ class Telemetry:
     def __init__(self, policy: ContainerPolicy, enabled: bool | None, factory: Any) -> None:
         self._policy = policy
         self._tracer: Any = None
+        #: spans and instruments are made (faces skip ``span``'s no-op context when not)
+        self.on = False
         if enabled is None:
             enabled = bool(factory.config.tracing)
         if not enabled:
@@ -196,6 +198,7 @@ class Telemetry:
         self._duration = meter.create_histogram("amqp_jms.container.handler.duration", "s",
                                                 "How long the handler took")
         self._attrs = {"messaging.destination.name": policy.destination.name}
+        self.on = True
 
     def span(self, msg: Any) -> AbstractContextManager[Any]:
         """The message's processing span (a shared no-op when telemetry is off: the hot path)."""
@@ -244,7 +247,8 @@ class Outcomes:
 
     def succeeded(self, seconds: float, pending: int) -> tuple[Step, ...]:
         self.stats.finished(True, False, seconds)
-        self.telemetry.record("success", seconds)
+        if self.telemetry.on:
+            self.telemetry.record("success", seconds)
         return self.policy.on_success(pending)
 
     def failed(self, msg: Any, exc: BaseException, seconds: float) -> Failure:

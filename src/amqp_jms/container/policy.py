@@ -39,6 +39,7 @@ from ..provider.base import MODIFIED_FAILED
 
 __all__ = [
     "ACKNOWLEDGE",
+    "ACKNOWLEDGE_ONLY",
     "COMMIT",
     "ROLLBACK",
     "Backoff",
@@ -68,6 +69,9 @@ class Step(Enum):
 
 
 ACKNOWLEDGE, COMMIT, ROLLBACK, SETTLE = Step.ACKNOWLEDGE, Step.COMMIT, Step.ROLLBACK, Step.SETTLE
+#: ``on_success``'s answer in AUTO mode, one object: a face may test it by identity and
+#: acknowledge straight away (the per-message path of the common mode)
+ACKNOWLEDGE_ONLY: tuple[Step, ...] = (ACKNOWLEDGE,)
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,7 +261,7 @@ class ContainerPolicy:
         """The handler returned; ``pending`` succeeded messages (this one included) wait in the
         open transaction."""
         if self.mode is Mode.AUTO:
-            return (ACKNOWLEDGE,)
+            return ACKNOWLEDGE_ONLY
         if self.mode is Mode.TRANSACTED and pending >= self.batch_size:
             return (COMMIT,)
         return ()

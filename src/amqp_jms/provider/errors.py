@@ -11,6 +11,8 @@ from __future__ import annotations
 import ssl
 from typing import Any
 
+from ..engine.raw import TRANSACTIONAL_STATE
+from ..engine.sasl_client import KNOWN, SaslCredentials
 from ..exceptions import (
     InvalidClientIDException,
     InvalidDestinationException,
@@ -91,45 +93,43 @@ def sasl_refused(outcome: int, description: str | None, where: str,
                                     "amqp:unauthorized-access", outcome=outcome)
 
 
-_PASSWORD_MECHS = ("PLAIN", "SCRAM-SHA-1", "SCRAM-SHA-256", "SCRAM-SHA-512", "DIGEST-MD5", "CRAM-MD5")
+def sasl_mismatch(offered: tuple[str, ...], creds: SaslCredentials, *, tls: bool) -> str:
+    """Why the client chose no SASL mechanism (proton's bare "[mech=none]" in other clients):
+    what the peer ``offered``, which of the client's own mechanisms (``engine.sasl_client.KNOWN``,
+    the table the choice itself reads) ``creds`` make usable, and for each mechanism offered or
+    named in ``amqp.saslMechanisms`` but not usable, what it lacks."""
+    def lacks(name: str) -> str | None:
+        mech = KNOWN.get(name)
+        if mech is None:
+            return "this client has no implementation"
+        if creds.allowed and name not in creds.allowed:
+            return "amqp.saslMechanisms leaves it out"
+        if mech.applicable(creds):
+            return None
+        if name == "EXTERNAL":
+            return ("the client needs a client certificate (transport.keyStoreLocation)" if tls else
+                    "the client needs amqps:// with a client certificate (transport.keyStoreLocation)")
+        if name == "XOAUTH2":
+            return ("the client needs a username and a bearer token without spaces (the password, "
+                    "or token_provider=)")
+        return ("the client needs a username and password (user:pass@ in the URL, or jms.username "
+                "and jms.password)")
 
-
-def sasl_mismatch(offered: tuple[str, ...] | None, allowed: tuple[str, ...], *, credentials: bool,
-                  tls: bool, extended: bool) -> str:
-    """Why no SASL mechanism was chosen (proton's "[mech=none]"): what the peer ``offered``
-    (``None``: its frame was not read), what this client could use given ``allowed``
-    (``amqp.saslMechanisms``; empty: any), whether it has a username and password, TLS, and
-    proton's ``extended`` (Cyrus) SASL; and, for each mechanism named but unusable, what it lacks."""
-    def lacks(mech: str) -> str | None:
-        if mech == "ANONYMOUS":
-            return "the client must have no username" if credentials else None
-        if mech == "EXTERNAL":
-            return None if tls else ("the client needs amqps:// with a client certificate "
-                                     "(transport.keyStoreLocation)")
-        if mech in _PASSWORD_MECHS and not credentials:
-            return ("the client needs a username and password (user:pass@ in the URL, or jms.username "
-                    "and jms.password)")
-        if mech != "PLAIN" and not extended:
-            return "this build of python-qpid-proton lacks Cyrus SASL"
-        return None
-
-    known = allowed or ("ANONYMOUS", *_PASSWORD_MECHS[:4], "EXTERNAL")
-    usable = [m for m in known if lacks(m) is None]
-    source = f"amqp.saslMechanisms={','.join(allowed)}" if allowed else "no amqp.saslMechanisms"
-    parts = [f"the peer offered {', '.join(offered) if offered else 'no mechanism'}" if offered is not None
-             else "the peer's mechanisms were not read"]
-    parts.append(f"this client could use {', '.join(usable) or 'none'} ({source}, "
-                 f"{'with' if credentials else 'without'} a username{', over TLS' if tls else ''})")
+    by_priority = sorted(KNOWN, key=lambda n: -KNOWN[n].priority)
+    usable = [n for n in by_priority if lacks(n) is None]
+    source = f"amqp.saslMechanisms={','.join(creds.allowed)}" if creds.allowed else "no amqp.saslMechanisms"
+    parts = [f"the peer offered {', '.join(offered) if offered else 'no mechanism'}",
+             f"this client could use {', '.join(usable) or 'none'} ({source}, "
+             f"{'with' if creds.username else 'without'} a username{', over TLS' if tls else ''})"]
     reasons: dict[str, list[str]] = {}
-    for mech in dict.fromkeys([*allowed, *(m for m in offered or () if m in known)]):
-        reason = lacks(mech)
+    for name in dict.fromkeys([*creds.allowed, *offered]):
+        reason = lacks(name)
         if reason is not None:
-            reasons.setdefault(reason, []).append(mech)
-    parts += [f"for {', '.join(mechs)} {reason}" for reason, mechs in reasons.items()]
+            reasons.setdefault(reason, []).append(name)
+    parts += [f"for {', '.join(names)} {reason}" for reason, names in reasons.items()]
     return "no SASL mechanism in common: " + "; ".join(parts)
 
 
-TRANSACTIONAL_STATE = 0x34
 _REFUSED: dict[int, str] = {0x25: "rejected", 0x26: "released", 0x27: "modified"}
 
 

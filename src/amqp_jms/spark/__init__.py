@@ -13,6 +13,11 @@ import os
 import sys
 from typing import Any
 
+from .._extras import missing_for, needs_extras
+
+if _missing := missing_for("spark"):  # before pyarrow's own "No module named ..."
+    raise ModuleNotFoundError(needs_extras("amqp_jms.spark", ("spark",), _missing), name=_missing[0])
+
 from .options import JmsOptions, parse_options
 from .schema import COLUMNS, row_schema
 from .source import JmsDataSource

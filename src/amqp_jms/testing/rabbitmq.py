@@ -53,7 +53,7 @@ class RabbitMQError(RuntimeError):
 def unavailable_reason() -> str | None:
     """Why RabbitMQ cannot run here, or ``None`` when it can."""
     if not os.path.exists(SERVER):
-        return f"RabbitMQ is not installed ({SERVER} missing; ./scripts/install installs it as root)"
+        return f"RabbitMQ is not installed ({SERVER} missing; as root: apt-get install rabbitmq-server)"
     if not hasattr(os, "geteuid") or os.geteuid() != 0:
         return "RabbitMQ is started as root from a temp dir; not running as root"
     if shutil.which("erl") is None and not os.path.exists("/usr/lib/erlang/bin/erl"):

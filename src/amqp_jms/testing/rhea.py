@@ -65,7 +65,7 @@ def unavailable_reason() -> str | None:
     if _node() is None:
         return "node is not installed"
     if not (interop_dir() / "node_modules" / "rhea").is_dir():
-        return f"rhea is not installed (run `npm install` in {interop_dir()}, or ./scripts/install)"
+        return f"rhea is not installed (run `npm install` in {interop_dir()})"
     return None
 
 

@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from ..._links import doc_url
 from ..limits import AddressFullPolicy, BrokerLimits
 from .config import BrokerConfig, ConfigError, load_config, with_overrides
 from .metrics import QUEUE_LABELS
@@ -47,7 +48,8 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
     # defaults are None so that a flag not given leaves the configuration file's value alone
     p = argparse.ArgumentParser(prog=prog, description="Run the embedded AMQP 1.0 JMS broker.")
     p.add_argument("--config", default=None,
-                   help="broker configuration file (TOML; see docs/broker.md); flags override it")
+                   help=f"broker configuration file (TOML; {doc_url('broker', 'configuration-file')}); "
+                   "flags override it")
     p.add_argument("--host", default=None, help="address to listen on (default 127.0.0.1)")
     p.add_argument("--port", type=int, default=None, help="port (default 5672; 0 = any free port)")
     p.add_argument("--data-dir", default=None,
@@ -98,7 +100,7 @@ def build_parser(prog: str = "amqp-jms broker") -> argparse.ArgumentParser:
 def add_limit_arguments(p: argparse.ArgumentParser) -> None:
     """Flags for the main :class:`~amqp_jms.broker.limits.BrokerLimits` (each overrides the
     config file's ``[limits]``; unset = the default)."""
-    g = p.add_argument_group("limits (docs/broker.md lists every limit and its default)")
+    g = p.add_argument_group(f"limits (every limit and its default: {doc_url('broker', 'limits')})")
     g.add_argument("--max-message-size", type=int, default=None, help="bytes (default 100 MiB)")
     g.add_argument("--max-frame-size", type=int, default=None, help="bytes (default 65536)")
     g.add_argument("--handshake-timeout", type=float, default=None,
@@ -176,23 +178,24 @@ def _hash_password() -> int:
     if sys.stdin.isatty():
         password = getpass.getpass("password: ")
         if getpass.getpass("again: ") != password:
-            print("the passwords differ", file=sys.stderr)
-            return 2
+            raise StartError("the passwords differ")
     else:
         password = sys.stdin.readline().rstrip("\r\n")
     if not password:
-        print("empty password refused", file=sys.stderr)
-        return 2
+        raise StartError("empty password refused")
     print(hash_password(password))
     return 0
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0.
+class StartError(Exception):
+    """The broker cannot start as asked (a configuration mistake, a refused password); the
+    message says why. The command line reports it and exits 2 (``amqp-jms broker --json``: as
+    its JSON error object)."""
 
-    A configuration mistake prints the file, line and key and returns 2 without serving.
-    """
-    args = build_parser().parse_args(argv)
+
+def run(args: argparse.Namespace) -> int:
+    """Do what ``args`` (parsed by :func:`build_parser`'s options) ask: hash a password, or serve
+    until a signal. Raises :class:`StartError` without serving when the configuration is wrong."""
     if args.hash_password:
         return _hash_password()
     logging.basicConfig(
@@ -203,7 +206,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         options = config_from_args(args).broker_options()
     except (ConfigError, ValueError, OSError) as e:
-        print(f"amqp-jms broker: {e}", file=sys.stderr)
-        return 2
+        raise StartError(str(e)) from e
     asyncio.run(_serve(options))
     return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Parse ``argv`` (without the ``broker`` word) and serve until a signal; returns 0.
+
+    A configuration mistake prints the file, line and key and returns 2 without serving.
+    """
+    args = build_parser().parse_args(argv)
+    try:
+        return run(args)
+    except StartError as e:
+        print(f"amqp-jms broker: {e}", file=sys.stderr)
+        return 2

@@ -28,12 +28,13 @@ queue: their connection, user, address, selector, credit) need ``manage`` on the
 connections are the broker's, read with ``manage`` on the address ``$management``. A refusal
 answers 401 (anonymous) or 403 with the reason. Every size a requester controls has a limit
 (``BrokerLimits.management_*``), and a purge, move or delete of a deep queue runs in slices
-(``extract.py``) between which the event loop serves everyone else.
+(``extract.py``) between which the event loop serves everyone else, as does a browse deep into one.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -59,6 +60,9 @@ from .management_entities import (
     subscription_identity,
 )
 from .message_preview import preview
+
+#: messages a browse steps through between looks at the clock (``_browse_page``)
+BROWSE_CHECK = 256
 
 if TYPE_CHECKING:
     from ..protocol.connection import BrokerConnection
@@ -371,19 +375,34 @@ class ManagementNode:
             raise Refused(400, str(exc)) from None  # it quotes the selector, shortened
         return self._move(conn, q, destination, pred, limit)
 
-    def _browse(self, conn: Requester, name: str, props: dict[Any, Any]) -> Reply:
-        """A page of the queue's messages in delivery order, left where they are."""
+    def _browse(self, conn: Requester, name: str, props: dict[Any, Any]) -> Awaitable[Reply]:
+        """A page of the queue's messages in delivery order, left where they are. Checked now;
+        read in slices (:meth:`_browse_page`)."""
         q = self._queue(name)
         self._check(conn, q.name, Permission.BROWSE, Permission.MANAGE)
         offset = _count(props, "offset") or 0
         cap = min(self.core.limits.management_rows or 100, 100)  # decoded on the loop: small pages
         count = min(_count(props, "count") or cap, cap)
+        return self._browse_page(q, offset, count)
+
+    async def _browse_page(self, q: MessageQueue, offset: int, count: int) -> Reply:
+        """Skipping ``offset`` messages of a deep queue (a paged one read back from disk) took
+        half a second of the loop in one piece; it yields to the loop every ``selector_budget``
+        seconds of work (checked every :data:`BROWSE_CHECK` messages), as a move does."""
+        budget = self.core.limits.selector_budget
+        clock = time.perf_counter
+        started = clock()
         rows: list[dict[str, Any]] = []
         for i, m in enumerate(q.browse()):
-            if i < offset:
-                continue
             if len(rows) >= count:
                 break
+            if i % BROWSE_CHECK == 0 and clock() - started > budget:
+                await asyncio.sleep(0)
+                if self.router.queues.get(q.name) is not q:
+                    raise Refused(404, f"queue {q.name!r} was deleted while it was browsed")
+                started = clock()
+            if i < offset:
+                continue
             row = preview(m.wire_bytes())
             row["deliveryCount"] = m.delivery_count
             rows.append(row)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from ..protocol.connection import registered
 from ..protocol.links import OutgoingLink
 from ..protocol.terminus import filters_of
 from ..routing.authorization import Permission
@@ -118,8 +119,8 @@ def _subscriptions(core: BrokerCore) -> Iterator[tuple[str, Row]]:
 
 
 def _connections(core: BrokerCore) -> Iterator[tuple[str, Row]]:
-    for conn_id, conn in core.connections.items():
-        if getattr(conn, "closed", False):
+    for conn_id, conn in registered(core).items():
+        if conn.closed:
             continue
         yield MANAGEMENT_ADDRESS, {
             "name": str(conn_id),
@@ -137,8 +138,8 @@ def _consumers(core: BrokerCore) -> Iterator[tuple[str, Row]]:
     """Every link the broker delivers on (consumers, and browsers marked as such): who reads
     which queue, from where, with what selector, and how far behind it is. Authorized on the
     address it reads (the queue, or the subscription's topic)."""
-    for conn_id, conn in core.connections.items():
-        if getattr(conn, "closed", False):
+    for conn_id, conn in registered(core).items():
+        if conn.closed:
             continue
         for st in list(conn.links.values()):
             if not isinstance(st, OutgoingLink) or st.lookup or st.closed:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..._version import __version__
+from ..protocol.connection import registered
 
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
@@ -170,7 +171,7 @@ def _queue_stats(address: str, kind: str, q: MessageQueue) -> tuple[Any, ...]:
 
 
 def _head(core: BrokerCore) -> tuple[int, int, int, int, int, tuple[TopicStats, ...]]:
-    conns = list(core.connections.values())
+    conns = list(registered(core).values())
     topics = tuple(TopicStats(a, t.published, len(t.subscriptions)) for a, t in core.router.topics.items())
     counters = core.counters
     return (len(conns), counters.connections, sum(c.sessions for c in conns),

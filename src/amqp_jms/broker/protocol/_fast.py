@@ -3,6 +3,18 @@ client provider's)."""
 
 from __future__ import annotations
 
-from ...engine.raw import addr, ffi, lib, ptr_addr
+from ...engine.raw import (
+    NO_OUTCOME,
+    TRANSACTIONAL_STATE,
+    addr,
+    ffi,
+    lib,
+    ptr_addr,
+    set_transactional_state,
+    transactional_state,
+)
 
-__all__ = ["addr", "ffi", "lib", "ptr_addr"]
+__all__ = [
+    "NO_OUTCOME", "TRANSACTIONAL_STATE", "addr", "ffi", "lib", "ptr_addr", "set_transactional_state",
+    "transactional_state",
+]

@@ -12,7 +12,7 @@ produces.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from proton import Condition, Endpoint, Event, Link, symbol
 
@@ -32,8 +32,9 @@ from .transfers import TransferHandling
 
 if TYPE_CHECKING:
     from ..routing.core import BrokerCore
+    from ..routing.queue import MessageQueue
 
-__all__ = ["BrokerConnection"]
+__all__ = ["BrokerConnection", "registered"]
 
 
 SOLE = "sole-connection-for-container"
@@ -273,9 +274,7 @@ class BrokerConnection(AttachHandling, TransferHandling):
         """A temporary node went away: end every link of ours that used it."""
         for key, st in list(self.links.items()):
             link = st.link
-            if isinstance(st, OutgoingLink) and (
-                st.queue.name == address or (st.subscription is not None and st.subscription.topic == address)
-            ):
+            if isinstance(st, OutgoingLink) and st.reads(address):
                 self.links.pop(key, None)
                 st.closed = True
                 st.queue.remove_consumer(st)
@@ -283,6 +282,29 @@ class BrokerConnection(AttachHandling, TransferHandling):
                     link.condition = Condition("amqp:resource-deleted", f"{address!r} was deleted")
                     link.close()
         self.dirty()
+
+    def uses(self, address: str) -> bool:
+        """A link of ours sends to ``address`` (and is open) or reads from it: a temporary
+        node's 'no links' lifetime policy asks."""
+        for st in self.links.values():
+            if isinstance(st, IncomingLink) and st.address == address and not st.closed:
+                return True
+            if isinstance(st, OutgoingLink) and st.reads(address):
+                return True
+        return False
+
+    def delivering_from(self, queue: MessageQueue) -> bool:
+        """A link of ours holds deliveries of ``queue``'s messages not yet settled: a temporary
+        node's 'no messages' lifetime policy asks."""
+        return any(isinstance(st, OutgoingLink) and st.queue is queue and st.unacked
+                   for st in self.links.values())
+
+
+def registered(core: BrokerCore) -> dict[int, BrokerConnection]:
+    """The connections the listener registered in ``core.connections``, as what they are: the
+    routing layer sees each only through its small ``Connection`` interface; the operations
+    layer (metrics, ``$management``) reads their peer, user, sessions and links."""
+    return cast("dict[int, BrokerConnection]", core.connections)
 
 
 def _symbol_set(value: Any) -> set[str]:

@@ -21,14 +21,13 @@ from ..routing.transactions import ACCEPTED, MODIFIED, REJECTED, RELEASED, Outco
 from ..storage import message_bytes
 from ..storage.large import STREAM_CHUNK, IncomingSpool, OutgoingStream
 from ..storage.message import BrokerMessage
-from ._fast import ffi, lib, ptr_addr
+from ._fast import NO_OUTCOME, TRANSACTIONAL_STATE, ffi, lib, ptr_addr, transactional_state
 
 if TYPE_CHECKING:
     from .connection import BrokerConnection
 
 __all__ = ["IncomingLink", "OutgoingLink"]
 
-TRANSACTIONAL_STATE = 0x34
 RELAY_TARGETS = 16  # addresses an anonymous relay link is flow-controlled by (the latest)
 
 
@@ -87,6 +86,12 @@ class OutgoingLink:
             return bool(m(msg))
         except Exception:
             return False
+
+    def reads(self, address: str) -> bool:
+        """This link takes its messages from ``address``: its queue, or the topic of its
+        subscription."""
+        sub = self.subscription
+        return self.queue.name == address or (sub is not None and sub.topic == address)
 
     def deliver(self, msg: BrokerMessage) -> None:
         self._tag += 1
@@ -214,7 +219,7 @@ class OutgoingLink:
         if state == ACCEPTED or (not state and settled):
             router.consumed(self.queue, msg)
         elif state == TRANSACTIONAL_STATE:
-            self._transactional(Delivery.wrap(d), msg)
+            self._transactional(d, msg)
         elif state == RELEASED:
             router.released(self.queue, msg, failed=False)
         elif state == MODIFIED:
@@ -232,10 +237,16 @@ class OutgoingLink:
         lib.pn_delivery_settle(d)
         self.conn.dirty()
 
-    def _transactional(self, dlv: Delivery, msg: BrokerMessage) -> None:
-        data = dlv.remote.data or []
-        txn = self.conn.txns.get(data[0] if data else None)
-        outcome = _outcome_of(data[1] if len(data) > 1 else None)
+    def _transactional(self, d: Any, msg: BrokerMessage) -> None:
+        """An acknowledgement inside a transaction (``d``: proton-c pointer): held by the
+        transaction until it ends, or released if the transaction is unknown."""
+        txn_id, code = transactional_state(d)
+        if code in (ACCEPTED, NO_OUTCOME):  # nearly every one: read in place
+            txn, outcome = self.conn.txns.get(txn_id), _ACCEPTED
+        else:  # another outcome carries fields (modified's flags, rejected's error)
+            data = Delivery.wrap(d).remote.data or []
+            txn = self.conn.txns.get(data[0] if data else None)
+            outcome = _outcome_of(data[1] if len(data) > 1 else None)
         if txn is None:
             self.conn.router.released(self.queue, msg, failed=True)
         else:
@@ -259,6 +270,9 @@ def _rejected(condition: Any) -> Cause:
     if condition is None:
         return Cause.rejected()
     return Cause.rejected(condition.name, condition.description)
+
+
+_ACCEPTED = Outcome(ACCEPTED)
 
 
 def _outcome_of(obj: Any) -> Outcome:

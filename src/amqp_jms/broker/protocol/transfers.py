@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from proton import Condition, Delivery, Described, ulong
+from proton import Condition, Delivery
 
 from ..._logs import BROKER as log
 from ..routing.authorization import Permission
@@ -23,7 +23,7 @@ from ..routing.transactions import Transaction, TransactionManager
 from ..storage.large import DRAIN_AT, IncomingSpool
 from ..storage.message import BrokerMessage
 from ..storage.message_bytes import coordinator_request
-from ._fast import addr, ffi, lib, ptr_addr
+from ._fast import addr, ffi, lib, ptr_addr, set_transactional_state, transactional_state
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 
 if TYPE_CHECKING:
@@ -309,8 +309,7 @@ class TransferHandling:
 
     def _transaction_of(self, dlv: Any) -> Any:
         """The transaction a transfer in transactional state names, or None (unknown id)."""
-        txn_data = dlv.remote.data or []
-        return self.txns.get(txn_data[0] if txn_data else None)
+        return self.txns.get(transactional_state(dlv._impl)[0])
 
     def _on_message(self, st: IncomingLink, dlv: Any, data: bytes) -> None:
         router = self.router
@@ -340,8 +339,7 @@ class TransferHandling:
                 self._refuse_message(dlv, "amqp:transaction:unknown-id", "unknown transaction id")
                 return
             self.txns.publish(txn, address, msg)
-            dlv.local.data = [txn.txn_id, Described(ulong(ACCEPTED), [])]
-            dlv.update(TRANSACTIONAL_STATE)
+            set_transactional_state(dlv._impl, txn.txn_id, ACCEPTED)
             dlv.settle()
             return
         if not router.publish(address, msg):

@@ -32,6 +32,28 @@ __all__ = ["MANAGEMENT_ADDRESS", "BrokerCore", "ManagementEndpoint"]
 MANAGEMENT_ADDRESS = "$management"
 
 
+class Connection(Protocol):
+    """What the routing layer asks of a connection the protocol layer registers in
+    ``BrokerCore.connections`` (``protocol/connection.py``'s ``BrokerConnection`` implements it):
+    a temporary node's lifetime policy asks whether links still use it, and its end closes
+    them. Declared here so that routing never imports the protocol layer."""
+
+    @property
+    def closed(self) -> bool: ...
+
+    def uses(self, address: str) -> bool:
+        """A link of this connection sends to ``address`` or reads from it."""
+        ...
+
+    def delivering_from(self, queue: MessageQueue) -> bool:
+        """A link of this connection holds unsettled deliveries of ``queue``'s messages."""
+        ...
+
+    def close_links_to(self, address: str) -> None:
+        """``address`` is gone: end every link that reads from it."""
+        ...
+
+
 class ManagementEndpoint(Protocol):
     """What the core holds of the ``$management`` node: the protocol layer hands it each request
     (``conn`` is the ``BrokerConnection`` it came on), the core closes it when the broker stops.
@@ -80,7 +102,7 @@ class BrokerCore:
         self.txns = TransactionManager(self.router, TxnOutcomes(self.store, self.limits, time.time))
         self.gate = FlowGate(self.router, self.limits, loop, self.txns)
         self.containers: dict[str, list[tuple[int, bool]]] = {}
-        self.connections: dict[int, Any] = {}
+        self.connections: dict[int, Connection] = {}
         self.user_connections: dict[str, int] = {}  # open connections per user ("" = anonymous)
         self.temp_owner: dict[str, int] = {}
         self.temps = TemporaryNodes(self)

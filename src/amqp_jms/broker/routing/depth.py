@@ -29,11 +29,55 @@ def check_depth(data: Any, limit: int) -> None:
     sections of a message) nests deeper than ``limit`` compound/described levels."""
     if not limit or len(data) <= 2 * limit:
         return  # every level takes at least two bytes (a described value's 0x00 + descriptor)
-    if len(data) < 65536 and len(data.translate(None, _NOT_NESTING)) <= limit:
-        return  # one C pass (and a small copy) for the usual message
+    if len(data) < 65536:
+        if len(data.translate(None, _NOT_NESTING)) <= limit:
+            return  # one C pass (and a small copy) for the usual message
+        bound = _sections_bound(data)
+        if bound is not None and bound <= limit:
+            return  # the nesting bytes were in binary or string values (zero-filled bodies)
     # a big message is walked straight away: binary and string values are skipped by their
     # size, so a large body (perhaps a mapped file) is not read at all
     _walk(data, limit)
+
+
+def _sections_bound(data: Any) -> int | None:
+    """An upper bound of how deep a message's sections nest, read from their sizes alone; None
+    when ``data`` is not a sequence of sections this reads (then it is walked).
+
+    A section is a described value (one level) whose value nests at most as deep as it has
+    nesting constructor bytes; a binary or string value (a Data section, most bodies) has no
+    levels at all, however many zero bytes it holds. Those are what make the byte count above
+    say "maybe deep" for an ordinary message, and the walk cost a Python loop per message."""
+    n = len(data)
+    pos = 0
+    deepest = 0
+    while pos < n:
+        if pos + 4 > n or data[pos] != 0x00 or data[pos + 1] != 0x53:
+            return None
+        start = pos + 3
+        code = data[start]
+        if code in (0x40, 0x45):  # null, empty list
+            end = start + 1
+            levels = 1
+        elif code in (0xA0, 0xA1, 0xA3):
+            end = start + 2 + data[start + 1]
+            levels = 1
+        elif code in (0xB0, 0xB1, 0xB3):
+            end = start + 5 + int.from_bytes(data[start + 1:start + 5], "big")
+            levels = 1
+        elif code in (0xC0, 0xC1, 0xE0):
+            end = start + 2 + data[start + 1]
+            levels = 1 + len(data[start:end].translate(None, _NOT_NESTING))
+        elif code in (0xD0, 0xD1, 0xF0):
+            end = start + 5 + int.from_bytes(data[start + 1:start + 5], "big")
+            levels = 1 + len(data[start:end].translate(None, _NOT_NESTING))
+        else:
+            return None
+        if end > n:
+            return None
+        deepest = max(deepest, levels)
+        pos = end
+    return deepest
 
 
 def _walk(data: Any, limit: int) -> None:

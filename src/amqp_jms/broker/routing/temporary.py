@@ -19,7 +19,7 @@ Deleting closes every remaining link on the node with ``amqp:resource-deleted``.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from proton import Data, Described, Terminus, symbol, ulong
 
@@ -27,7 +27,7 @@ from .nodes import Router
 from .queue import MessageQueue
 
 if TYPE_CHECKING:
-    from .core import BrokerCore
+    from .core import BrokerCore, Connection
 
 __all__ = [
     "DELETE_ON_CLOSE",
@@ -123,19 +123,11 @@ class TemporaryNodes:
             self.delete(address)
 
     # -- the facts the policies are about ------------------------------------------------------
-    def _links(self) -> list[Any]:
-        conns = [c for c in self.core.connections.values() if not c.closed]
-        return [st for conn in conns for st in conn.links.values()]
+    def _open_connections(self) -> list[Connection]:
+        return [c for c in self.core.connections.values() if not c.closed]
 
     def _has_links(self, address: str) -> bool:
-        for st in self._links():
-            if getattr(st, "address", None) == address and not st.closed:  # sending to it
-                return True
-            queue = getattr(st, "queue", None)
-            sub = getattr(st, "subscription", None)
-            if (queue is not None and queue.name == address) or (sub is not None and sub.topic == address):
-                return True
-        return False
+        return any(c.uses(address) for c in self._open_connections())
 
     def _has_messages(self, address: str) -> bool:
         q = self.router.queues.get(address)
@@ -143,4 +135,4 @@ class TemporaryNodes:
             return False
         if len(q) or q.delayed:
             return True
-        return any(getattr(st, "queue", None) is q and st.unacked for st in self._links())
+        return any(c.delivering_from(q) for c in self._open_connections())

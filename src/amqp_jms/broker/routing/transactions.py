@@ -25,7 +25,7 @@ RELEASED = 0x26
 MODIFIED = 0x27
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, frozen=True)
 class Outcome:
     """A disposition of an acquired message, held until the transaction ends."""
 

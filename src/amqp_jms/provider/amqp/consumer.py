@@ -7,9 +7,9 @@ import concurrent.futures
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from proton import Delivery, Described, Link, Terminus, ulong
+from proton import Delivery, Link, Terminus
 
-from ...engine.raw import ffi, lib
+from ...engine.raw import ffi, lib, set_transactional_state
 from ...exceptions import JMSException
 from .. import payload
 from ..base import (
@@ -22,7 +22,6 @@ from ..base import (
     InboundSink,
     ProviderConsumer,
 )
-from ..errors import TRANSACTIONAL_STATE
 from ..loop import PostedBatch
 from .addressing import link_address
 from .link import AmqpLink
@@ -456,8 +455,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             assert d is not None
             inbound.delivery = None
             if txn is not None:
-                d.local.data = [txn, Described(ulong(_OUTCOME_CODES[outcome]), [])]  # type: ignore[list-item]
-                d.update(TRANSACTIONAL_STATE)
+                set_transactional_state(raw, txn, _OUTCOME_CODES[outcome])
             elif outcome == ACCEPTED:
                 d.update(Delivery.ACCEPTED)
             elif outcome == REJECTED:

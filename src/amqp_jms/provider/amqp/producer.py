@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proton import Delivery, Link
 
-from ...engine.raw import ffi, lib
+from ...engine.raw import ACCEPTED, NO_OUTCOME, ffi, lib, set_transactional_state, transactional_state
 from ...exceptions import IllegalStateException, JMSException
 from ...message import MessageData
 from .. import payload
@@ -161,22 +161,16 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             if fut is not None:
                 fut.set_result(None)
             return
+        # straight to proton-c: no Delivery wrapper per message
+        impl = snd._impl
+        tag_bytes = tag.encode()
+        d = _new_delivery(impl, (len(tag_bytes), _from_buffer(tag_bytes)))
         if txn is not None:
-            d = snd.delivery(tag)
-            d.local.data = [txn]
-            d.update(TRANSACTIONAL_STATE)
-            snd.stream(data)
-            snd.advance()
-            if self.spec.presettle:
-                d.settle()
-        else:  # the common case straight to proton-c: no Delivery wrapper per message
-            impl = snd._impl
-            tag_bytes = tag.encode()
-            d = _new_delivery(impl, (len(tag_bytes), _from_buffer(tag_bytes)))
-            _send(impl, _from_buffer(data), len(data))
-            _advance(impl)
-            if self.spec.presettle:
-                _settle(d)
+            set_transactional_state(d, txn)
+        _send(impl, _from_buffer(data), len(data))
+        _advance(impl)
+        if self.spec.presettle:
+            _settle(d)
         self._unwritten += 1
         self.provider.unwritten.add(self)
         counters = self._counters
@@ -191,8 +185,11 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     def on_delivery_raw(self, delivery: Any) -> bool:
         """``accepted``, the answer to nearly every send, read straight from proton-c; any other
         outcome (and a settlement without one) goes through ``on_delivery``."""
-        if _remote_state(delivery) != _PN_ACCEPTED:
-            return False
+        state = _remote_state(delivery)
+        if state != _PN_ACCEPTED:
+            # a transacted send's answer is accepted inside a transactional state
+            if state != TRANSACTIONAL_STATE or transactional_state(delivery)[1] not in (ACCEPTED, NO_OUTCOME):
+                return False
         tag = _delivery_tag(delivery)
         fut = self._waiting.pop(_unpack(tag.start, tag.size).decode(), None)
         if fut is not None:

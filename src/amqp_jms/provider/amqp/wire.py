@@ -95,9 +95,7 @@ class Wire:
                 said = f"with {sasl.mechanism_name}" + (f" ({e.text})" if e.text else "")
                 raise WireError(sasl_refused(e.code, said, self._where)) from None
             except SaslNoMechanism as e:  # the client chose none: say what each side has
-                cfg = self._config
-                why = sasl_mismatch(e.offered, cfg.sasl_mechanisms, credentials=cfg.username is not None,
-                                    tls=cfg.secure, extended=True)
+                why = sasl_mismatch(e.offered, sasl.creds, tls=self._config.secure)
                 raise WireError(sasl_refused(1, "the client chose no mechanism", self._where, why)) from None
             except SaslHeaderMismatch as e:
                 if e.speaks_tls and not self._config.secure:
