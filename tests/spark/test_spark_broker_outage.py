@@ -4,8 +4,9 @@
 - ``availableNow``, with one and with two receivers: the reconnect gap is not the end of the
   data; the query reads everything and ends, and a rerun on the same checkpoint and walPath
   writes nothing again.
-- ``processingTime``, with one and with two receivers: what the log holds is not written again when the broker redelivers it
-  (the accepts the kill voided, or that the broker had not stored yet).
+- ``processingTime``, with one and with two receivers: what the log holds is not written again
+  when the broker redelivers it (the accepts the kill voided, or that the broker had not stored
+  yet); with two, only a redelivery handed to the other receiver, flagged redelivered.
 
 The broker is a subprocess with a durable store (``amqp_jms.testing.broker_process``); every
 message is sent before the query starts, so every copy the sink sees came from the source.
