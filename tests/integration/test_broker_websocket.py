@@ -157,3 +157,43 @@ def test_the_config_file_and_the_flags_set_the_websocket_listener(tmp_path: Path
     path.write_text('[listener]\nws_port = 70000\n')
     with pytest.raises(ConfigError, match=r"ws_port: expected 0\.\.65535"):
         load_config(path)
+
+
+def test_failover_moves_from_amqpwss_to_amqp_between_embedded_brokers(
+    broker_factory: Any, pki: dict[str, Path]
+) -> None:
+    """A failover list mixing schemes: TLS WebSocket first, plain TCP when that broker goes away."""
+    first = broker_factory(ws_port=0, tls_cert=str(pki["server"]), tls_key=str(pki["server-key"]))
+    second = broker_factory()
+    events: list[tuple[str, str]] = []
+
+    class Listener:
+        def on_connection_established(self, uri: str) -> None:
+            events.append(("established", uri))
+
+        def on_connection_interrupted(self, uri: str) -> None:
+            events.append(("interrupted", uri))
+
+        def on_connection_restored(self, uri: str) -> None:
+            events.append(("restored", uri))
+
+        def on_connection_failure(self, exc: Exception) -> None:
+            events.append(("failure", str(exc)))
+
+    url = (f"failover:({first.ws_url},{second.url})?failover.initialReconnectDelay=0"
+           f"&failover.reconnectDelay=50&failover.nested.transport.trustStoreLocation={pki['server']}")
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.add_connection_listener(Listener())
+        conn.start()
+        session = conn.create_session()
+        queue = session.create_queue("mixed")
+        producer = session.create_producer(queue)
+        producer.send(session.create_text_message("over amqpwss"))
+        first.stop()
+        producer.send(session.create_text_message("over amqp"))  # waits for the reconnect
+        got = session.create_consumer(queue).receive(5000)
+        assert got is not None and got.get_text() == "over amqp"
+    kinds = [(kind, uri.split("?")[0]) for kind, uri in events]
+    wss = first.ws_url.rstrip("/")  # the default path, "/", is not repeated in the listener's uri
+    assert kinds == [("established", wss), ("interrupted", wss),
+                     ("restored", second.url)], events

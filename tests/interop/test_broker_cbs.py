@@ -110,3 +110,59 @@ def test_without_a_good_token_nothing_attaches(cbs_broker: Any) -> None:
         session = conn.create_session()
         with pytest.raises(JMSSecurityException, match=r"the token is for 'sb://127\.0\.0\.1/payments'"):
             session.create_producer(session.create_queue("orders"))
+
+
+
+def test_an_entra_id_jwt_is_checked_by_a_callable_validator_per_audience(broker_factory: Any) -> None:
+    """Passwordless sign-in end to end: ``EntraIdTokenProvider`` puts a JWT (signed here with
+    PyJWT, as Entra ID would) and the broker's ``cbs_validator`` callable checks it and
+    authorizes by the entities the token's ``roles`` claim names."""
+    jwt = pytest.importorskip("jwt")
+    from types import SimpleNamespace
+
+    from amqp_jms.broker.routing.tokens import TokenRejected
+    from amqp_jms.cbs import JWT, EntraIdTokenProvider
+
+    secret, seen = "entra-test-secret-0123456789abcdef", []
+
+    def check(token: str, kind: str, audience: str) -> float:
+        seen.append(kind)
+        if kind != JWT:
+            raise TokenRejected(f"token type {kind!r} is not accepted here")
+        try:
+            claims = jwt.decode(token, secret, algorithms=["HS256"], audience="https://servicebus.azure.net")
+        except jwt.InvalidTokenError as e:
+            raise TokenRejected(f"invalid JWT: {e}") from None
+        if audience.rstrip("/").rsplit("/", 1)[-1] not in claims["roles"]:
+            raise TokenRejected(f"roles {claims['roles']} do not cover {audience}")
+        return float(claims["exp"])
+
+    class Credential:  # azure-identity's TokenCredential shape: get_token(scope) -> .token, .expires_on
+        def __init__(self, key: str, roles: list[str]) -> None:
+            self.key, self.roles = key, roles
+
+        def get_token(self, scope: str) -> SimpleNamespace:
+            exp = int(time.time()) + 300
+            claims = {"aud": "https://servicebus.azure.net", "exp": exp, "roles": self.roles}
+            return SimpleNamespace(token=jwt.encode(claims, self.key, algorithm="HS256"), expires_on=exp)
+
+    def factory(credential: Credential) -> ConnectionFactory:
+        return ConnectionFactory(b.url, cbs_token_provider=EntraIdTokenProvider(credential))
+
+    b = broker_factory(cbs_validator=check)
+    with factory(Credential(secret, ["orders"])).create_connection() as conn:
+        conn.start()
+        session = conn.create_session()
+        queue = session.create_queue("orders")
+        session.create_producer(queue).send(session.create_text_message("signed in with a JWT"))
+        got = session.create_consumer(queue).receive(5000)
+        assert got is not None and got.get_text() == "signed in with a JWT"
+    assert seen and set(seen) == {JWT}
+    with factory(Credential("another-secret-0123456789abcdefgh", ["orders"])).create_connection() as conn:
+        session = conn.create_session()
+        with pytest.raises(JMSSecurityException, match="invalid JWT: Signature verification failed"):
+            session.create_producer(session.create_queue("orders"))
+    with factory(Credential(secret, ["payments"])).create_connection() as conn:
+        session = conn.create_session()
+        with pytest.raises(JMSSecurityException, match=r"roles \['payments'\] do not cover"):
+            session.create_consumer(session.create_queue("orders"))
