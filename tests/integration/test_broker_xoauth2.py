@@ -109,3 +109,36 @@ def test_a_python_callable_can_be_the_validator(broker_factory: Any) -> None:
     with pytest.raises(JMSSecuritySaslException, match="unknown token"):
         conn.start()
     conn.close()
+
+
+def test_a_failover_reconnect_asks_the_token_provider_again(broker_factory: Any) -> None:
+    """The broker takes each token once (as a short-lived token would lapse): the reconnect after
+    a dropped connection only signs in because the provider is called again."""
+    from amqp_jms.testing import FaultProxy
+
+    issued, used = iter(f"tok-{n}" for n in range(1, 10)), set()
+
+    def check(user: str, tok: str) -> str:
+        if tok in used:
+            raise TokenRejected(f"token {tok} was already used")
+        used.add(tok)
+        return user
+
+    asked: list[str] = []
+
+    def provider() -> str:
+        asked.append(t := next(issued))
+        return t
+
+    b = broker_factory(token_validator=check)
+    with FaultProxy(b.port) as proxy:
+        url = (f"failover:({proxy.url})?failover.initialReconnectDelay=0&failover.reconnectDelay=50"
+               "&failover.maxReconnectAttempts=3&failover.nested.amqp.saslMechanisms=XOAUTH2")
+        with ConnectionFactory(url, username="svc", token_provider=provider).create_connection() as conn:
+            conn.start()
+            session = conn.create_session()
+            producer = session.create_producer(session.create_queue("oauth-fo"))
+            producer.send(session.create_text_message("before"))
+            proxy.drop()
+            producer.send(session.create_text_message("after"))  # waits for the reconnect
+    assert asked[:2] == ["tok-1", "tok-2"] and used >= {"tok-1", "tok-2"}
