@@ -27,6 +27,14 @@ def test_user_password_host_port_and_amqps_default_port() -> None:
     assert parse_url("amqps://h").secure
 
 
+
+def test_websocket_schemes_default_to_the_http_ports_and_keep_the_path() -> None:
+    wss = parse_url("amqpwss://ns.example/$servicebus/websocket?transport.ws.httpHeader.X-Tenant=blue")
+    assert (wss.scheme, wss.port, wss.path, wss.secure) == ("amqpwss", 443, "/$servicebus/websocket", True)
+    assert wss.transport.ws_http_headers == (("X-Tenant", "blue"),)
+    ws = parse_url("amqpws://h/amqp?transport.ws.maxFrameSize=4096")
+    assert (ws.port, ws.path, ws.secure, ws.transport.ws_max_frame_size) == (80, "/amqp", False, 4096)
+
 def test_every_documented_option_parses() -> None:
     url = (
         "amqp://h:1?jms.clientID=c1&jms.username=u&jms.password=p&jms.prefetchPolicy.all=7"
