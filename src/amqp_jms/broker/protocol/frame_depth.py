@@ -12,6 +12,8 @@ frame.
 
 from __future__ import annotations
 
+import struct
+
 from ..routing.depth import check_depth
 
 __all__ = ["FrameDepthGuard"]
@@ -19,6 +21,7 @@ __all__ = ["FrameDepthGuard"]
 _HEADER = 8  # size (4), doff (1), type (1), channel (2)
 _PREFIX = 3  # 0x00 0x53 <code>: a performative's descriptor as a small ulong
 _TRANSFER = 0x14
+_unpack_header = struct.Struct(">IB").unpack_from  # a frame's size and data offset (in words)
 
 
 class FrameDepthGuard:
@@ -58,7 +61,26 @@ class FrameDepthGuard:
         view = memoryview(data)
         i, n = 0, len(view)
         self._start -= 1 << 62  # a frame still being read began in earlier data
+        max_frame = self._max_frame
         while i < n:
+            if not self._skip and self._body is None and not self._head and i + _HEADER + _PREFIX <= n:
+                # a whole frame header (and a performative's descriptor) in this data, at a frame
+                # boundary: a frame that cannot nest too deep, or a transfer, is stepped over
+                # without copying its header (the common case: one unpack per frame); anything
+                # else takes the general path below from the same place
+                size, doff = _unpack_header(data, i)
+                doff *= 4
+                if size >= _HEADER and not (max_frame and size > max_frame) and (
+                        not limit or size - doff <= 2 * limit or doff != _HEADER
+                        or (data[i + 8] == 0 and data[i + 9] == 0x53 and data[i + 10] == _TRANSFER)):
+                    self._start = i
+                    end = i + size
+                    if end > n:
+                        self._skip = end - n
+                        i = n
+                    else:
+                        i = end
+                    continue
             if self._skip:
                 take = min(self._skip, n - i)
                 self._skip -= take
