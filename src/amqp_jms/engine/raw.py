@@ -35,7 +35,7 @@ def addr(wrapper: Any) -> int:
 #: the descriptor of AMQP's ``transactional-state`` delivery state (a state, not an outcome)
 TRANSACTIONAL_STATE = 0x34
 #: the ``accepted`` outcome's descriptor
-ACCEPTED = 0x24
+ACCEPTED: int = lib.PN_ACCEPTED
 #: :func:`transactional_state`'s outcome when the state names none (the sender's own transfer)
 NO_OUTCOME = 0
 #: :func:`transactional_state`'s outcome when the state is not the list AMQP defines

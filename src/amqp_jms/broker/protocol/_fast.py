@@ -4,6 +4,7 @@ client provider's)."""
 from __future__ import annotations
 
 from ...engine.raw import (
+    ACCEPTED,
     NO_OUTCOME,
     TRANSACTIONAL_STATE,
     addr,
@@ -15,6 +16,6 @@ from ...engine.raw import (
 )
 
 __all__ = [
-    "NO_OUTCOME", "TRANSACTIONAL_STATE", "addr", "ffi", "lib", "ptr_addr", "set_transactional_state",
-    "transactional_state",
+    "ACCEPTED", "NO_OUTCOME", "TRANSACTIONAL_STATE", "addr", "ffi", "lib", "ptr_addr",
+    "set_transactional_state", "transactional_state",
 ]

@@ -24,6 +24,13 @@ _TRANSFER = 0x14
 _unpack_header = struct.Struct(">IB").unpack_from  # a frame's size and data offset (in words)
 
 
+def _cannot_nest(size: int, doff: int, limit: int) -> bool:
+    """A frame of ``size`` bytes with data offset ``doff`` need not be walked: no limit, a body
+    too short to nest past it (each level takes two bytes), or extended header bytes (none in
+    practice; a malformed header is proton's to refuse)."""
+    return not limit or size - doff <= 2 * limit or doff != _HEADER
+
+
 class FrameDepthGuard:
     """Feed it what the engine is fed; ``feed`` answers why a frame nests too deep, or None."""
 
@@ -71,7 +78,7 @@ class FrameDepthGuard:
                 size, doff = _unpack_header(data, i)
                 doff *= 4
                 if size >= _HEADER and not (max_frame and size > max_frame) and (
-                        not limit or size - doff <= 2 * limit or doff != _HEADER
+                        _cannot_nest(size, doff, limit)
                         or (data[i + 8] == 0 and data[i + 9] == 0x53 and data[i + 10] == _TRANSFER)):
                     self._start = i
                     end = i + size
@@ -114,9 +121,7 @@ class FrameDepthGuard:
                     return (f"a frame of {size} bytes is larger than the broker's max-frame-size of "
                             f"{self._max_frame} (an Attach with a selector, address or name that long "
                             "cannot be sent)")
-                if not limit or size - doff <= 2 * limit or doff != _HEADER:
-                    # cannot nest past the limit (each level takes two bytes), an empty frame,
-                    # or extended header bytes (none in practice); a malformed header is proton's
+                if _cannot_nest(size, doff, limit):
                     self._skip = max(0, size - _HEADER)
                     head.clear()
                     continue

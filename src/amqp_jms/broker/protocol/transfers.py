@@ -23,7 +23,7 @@ from ..routing.transactions import Transaction, TransactionManager
 from ..storage.large import DRAIN_AT, IncomingSpool
 from ..storage.message import BrokerMessage
 from ..storage.message_bytes import coordinator_request
-from ._fast import addr, ffi, lib, ptr_addr, set_transactional_state, transactional_state
+from ._fast import ACCEPTED, addr, ffi, lib, ptr_addr, set_transactional_state, transactional_state
 from .links import TRANSACTIONAL_STATE, IncomingLink, OutgoingLink
 
 if TYPE_CHECKING:
@@ -32,7 +32,6 @@ if TYPE_CHECKING:
 
 __all__ = ["TransferHandling"]
 
-ACCEPTED = 0x24
 REJECTED = 0x25
 DECLARED = 0x33
 

@@ -32,7 +32,6 @@ _settle = lib.pn_delivery_settle
 _new_delivery, _send, _advance = lib.pn_delivery, lib.pn_link_send, lib.pn_link_advance
 _from_buffer = ffi.from_buffer
 _unpack = ffi.unpack
-_PN_ACCEPTED = lib.PN_ACCEPTED
 
 
 class _Window:
@@ -186,7 +185,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         """``accepted``, the answer to nearly every send, read straight from proton-c; any other
         outcome (and a settlement without one) goes through ``on_delivery``."""
         state = _remote_state(delivery)
-        if state != _PN_ACCEPTED:
+        if state != ACCEPTED:
             # a transacted send's answer is accepted inside a transactional state
             if state != TRANSACTIONAL_STATE or transactional_state(delivery)[1] not in (ACCEPTED, NO_OUTCOME):
                 return False
