@@ -54,17 +54,27 @@ pre { white-space:pre-wrap; word-break:break-all; margin:0; max-height:240px; ov
 .muted { color:var(--muted); } svg.spark { vertical-align:middle; }
 """
 
-#: refreshes the page's <main> every 2 s while nobody is typing in a form (no library needed)
+#: refreshes the page's <main> every 2 s, but never under someone's hands: not while a field has
+#: the focus or holds text not yet sent, checked both before the fetch and again when its answer
+#: comes (a fetch started just before the user began typing must not wipe what they typed)
 JS = """
 (function () {
   var main = document.querySelector("main[data-refresh]");
   if (!main) return;
-  setInterval(function () {
+  function busy() {
     var a = document.activeElement;
-    if (a && (a.tagName === "INPUT" || a.tagName === "TEXTAREA")) return;
+    if (a && (a.tagName === "INPUT" || a.tagName === "TEXTAREA" || a.tagName === "SELECT")) return true;
+    var fields = main.querySelectorAll("input, textarea");
+    for (var i = 0; i < fields.length; i++) {
+      if (fields[i].value !== fields[i].defaultValue) return true;
+    }
+    return false;
+  }
+  setInterval(function () {
+    if (busy()) return;
     fetch(location.href, {headers: {"X-Console-Fragment": "1"}, credentials: "same-origin"})
       .then(function (r) { return r.ok ? r.text() : null; })
-      .then(function (t) { if (t !== null) main.innerHTML = t; })
+      .then(function (t) { if (t !== null && !busy()) main.innerHTML = t; })
       .catch(function () {});
   }, 2000);
 })();
