@@ -18,9 +18,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from cproton_ffi import ffi, lib
 from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
 
 __all__ = ["Engine", "EngineError", "SaslConfig"]
+
+_peek, _pop, _NULL = lib.pn_collector_peek, lib.pn_collector_pop, ffi.NULL
 
 @dataclass(frozen=True, slots=True)
 class EngineError:
@@ -194,6 +197,16 @@ class Engine:
                 yield ev
             finally:
                 pop(coll)
+
+    def peek_raw(self) -> Any:
+        """The next pending event as a ``pn_event_t`` pointer, or None; it stays pending until
+        ``pop_raw`` (for a reader that may leave an event to someone else)."""
+        ev = _peek(self.collector._impl)
+        return None if ev == _NULL else ev
+
+    def pop_raw(self) -> None:
+        """Drop the event ``peek_raw`` returned."""
+        _pop(self.collector._impl)
 
     # -- state ---------------------------------------------------------------------------------
     @property

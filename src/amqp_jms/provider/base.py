@@ -423,6 +423,13 @@ class Provider(ABC):
         (a wrapping provider asks the provider it wraps)."""
         return False
 
+    def answer_here(self, fut: Future[Any], timeout: float | None) -> None:
+        """Before ``wait`` blocks for ``fut``: the provider may read the peer's answer on the
+        waiting thread itself, for up to ``timeout`` seconds, returning when ``fut`` is done or
+        it leaves the rest to its I/O thread (a wrapping provider offers the one it wraps).
+        By default it does nothing."""
+        return None
+
     def alternate_servers(self) -> tuple[ConnectionConfig, ...]:
         """Other servers the peer connected now offered for failover (Qpid JMS's
         ``getAlternateURIs``), each taking what it does not say from this connection's settings;

@@ -19,8 +19,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import os
+import select
 import selectors
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
@@ -32,13 +35,27 @@ __all__ = ["LoopThread", "PostedBatch", "wait_for"]
 T = TypeVar("T")
 _ids = itertools.count(1)
 _YIELD = object()
+#: the most a waiting caller reads from its socket at once (``LoopThread.read_here``); asyncio's
+#: own reads take as much
+_READ_SIZE = 256 * 1024
 
 
-def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str) -> T:
+def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str,
+             answer_here: Callable[[concurrent.futures.Future[T], float | None], None] | None = None) -> T:
     """Block for ``fut`` (a provider operation); a timeout cancels it and raises JMSException
-    naming ``what``, as does a future cancelled because the connection closed."""
+    naming ``what``, as does a future cancelled because the connection closed.
+
+    ``answer_here``: the provider's offer to read the answer on this thread first
+    (``Provider.answer_here``); the wait is ``timeout`` in all, that part included (a step
+    behind ``fut`` may time out at the same moment, and must not win by the time spent there)."""
+    left = timeout
+    if answer_here is not None and not fut.done():
+        started = time.monotonic()
+        answer_here(fut, timeout)
+        if timeout is not None:
+            left = max(0.0, timeout - (time.monotonic() - started))
     try:
-        return fut.result(timeout)
+        return fut.result(left)
     except concurrent.futures.TimeoutError:
         fut.cancel()
         raise JMSException(f"{what} timed out after {timeout} s") from None
@@ -63,6 +80,32 @@ class _IdleSelector(selectors.DefaultSelector):
             return super().select(timeout)
         finally:
             lock.acquire()
+
+
+    def mute(self, fd: int) -> bool:
+        """Stop ``select`` from waking for ``fd``'s input, which a caller reads itself
+        (``LoopThread.read_here``); False when that cannot be done (``fd`` is not being read, or
+        the platform's selector cannot change an interest in place). Any thread, holding the
+        idle lock: the loop thread may be asleep in ``select`` meanwhile, which is why only the
+        kernel's interest list changes, never the selector's own map."""
+        if not isinstance(self, (selectors.EpollSelector, selectors.PollSelector)):
+            return False  # (kqueue: an interest is two filters, not one mask)
+        key = self.get_map().get(fd)
+        if key is None or not key.events & selectors.EVENT_READ:
+            return False  # not being read (asyncio paused reading): not ours to read either
+        self._selector.modify(fd, self._poller_events(key.events & ~selectors.EVENT_READ))  # type: ignore[union-attr]
+        return True
+
+    def unmute(self, fd: int) -> None:
+        """Undo ``mute``: the interest ``fd`` is registered with now, in the kernel again."""
+        key = self.get_map().get(fd)
+        if key is not None:
+            self._selector.modify(fd, self._poller_events(key.events))  # type: ignore[attr-defined]
+
+    def _poller_events(self, events: int) -> int:
+        read, write = (self._EVENT_READ, self._EVENT_WRITE)  # type: ignore[attr-defined]
+        return (read if events & selectors.EVENT_READ else 0) | (
+            write if events & selectors.EVENT_WRITE else 0)
 
 
 class PostedBatch(Generic[T]):
@@ -119,7 +162,12 @@ class LoopThread:
         #: held by the loop thread but while it sleeps in ``select`` (see ``run_if_idle``)
         self.idle_lock = threading.Lock()
         self.idle_lock.acquire()  # the loop thread's from the start: released in ``_main``
-        self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(_IdleSelector(self.idle_lock))
+        self._selector = _IdleSelector(self.idle_lock)
+        self.loop: asyncio.AbstractEventLoop = asyncio.SelectorEventLoop(self._selector)
+        #: the loop's own wake-up socket (what ``call_soon_threadsafe`` writes to): a caller
+        #: reading for itself stops when it becomes readable (``read_here``)
+        wake = getattr(self.loop, "_ssock", None)
+        self._wake_fd: int | None = wake.fileno() if wake is not None else None
         self._ops: deque[Callable[[], object]] = deque()
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
@@ -259,8 +307,80 @@ class LoopThread:
                     return False
             fn()
             return True
-            fn()
-            return True
+        finally:
+            lock.release()
+
+    def has_ready(self) -> bool:
+        """Whether callbacks wait for the loop's next turn (scheduled from a thread that is not
+        the loop's, as ``read_here``'s ``handle`` may: then the loop must be woken)."""
+        return bool(getattr(self.loop, "_ready", True))
+
+    def read_here(self, fd: int, handle: Callable[[bytes], bool], budget: float,
+                  torn: Callable[[], None]) -> bool:
+        """Read ``fd`` on the calling thread while the loop thread sleeps, handing each chunk to
+        ``handle`` (which returns True once the caller has what it waits for); False when the
+        loop is not idle, or gave up without that (nothing lost: what was read was handled).
+
+        A waiting caller whose answer comes on this socket then costs one wake-up (its own, by
+        the kernel) instead of two (the loop thread's, then the caller's by the loop thread).
+        The loop thread cannot run meanwhile (``handle`` runs holding the idle lock, under the
+        same rules as ``run_if_idle``'s ``fn``), and ``select`` is told not to wake for ``fd``.
+        The wait ends at the first of: ``handle`` says done; ``budget`` seconds; anything handed
+        to the loop from another thread (its wake-up socket became readable); the socket's end
+        or error, which the loop then reads for itself.
+
+        ``torn`` is called if an exception (a KeyboardInterrupt) leaves between reading the
+        socket and ``handle`` taking what was read: the bytes may be gone, the stream is no
+        longer whole, and the provider must end the connection rather than lose a frame
+        silently. Interrupted while waiting for the socket, nothing was read: nothing is torn."""
+        wake_fd = self._wake_fd
+        if wake_fd is None or self.loop.get_debug():
+            return False
+        lock = self.idle_lock
+        if not lock.acquire(False):
+            return False
+        try:
+            if self._starting is not None or self._closed or self._ops or self._wake_pending:
+                return False
+            sel = self._selector
+            if not sel.mute(fd):
+                return False
+            try:
+                poller = select.poll()
+                poller.register(fd, select.POLLIN)
+                poller.register(wake_fd, select.POLLIN)
+                deadline = time.monotonic() + budget
+                reading = False
+                try:
+                    while True:
+                        left = deadline - time.monotonic()
+                        if left <= 0:
+                            return False
+                        ready = poller.poll(left * 1000.0)
+                        if not ready or any(r[0] == wake_fd for r in ready):
+                            return False
+                        reading = True
+                        try:
+                            data = os.read(fd, _READ_SIZE)
+                        except (BlockingIOError, InterruptedError):
+                            reading = False
+                            continue
+                        except OSError:
+                            reading = False
+                            return False  # the loop meets the error itself
+                        if not data:
+                            reading = False
+                            return False  # the end stays readable: the loop sees it too
+                        done = handle(data)
+                        reading = False
+                        if done:
+                            return True
+                except BaseException:
+                    if reading:
+                        torn()
+                    raise
+            finally:
+                sel.unmute(fd)
         finally:
             lock.release()
 

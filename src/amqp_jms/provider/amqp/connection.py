@@ -62,6 +62,11 @@ _conn_counter = itertools.count(1)
 _process_uuid = str(uuid.uuid4())
 
 
+#: how long a waiting caller reads the socket for itself (``AmqpProvider.answer_here``) before it
+#: leaves the answer to the I/O thread: the longest the loop's own timers can be held up by it
+READ_HERE_SECONDS = 0.02
+
+
 def _nothing() -> None:
     """A wake-up of the loop with nothing to do but what is queued already."""
 
@@ -84,6 +89,7 @@ class _Protocol(asyncio.Protocol):
         self.provider._transport = transport
         self.provider._direct_writes = type(transport).__name__ == "_SelectorSocketTransport"
         sock = transport.get_extra_info("socket")
+        self.provider._socket_fd = sock.fileno() if sock is not None else None
         if sock is not None and self.provider.config.transport.tcp_no_delay:
             import socket
 
@@ -154,6 +160,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         self._transport: asyncio.Transport | None = None
         #: a plain TCP socket (no TLS, no proxy tunnel): waiting sends may write it directly
         self._direct_writes = False
+        #: that socket's descriptor, which a waiting caller may read (``answer_here``)
+        self._socket_fd: int | None = None
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
         self._closed_fut: asyncio.Future[None] | None = None
@@ -236,7 +244,90 @@ class AmqpProvider(OpenCloseHandling, Provider):
     def wait(self, fut: concurrent.futures.Future[Any], timeout: float | None, what: str) -> Any:
         if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
-        return wait_for(fut, timeout, what)
+        return wait_for(fut, timeout, what, self.answer_here)
+
+    def answer_here(self, fut: concurrent.futures.Future[Any], timeout: float | None) -> None:
+        """Read the peer's answer to ``fut`` on the calling thread while the I/O thread sleeps
+        (``LoopThread.read_here``): a waiting send's outcome then wakes its caller directly
+        instead of the I/O thread first, which then wakes the caller. What arrives is handled
+        as the I/O thread would handle it (``_handle_here``). It gives up, leaving the rest to
+        the I/O thread, after ``READ_HERE_SECONDS`` (the loop's own timers wait that long at
+        most) or as soon as the answer needs the loop. Only on a plain TCP socket past SASL:
+        TLS and WebSocket bytes are the I/O thread's to unwrap."""
+        fd = self._socket_fd
+        if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
+            return
+        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
+        self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here)
+
+    def _torn_here(self) -> None:
+        """A waiting caller was interrupted between reading the socket and handing what it read
+        to the engine (``LoopThread.read_here``): a frame may be lost, so the connection ends,
+        loudly, as if the socket had dropped (a failover connection reconnects)."""
+        def tear() -> None:
+            self.fail(JMSException(
+                f"connection to {self.config.host}:{self.config.port} ended: a waiting call was "
+                "interrupted while reading it, and what it read may be lost"))
+            self._abort()
+
+        try:
+            self.loop.call_soon_threadsafe(tear)
+        except RuntimeError:  # the loop has stopped: the connection is gone already
+            pass
+
+    def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any]) -> bool:
+        """Bytes a waiting caller read (``answer_here``), into the engine; True when the caller
+        is done reading: ``fut`` is resolved, or an event needs the I/O thread (which is then
+        woken to handle it and everything after it)."""
+        eng = self.engine
+        if eng is None or self.failure is not None:
+            self.loop.call_soon_threadsafe(self._on_data, data)
+            return True
+        try:
+            eng.receive_data(data)
+            eng.tick(self.loop.time())
+            left = self._dispatch_here(eng)
+            self._write_output(eng)
+            if self.unwritten:
+                self.unwritten = {p for p in self.unwritten if p.written()}
+            done, self.completed = self.completed, []
+            for f in done:
+                if not f.done():
+                    f.set_result(None)
+        except Exception:  # never lose the rest: the I/O thread's flush meets the cause itself
+            self.log.debug("a waiting caller's read stopped", exc_info=True)
+            left = True
+        if left or self.loop_thread.has_ready():
+            # work for the loop (an event only it may handle, a callback scheduled from here)
+            self.loop.call_soon_threadsafe(self.flush)
+            return True
+        return fut.done()
+
+    def _dispatch_here(self, eng: Engine) -> bool:
+        """``_dispatch`` for a waiting caller: only the events a producer's answer raises (its
+        outcome, read straight from proton-c, and a credit top-up) are handled; at any other
+        event it stops, leaving that one and the rest pending for the I/O thread. True when it
+        stopped so."""
+        links = self.links_by_addr
+        while True:
+            raw = eng.peek_raw()
+            if raw is None:
+                return False
+            kind = _event_type(raw)
+            if kind in _HANDLED:
+                if kind == _PN_DELIVERY:
+                    d = _event_delivery(raw)
+                    res = links.get(ptr_addr(_delivery_link(d)))
+                    if res is None or not res.answers_here or not res.on_delivery_raw(d):
+                        return True
+                elif kind == _PN_LINK_FLOW:
+                    res = links.get(ptr_addr(_event_link(raw)))
+                    if res is None or not res.answers_here:
+                        return True
+                    res.on_flow()
+                else:
+                    return True
+            eng.pop_raw()
 
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         from .connection_session import connection_session

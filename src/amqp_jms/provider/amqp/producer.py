@@ -71,6 +71,7 @@ class _Window:
 
 class AmqpProducer(AmqpLink, ProviderProducer):
     kind = "producer"
+    answers_here = True
 
     def __init__(self, session: AmqpSession, spec: ProducerSpec, name: str) -> None:
         super().__init__(session, name)

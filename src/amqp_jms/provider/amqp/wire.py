@@ -115,6 +115,12 @@ class Wire:
         output, and its frame trace, until then)."""
         return self._sasl is None or self._sasl.done
 
+    @property
+    def transparent(self) -> bool:
+        """No layer changes what is read any more (no WebSocket, SASL over): socket bytes are
+        the engine's bytes."""
+        return self._ws is None and (self._sasl is None or self._sasl.done)
+
     def outbound(self, data: bytes) -> bytes:
         """Engine bytes -> socket bytes, with whatever a layer adds itself (an upgrade request,
         SASL frames, a pong)."""

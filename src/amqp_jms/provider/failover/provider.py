@@ -217,7 +217,14 @@ class FailoverProvider(Provider):
     def wait(self, fut: Future[Any], timeout: float | None, what: str) -> Any:
         if self.on_io_thread():
             raise IllegalStateException(f"{what} called on the connection's I/O thread: it would deadlock")
-        return wait_for(fut, timeout, what)
+        return wait_for(fut, timeout, what, self.answer_here)
+
+    def answer_here(self, fut: Future[Any], timeout: float | None) -> None:
+        # the wrapped connection's answer resolves ``fut`` through its done-callbacks, on
+        # whichever thread resolves the wrapped future (this one, when it reads the answer)
+        inner = self.state.inner
+        if inner is not None and self.state.online:
+            inner.answer_here(fut, timeout)
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
         state = self.state

@@ -1,0 +1,222 @@
+"""A waiting send reads its own answer (``AmqpProvider.answer_here``): what a sender and the
+other users of its connection rely on, frame by frame against the scripted peer.
+
+A synchronous send whose connection's I/O thread sleeps reads the peer's answer on the sending
+thread, for up to ``READ_HERE_SECONDS``; anything else the connection must do meanwhile (another
+thread's call, an answer only the I/O thread may handle, a late answer, a lost socket) goes on
+as before, and an interrupted wait either leaves the connection whole or ends it loudly.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from proton import Delivery
+
+from amqp_jms import ConnectionFactory, JMSException, Queue
+from amqp_jms.client import Connection
+from amqp_jms.provider.amqp import connection as amqp_connection
+from amqp_jms.provider.amqp.producer import AmqpProducer
+from amqp_jms.testing.peer import TestPeer, _Expect
+
+FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
+
+
+@pytest.fixture
+def peer() -> Iterator[TestPeer]:
+    with TestPeer() as p:
+        yield p
+
+
+def _conn(peer: TestPeer, options: str = "") -> Connection:
+    peer.expect_open(offered_capabilities=["ANONYMOUS-RELAY"])
+    peer.expect_begin()
+    return ConnectionFactory(peer.url + FAST + options).create_connection()
+
+
+def _held_transfer(peer: TestPeer, held: list[Delivery]) -> None:
+    """Expect a transfer and answer nothing yet: the test answers with ``_answer``."""
+    peer._add(_Expect("transfer", None, lambda c, d: held.append(d), label="held transfer"))
+
+
+def _answer(peer: TestPeer, d: Delivery, state: int = Delivery.ACCEPTED) -> None:
+    def act(c: Any) -> None:
+        d.update(state)
+        d.settle()
+
+    peer.run(act)
+
+
+def test_the_answer_to_a_waiting_send_is_read_by_the_sender(peer: TestPeer, monkeypatch: Any) -> None:
+    """The point of the path: the sender, not the I/O thread, takes its ``accepted`` (one
+    thread woken per round trip)."""
+    readers: list[str] = []
+    original = AmqpProducer.on_delivery_raw
+
+    def spy(self: AmqpProducer, delivery: Any) -> bool:
+        readers.append(threading.current_thread().name)
+        return original(self, delivery)
+
+    monkeypatch.setattr(AmqpProducer, "on_delivery_raw", spy)
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=100)
+        p = s.create_producer(Queue("q"))
+        for _ in range(20):
+            peer.expect_transfer()
+        for i in range(20):
+            p.send(s.create_text_message(f"m{i}"))
+        peer.wait()
+    assert len(readers) == 20
+    here = readers.count(threading.current_thread().name)
+    assert here >= 15, readers  # (a sender may find the I/O thread awake now and then)
+
+
+def test_a_refusal_read_by_the_sender_is_raised_by_send(peer: TestPeer) -> None:
+    """Only ``accepted`` is taken on the sender's thread; any other outcome goes to the I/O
+    thread's handling, which raises it from ``send`` as before."""
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        peer.expect_transfer(outcome="rejected", condition=("amqp:unauthorized-access", "not yours"))
+        with pytest.raises(JMSException, match="not yours"):
+            p.send(s.create_text_message("x"))
+        peer.expect_transfer()
+        p.send(s.create_text_message("y"))  # the link goes on
+        peer.wait()
+
+
+def test_an_answer_later_than_the_read_budget_still_completes_the_send(peer: TestPeer) -> None:
+    held: list[Delivery] = []
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        _held_transfer(peer, held)
+        timer = threading.Timer(0.3, lambda: _answer(peer, held[0]))  # 15x the budget
+        timer.start()
+        started = time.monotonic()
+        p.send(s.create_text_message("slow"))
+        assert 0.25 < time.monotonic() - started < 3
+        timer.join()
+        peer.wait()
+
+
+def test_another_thread_is_not_held_up_by_a_waiting_sender(peer: TestPeer) -> None:
+    """While one thread waits for a slow answer, another thread's call on the same connection
+    (here: a session, which needs the I/O thread and a round trip) goes through at once."""
+    held: list[Delivery] = []
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        _held_transfer(peer, held)
+        sent = threading.Event()
+        t = threading.Thread(target=lambda: (p.send(s.create_text_message("slow")), sent.set()))
+        t.start()
+        deadline = time.monotonic() + 5
+        while not held and time.monotonic() < deadline:
+            time.sleep(0.005)
+        assert held, "the transfer never reached the peer"
+        peer.expect_begin()
+        started = time.monotonic()
+        conn.create_session()
+        took = time.monotonic() - started
+        assert not sent.is_set()  # the first send is still waiting for its answer
+        assert took < 0.5, f"a session took {took:.3f} s behind a waiting send"
+        _answer(peer, held[0])
+        t.join(5)
+        assert sent.is_set()
+        peer.wait()
+
+
+def test_a_sender_interrupted_while_waiting_leaves_the_connection_whole(peer: TestPeer) -> None:
+    """Interrupted before anything was read (KeyboardInterrupt in ``poll``): the send raises
+    it, the late answer is taken by the I/O thread, and the next send works."""
+    held: list[Delivery] = []
+    heard: list[JMSException] = []
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    with _conn(peer) as conn:
+        conn.set_exception_listener(heard.append)
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        _held_transfer(peer, held)
+        main = threading.main_thread().ident
+        assert main is not None and threading.get_ident() == main
+
+        def interrupt_once_sent() -> None:  # the transfer is out: the sender is waiting
+            deadline = time.monotonic() + 5
+            while not held and time.monotonic() < deadline:
+                time.sleep(0.001)
+            time.sleep(0.002)
+            signal.pthread_kill(main, signal.SIGUSR1)
+
+        old = signal.signal(signal.SIGUSR1, interrupt)
+        try:
+            threading.Thread(target=interrupt_once_sent, daemon=True).start()
+            with pytest.raises(KeyboardInterrupt):
+                p.send(s.create_text_message("interrupted"))
+        finally:
+            signal.signal(signal.SIGUSR1, old)
+        assert len(held) == 1
+        _answer(peer, held[0])
+        peer.expect_transfer()
+        p.send(s.create_text_message("next"))
+        peer.wait()
+    assert heard == []
+
+
+def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
+    peer: TestPeer, monkeypatch: Any,
+) -> None:
+    """Interrupted between reading the socket and handing the bytes to the engine, a frame may
+    be lost: the connection is failed, with a reason, rather than waiting forever for it."""
+    heard: list[JMSException] = []
+    got = threading.Event()
+    original = amqp_connection.AmqpProvider._handle_here
+    calls = [0]
+
+    def interrupted(self: Any, data: bytes, fut: Any) -> bool:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise KeyboardInterrupt
+        return original(self, data, fut)
+
+    with _conn(peer) as conn:
+        conn.set_exception_listener(lambda e: (heard.append(e), got.set()))
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        peer.expect_transfer()
+        monkeypatch.setattr(amqp_connection.AmqpProvider, "_handle_here", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            p.send(s.create_text_message("x"))
+        assert got.wait(5), "the connection went on with a frame missing"
+        assert "interrupted while reading" in str(heard[0])
+        with pytest.raises(JMSException):
+            p.send(s.create_text_message("after"))
+    assert calls[0] >= 1
+
+
+def test_a_connection_lost_while_a_sender_waits_fails_the_send(peer: TestPeer) -> None:
+    held: list[Delivery] = []
+    with _conn(peer) as conn:
+        s = conn.create_session()
+        peer.expect_attach(offer=10)
+        p = s.create_producer(Queue("q"))
+        _held_transfer(peer, held)
+        threading.Timer(0.1, peer.drop).start()
+        started = time.monotonic()
+        with pytest.raises(JMSException):
+            p.send(s.create_text_message("lost"))
+        assert time.monotonic() - started < 3
