@@ -52,9 +52,12 @@ def _answer(peer: TestPeer, d: Delivery, state: int = Delivery.ACCEPTED) -> None
     peer.run(act)
 
 
-def test_the_answer_to_a_waiting_send_is_read_by_the_sender(peer: TestPeer, monkeypatch: Any) -> None:
+@pytest.mark.parametrize("failover", [False, True], ids=["plain", "failover"])
+def test_the_answer_to_a_waiting_send_is_read_by_the_sender(
+    peer: TestPeer, monkeypatch: Any, failover: bool,
+) -> None:
     """The point of the path: the sender, not the I/O thread, takes its ``accepted`` (one
-    thread woken per round trip)."""
+    thread woken per round trip), on a failover connection too."""
     readers: list[str] = []
     original = AmqpProducer.on_delivery_raw
 
@@ -63,7 +66,10 @@ def test_the_answer_to_a_waiting_send_is_read_by_the_sender(peer: TestPeer, monk
         return original(self, delivery)
 
     monkeypatch.setattr(AmqpProducer, "on_delivery_raw", spy)
-    with _conn(peer) as conn:
+    peer.expect_open(offered_capabilities=["ANONYMOUS-RELAY"])
+    peer.expect_begin()
+    url = (f"failover:({peer.url})" if failover else peer.url) + FAST
+    with ConnectionFactory(url).create_connection() as conn:
         s = conn.create_session()
         peer.expect_attach(offer=100)
         p = s.create_producer(Queue("q"))

@@ -55,9 +55,22 @@ __all__ = [
     "ProviderListener",
     "ProviderProducer",
     "ProviderSession",
+    "SendOutcome",
 ]
 
 Future = concurrent.futures.Future
+
+
+class SendOutcome(concurrent.futures.Future[None]):
+    """The future of a waiting send: the peer's outcome, answered on the producer's own link,
+    which ``Provider.answer_here`` may read on the waiting thread. Other waits (a pull, a
+    commit, a session) are answered where only the I/O thread may take the answer, so a waiting
+    thread that read those first would only add a hand-off.
+
+    ``relays``: the wrapped provider's own send future this one is completed from (a failover
+    connection's), which is then the one to read the answer for."""
+
+    relays: concurrent.futures.Future[None] | None = None
 
 
 class CommitOutcome(Enum):
@@ -424,10 +437,10 @@ class Provider(ABC):
         return False
 
     def answer_here(self, fut: Future[Any], timeout: float | None) -> None:
-        """Before ``wait`` blocks for ``fut``: the provider may read the peer's answer on the
-        waiting thread itself, for up to ``timeout`` seconds, returning when ``fut`` is done or
-        it leaves the rest to its I/O thread (a wrapping provider offers the one it wraps).
-        By default it does nothing."""
+        """Before ``wait`` blocks for ``fut`` (a ``SendOutcome``): the provider may read the
+        peer's answer on the waiting thread itself, for up to ``timeout`` seconds, returning
+        when ``fut`` is done or it leaves the rest to its I/O thread (a wrapping provider offers
+        the one it wraps). By default it does nothing."""
         return None
 
     def alternate_servers(self) -> tuple[ConnectionConfig, ...]:

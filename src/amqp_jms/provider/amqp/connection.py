@@ -27,7 +27,7 @@ from ..._logs import PROVIDER, with_ids
 from ...engine import Engine
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
-from ..base import Capabilities, Provider, ProviderListener, ProviderSession
+from ..base import Capabilities, Provider, ProviderListener, ProviderSession, SendOutcome
 from ..config import ConnectionConfig
 from ..errors import tls_error, tls_file_error
 from ..frames import frame_logger
@@ -255,7 +255,9 @@ class AmqpProvider(OpenCloseHandling, Provider):
         most) or as soon as the answer needs the loop. Only on a plain TCP socket past SASL:
         TLS and WebSocket bytes are the I/O thread's to unwrap."""
         fd = self._socket_fd
-        if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
+        if not isinstance(fut, SendOutcome) or fd is None or not self._direct_writes:
+            return
+        if self._transport is None or not self._wire.transparent:
             return
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
         self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here)

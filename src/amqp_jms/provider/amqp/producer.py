@@ -13,7 +13,7 @@ from ...engine.raw import ACCEPTED, NO_OUTCOME, ffi, lib, set_transactional_stat
 from ...exceptions import IllegalStateException, JMSException
 from ...message import MessageData
 from .. import payload
-from ..base import ProducerSpec, ProviderProducer
+from ..base import ProducerSpec, ProviderProducer, SendOutcome
 from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .addressing import link_address
 from .capabilities import txn_outcomes_of
@@ -118,7 +118,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._window.acquire(self._send_timeout)
         fut: concurrent.futures.Future[None] | None = None
         if sync and not self.spec.presettle:
-            fut = concurrent.futures.Future()
+            fut = SendOutcome()
             # a send with nothing else in flight on this link (a synchronous producer's): written
             # by this thread when the I/O thread sleeps, one thread hand-off per round trip, not
             # two. Sends behind others (completion listeners, asyncio pipelines) and sends

@@ -31,6 +31,7 @@ from ..base import (
     ProviderConsumer,
     ProviderProducer,
     ProviderSession,
+    SendOutcome,
 )
 from ..errors import RedirectedException
 from .futures import done_future, failure_of, reject, resolve
@@ -365,6 +366,9 @@ class FailoverProducer(_Link, ProviderProducer):
                 if f is None:
                     return None
                 out: Future[None] = Future()
+                if isinstance(f, SendOutcome):  # its waiting caller may read the answer for f
+                    out = SendOutcome()
+                    out.relays = f
                 f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen, ctx))
                 return out
         # offline (or the connection went during the hand-over): queued for after the reconnect

@@ -33,7 +33,7 @@ from ...exceptions import (
     JMSSecurityException,
     JMSSecuritySaslException,
 )
-from ..base import Capabilities, Provider, ProviderListener, ProviderSession
+from ..base import Capabilities, Provider, ProviderListener, ProviderSession, SendOutcome
 from ..config import ConnectionConfig
 from ..errors import RedirectedException
 from ..loop import wait_for
@@ -223,8 +223,8 @@ class FailoverProvider(Provider):
         # the wrapped connection's answer resolves ``fut`` through its done-callbacks, on
         # whichever thread resolves the wrapped future (this one, when it reads the answer)
         inner = self.state.inner
-        if inner is not None and self.state.online:
-            inner.answer_here(fut, timeout)
+        if inner is not None and self.state.online and isinstance(fut, SendOutcome):
+            inner.answer_here(fut.relays or fut, timeout)
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
         state = self.state
