@@ -57,6 +57,7 @@ class HopClock:
         transfer = amqp_producer.AmqpProducer._transfer
         outcome = amqp_producer.AmqpProducer.on_delivery_raw
         on_data = amqp_connection.AmqpProvider._on_data
+        handle_here = amqp_connection.AmqpProvider._handle_here
 
         def _transfer(self: Any, data: bytes, fut: Any) -> None:
             t["transfer"] = pc()
@@ -71,9 +72,14 @@ class HopClock:
             t["read"] = pc()
             on_data(self, data)
 
+        def _handle_here(self: Any, data: bytes, fut: Any) -> bool:
+            t["read"] = pc()  # read by the waiting caller itself (AmqpProvider.answer_here)
+            return bool(handle_here(self, data, fut))
+
         amqp_producer.AmqpProducer._transfer = _transfer  # type: ignore[method-assign]
         amqp_producer.AmqpProducer.on_delivery_raw = _outcome  # type: ignore[method-assign]
         amqp_connection.AmqpProvider._on_data = _on_data  # type: ignore[method-assign]
+        amqp_connection.AmqpProvider._handle_here = _handle_here  # type: ignore[method-assign]
 
     def watch_writes(self, provider: Any) -> None:
         write = provider._transport.write

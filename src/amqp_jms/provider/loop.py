@@ -10,8 +10,10 @@ per message.
 A waiting caller need not wake the thread at all: the loop thread holds ``idle_lock`` at all
 times but while it sleeps in ``select`` (``_IdleSelector``), so a caller that takes the lock
 without blocking (``run_if_idle``) finds the loop asleep with nothing queued, and may do a short
-piece of its work (a synchronous send's transfer and socket write) itself. The loop thread then
-wakes only for the peer's answer: one thread hand-off per round trip instead of two.
+piece of its work (a synchronous send's transfer and socket write) itself. The same caller may
+then read the peer's answer itself (``read_here``: the socket muted in the loop's selector
+meanwhile), so the broker's answer wakes the one thread that waits for it, not the loop thread
+first: no thread hand-off at all on a waiting send's round trip.
 """
 
 from __future__ import annotations

@@ -311,8 +311,9 @@ class AmqpProvider(OpenCloseHandling, Provider):
         event it stops, leaving that one and the rest pending for the I/O thread. True when it
         stopped so."""
         links = self.links_by_addr
+        peek, pop = eng.peek_raw, eng.pop_raw
         while True:
-            raw = eng.peek_raw()
+            raw = peek()
             if raw is None:
                 return False
             kind = _event_type(raw)
@@ -329,7 +330,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
                     res.on_flow()
                 else:
                     return True
-            eng.pop_raw()
+            pop()
 
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         from .connection_session import connection_session

@@ -31,6 +31,7 @@ _remote_state, _delivery_tag = lib.pn_delivery_remote_state, lib.pn_delivery_tag
 _settle = lib.pn_delivery_settle
 _new_delivery, _send, _advance = lib.pn_delivery, lib.pn_link_send, lib.pn_link_advance
 _from_buffer = ffi.from_buffer
+_queued = lib.pn_link_queued
 _unpack = ffi.unpack
 
 
@@ -221,7 +222,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
 
         Returns True while some are still waiting for credit."""
         snd = self.endpoint
-        queued = snd.queued if snd is not None and not self.closed else 0
+        queued = _queued(snd._impl) if snd is not None and not self.closed else 0
         done = self._unwritten - queued
         if done > 0:
             self._unwritten = queued
