@@ -72,6 +72,15 @@ class _IdleSelector(selectors.DefaultSelector):
     def __init__(self, lock: threading.Lock) -> None:
         super().__init__()
         self._idle_lock = lock
+        #: the kernel's interest list when its masks can be changed in place (epoll, poll; not
+        #: kqueue, where an interest is two filters), and its mask for each selectors interest
+        #: (none, read, write, both)
+        self._kernel: Any = None
+        self._masks = (0, 0, 0, 0)
+        if isinstance(self, (selectors.EpollSelector, selectors.PollSelector)):
+            read, write = getattr(self, "_EVENT_READ"), getattr(self, "_EVENT_WRITE")  # noqa: B009
+            self._kernel = getattr(self, "_selector")  # noqa: B009
+            self._masks = (0, read, write, read | write)
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is not None and timeout <= 0:
@@ -83,31 +92,28 @@ class _IdleSelector(selectors.DefaultSelector):
         finally:
             lock.acquire()
 
-
     def mute(self, fd: int) -> bool:
         """Stop ``select`` from waking for ``fd``'s input, which a caller reads itself
         (``LoopThread.read_here``); False when that cannot be done (``fd`` is not being read, or
         the platform's selector cannot change an interest in place). Any thread, holding the
         idle lock: the loop thread may be asleep in ``select`` meanwhile, which is why only the
-        kernel's interest list changes, never the selector's own map."""
-        if not isinstance(self, (selectors.EpollSelector, selectors.PollSelector)):
-            return False  # (kqueue: an interest is two filters, not one mask)
-        key = self.get_map().get(fd)
+        kernel's interest list changes, never the selector's own map (read here through
+        ``_fd_to_key``, the dictionary behind ``get_map``: its mapping view costs more than the
+        rest of a mute)."""
+        poller = self._kernel
+        if poller is None:
+            return False
+        key = self._fd_to_key.get(fd)  # type: ignore[attr-defined]
         if key is None or not key.events & selectors.EVENT_READ:
             return False  # not being read (asyncio paused reading): not ours to read either
-        self._selector.modify(fd, self._poller_events(key.events & ~selectors.EVENT_READ))  # type: ignore[union-attr]
+        poller.modify(fd, self._masks[key.events & ~selectors.EVENT_READ])
         return True
 
     def unmute(self, fd: int) -> None:
         """Undo ``mute``: the interest ``fd`` is registered with now, in the kernel again."""
-        key = self.get_map().get(fd)
-        if key is not None:
-            self._selector.modify(fd, self._poller_events(key.events))  # type: ignore[attr-defined]
-
-    def _poller_events(self, events: int) -> int:
-        read, write = (self._EVENT_READ, self._EVENT_WRITE)  # type: ignore[attr-defined]
-        return (read if events & selectors.EVENT_READ else 0) | (
-            write if events & selectors.EVENT_WRITE else 0)
+        key = self._fd_to_key.get(fd)  # type: ignore[attr-defined]
+        if key is not None and self._kernel is not None:
+            self._kernel.modify(fd, self._masks[key.events])
 
 
 class PostedBatch(Generic[T]):
@@ -170,6 +176,10 @@ class LoopThread:
         #: reading for itself stops when it becomes readable (``read_here``)
         wake = getattr(self.loop, "_ssock", None)
         self._wake_fd: int | None = wake.fileno() if wake is not None else None
+        #: ``read_here``'s poll of the socket and the wake-up socket (one caller at a time: it
+        #: is used holding the idle lock), kept for the socket it was made for
+        self._read_poller: Any = None
+        self._read_fd = -1
         self._ops: deque[Callable[[], object]] = deque()
         self._wake_pending = False
         self._after_ops: Callable[[], None] | None = None
@@ -348,9 +358,12 @@ class LoopThread:
             if not sel.mute(fd):
                 return False
             try:
-                poller = select.poll()
-                poller.register(fd, select.POLLIN)
-                poller.register(wake_fd, select.POLLIN)
+                poller = self._read_poller
+                if poller is None or self._read_fd != fd:
+                    poller = self._read_poller = select.poll()
+                    self._read_fd = fd
+                    poller.register(fd, select.POLLIN)
+                    poller.register(wake_fd, select.POLLIN)
                 deadline = time.monotonic() + budget
                 reading = False
                 try:
@@ -359,8 +372,8 @@ class LoopThread:
                         if left <= 0:
                             return False
                         ready = poller.poll(left * 1000.0)
-                        if not ready or any(r[0] == wake_fd for r in ready):
-                            return False
+                        if len(ready) != 1 or ready[0][0] != fd:
+                            return False  # nothing, or work handed to the loop
                         reading = True
                         try:
                             data = os.read(fd, _READ_SIZE)

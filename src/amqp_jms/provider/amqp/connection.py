@@ -289,7 +289,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             eng.receive_data(data)
             eng.tick(self.loop.time())
             left = self._dispatch_here(eng)
-            self._write_output(eng)
+            self._write_plain(eng)
             if self.unwritten:
                 self.unwritten = {p for p in self.unwritten if p.written()}
             done, self.completed = self.completed, []
@@ -554,9 +554,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
         (``LoopThread.run_if_idle``); False when it is not (or the socket is busy or not plain
         TCP): then the caller hands it over as usual.
 
-        ``op`` may complete concurrent futures, never the loop's own (asyncio's). Only the
-        engine's output is produced here: events are left for the I/O thread's next flush,
-        which the peer's answer brings; it also gives back the send window's slot. A plain
+        ``op`` may complete concurrent futures, never the loop's own (asyncio's). The engine's
+        output is written here, the send window's slot given back and proton's own events taken
+        (``_dispatch_here``, while the peer works); other events are left for the next flush,
+        which the peer's answer brings (the I/O thread's, or the waiting caller's). A plain
         socket transport is written to directly (asyncio's write sends at once when its buffer
         is empty, and only then is it used here). ``queued``: as ``LoopThread.run_if_idle``'s."""
         transport = self._transport
@@ -568,7 +569,19 @@ class AmqpProvider(OpenCloseHandling, Provider):
             if eng is None or self.failure is not None or transport.get_write_buffer_size():
                 raise _NotIdle
             op()
-            self._write_output(eng)
+            if not self._wire.transparent:
+                self._write_output(eng)
+                return
+            self._write_plain(eng)
+            # while the peer works on what was just written, not after its answer (when the
+            # caller waits for it): give back the send window's slot of what proton wrote, and
+            # take the events the write raised (proton's own; anything else is left pending for
+            # whoever reads the answer, as before)
+            if self.unwritten:
+                self.unwritten = {p for p in self.unwritten if p.written()}
+                if self.loop_thread.has_ready():  # (a close waiting for the window to empty)
+                    self.loop.call_soon_threadsafe(_nothing)
+            self._dispatch_here(eng)
 
         try:
             done = self.loop_thread.run_if_idle(write, queued)
@@ -582,6 +595,13 @@ class AmqpProvider(OpenCloseHandling, Provider):
             except RuntimeError:  # the loop has stopped: the caller's wait is failed already
                 pass
         return done
+
+    def _write_plain(self, eng: Engine) -> None:
+        """``_write_output`` once no layer changes the bytes any more (``Wire.transparent``):
+        what a waiting caller writes, once or twice a message."""
+        out = eng.data_to_send()
+        if out and self._transport is not None:
+            self._transport.write(self._frames.feed(out))
 
     def _write_output(self, eng: Engine) -> None:
         """What proton has to send, through the outgoing editors, to the socket."""
