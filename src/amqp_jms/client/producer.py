@@ -48,7 +48,11 @@ class MessageProducer:
         self.delivery_delay = 0
         self.disable_message_id = False
         self.disable_message_timestamp = False
-        cfg = session.internal.connection.internal.config
+        conn = session.internal.connection.internal
+        cfg = conn.config
+        #: the connection's provider and JMSXUserID, fixed for its life (a send reads them)
+        self._provider = conn.opened_provider()
+        self._user_id = conn.sent_user_id()
         self._force_async = cfg.force_async_send
         self._force_sync = cfg.force_sync_send
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
@@ -152,6 +156,11 @@ class MessageProducer:
         ``delivery_mode``, ``priority``, ``time_to_live`` are accepted too. A
         ``completion_listener`` (keyword, or last positional argument) makes the send
         asynchronous (JMS 4.6.2, see ``amqp_jms.client.completion``)."""
+        if len(args) == 1 and not kwargs and self._destination is not None and isinstance(args[0], Message):
+            # the usual call, send(message): what the argument parser would find, without it
+            self._send_resolved(self._destination, args[0], self.delivery_mode, self.priority,
+                                self.time_to_live)
+            return
         self._send_resolved(*self._resolve_send_args(args, kwargs))
 
     def _resolve_send_args(self, args: tuple[Any, ...], kwargs: dict[str, Any]
@@ -221,7 +230,7 @@ class MessageProducer:
         # as send time + delay afterwards (JMS 3.4.13)
         stamp_send(message, destination, mode, priority, 0 if self.disable_message_timestamp else now,
                    now + ttl if ttl > 0 else 0, message_id, now + delay if delay > 0 else 0,
-                   self._session.internal.connection.internal.sent_user_id())
+                   self._user_id)
         if listener is RETURN_FUTURE:
             listener = None
             return_future = True
@@ -239,11 +248,11 @@ class MessageProducer:
 
             completions_for(self._session).add(fut, message, listener, self)
             return None
-        wait = None if fut is None else ProviderWait(fut, self._send_timeout, "send",
-                                                     self._session.internal.connection.internal.opened_provider())
-        if return_future or wait is None:
-            return wait
-        wait.block()
+        if fut is None:
+            return None
+        if return_future:
+            return ProviderWait(fut, self._send_timeout, "send", self._provider)
+        self._provider.wait(fut, self._send_timeout, "send")  # (ProviderWait.block, unwrapped)
         return None
 
     def _waits(self, mode: int) -> bool:

@@ -262,6 +262,32 @@ class AmqpProvider(OpenCloseHandling, Provider):
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
         self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here)
 
+    def send_here(self, op: Callable[[], object], fut: SendOutcome, timeout: float | None) -> bool:
+        """``write_if_idle(op)`` and ``answer_here(fut)`` in one hold of the loop, the socket
+        muted before the transfer goes out: a peer answering faster than the caller's next step
+        cannot wake the I/O thread first. False when ``op`` was not run (the caller hands it
+        over as usual)."""
+        fd = self._socket_fd
+        transport = self._transport
+        if fd is None or not self._direct_writes or transport is None or not self._wire.transparent:
+            return False
+        ran = False
+
+        def write() -> None:
+            nonlocal ran
+            self._write_here(op, transport)
+            ran = True
+
+        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
+        try:
+            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget,
+                                       self._torn_here, write)
+        except _NotIdle:
+            return False
+        if ran and transport.is_closing():
+            self._wake_after_failed_write()
+        return ran
+
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
         to the engine (``LoopThread.read_here``): a frame may be lost, so the connection ends,
@@ -564,37 +590,42 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if not self._direct_writes or transport is None:
             return False
 
-        def write() -> None:
-            eng = self.engine
-            if eng is None or self.failure is not None or transport.get_write_buffer_size():
-                raise _NotIdle
-            op()
-            if not self._wire.transparent:
-                self._write_output(eng)
-                return
-            self._write_plain(eng)
-            # while the peer works on what was just written, not after its answer (when the
-            # caller waits for it): give back the send window's slot of what proton wrote, and
-            # take the events the write raised (proton's own; anything else is left pending for
-            # whoever reads the answer, as before)
-            if self.unwritten:
-                self.unwritten = {p for p in self.unwritten if p.written()}
-                if self.loop_thread.has_ready():  # (a close waiting for the window to empty)
-                    self.loop.call_soon_threadsafe(_nothing)
-            self._dispatch_here(eng)
-
         try:
-            done = self.loop_thread.run_if_idle(write, queued)
+            done = self.loop_thread.run_if_idle(lambda: self._write_here(op, transport), queued)
         except _NotIdle:
             return False
         if done and transport.is_closing():
-            # the socket write failed: asyncio queued the loss for the loop with call_soon, which
-            # wakes nobody from this thread; wake the loop so the waiting caller hears of it now
-            try:
-                self.loop.call_soon_threadsafe(_nothing)
-            except RuntimeError:  # the loop has stopped: the caller's wait is failed already
-                pass
+            self._wake_after_failed_write()
         return done
+
+    def _write_here(self, op: Callable[[], object], transport: asyncio.Transport) -> None:
+        """``op`` and what it makes, written on the calling thread, which holds the loop
+        (``write_if_idle``, ``send_here``); raises ``_NotIdle`` when the connection is unfit."""
+        eng = self.engine
+        if eng is None or self.failure is not None or transport.get_write_buffer_size():
+            raise _NotIdle
+        op()
+        if not self._wire.transparent:
+            self._write_output(eng)
+            return
+        self._write_plain(eng)
+        # while the peer works on what was just written, not after its answer (when the
+        # caller waits for it): give back the send window's slot of what proton wrote, and
+        # take the events the write raised (proton's own; anything else is left pending for
+        # whoever reads the answer, as before)
+        if self.unwritten:
+            self.unwritten = {p for p in self.unwritten if p.written()}
+            if self.loop_thread.has_ready():  # (a close waiting for the window to empty)
+                self.loop.call_soon_threadsafe(_nothing)
+        self._dispatch_here(eng)
+
+    def _wake_after_failed_write(self) -> None:
+        """The socket write failed: asyncio queued the loss for the loop with call_soon, which
+        wakes nobody from this thread; wake the loop so the waiting caller hears of it now."""
+        try:
+            self.loop.call_soon_threadsafe(_nothing)
+        except RuntimeError:  # the loop has stopped: the caller's wait is failed already
+            pass
 
     def _write_plain(self, eng: Engine) -> None:
         """``_write_output`` once no layer changes the bytes any more (``Wire.transparent``):
