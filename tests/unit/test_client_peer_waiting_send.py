@@ -19,7 +19,7 @@ import pytest
 from proton import Delivery
 
 from amqp_jms import ConnectionFactory, JMSException, Queue
-from amqp_jms.client import Connection
+from amqp_jms.client import Connection, MessageProducer, Session
 from amqp_jms.provider.amqp import connection as amqp_connection
 from amqp_jms.provider.amqp.producer import AmqpProducer
 from amqp_jms.testing.peer import TestPeer, _Expect
@@ -37,6 +37,13 @@ def _conn(peer: TestPeer, options: str = "") -> Connection:
     peer.expect_open(offered_capabilities=["ANONYMOUS-RELAY"])
     peer.expect_begin()
     return ConnectionFactory(peer.url + FAST + options).create_connection()
+
+
+def _producer(peer: TestPeer, conn: Connection) -> tuple[Session, MessageProducer]:
+    """A session, and a producer for queue ``q`` the peer gives 10 credits."""
+    s = conn.create_session()
+    peer.expect_attach(offer=10)
+    return s, s.create_producer(Queue("q"))
 
 
 def _held_transfer(peer: TestPeer, held: list[Delivery]) -> None:
@@ -87,9 +94,7 @@ def test_a_refusal_read_by_the_sender_is_raised_by_send(peer: TestPeer) -> None:
     """Only ``accepted`` is taken on the sender's thread; any other outcome goes to the I/O
     thread's handling, which raises it from ``send`` as before."""
     with _conn(peer) as conn:
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         peer.expect_transfer(outcome="rejected", condition=("amqp:unauthorized-access", "not yours"))
         with pytest.raises(JMSException, match="not yours"):
             p.send(s.create_text_message("x"))
@@ -101,9 +106,7 @@ def test_a_refusal_read_by_the_sender_is_raised_by_send(peer: TestPeer) -> None:
 def test_an_answer_later_than_the_read_budget_still_completes_the_send(peer: TestPeer) -> None:
     held: list[Delivery] = []
     with _conn(peer) as conn:
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         _held_transfer(peer, held)
         timer = threading.Timer(0.3, lambda: _answer(peer, held[0]))  # 15x the budget
         timer.start()
@@ -119,9 +122,7 @@ def test_another_thread_is_not_held_up_by_a_waiting_sender(peer: TestPeer) -> No
     (here: a session, which needs the I/O thread and a round trip) goes through at once."""
     held: list[Delivery] = []
     with _conn(peer) as conn:
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         _held_transfer(peer, held)
         sent = threading.Event()
         t = threading.Thread(target=lambda: (p.send(s.create_text_message("slow")), sent.set()))
@@ -153,9 +154,7 @@ def test_a_sender_interrupted_while_waiting_leaves_the_connection_whole(peer: Te
 
     with _conn(peer) as conn:
         conn.set_exception_listener(heard.append)
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         _held_transfer(peer, held)
         main = threading.main_thread().ident
         assert main is not None and threading.get_ident() == main
@@ -200,9 +199,7 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
 
     with _conn(peer) as conn:
         conn.set_exception_listener(lambda e: (heard.append(e), got.set()))
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         peer.expect_transfer()
         monkeypatch.setattr(amqp_connection.AmqpProvider, "_handle_here", interrupted)
         with pytest.raises(KeyboardInterrupt):
@@ -217,9 +214,7 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
 def test_a_connection_lost_while_a_sender_waits_fails_the_send(peer: TestPeer) -> None:
     held: list[Delivery] = []
     with _conn(peer) as conn:
-        s = conn.create_session()
-        peer.expect_attach(offer=10)
-        p = s.create_producer(Queue("q"))
+        s, p = _producer(peer, conn)
         _held_transfer(peer, held)
         threading.Timer(0.1, peer.drop).start()
         started = time.monotonic()
