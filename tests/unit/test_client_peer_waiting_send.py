@@ -1,5 +1,7 @@
 """A waiting send reads its own answer (``AmqpProvider.answer_here``): what a sender and the
-other users of its connection rely on, frame by frame against the scripted peer.
+other users of its connection rely on, frame by frame against the scripted peer (that the
+sender reads it at all: ``tests/integration/test_waiting_send_reads_its_answer.py``, against a
+broker in its own process, whose answers do not wait for this process's GIL).
 
 A synchronous send whose connection's I/O thread sleeps reads the peer's answer on the sending
 thread, for up to ``READ_HERE_SECONDS``; anything else the connection must do meanwhile (another
@@ -21,7 +23,6 @@ from proton import Delivery
 from amqp_jms import ConnectionFactory, JMSException, Queue
 from amqp_jms.client import Connection, MessageProducer, Session
 from amqp_jms.provider.amqp import connection as amqp_connection
-from amqp_jms.provider.amqp.producer import AmqpProducer
 from amqp_jms.testing.peer import TestPeer, _Expect
 
 FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
@@ -57,37 +58,6 @@ def _answer(peer: TestPeer, d: Delivery, state: int = Delivery.ACCEPTED) -> None
         d.settle()
 
     peer.run(act)
-
-
-@pytest.mark.parametrize("failover", [False, True], ids=["plain", "failover"])
-def test_the_answer_to_a_waiting_send_is_read_by_the_sender(
-    peer: TestPeer, monkeypatch: Any, failover: bool,
-) -> None:
-    """The point of the path: the sender, not the I/O thread, takes its ``accepted`` (one
-    thread woken per round trip), on a failover connection too."""
-    readers: list[str] = []
-    original = AmqpProducer.on_delivery_raw
-
-    def spy(self: AmqpProducer, delivery: Any) -> bool:
-        readers.append(threading.current_thread().name)
-        return original(self, delivery)
-
-    monkeypatch.setattr(AmqpProducer, "on_delivery_raw", spy)
-    peer.expect_open(offered_capabilities=["ANONYMOUS-RELAY"])
-    peer.expect_begin()
-    url = (f"failover:({peer.url})" if failover else peer.url) + FAST
-    with ConnectionFactory(url).create_connection() as conn:
-        s = conn.create_session()
-        peer.expect_attach(offer=100)
-        p = s.create_producer(Queue("q"))
-        for _ in range(20):
-            peer.expect_transfer()
-        for i in range(20):
-            p.send(s.create_text_message(f"m{i}"))
-        peer.wait()
-    assert len(readers) == 20
-    here = readers.count(threading.current_thread().name)
-    assert here >= 15, readers  # (a sender may find the I/O thread awake now and then)
 
 
 def test_a_refusal_read_by_the_sender_is_raised_by_send(peer: TestPeer) -> None:

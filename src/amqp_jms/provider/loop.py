@@ -328,7 +328,7 @@ class LoopThread:
         return bool(getattr(self.loop, "_ready", True))
 
     def read_here(self, fd: int, handle: Callable[[bytes], bool], budget: float,
-                  torn: Callable[[], None], write: Callable[[], object] | None = None) -> bool:
+                  torn: Callable[[], None]) -> bool:
         """Read ``fd`` on the calling thread while the loop thread sleeps, handing each chunk to
         ``handle`` (which returns True once the caller has what it waits for); False when the
         loop is not idle, or gave up without that (nothing lost: what was read was handled).
@@ -344,13 +344,7 @@ class LoopThread:
         ``torn`` is called if an exception (a KeyboardInterrupt) leaves between reading the
         socket and ``handle`` taking what was read: the bytes may be gone, the stream is no
         longer whole, and the provider must end the connection rather than lose a frame
-        silently. Interrupted while waiting for the socket, nothing was read: nothing is torn.
-
-        ``write``: what the caller sends and then waits for the answer to (a waiting send's
-        transfer), run once ``fd`` is muted, in the same hold of the loop: an answer quicker
-        than the caller's next step then cannot wake the loop thread first. An exception from
-        it leaves at once (nothing was read); ``read_here`` then returns False only if the loop
-        was not idle, so a caller tells "not written" by its own means (``write`` ran or not)."""
+        silently. Interrupted while waiting for the socket, nothing was read: nothing is torn."""
         wake_fd = self._wake_fd
         if wake_fd is None or self.loop.get_debug():
             return False
@@ -362,12 +356,8 @@ class LoopThread:
                 return False
             sel = self._selector
             if not sel.mute(fd):
-                if write is not None:
-                    write()  # (not readable here: written all the same, the loop reads the answer)
                 return False
             try:
-                if write is not None:
-                    write()
                 poller = self._read_poller
                 if poller is None or self._read_fd != fd:
                     poller = self._read_poller = select.poll()

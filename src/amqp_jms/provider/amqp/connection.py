@@ -262,32 +262,6 @@ class AmqpProvider(OpenCloseHandling, Provider):
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
         self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here)
 
-    def send_here(self, op: Callable[[], object], fut: SendOutcome, timeout: float | None) -> bool:
-        """``write_if_idle(op)`` and ``answer_here(fut)`` in one hold of the loop, the socket
-        muted before the transfer goes out: a peer answering faster than the caller's next step
-        cannot wake the I/O thread first. False when ``op`` was not run (the caller hands it
-        over as usual)."""
-        fd = self._socket_fd
-        transport = self._transport
-        if fd is None or not self._direct_writes or transport is None or not self._wire.transparent:
-            return False
-        ran = False
-
-        def write() -> None:
-            nonlocal ran
-            self._write_here(op, transport)
-            ran = True
-
-        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        try:
-            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget,
-                                       self._torn_here, write)
-        except _NotIdle:
-            return False
-        if ran and transport.is_closing():
-            self._wake_after_failed_write()
-        return ran
-
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
         to the engine (``LoopThread.read_here``): a frame may be lost, so the connection ends,
@@ -313,7 +287,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return True
         try:
             eng.receive_data(data)
-            eng.tick(self.loop.time())
+            eng.tick(self.loop.time())  # (the peer's last sign of life, as ``_on_data`` ticks)
             left = self._dispatch_here(eng)
             self._write_plain(eng)
             if self.unwritten:
@@ -600,7 +574,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     def _write_here(self, op: Callable[[], object], transport: asyncio.Transport) -> None:
         """``op`` and what it makes, written on the calling thread, which holds the loop
-        (``write_if_idle``, ``send_here``); raises ``_NotIdle`` when the connection is unfit."""
+        (``write_if_idle``); raises ``_NotIdle`` when the connection is unfit."""
         eng = self.engine
         if eng is None or self.failure is not None or transport.get_write_buffer_size():
             raise _NotIdle
