@@ -47,4 +47,4 @@ def test_the_answer_to_a_waiting_send_is_read_by_the_sender(
     assert len(readers) == 40
     here = readers.count(threading.current_thread().name)
     # (a loaded machine may find the I/O thread awake now and then; without the path: none)
-    assert here >= 30, readers
+    assert here >= 20, readers
