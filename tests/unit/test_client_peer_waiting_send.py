@@ -167,13 +167,20 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
             raise KeyboardInterrupt
         return original(self, data, fut)
 
+    held: list[Delivery] = []
     with _conn(peer) as conn:
         conn.set_exception_listener(lambda e: (heard.append(e), got.set()))
         s, p = _producer(peer, conn)
-        peer.expect_transfer()
+        _held_transfer(peer, held)
         monkeypatch.setattr(amqp_connection.AmqpProvider, "_handle_here", interrupted)
+        # the answer comes once the sender surely reads (this in-process peer would otherwise
+        # race it, for the socket and for the GIL), inside a read budget made long enough
+        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+        timer = threading.Timer(0.2, lambda: _answer(peer, held[0]))
+        timer.start()
         with pytest.raises(KeyboardInterrupt):
             p.send(s.create_text_message("x"))
+        timer.join()
         assert got.wait(5), "the connection went on with a frame missing"
         assert "interrupted while reading" in str(heard[0])
         with pytest.raises(JMSException):
