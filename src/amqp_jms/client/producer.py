@@ -248,11 +248,10 @@ class MessageProducer:
 
             completions_for(self._session).add(fut, message, listener, self)
             return None
-        if fut is None:
-            return None
-        if return_future:
-            return ProviderWait(fut, self._send_timeout, "send", self._provider)
-        self._provider.wait(fut, self._send_timeout, "send")  # (ProviderWait.block, unwrapped)
+        wait = None if fut is None else ProviderWait(fut, self._send_timeout, "send", self._provider)
+        if return_future or wait is None:
+            return wait
+        wait.block()
         return None
 
     def _waits(self, mode: int) -> bool:

@@ -298,7 +298,8 @@ class LoopThread:
         with nothing handed over and not yet started; False (``fn`` not run) otherwise.
 
         ``fn`` runs holding ``idle_lock``, so the loop thread cannot touch protocol state
-        meanwhile (on waking it waits for the lock: ``fn`` must be short and never block), and
+        meanwhile (on waking it waits for the lock: ``fn`` must be short and never block; ``read_here``'s
+        wait for the socket is bounded, and ends when work is handed to the loop), and
         after everything this thread handed over earlier (the queue is empty), so the order of
         ``post``/``submit``/``run_if_idle`` from one thread is kept. ``fn`` must not complete the
         loop's own futures or schedule on it (it is not the loop thread): what it leaves for the
@@ -348,56 +349,60 @@ class LoopThread:
         wake_fd = self._wake_fd
         if wake_fd is None or self.loop.get_debug():
             return False
-        lock = self.idle_lock
-        if not lock.acquire(False):
+        answered = False
+
+        def read() -> None:
+            nonlocal answered
+            answered = self._read_muted(fd, wake_fd, handle, budget, torn)
+
+        self.run_if_idle(read)  # (the loop's idle test has its one home there)
+        return answered
+
+    def _read_muted(self, fd: int, wake_fd: int, handle: Callable[[bytes], bool], budget: float,
+                    torn: Callable[[], None]) -> bool:
+        """``read_here``'s reading, holding the idle lock."""
+        sel = self._selector
+        if not sel.mute(fd):
             return False
         try:
-            if self._starting is not None or self._closed or self._ops or self._wake_pending:
-                return False
-            sel = self._selector
-            if not sel.mute(fd):
-                return False
+            poller = self._read_poller
+            if poller is None or self._read_fd != fd:
+                poller = self._read_poller = select.poll()
+                self._read_fd = fd
+                poller.register(fd, select.POLLIN)
+                poller.register(wake_fd, select.POLLIN)
+            deadline = time.monotonic() + budget
+            reading = False
             try:
-                poller = self._read_poller
-                if poller is None or self._read_fd != fd:
-                    poller = self._read_poller = select.poll()
-                    self._read_fd = fd
-                    poller.register(fd, select.POLLIN)
-                    poller.register(wake_fd, select.POLLIN)
-                deadline = time.monotonic() + budget
-                reading = False
-                try:
-                    while True:
-                        left = deadline - time.monotonic()
-                        if left <= 0:
-                            return False
-                        ready = poller.poll(left * 1000.0)
-                        if len(ready) != 1 or ready[0][0] != fd:
-                            return False  # nothing, or work handed to the loop
-                        reading = True
-                        try:
-                            data = os.read(fd, _READ_SIZE)
-                        except (BlockingIOError, InterruptedError):
-                            reading = False
-                            continue
-                        except OSError:
-                            reading = False
-                            return False  # the loop meets the error itself
-                        if not data:
-                            reading = False
-                            return False  # the end stays readable: the loop sees it too
-                        done = handle(data)
+                while True:
+                    left = deadline - time.monotonic()
+                    if left <= 0:
+                        return False
+                    ready = poller.poll(left * 1000.0)
+                    if len(ready) != 1 or ready[0][0] != fd:
+                        return False  # nothing, or work handed to the loop
+                    reading = True
+                    try:
+                        data = os.read(fd, _READ_SIZE)
+                    except (BlockingIOError, InterruptedError):
                         reading = False
-                        if done:
-                            return True
-                except BaseException:
-                    if reading:
-                        torn()
-                    raise
-            finally:
-                sel.unmute(fd)
+                        continue
+                    except OSError:
+                        reading = False
+                        return False  # the loop meets the error itself
+                    if not data:
+                        reading = False
+                        return False  # the end stays readable: the loop sees it too
+                    done = handle(data)
+                    reading = False
+                    if done:
+                        return True
+            except BaseException:
+                if reading:
+                    torn()
+                raise
         finally:
-            lock.release()
+            sel.unmute(fd)
 
     def post(self, fn: Callable[[], object]) -> None:
         """Run ``fn()`` on the loop soon, batched with other posted work (thread-safe)."""

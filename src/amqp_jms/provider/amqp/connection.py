@@ -272,9 +272,14 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 "interrupted while reading it, and what it read may be lost"))
             self._abort()
 
+        self._to_loop(tear)
+
+    def _to_loop(self, fn: Callable[[], object]) -> None:
+        """``fn`` for the loop thread, from a caller that did loop work itself; nothing when the
+        loop has stopped (the connection, and every wait on it, is over already)."""
         try:
-            self.loop.call_soon_threadsafe(tear)
-        except RuntimeError:  # the loop has stopped: the connection is gone already
+            self.loop.call_soon_threadsafe(fn)
+        except RuntimeError:
             pass
 
     def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any]) -> bool:
@@ -283,25 +288,21 @@ class AmqpProvider(OpenCloseHandling, Provider):
         woken to handle it and everything after it)."""
         eng = self.engine
         if eng is None or self.failure is not None:
-            self.loop.call_soon_threadsafe(self._on_data, data)
+            self._to_loop(lambda: self._on_data(data))
             return True
         try:
             eng.receive_data(data)
             eng.tick(self.loop.time())  # (the peer's last sign of life, as ``_on_data`` ticks)
             left = self._dispatch_here(eng)
-            self._write_plain(eng)
-            if self.unwritten:
-                self.unwritten = {p for p in self.unwritten if p.written()}
-            done, self.completed = self.completed, []
-            for f in done:
-                if not f.done():
-                    f.set_result(None)
+            self._write_output(eng)
+            self._give_back_written()
+            self._resolve_completed()
         except Exception:  # never lose the rest: the I/O thread's flush meets the cause itself
             self.log.debug("a waiting caller's read stopped", exc_info=True)
             left = True
         if left or self.loop_thread.has_ready():
             # work for the loop (an event only it may handle, a callback scheduled from here)
-            self.loop.call_soon_threadsafe(self.flush)
+            self._to_loop(self.flush)
             return True
         return fut.done()
 
@@ -310,27 +311,36 @@ class AmqpProvider(OpenCloseHandling, Provider):
         outcome, read straight from proton-c, and a credit top-up) are handled; at any other
         event it stops, leaving that one and the rest pending for the I/O thread. True when it
         stopped so."""
-        links = self.links_by_addr
         peek, pop = eng.peek_raw, eng.pop_raw
         while True:
             raw = peek()
             if raw is None:
                 return False
             kind = _event_type(raw)
-            if kind in _HANDLED:
-                if kind == _PN_DELIVERY:
-                    d = _event_delivery(raw)
-                    res = links.get(ptr_addr(_delivery_link(d)))
-                    if res is None or not res.answers_here or not res.on_delivery_raw(d):
-                        return True
-                elif kind == _PN_LINK_FLOW:
-                    res = links.get(ptr_addr(_event_link(raw)))
-                    if res is None or not res.answers_here:
-                        return True
-                    res.on_flow()
-                else:
-                    return True
+            if kind in _HANDLED and not self._raw_event(kind, raw, here=True):
+                return True
             pop()
+
+    def _raw_event(self, kind: int, raw: Any, here: bool = False) -> bool:
+        """A delivery or credit event read from proton-c by its link, without an ``Event`` and its
+        wrappers; True when the link took it. ``here``: only a link whose handling may run on a
+        waiting caller's thread (``answers_here``) takes it."""
+        links = self.links_by_addr
+        if kind == _PN_DELIVERY:
+            # the per-message event: a link that reads it from proton-c directly is spared the
+            # Event and its wrappers (most of the loop's time per sent message otherwise)
+            d = _event_delivery(raw)
+            res = links.get(ptr_addr(_delivery_link(d)))
+            return res is not None and (res.answers_here or not here) and bool(res.on_delivery_raw(d))
+        if kind == _PN_LINK_FLOW:
+            # a peer may top up a producer's credit after every transfer: read in the same
+            # turn as the waiting send's outcome, it must not cost an Event and its wrappers
+            res = links.get(ptr_addr(_event_link(raw)))
+            if res is None or (here and not res.answers_here):
+                return False
+            res.on_flow()
+            return True
+        return False
 
     def create_temporary(self, topic: bool) -> concurrent.futures.Future[str]:
         from .connection_session import connection_session
@@ -569,7 +579,9 @@ class AmqpProvider(OpenCloseHandling, Provider):
         except _NotIdle:
             return False
         if done and transport.is_closing():
-            self._wake_after_failed_write()
+            # the socket write failed: asyncio queued the loss for the loop with call_soon, which
+            # wakes nobody from this thread; wake the loop so the waiting caller hears of it now
+            self._to_loop(_nothing)
         return done
 
     def _write_here(self, op: Callable[[], object], transport: asyncio.Transport) -> None:
@@ -579,43 +591,45 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if eng is None or self.failure is not None or transport.get_write_buffer_size():
             raise _NotIdle
         op()
+        self._write_output(eng)
         if not self._wire.transparent:
-            self._write_output(eng)
             return
-        self._write_plain(eng)
         # while the peer works on what was just written, not after its answer (when the
         # caller waits for it): give back the send window's slot of what proton wrote, and
         # take the events the write raised (proton's own; anything else is left pending for
         # whoever reads the answer, as before)
-        if self.unwritten:
-            self.unwritten = {p for p in self.unwritten if p.written()}
-            if self.loop_thread.has_ready():  # (a close waiting for the window to empty)
-                self.loop.call_soon_threadsafe(_nothing)
+        if self._give_back_written() and self.loop_thread.has_ready():
+            self._to_loop(_nothing)  # (a close waiting for the window to empty)
         self._dispatch_here(eng)
 
-    def _wake_after_failed_write(self) -> None:
-        """The socket write failed: asyncio queued the loss for the loop with call_soon, which
-        wakes nobody from this thread; wake the loop so the waiting caller hears of it now."""
-        try:
-            self.loop.call_soon_threadsafe(_nothing)
-        except RuntimeError:  # the loop has stopped: the caller's wait is failed already
-            pass
-
-    def _write_plain(self, eng: Engine) -> None:
-        """``_write_output`` once no layer changes the bytes any more (``Wire.transparent``):
-        what a waiting caller writes, once or twice a message."""
-        out = eng.data_to_send()
-        if out and self._transport is not None:
-            self._transport.write(self._frames.feed(out))
-
     def _write_output(self, eng: Engine) -> None:
-        """What proton has to send, through the outgoing editors, to the socket."""
+        """What proton has to send, through the outgoing editors and the wire's layers (none
+        once ``Wire.transparent``: a waiting caller writes once or twice a message), to the
+        socket."""
         out = eng.data_to_send() if self._wire.amqp_ready else b""
         if out:
             out = self._frames.feed(out)
-        out = self._wire.outbound(out)
+        if not self._wire.transparent:
+            out = self._wire.outbound(out)
         if out and self._transport is not None:
             self._transport.write(out)
+
+    def _give_back_written(self) -> bool:
+        """Give back the send-window slots of transfers proton has written; True when some
+        producer had any out."""
+        if not self.unwritten:
+            return False
+        self.unwritten = {p for p in self.unwritten if p.written()}
+        return True
+
+    def _resolve_completed(self) -> None:
+        """Resolve the futures this pass completed (``completed``), last: a woken caller then
+        finds this thread about to sleep, not about to take the GIL back."""
+        if self.completed:
+            done, self.completed = self.completed, []
+            for fut in done:
+                if not fut.done():
+                    fut.set_result(None)
 
     def flush(self) -> None:
         """Process every pending engine event, then write what proton has to send."""
@@ -628,18 +642,13 @@ class AmqpProvider(OpenCloseHandling, Provider):
             # producing output can itself raise events (a failed SASL exchange, a closed head)
             if eng.collector.peek() is None:
                 break
-        if self.unwritten:
-            self.unwritten = {p for p in self.unwritten if p.written()}
+        self._give_back_written()
         if self._timer is None and self._transport is not None:
             self._arm_timer()
-        if self.completed:
-            # last, once the output is written: a woken caller then finds this thread about to
-            # sleep in select, instead of both passing the GIL back and forth until it does
-            # (measured with strace: several futex hand-offs per synchronous send)
-            done, self.completed = self.completed, []
-            for fut in done:
-                if not fut.done():
-                    fut.set_result(None)
+        # last, once the output is written: a woken caller then finds this thread about to sleep
+        # in select, instead of both passing the GIL back and forth until it does (measured with
+        # strace: several futex hand-offs per synchronous send)
+        self._resolve_completed()
 
     def _arm_timer(self) -> None:
         eng = self.engine
@@ -656,25 +665,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     # -- events --------------------------------------------------------------------------------
     def _dispatch(self, eng: Engine) -> None:
-        links = self.links_by_addr
         for raw in eng.raw_events():
             kind = _event_type(raw)
-            if kind not in _HANDLED:
+            if kind not in _HANDLED or self._raw_event(kind, raw):
                 continue
-            if kind == _PN_DELIVERY:
-                # the per-message event: a link that reads it from proton-c directly is spared the
-                # Event and its wrappers (most of the loop's time per sent message otherwise)
-                d = _event_delivery(raw)
-                res = links.get(ptr_addr(_delivery_link(d)))
-                if res is not None and res.on_delivery_raw(d):
-                    continue
-            elif kind == _PN_LINK_FLOW:
-                # a peer may top up a producer's credit after every transfer: read in the same
-                # turn as the waiting send's outcome, it must not cost an Event and its wrappers
-                res = links.get(ptr_addr(_event_link(raw)))
-                if res is not None:
-                    res.on_flow()
-                    continue
             ev = Event.wrap(raw)
             t = ev.type
             if t == Event.DELIVERY:
