@@ -8,12 +8,15 @@ import uuid
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from amqp_jms.destination import Queue
 from amqp_jms.exceptions import MessageFormatException
-from amqp_jms.mapping import MappingContext, decode, encode
+from amqp_jms.mapping import MappingContext, decode, encode, outbound
 from amqp_jms.mapping.codec import Header, Properties, Sections, decode_sections, encode_sections
-from amqp_jms.message import Message, TextMessage
+from amqp_jms.message import BytesMessage, JavaSerializedObject, Message, ObjectMessage, TextMessage
+from amqp_jms.message._seam import stamp_send
 from amqp_jms.testing.messages import with_properties
 from amqp_jms.types import Byte, Float, Int, Short, Symbol, Timestamp, UByte, UInt, ULong
 
@@ -413,3 +416,42 @@ def test_missing_to_is_the_consumer_destination() -> None:
     ctx = MappingContext(consumer_destination=Queue("mine"))
     assert received(props={"subject": "s"}, ctx=ctx).get_jms_destination() == Queue("mine")
     assert received(ctx=ctx).get_jms_destination() == Queue("mine")
+
+
+# -- a producer's plain messages (the shape cache, ``outbound._SHAPES``) -----------------------
+
+_PLAIN_BODIES = st.one_of(
+    st.builds(lambda b: BytesMessage(b), st.binary(max_size=300)),
+    st.builds(lambda t: TextMessage(t), st.text(max_size=300)),
+    st.builds(lambda v: ObjectMessage(v),
+              st.sampled_from([None, 7, "x", JavaSerializedObject(b"\xac\xed\x00\x05")])),
+    st.builds(lambda: Message()),
+)
+
+
+def _plain(m: Message, dest: Queue, message_id: str, timestamp: int, mode: int, priority: int) -> Message:
+    stamp_send(m, dest, mode, priority, timestamp, 0, message_id, 0, None)
+    return m
+
+
+@settings(max_examples=150, deadline=None)
+@given(first=_PLAIN_BODIES, then=_PLAIN_BODIES, ids=st.lists(st.text(max_size=80), min_size=2, max_size=2),
+       stamps=st.lists(st.integers(1, 2**62), min_size=2, max_size=2), mode=st.sampled_from([1, 2]),
+       priority=st.integers(0, 9), ttl=st.sampled_from([0, 1000, 2**32]))
+@example(first=ObjectMessage(7), then=ObjectMessage(JavaSerializedObject(b"\xac\xed")), ids=["a", "b"],
+         stamps=[1, 2], mode=2, priority=4, ttl=0)
+def test_a_producers_plain_messages_encode_as_the_full_path_encodes_them(
+    first: Message, then: Message, ids: list[str], stamps: list[int], mode: int, priority: int, ttl: int
+) -> None:
+    """The second plain message of a producer is built from the first one's fixed bytes: it
+    must be byte for byte what the full path makes of it, whatever its id, time or body (and an
+    object body's content type, which the body decides, never comes from the other message)."""
+    dest, ctx = Queue("orders"), MappingContext(time_to_live=ttl)
+    encode(_plain(first, dest, "ID:" + ids[0], stamps[0], mode, priority), context=ctx)
+    second = _plain(then, dest, "ID:" + ids[1], stamps[1], mode, priority)
+    cached = encode(second, context=ctx)
+    outbound._SHAPES.clear()
+    assert cached == encode(second, context=ctx)
+    got = decode(cached)
+    assert (got.get_jms_message_id(), got.get_jms_timestamp(), got.get_jms_priority()) == (
+        "ID:" + ids[1], stamps[1], priority)

@@ -28,6 +28,10 @@ _peek, _pop, _NULL = lib.pn_collector_peek, lib.pn_collector_pop, ffi.NULL
 # the C call on the per-message path: a waiting send reads, ticks and writes once per message)
 _capacity, _push, _tick = lib.pn_transport_capacity, lib.pn_transport_push, lib.pn_transport_tick
 _pending, _tpeek, _tpop = lib.pn_transport_pending, lib.pn_transport_peek, lib.pn_transport_pop
+_unpack = ffi.unpack
+#: output up to this size is copied out of proton through one kept buffer (a waiting send's
+#: transfer, an acknowledgement); more goes through a buffer of its own size, as before
+_OUT_SMALL = 4096
 _from_buffer = ffi.from_buffer
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,7 @@ class Engine:
         self.transport.bind(self.connection)
         self._transport_impl = self.transport._impl
         self._head_closed = False
+        self._out_c = ffi.from_buffer(bytearray(_OUT_SMALL))
         self._tail_closed = False
         self._eof = False
 
@@ -145,12 +150,18 @@ class Engine:
             view = view[n:]
 
     # -- output --------------------------------------------------------------------------------
+    def has_output(self) -> bool:
+        """Proton has bytes for the peer, or has finished its output (``data_to_send`` tells
+        which): a reader that often has none skips the call."""
+        return self._head_closed or _pending(self._transport_impl) != 0
+
     def data_to_send(self) -> bytes:
         """All bytes proton has ready for the peer (possibly ``b""``)."""
         if self._head_closed:
             return b""
         impl = self._transport_impl
-        chunks: list[bytearray] = []
+        out_c = self._out_c
+        chunks: list[bytes] = []
         while True:
             pending = _pending(impl)
             if pending < 0:
@@ -158,15 +169,18 @@ class Engine:
                 break
             if pending == 0:
                 break
-            buf = bytearray(pending)
-            got = _tpeek(impl, _from_buffer(buf), pending)
+            if pending <= _OUT_SMALL:
+                buf = out_c
+            else:
+                buf = _from_buffer(bytearray(pending))
+            got = _tpeek(impl, buf, pending)
             if got < 0:  # (proton's own error, as its wrapper reports it)
                 self.transport._check(got)
             _tpop(impl, pending)
-            chunks.append(buf)
+            chunks.append(_unpack(buf, pending))
         if not chunks:
             return b""
-        return bytes(chunks[0]) if len(chunks) == 1 else b"".join(chunks)
+        return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
     def write_failed(self) -> None:
         """The adapter could not write (socket gone): the output side is finished."""

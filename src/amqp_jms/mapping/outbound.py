@@ -220,12 +220,40 @@ def _id(value: Any) -> bytes:
     return _encode_str(value) if type(value) is str else encode_value(value)
 
 
+#: A producer's plain messages (no properties, no correlation, reply-to, subject or expiry, not
+#: delayed, a usual JMSMessageID and a timestamp) differ only in message-id, creation-time and
+#: body. Their shape's fixed bytes, made by ``_encode``'s full path the first time: the header
+#: and message-annotations sections, and the properties fields between message-id and
+#: creation-time. Keyed by the destination's and context's identity (checked, with the content
+#: type the body gives: a key's objects may be gone and their ids reused), kind, delivery mode
+#: and priority.
+_SHAPES: dict[tuple[int, int, int, int, int],
+              tuple[Destination, MappingContext, Symbol | None, bytes, bytes]] = {}
+_PLAIN_FIELDS = 10  # message-id .. creation-time: none trailing null
+
+
 def _encode(message: MessageData, ctx: MappingContext) -> bytes:
     # one unpacking instead of a lookup per field (this runs for every message sent)
     (kind, body_value, props, message_id, timestamp, correlation_id, reply_to, dest, delivery_mode,
      _redelivered, subject, expiration, delivery_time, priority, extra) = message
     code = int(kind)  # a plain int: it keys the section caches (an enum hashes slowly)
+    plain = (not props and extra is None and correlation_id is None and reply_to is None and subject is None
+             and not expiration and timestamp and (not delivery_time or delivery_time == timestamp)
+             and type(message_id) is str and message_id.startswith("ID:")
+             and not message_id.startswith("ID:AMQP_"))
     body, content_type = encode_body(code, body_value)
+    if plain:
+        shape_key = (code, id(dest), id(ctx), delivery_mode, priority)
+        shape = _SHAPES.get(shape_key)
+        if shape is not None and shape[0] is dest and shape[1] is ctx and shape[2] is content_type:
+            props_body = _encode_str(message_id) + shape[4] + _pack_q(0x83, timestamp)  # type: ignore[arg-type]
+            n = len(props_body)
+            if n < 255:
+                props_section = _PROPS + _BBB(0xC0, n + 1, _PLAIN_FIELDS) + props_body
+            else:
+                props_section = (_PROPS + b"\xd0" + (n + 4).to_bytes(4, "big")
+                                 + _PLAIN_FIELDS.to_bytes(4, "big") + props_body)
+            return b"".join((shape[3], props_section, body))
 
     # message annotations (the usual combinations come from a cache of whole sections)
     app_specific = False
@@ -276,6 +304,10 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
         size = (len(props_body) + 4).to_bytes(4, "big")
         props_section = _PROPS + b"\xd0" + size + len(fields).to_bytes(4, "big") + props_body
     out = [_header(delivery_mode, priority, props if vendor else None, ctx), ma_section, props_section]
+    if plain and dest is not None and len(fields) == _PLAIN_FIELDS:
+        if len(_SHAPES) >= 1024:
+            _SHAPES.clear()
+        _SHAPES[shape_key] = (dest, ctx, content_type, out[0] + ma_section, b"".join(fields[1:-1]))
 
     # application properties
     if props:

@@ -21,6 +21,7 @@ failover provider wrapping the AMQP provider sees every call. Peer quirks reach 
 from __future__ import annotations
 
 import concurrent.futures
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -61,6 +62,11 @@ __all__ = [
 Future = concurrent.futures.Future
 
 
+#: guards the moment a ``SendOutcome`` gets its condition against a lock-free resolution
+_OUTCOME_LOCK = threading.Lock()
+_FINISHED = "FINISHED"  # (concurrent.futures' state names)
+
+
 class SendOutcome(concurrent.futures.Future[None]):
     """The future of a waiting send: the peer's outcome, answered on the producer's own link,
     which ``Provider.answer_here`` may read on the waiting thread. Other waits (a pull, a
@@ -68,9 +74,52 @@ class SendOutcome(concurrent.futures.Future[None]):
     thread that read those first would only add a hand-off.
 
     ``relays``: the wrapped provider's own send future this one is completed from (a failover
-    connection's), which is then the one to read the answer for."""
+    connection's), which is then the one to read the answer for.
+
+    It makes its ``threading.Condition`` only when some thread needs one: to wait, or to add a
+    callback, or to fail or cancel it. A synchronous send whose caller reads the answer itself
+    sets the result and reads it on that one thread, and the condition (a Python object with a
+    lock, made and notified for every message) was most of what its future cost there. The
+    lock-free paths hold ``_OUTCOME_LOCK``, under which the condition is made: a result set
+    while no condition exists cannot miss a waiter or a callback, as none can exist yet."""
 
     relays: concurrent.futures.Future[None] | None = None
+
+    def __init__(self) -> None:  # Future.__init__ without its condition
+        self._state = "PENDING"
+        self._result = None
+        self._exception = None
+        self._waiters: list[Any] = []
+        self._done_callbacks: list[Any] = []
+
+    @property
+    def _condition(self) -> threading.Condition:  # type: ignore[override]
+        cond: threading.Condition | None = self.__dict__.get("_cond")
+        if cond is None:
+            with _OUTCOME_LOCK:
+                cond = self.__dict__.get("_cond")
+                if cond is None:
+                    cond = self.__dict__["_cond"] = threading.Condition()
+        return cond
+
+    def set_result(self, result: None) -> None:
+        if "_cond" not in self.__dict__:
+            with _OUTCOME_LOCK:
+                if "_cond" not in self.__dict__:  # nobody waits or listens: nobody to tell
+                    if self._state != "PENDING":
+                        raise concurrent.futures.InvalidStateError(f"{self._state}: {self!r}")
+                    self._result = result
+                    self._state = _FINISHED
+                    return
+        super().set_result(result)
+
+    def done(self) -> bool:
+        return self._state != "PENDING" and self._state != "RUNNING"  # (once done, for good)
+
+    def result(self, timeout: float | None = None) -> None:
+        if self._state == _FINISHED and self._exception is None:
+            return self._result
+        return super().result(timeout)
 
 
 class CommitOutcome(Enum):

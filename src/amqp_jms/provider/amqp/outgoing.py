@@ -105,6 +105,26 @@ def with_default_outcome(body: bytes, outcome: bytes = MODIFIED_DELIVERY_FAILED)
     return body[:lst] + _list32(attach) + body[end:]
 
 
+def _may_be_attach(data: bytes, pos: int, doff: int, size: int) -> bool:
+    """The frame at ``pos`` (its header seen, ``doff`` and ``size`` read from it) is an AMQP
+    frame (type 0) whose performative, as far as ``data`` holds it, may be an attach: ``00 53
+    12`` or ``00 80 ..`` (a descriptor by name or long code, told apart once whole)."""
+    b = pos + doff
+    if data[pos + 5] != 0 or size <= doff + 2 or b + 3 > len(data) or data[b] != 0:
+        return False
+    code = data[b + 1]
+    return (code == 0x53 and data[b + 2] == 0x12) or code == 0x80
+
+
+def _one_plain_frame(data: bytes) -> bool:
+    """``data`` is exactly one whole frame, and no attach: nothing in it to edit or hold."""
+    n = len(data)
+    if n < 8 or data[0] == 0x41:  # ("A": a protocol header)
+        return False
+    doff = data[4] * 4
+    return _U32.unpack_from(data, 0)[0] == n and 8 <= doff <= n and not _may_be_attach(data, 0, doff, n)
+
+
 class OutgoingFrames:
     """Follows the frame boundaries of one connection's outgoing stream and edits attach frames.
 
@@ -127,6 +147,8 @@ class OutgoingFrames:
         if not self._held and skip >= len(data):  # the common case: the middle of a big frame
             self._skip = skip - len(data)
             return data
+        if not skip and not self._held and not self._lost and _one_plain_frame(data):
+            return data  # the other common case: one whole frame (a waiting send's transfer)
         if self._lost:
             return data
         if self._held:
@@ -148,18 +170,15 @@ class OutgoingFrames:
             if size < 8 or doff < 8 or doff > size:
                 return self._lose(out, data, emitted)
             b = pos + doff
-            # an AMQP frame (type 0) whose performative may be an attach: 00 53 12 or 00 80 .. 12
-            if data[pos + 5] == 0 and size > doff + 2 and b + 3 <= n and data[b] == 0:
-                code = data[b + 1]
-                if (code == 0x53 and data[b + 2] == 0x12) or code == 0x80:
-                    if pos + size > n:  # wait for the whole frame
-                        break
-                    if code == 0x53 or data.startswith(_ATTACH[1], b):
-                        edited = self._edit(data, pos, doff, size)
-                        if edited is not None:
-                            out.append(data[emitted:pos])
-                            out.append(edited)
-                            emitted = pos + size
+            if _may_be_attach(data, pos, doff, size):
+                if pos + size > n:  # wait for the whole frame
+                    break
+                if data[b + 1] == 0x53 or data.startswith(_ATTACH[1], b):
+                    edited = self._edit(data, pos, doff, size)
+                    if edited is not None:
+                        out.append(data[emitted:pos])
+                        out.append(edited)
+                        emitted = pos + size
             elif data[pos + 5] == 0 and size > doff and b + 3 > n:
                 break  # cannot tell yet whether it is an attach
             pos += size

@@ -45,27 +45,36 @@ class _Window:
 
     def __init__(self, size: int) -> None:
         self._free = size
-        self._cond = threading.Condition()
+        # a plain lock taken on every send (in C), its condition only by a sender that must
+        # wait; ``_blocked`` counts those, so that a release with none waiting notifies nobody
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._blocked = 0
         self.broken: JMSException | None = None
 
     def acquire(self, timeout: float | None) -> None:
-        with self._cond:
+        with self._lock:
             if self._free > 0 and self.broken is None:
                 self._free -= 1
                 return
-            if not self._cond.wait_for(lambda: self._free > 0 or self.broken is not None, timeout):
-                raise JMSException(f"send timed out after {timeout} s waiting for credit from the peer")
+            self._blocked += 1
+            try:
+                if not self._cond.wait_for(lambda: self._free > 0 or self.broken is not None, timeout):
+                    raise JMSException(f"send timed out after {timeout} s waiting for credit from the peer")
+            finally:
+                self._blocked -= 1
             if self.broken is not None:
                 raise type(self.broken)(self.broken.reason, self.broken.error_code, self.broken)
             self._free -= 1
 
     def release(self, n: int) -> None:
-        with self._cond:
+        with self._lock:
             self._free += n
-            self._cond.notify(n)
+            if self._blocked:
+                self._cond.notify(n)
 
     def break_(self, exc: JMSException) -> None:
-        with self._cond:
+        with self._lock:
             self.broken = exc
             self._cond.notify_all()
 
