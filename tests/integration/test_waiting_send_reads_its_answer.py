@@ -6,6 +6,7 @@ answer only when this process's GIL lets it, racing the sender to its read.
 
 from __future__ import annotations
 
+import resource
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -48,3 +49,28 @@ def test_the_answer_to_a_waiting_send_is_read_by_the_sender(
     here = readers.count(threading.current_thread().name)
     # (a loaded machine may find the I/O thread awake now and then; without the path: none)
     assert here >= 20, readers
+
+
+def _sleeps_per_send(url: str, queue: str, sends: int = 200) -> float:
+    """How often the sending thread slept (gave up its CPU waiting) per waiting send."""
+    with ConnectionFactory(url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue(queue))
+        for _ in range(20):
+            p.send(s.create_text_message("warm"))
+        before = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
+        for i in range(sends):
+            p.send(s.create_text_message(f"m{i}"))
+        return (resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw - before) / sends
+
+
+@pytest.mark.skipif(not hasattr(resource, "RUSAGE_THREAD"), reason="per-thread usage is Linux's")
+def test_a_progressive_wait_polls_for_its_answer_and_a_conservative_one_sleeps(broker: BrokerProcess) -> None:
+    """``provider.futureType``: a progressive caller polls the socket for up to a millisecond,
+    so a nearby broker's answer finds it awake; a conservative one sleeps until the answer
+    wakes it, once per send."""
+    conservative = _sleeps_per_send(f"{broker.url}?provider.futureType=conservative", "future-conservative")
+    progressive = _sleeps_per_send(f"{broker.url}?provider.futureType=progressive", "future-progressive")
+    assert conservative > 0.8, conservative
+    # (a loaded machine may keep the broker past the millisecond now and then)
+    assert progressive < 0.5, progressive

@@ -97,3 +97,25 @@ def test_option_names_are_all_documented() -> None:
     doc = (Path(__file__).parents[2] / "docs" / "client.md").read_text()
     missing = [n for n in OPTION_NAMES if f"`{n}`" not in doc]
     assert not missing, f"options missing from docs/client.md: {missing}"
+
+
+def test_future_type_by_name_and_qpid_jms_default_by_the_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    from amqp_jms.provider import config
+
+    spins = {t: parse_url(f"amqp://h?provider.futureType={t.upper()}").answer_spin_seconds
+             for t in ("conservative", "balanced", "progressive")}
+    assert spins["conservative"] == 0.0 < spins["balanced"] < spins["progressive"] <= 0.001
+    monkeypatch.setattr(config.os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)
+    assert config.default_future_type() == "conservative"
+    assert parse_url("amqp://h").answer_spin_seconds == 0.0  # two CPUs: Qpid JMS sleeps too
+    monkeypatch.setattr(config.os, "sched_getaffinity", lambda pid: set(range(8)), raising=False)
+    monkeypatch.setattr(config.sys, "platform", "linux")
+    assert config.default_future_type() == "progressive"
+    monkeypatch.setattr(config.sys, "platform", "win32")
+    assert config.default_future_type() == "balanced"
+
+
+def test_an_unknown_future_type_is_refused_naming_the_option() -> None:
+    expected = r"provider\.futureType='spinning'.*conservative, balanced, progressive"
+    with pytest.raises(JMSException, match=expected):
+        parse_url("amqp://h?provider.futureType=spinning")

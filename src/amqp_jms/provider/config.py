@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import os
+import sys
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -169,6 +171,17 @@ class ConnectionConfig:
     tracing: str = ""
     #: ``"opentelemetry"`` to export the connection's counters as OpenTelemetry metrics
     metrics: str = ""
+    #: how a caller that reads its own answer (a waiting send) waits for it, Qpid JMS's
+    #: ``provider.futureType``: ``"conservative"`` sleeps in the kernel until the answer comes;
+    #: ``"balanced"`` polls without sleeping for a moment first; ``"progressive"`` polls for up
+    #: to a millisecond (a busy CPU for a quicker answer). ``""``: Qpid JMS's choice by the
+    #: machine (``default_future_type``)
+    future_type: str = ""
+
+    @property
+    def answer_spin_seconds(self) -> float:
+        """How long a caller reading its own answer polls before it sleeps (``future_type``)."""
+        return _SPIN_SECONDS[self.future_type or default_future_type()]
 
     @property
     def secure(self) -> bool:
@@ -192,6 +205,26 @@ class ConnectionConfig:
 
     def replace(self, **changes: Any) -> ConnectionConfig:
         return dataclasses.replace(self, **changes)
+
+
+#: polling before sleeping, by future type: Qpid JMS's balanced future spins and yields about a
+#: hundred times before it blocks, its progressive one goes on with the shortest parks for a
+#: thousand more; a reader of its own socket polls it that long instead
+_SPIN_SECONDS = {"conservative": 0.0, "balanced": 0.00005, "progressive": 0.001}
+FUTURE_TYPES = tuple(_SPIN_SECONDS)
+
+
+def default_future_type() -> str:
+    """Qpid JMS's default ``provider.futureType``: conservative with fewer than 4 CPUs for this
+    process (polling would take the CPU the peer or the I/O thread needs), balanced on Windows,
+    progressive otherwise."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # (no affinity on this platform)
+        cpus = os.cpu_count() or 1
+    if cpus < 4:
+        return "conservative"
+    return "balanced" if sys.platform == "win32" else "progressive"
 
 
 # -- option table ------------------------------------------------------------------------------
@@ -308,6 +341,14 @@ def _tracing(name: str, v: str) -> str:
     return kind
 
 
+def _future_type(name: str, v: str) -> str:
+    low = v.strip().lower()
+    if low not in _SPIN_SECONDS:
+        raise JMSException(f"option {name}={v!r}: no ProviderFuture implementation with that name "
+                           f"(expected {', '.join(FUTURE_TYPES)})")
+    return low
+
+
 def _metrics(name: str, v: str) -> str:
     low = v.strip().lower()
     if low not in ("", "none", "opentelemetry"):
@@ -346,6 +387,7 @@ _OPTIONS: dict[str, tuple[str | None, str, _Conv]] = {
     "jms.tracing": (None, "tracing", _tracing),
     "jms.metrics": (None, "metrics", _metrics),
     "amqp.traceFrames": (None, "trace_frames", _bool),
+    "provider.futureType": (None, "future_type", _future_type),
     "jms.prefetchPolicy.queuePrefetch": ("prefetch", "queue_prefetch", _nonneg),
     "jms.prefetchPolicy.topicPrefetch": ("prefetch", "topic_prefetch", _nonneg),
     "jms.prefetchPolicy.queueBrowserPrefetch": ("prefetch", "queue_browser_prefetch", _nonneg),

@@ -329,7 +329,7 @@ class LoopThread:
         return bool(getattr(self.loop, "_ready", True))
 
     def read_here(self, fd: int, handle: Callable[[bytes], bool], budget: float,
-                  torn: Callable[[], None]) -> bool:
+                  torn: Callable[[], None], spin: float = 0.0) -> bool:
         """Read ``fd`` on the calling thread while the loop thread sleeps, handing each chunk to
         ``handle`` (which returns True once the caller has what it waits for); False when the
         loop is not idle, or gave up without that (nothing lost: what was read was handled).
@@ -345,7 +345,11 @@ class LoopThread:
         ``torn`` is called if an exception (a KeyboardInterrupt) leaves between reading the
         socket and ``handle`` taking what was read: the bytes may be gone, the stream is no
         longer whole, and the provider must end the connection rather than lose a frame
-        silently. Interrupted while waiting for the socket, nothing was read: nothing is torn."""
+        silently. Interrupted while waiting for the socket, nothing was read: nothing is torn.
+
+        ``spin``: seconds to poll the socket without sleeping before the wait sleeps in the
+        kernel (``ConnectionConfig.answer_spin_seconds``): an answer that comes meanwhile then
+        wakes nobody, the thread never having slept."""
         wake_fd = self._wake_fd
         if wake_fd is None or self.loop.get_debug():
             return False
@@ -353,13 +357,13 @@ class LoopThread:
 
         def read() -> None:
             nonlocal answered
-            answered = self._read_muted(fd, wake_fd, handle, budget, torn)
+            answered = self._read_muted(fd, wake_fd, handle, budget, torn, spin)
 
         self.run_if_idle(read)  # (the loop's idle test has its one home there)
         return answered
 
     def _read_muted(self, fd: int, wake_fd: int, handle: Callable[[bytes], bool], budget: float,
-                    torn: Callable[[], None]) -> bool:
+                    torn: Callable[[], None], spin: float) -> bool:
         """``read_here``'s reading, holding the idle lock."""
         sel = self._selector
         if not sel.mute(fd):
@@ -371,14 +375,21 @@ class LoopThread:
                 self._read_fd = fd
                 poller.register(fd, select.POLLIN)
                 poller.register(wake_fd, select.POLLIN)
-            deadline = time.monotonic() + budget
+            now = time.monotonic()
+            deadline, spin_until = now + budget, now + spin
             reading = False
             try:
                 while True:
-                    left = deadline - time.monotonic()
+                    now = time.monotonic()
+                    left = deadline - now
                     if left <= 0:
                         return False
-                    ready = poller.poll(left * 1000.0)
+                    if now < spin_until:
+                        ready = poller.poll(0)  # (the GIL is let go of for each poll)
+                        if not ready:
+                            continue
+                    else:
+                        ready = poller.poll(left * 1000.0)
                     if len(ready) != 1 or ready[0][0] != fd:
                         return False  # nothing, or work handed to the loop
                     reading = True

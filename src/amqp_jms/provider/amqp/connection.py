@@ -166,6 +166,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
         #: that socket's descriptor, which a waiting caller may read (``answer_here``)
         self._socket_fd: int | None = None
         self._ticked_here = 0.0  # loop time of a waiting caller's last tick (``_handle_here``)
+        self._answer_spin = config.answer_spin_seconds  # (provider.futureType)
         self._listener: ProviderListener | None = None
         self._opened: asyncio.Future[None] | None = None
         self._closed_fut: asyncio.Future[None] | None = None
@@ -264,7 +265,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._transport is None or not self._wire.transparent:
             return
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here)
+        self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here,
+                                   self._answer_spin)
 
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
