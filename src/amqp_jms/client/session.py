@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..destination import Destination, Queue, TemporaryQueue, TemporaryTopic, Topic
 from ..exceptions import IllegalStateException, InvalidDestinationException, JMSException
+from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
 from ..message._seam import mark_received, set_ack_callback, trust_property_names
 from ..provider.base import ConsumerSpec, Inbound, ProducerSpec
 from . import acknowledgement as ack
@@ -33,7 +34,6 @@ from .server_session import ServerSessionSupport
 from .session_features import SessionFeatures, SubscriptionLink
 
 if TYPE_CHECKING:
-    from ..message import BytesMessage, MapMessage, Message, ObjectMessage, StreamMessage, TextMessage
     from ..provider.base import ProviderSession
     from .browser import QueueBrowser
     from .connection import Connection
@@ -104,38 +104,26 @@ class Session:
 
     # -- message factories ---------------------------------------------------------------------
     def create_message(self) -> Message:
-        from ..message import Message
-
         self._check_open()
         return self._configured(Message())
 
     def create_text_message(self, text: str | None = None) -> TextMessage:
-        from ..message import TextMessage
-
         self._check_open()
         return self._configured(TextMessage(text))
 
     def create_bytes_message(self) -> BytesMessage:
-        from ..message import BytesMessage
-
         self._check_open()
         return self._configured(BytesMessage())
 
     def create_map_message(self) -> MapMessage:
-        from ..message import MapMessage
-
         self._check_open()
         return self._configured(MapMessage())
 
     def create_stream_message(self) -> StreamMessage:
-        from ..message import StreamMessage
-
         self._check_open()
         return self._configured(StreamMessage())
 
     def create_object_message(self, obj: Any = None) -> ObjectMessage:
-        from ..message import ObjectMessage
-
         self._check_open()
         return self._configured(ObjectMessage(obj))
 
