@@ -71,3 +71,14 @@ def test_planning_check_gives_up_after_one_pass_over_unreachable_servers() -> No
     with pytest.raises(ValueError, match=r"cannot connect to failover:\(amqp://127.0.0.1"):
         check_connection(parse_options({"url": url, "destination": "q"}))
     assert time.monotonic() - began < 10
+
+
+def test_the_future_type_reaches_every_server_of_a_failover_url_and_a_plain_one() -> None:
+    """``provider.futureType`` as Spark hands it (lower-cased) keeps its spelling and applies."""
+    from amqp_jms.provider.config import parse_url
+
+    opts = parse_options({"url": _FO, "destination": "queue://q", "provider.futuretype": "conservative"})
+    assert [s.future_type for s in parse_failover_url(opts.url).servers] == ["conservative"] * 2
+    plain = parse_options({"url": "amqp://a:5672", "destination": "queue://q",
+                           "provider.futuretype": "balanced"})
+    assert parse_url(plain.url).future_type == "balanced"

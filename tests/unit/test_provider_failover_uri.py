@@ -200,3 +200,11 @@ def test_every_failover_option_is_documented_with_its_default() -> None:
         shown = value.value if isinstance(value, enum.Enum) else value
         expected = str(shown).lower() if isinstance(shown, bool) else str(shown)
         assert row.group(1).strip() == expected, name
+
+
+def test_the_future_type_on_a_failover_url_applies_to_every_server() -> None:
+    """Qpid JMS's failover factory reads ``provider.futureType`` from the failover URL itself."""
+    cfg = parse_failover_url("failover:(amqp://a:1,amqp://b:2)?provider.futureType=progressive")
+    assert [s.future_type for s in cfg.servers] == ["progressive", "progressive"]
+    with pytest.raises(JMSException, match=r"provider\.futureType"):
+        parse_failover_url("failover:(amqp://a:1)?provider.futureType=eager")

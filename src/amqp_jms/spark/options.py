@@ -131,9 +131,10 @@ CLIENT_OPTION_NAMES = (
     "transport.trustStoreLocation",
     "transport.keyStoreLocation",
     "transport.verifyHost",
+    "provider.futureType",
 )
 _CLIENT_BY_LOWER = {name.lower(): name for name in CLIENT_OPTION_NAMES}
-_CLIENT_PREFIXES = ("jms.", "amqp.", "transport.", "failover.")
+_CLIENT_PREFIXES = ("jms.", "amqp.", "transport.", "failover.", "provider.")
 
 _KNOWN = (
     "url",
@@ -405,7 +406,7 @@ def parse_options(options: Mapping[str, str]) -> JmsOptions:
             raise ValueError(
                 f"jms data source: unknown option {key!r}; known options are "
                 + ", ".join(_KNOWN)
-                + " and client URL options (jms.*, amqp.*, transport.*)"
+                + " and client URL options (jms.*, amqp.*, transport.*, provider.*)"
             )
     url = values.get("url", "").strip()
     if not url:

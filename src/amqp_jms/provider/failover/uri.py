@@ -10,6 +10,7 @@ Where each option goes (as in Qpid JMS's ``JmsConnectionFactory`` and ``Failover
 * ``failover.<name>``: how to reconnect (:class:`ReconnectPolicy`; Qpid JMS's names and defaults);
 * ``failover.nested.<option>``: applied to every server URI, over that URI's own value;
 * ``jms.<option>``: the connection's options, the same for every server;
+* ``provider.futureType``: how a waiting call waits, the same for every server;
 * a server URI's own query: ``amqp.*`` and ``transport.*`` for that server only.
 
 Every server becomes a full :class:`~amqp_jms.provider.config.ConnectionConfig` through
@@ -56,6 +57,9 @@ SCHEME = "failover"
 FAILOVER_PREFIX = "failover."
 NESTED_PREFIX = "failover.nested."
 CONNECTION_PREFIX = "jms."
+#: how the client waits (``provider.futureType``): Qpid JMS's failover factory takes it from the
+#: failover URL itself, for the connection as a whole
+PROVIDER_PREFIX = "provider."
 
 #: ``maxReconnectAttempts`` value meaning "never give up"; ``startupMaxReconnectAttempts``
 #: value meaning "use maxReconnectAttempts" (Qpid JMS's UNLIMITED and UNDEFINED, both -1)
@@ -229,7 +233,7 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
             if spec is None:
                 raise unknown_option(name, OPTION_NAMES)
             policy[spec[0]] = spec[1](name, value)
-        elif name.startswith(CONNECTION_PREFIX):
+        elif name.startswith((CONNECTION_PREFIX, PROVIDER_PREFIX)):
             connection[name] = value
         else:  # an amqp.*/transport.* option belongs on a server's URI or under failover.nested.
             raise unknown_option(name, [*OPTION_NAMES, *(NESTED_PREFIX + n for n in CONNECTION_OPTION_NAMES)])
@@ -248,15 +252,17 @@ def parse_failover_url(url: str, **options: Any) -> FailoverConfig:
 
 
 def with_client_options(url: str, options: Iterable[tuple[str, str]], *, keep_existing: bool = False) -> str:
-    """``url`` with client ``options`` (``jms.*``, ``amqp.*``, ``transport.*``, ``failover.*``)
-    added where each belongs, for a tool that adds its own settings to a URL the user gave (the
-    CLI's ``--url``, the Spark source's options): string handling breaks a failover URL.
+    """``url`` with client ``options`` (``jms.*``, ``amqp.*``, ``transport.*``, ``failover.*``,
+    ``provider.*``) added where each belongs, for a tool that adds its own settings to a URL the
+    user gave (the CLI's ``--url``, the Spark source's options): string handling breaks a
+    failover URL.
 
     A plain ``amqp[s]://`` URL gets them on its query. A failover URL gets them on its own query,
-    after the server list (written in parentheses if it was not): ``jms.*`` and ``failover.*`` as
-    they are, ``amqp.*``/``transport.*`` as ``failover.nested.*`` (every server; the top level
-    refuses them, a server URI refuses ``jms.*``). With ``keep_existing`` an option the URL
-    already sets (for a nested one, on any of its servers too) is left as the URL has it.
+    after the server list (written in parentheses if it was not): ``jms.*``, ``provider.*`` and
+    ``failover.*`` as they are, ``amqp.*``/``transport.*`` as ``failover.nested.*`` (every
+    server; the top level refuses them, a server URI refuses ``jms.*``). With ``keep_existing``
+    an option the URL already sets (for a nested one, on any of its servers too) is left as the
+    URL has it.
     """
     options = list(options)
     if not is_failover_url(url):
