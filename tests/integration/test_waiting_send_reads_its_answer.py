@@ -76,5 +76,6 @@ def test_a_progressive_wait_polls_for_its_answer_and_a_conservative_one_sleeps(
     monkeypatch.setitem(config._SPIN_SECONDS, "progressive", 0.05)
     conservative = _sleeps_per_send(f"{broker.url}?provider.futureType=conservative", "future-conservative")
     progressive = _sleeps_per_send(f"{broker.url}?provider.futureType=progressive", "future-progressive")
-    assert conservative > 0.8, conservative
-    assert progressive < 0.2, progressive
+    assert conservative > 0.5, conservative
+    # (a loaded machine sends a few of them the I/O thread's way, where the caller sleeps anyway)
+    assert progressive < conservative / 2, (progressive, conservative)
