@@ -27,6 +27,7 @@ from .codec._encode import (
     _STRINGS,
     _encode_str,
     _fallback,
+    compound,
     encode_map_body,
     encode_str,
     encode_symbol,
@@ -89,7 +90,6 @@ _REPLY_TO_ENTRY = [_MA_ENTRY[JMS_REPLY_TO, v] for v in range(4)]
 _APP_CORRELATION = encode_symbol(APP_CORRELATION_ID) + _TRUE
 _NULL = b"\x40"
 _pack_q = struct.Struct(">Bq").pack
-_BBB = struct.Struct(">BBB").pack
 _DELIVERY_TIME_KEY = encode_symbol(DELIVERY_TIME)
 
 
@@ -183,12 +183,7 @@ def _annotations(
             ma.append(body_more)
             count += n
             plain = False
-    ma_body = b"".join(ma)
-    if len(ma_body) < 255:
-        section = _MA + _BBB(0xC1, len(ma_body) + 1, count) + ma_body
-    else:
-        size = (len(ma_body) + 4).to_bytes(4, "big")
-        section = _MA + b"\xd1" + size + count.to_bytes(4, "big") + ma_body
+    section = _MA + compound(0xC1, b"".join(ma), count)
     if plain:
         _MA_SECTIONS[key] = section  # at most 6 * 5 * 5 * 2 keys
     return section
@@ -228,7 +223,7 @@ def _id(value: Any) -> bytes:
 #: type the body gives: a key's objects may be gone and their ids reused), kind, delivery mode
 #: and priority.
 _SHAPES: dict[tuple[int, int, int, int, int],
-              tuple[Destination, MappingContext, Symbol | None, bytes, bytes]] = {}
+              tuple[object, object, Symbol | None, bytes, bytes]] = {}  # (compared by identity)
 _PLAIN_FIELDS = 10  # message-id .. creation-time: none trailing null
 
 
@@ -237,23 +232,17 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
     (kind, body_value, props, message_id, timestamp, correlation_id, reply_to, dest, delivery_mode,
      _redelivered, subject, expiration, delivery_time, priority, extra) = message
     code = int(kind)  # a plain int: it keys the section caches (an enum hashes slowly)
-    plain = (not props and extra is None and correlation_id is None and reply_to is None and subject is None
-             and not expiration and timestamp and (not delivery_time or delivery_time == timestamp)
-             and type(message_id) is str and message_id.startswith("ID:")
-             and not message_id.startswith("ID:AMQP_"))
+    plain = (dest is not None and not props and extra is None and correlation_id is None
+             and reply_to is None and subject is None and not expiration and timestamp
+             and (not delivery_time or delivery_time == timestamp) and type(message_id) is str
+             and message_id.startswith("ID:") and not message_id.startswith("ID:AMQP_"))
     body, content_type = encode_body(code, body_value)
     if plain:
         shape_key = (code, id(dest), id(ctx), delivery_mode, priority)
         shape = _SHAPES.get(shape_key)
         if shape is not None and shape[0] is dest and shape[1] is ctx and shape[2] is content_type:
             props_body = _encode_str(message_id) + shape[4] + _pack_q(0x83, timestamp)  # type: ignore[arg-type]
-            n = len(props_body)
-            if n < 255:
-                props_section = _PROPS + _BBB(0xC0, n + 1, _PLAIN_FIELDS) + props_body
-            else:
-                props_section = (_PROPS + b"\xd0" + (n + 4).to_bytes(4, "big")
-                                 + _PLAIN_FIELDS.to_bytes(4, "big") + props_body)
-            return b"".join((shape[3], props_section, body))
+            return b"".join((shape[3], _PROPS, compound(0xC0, props_body, _PLAIN_FIELDS), body))
 
     # message annotations (the usual combinations come from a cache of whole sections)
     app_specific = False
@@ -295,16 +284,9 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
         _vendor_fields(props, fields)
     while fields and fields[-1] is _NULL:
         fields.pop()
-    props_body = b"".join(fields)
-    if not fields:
-        props_section = b""
-    elif len(props_body) < 255:
-        props_section = _PROPS + _BBB(0xC0, len(props_body) + 1, len(fields)) + props_body
-    else:
-        size = (len(props_body) + 4).to_bytes(4, "big")
-        props_section = _PROPS + b"\xd0" + size + len(fields).to_bytes(4, "big") + props_body
+    props_section = _PROPS + compound(0xC0, b"".join(fields), len(fields)) if fields else b""
     out = [_header(delivery_mode, priority, props if vendor else None, ctx), ma_section, props_section]
-    if plain and dest is not None and len(fields) == _PLAIN_FIELDS:
+    if plain and len(fields) == _PLAIN_FIELDS:
         if len(_SHAPES) >= 1024:
             _SHAPES.clear()
         _SHAPES[shape_key] = (dest, ctx, content_type, out[0] + ma_section, b"".join(fields[1:-1]))
@@ -323,12 +305,7 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
                 append(kb if kb is not None else encode_str(k))
                 f = enc.get(type(v))
                 append(f(v) if f is not None else _fallback(v))
-            ap = b"".join(parts)
-            n = 2 * len(app)
-            if len(ap) < 255 and n < 256:
-                out.append(_AP + _BBB(0xC1, len(ap) + 1, n) + ap)
-            else:
-                out.append(_AP + b"\xd1" + (len(ap) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + ap)
+            out.append(_AP + compound(0xC1, b"".join(parts), 2 * len(app)))
     out.append(body)
     return b"".join(out)
 

@@ -21,6 +21,7 @@ failover provider wrapping the AMQP provider sees every call. Peer quirks reach 
 from __future__ import annotations
 
 import concurrent.futures
+import concurrent.futures._base as _futures
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping
@@ -64,7 +65,8 @@ Future = concurrent.futures.Future
 
 #: guards the moment a ``SendOutcome`` gets its condition against a lock-free resolution
 _OUTCOME_LOCK = threading.Lock()
-_FINISHED = "FINISHED"  # (concurrent.futures' state names)
+#: the states in which ``Future.done()`` is true (its own rule, by its own names)
+_DONE = frozenset((_futures.CANCELLED, _futures.CANCELLED_AND_NOTIFIED, _futures.FINISHED))
 
 
 class SendOutcome(concurrent.futures.Future[None]):
@@ -86,7 +88,7 @@ class SendOutcome(concurrent.futures.Future[None]):
     relays: concurrent.futures.Future[None] | None = None
 
     def __init__(self) -> None:  # Future.__init__ without its condition
-        self._state = "PENDING"
+        self._state = _futures.PENDING
         self._result = None
         self._exception = None
         self._waiters: list[Any] = []
@@ -106,18 +108,18 @@ class SendOutcome(concurrent.futures.Future[None]):
         if "_cond" not in self.__dict__:
             with _OUTCOME_LOCK:
                 if "_cond" not in self.__dict__:  # nobody waits or listens: nobody to tell
-                    if self._state != "PENDING":
+                    if self._state in _DONE:  # (Future.set_result's refusal)
                         raise concurrent.futures.InvalidStateError(f"{self._state}: {self!r}")
                     self._result = result
-                    self._state = _FINISHED
+                    self._state = _futures.FINISHED
                     return
         super().set_result(result)
 
     def done(self) -> bool:
-        return self._state != "PENDING" and self._state != "RUNNING"  # (once done, for good)
+        return self._state in _DONE  # (once done, for good: no lock needed to read it)
 
     def result(self, timeout: float | None = None) -> None:
-        if self._state == _FINISHED and self._exception is None:
+        if self._state == _futures.FINISHED and self._exception is None:
             return self._result
         return super().result(timeout)
 

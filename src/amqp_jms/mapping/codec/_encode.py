@@ -149,6 +149,15 @@ def _uuid(v: uuid.UUID) -> bytes:
     return b"\x98" + v.bytes
 
 
+def compound(code: int, body: bytes, count: int) -> bytes:
+    """A list (``code`` 0xC0) or map (0xC1) of ``count`` encoded items ``body``: the 8-bit form
+    when its size and count fit, else the 32-bit one (0xD0, 0xD1). The one home of that rule,
+    for values and for the message's sections alike."""
+    if len(body) < 255 and count < 256:
+        return _BBB(code, len(body) + 1, count) + body
+    return _BII(code + 0x10, len(body) + 4, count) + body
+
+
 def _list(v: list[Any] | tuple[Any, ...]) -> bytes:
     if not v:
         return b"\x45"
@@ -157,11 +166,7 @@ def _list(v: list[Any] | tuple[Any, ...]) -> bytes:
     for x in v:
         f = enc.get(type(x))
         parts.append(f(x) if f is not None else _fallback(x))
-    body = b"".join(parts)
-    n = len(v)
-    if len(body) < 255 and n < 256:
-        return _BBB(0xC0, len(body) + 1, n) + body
-    return _BII(0xD0, len(body) + 4, n) + body
+    return compound(0xC0, b"".join(parts), len(v))
 
 
 def encode_map_body(v: dict[Any, Any]) -> tuple[bytes, int]:
@@ -177,9 +182,7 @@ def encode_map_body(v: dict[Any, Any]) -> tuple[bytes, int]:
 
 def _map(v: dict[Any, Any]) -> bytes:
     body, n = encode_map_body(v)
-    if len(body) < 255 and n < 256:
-        return _BBB(0xC1, len(body) + 1, n) + body
-    return _BII(0xD1, len(body) + 4, n) + body
+    return compound(0xC1, body, n)
 
 
 def _described(v: Described) -> bytes:

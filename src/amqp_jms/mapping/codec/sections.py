@@ -43,7 +43,7 @@ from ...types import (
 )
 from ._array import Array
 from ._decode import _DECODE_ERRORS, DECODERS, Bad, format_error, skip_at
-from ._encode import _ENCODERS, _fallback, encode_map_body, encode_value
+from ._encode import _ENCODERS, _fallback, compound, encode_map_body, encode_value
 
 __all__ = [
     "AMQP_SEQUENCE",
@@ -473,7 +473,6 @@ if _accel is not None:
 # -- encoding ---------------------------------------------------------------------------------
 
 _PRE = {code: bytes((0x00, 0x53, code)) for code in SECTION_NAMES}
-_BBB = struct.Struct(">BBB").pack
 
 
 def _list_of(fields: list[Any]) -> bytes:
@@ -483,10 +482,7 @@ def _list_of(fields: list[Any]) -> bytes:
         return b"\x45"
     enc = _ENCODERS
     body = b"".join([enc[type(x)](x) if type(x) in enc else _fallback(x) for x in fields])
-    n = len(fields)
-    if len(body) < 255:
-        return _BBB(0xC0, len(body) + 1, n) + body
-    return b"\xd0" + (len(body) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + body
+    return compound(0xC0, body, len(fields))
 
 
 def encode_header(h: Header) -> bytes:
@@ -525,9 +521,7 @@ def encode_properties(p: Properties) -> bytes:
 
 def _map_section(code: int, m: dict[Any, Any]) -> bytes:
     body, n = encode_map_body(m)
-    if len(body) < 255 and n < 256:
-        return _PRE[code] + _BBB(0xC1, len(body) + 1, n) + body
-    return _PRE[code] + b"\xd1" + (len(body) + 4).to_bytes(4, "big") + n.to_bytes(4, "big") + body
+    return _PRE[code] + compound(0xC1, body, n)
 
 
 def encode_annotations(code: int, annotations: dict[Any, Any]) -> bytes:
