@@ -79,3 +79,35 @@ def test_a_progressive_wait_polls_for_its_answer_and_a_conservative_one_sleeps(
     assert conservative > 0.5, conservative
     # (a loaded machine sends a few of them the I/O thread's way, where the caller sleeps anyway)
     assert progressive < conservative / 2, (progressive, conservative)
+
+
+def test_an_accepted_answer_is_taken_alone_and_its_delivery_settled_later(
+    broker: BrokerProcess, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The usual answer, ``accepted`` and the only event pending, resolves the send at once
+    (``AmqpProducer.accepted_alone``) and is counted then; its delivery is settled by whoever
+    next takes the connection's events, so none is left unsettled once the connection has
+    taken another turn, and none is counted twice."""
+    taken: list[str] = []
+    original = AmqpProducer.accepted_alone
+
+    def spy(self: AmqpProducer, delivery: Any, tag: str, fut: Any) -> bool:
+        took = original(self, delivery, tag, fut)
+        if took:
+            taken.append(threading.current_thread().name)
+        return took
+
+    monkeypatch.setattr(AmqpProducer, "accepted_alone", spy)
+    with ConnectionFactory(broker.url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("taken-alone"))
+        for i in range(40):
+            p.send(s.create_text_message(f"m{i}"))
+            assert conn.metrics().sends_accepted == i + 1  # counted when send returns
+        # (a loaded machine may find the I/O thread awake now and then)
+        assert taken.count(threading.current_thread().name) >= 20, taken
+        conn.create_session().close()  # a turn of the I/O thread, which takes what was left
+        link: Any = p._provider_producer
+        assert link._answered == set()
+        assert link.endpoint.unsettled == 0
+        assert conn.metrics().sends_accepted == 40

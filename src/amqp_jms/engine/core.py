@@ -24,6 +24,7 @@ from proton import Collector, Condition, Connection, Event, SSLDomain, Transport
 __all__ = ["Engine", "EngineError", "SaslConfig"]
 
 _peek, _pop, _NULL = lib.pn_collector_peek, lib.pn_collector_pop, ffi.NULL
+_more = lib.pn_collector_more
 # proton-c's transport calls, without proton's Python wrappers (each wrapper call costs more than
 # the C call on the per-message path: a waiting send reads, ticks and writes once per message)
 _capacity, _push, _tick = lib.pn_transport_capacity, lib.pn_transport_push, lib.pn_transport_tick
@@ -239,6 +240,14 @@ class Engine:
     def pop_raw(self) -> None:
         """Drop the event ``peek_raw`` returned."""
         _pop(self.collector._impl)
+
+    def sole_event(self) -> Any:
+        """The pending event as a ``pn_event_t`` pointer when it is the only one, else None: a
+        reader that knows what that one event says may act on it and leave it pending (for
+        whoever next takes the events), sure that nothing else waits behind it."""
+        coll = self.collector._impl
+        ev = _peek(coll)
+        return None if ev == _NULL or _more(coll) else ev
 
     # -- state ---------------------------------------------------------------------------------
     @property

@@ -86,6 +86,9 @@ class SendOutcome(concurrent.futures.Future[None]):
     while no condition exists cannot miss a waiter or a callback, as none can exist yet."""
 
     relays: concurrent.futures.Future[None] | None = None
+    #: the provider's own record of the transfer whose outcome this is (the AMQP provider's:
+    #: its proton delivery and producer), so that a caller reading the answer may recognise it
+    transfer: Any = None
 
     def __init__(self) -> None:  # Future.__init__ without its condition
         self._state = _futures.PENDING

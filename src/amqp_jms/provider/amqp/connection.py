@@ -305,7 +305,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 # the last tick, so the loop's next tick sees what arrived between)
                 self._ticked_here = now
                 eng.tick(now)
-            left = self._dispatch_here(eng)
+            left = False if self._answered_alone(eng, fut) else self._dispatch_here(eng)
             if eng.has_output():  # (an answer rarely needs one: not its own cost per message)
                 self._write_output(eng)
                 self._give_back_written()
@@ -318,6 +318,23 @@ class AmqpProvider(OpenCloseHandling, Provider):
             self._to_loop(self.flush)
             return True
         return fut.done()
+
+    @staticmethod
+    def _answered_alone(eng: Engine, fut: concurrent.futures.Future[Any]) -> bool:
+        """The usual answer, taken without the events: when the one event pending is the
+        delivery of ``fut``'s transfer, its producer reads its outcome directly
+        (``AmqpProducer.accepted_alone``). The event is left for the next taker of events
+        (the next send's write, which takes them while the peer works on it, or the I/O
+        thread), so settling it is off this caller's round trip; being the only one, it
+        hides nothing that needs the I/O thread."""
+        transfer = getattr(fut, "transfer", None)
+        if transfer is None:
+            return False
+        ev = eng.sole_event()
+        if ev is None or _event_type(ev) != _PN_DELIVERY or _event_delivery(ev) != transfer[0]:
+            return False
+        delivery, producer, tag = transfer
+        return bool(producer.accepted_alone(delivery, tag, fut))
 
     def _dispatch_here(self, eng: Engine) -> bool:
         """``_dispatch`` for a waiting caller: only the events a producer's answer raises (its

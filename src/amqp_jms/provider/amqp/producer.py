@@ -88,6 +88,9 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self.spec = spec
         self._tag = 0
         self._waiting: dict[str, concurrent.futures.Future[None]] = {}
+        #: tags of sends whose ``accepted`` a waiting caller took before their delivery event was
+        #: handled (``accepted_alone``): that event then only settles, counted already
+        self._answered: set[str] = set()
         self._window = _Window(SEND_WINDOW)
         self._unwritten = 0  # slots taken by messages proton has not written yet (loop side)
         self._all_written: asyncio.Future[None] | None = None
@@ -191,6 +194,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
                 fut.set_result(None)
         elif fut is not None:
             self._waiting[tag] = fut
+            fut.transfer = (d, self, tag)  # type: ignore[attr-defined]  # (a SendOutcome)
 
     def on_delivery_raw(self, delivery: Any) -> bool:
         """``accepted``, the answer to nearly every send, read straight from proton-c; any other
@@ -201,11 +205,30 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             if state != TRANSACTIONAL_STATE or transactional_state(delivery)[1] not in (ACCEPTED, NO_OUTCOME):
                 return False
         tag = _delivery_tag(delivery)
-        fut = self._waiting.pop(_unpack(tag.start, tag.size).decode(), None)
+        key = _unpack(tag.start, tag.size).decode()
+        fut = self._waiting.pop(key, None)
         if fut is not None:
             self.provider.completed.append(fut)  # resolved at the end of the flush
+        elif key in self._answered:  # its caller took the answer already (and counted it)
+            self._answered.discard(key)
+            _settle(delivery)
+            return True
         _settle(delivery)
         self._counters.sends_accepted += 1
+        return True
+
+    def accepted_alone(self, delivery: Any, tag: str, fut: concurrent.futures.Future[None]) -> bool:
+        """The answer a waiting caller read on its own thread, when that answer's event is the
+        only one pending (``AmqpProvider._handle_here``): ``accepted`` resolves ``fut`` at
+        once and leaves the event pending, to be settled by whoever next takes the events
+        (``on_delivery_raw``), off the caller's round trip. Any other outcome (a refusal, a
+        transactional state): False, for the usual path."""
+        if _remote_state(delivery) != ACCEPTED:
+            return False
+        self._waiting.pop(tag, None)
+        self._answered.add(tag)
+        self._counters.sends_accepted += 1
+        fut.set_result(None)
         return True
 
     def on_delivery(self, delivery: Delivery) -> None:
