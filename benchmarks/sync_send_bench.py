@@ -56,6 +56,7 @@ class HopClock:
         t = self.t
         transfer = amqp_producer.AmqpProducer._transfer
         outcome = amqp_producer.AmqpProducer.on_delivery_raw
+        alone = amqp_producer.AmqpProducer.accepted_alone
         on_data = amqp_connection.AmqpProvider._on_data
         handle_here = amqp_connection.AmqpProvider._handle_here
 
@@ -68,6 +69,14 @@ class HopClock:
             t["outcome"] = pc()
             return bool(outcome(self, delivery))
 
+        def _alone(self: Any, delivery: Any, tag: str, fut: Any) -> bool:
+            # the outcome found by the caller that read it (its event, settled later, stamps
+            # "outcome" again during the next send: before this one, so overwritten here)
+            took = bool(alone(self, delivery, tag, fut))
+            if took:
+                t["outcome"] = pc()
+            return took
+
         def _on_data(self: Any, data: bytes) -> None:
             t["read"] = pc()
             on_data(self, data)
@@ -78,6 +87,7 @@ class HopClock:
 
         amqp_producer.AmqpProducer._transfer = _transfer  # type: ignore[method-assign]
         amqp_producer.AmqpProducer.on_delivery_raw = _outcome  # type: ignore[method-assign]
+        amqp_producer.AmqpProducer.accepted_alone = _alone  # type: ignore[method-assign]
         amqp_connection.AmqpProvider._on_data = _on_data  # type: ignore[method-assign]
         amqp_connection.AmqpProvider._handle_here = _handle_here  # type: ignore[method-assign]
 

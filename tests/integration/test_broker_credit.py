@@ -9,6 +9,7 @@ from __future__ import annotations
 import socket
 from typing import Any
 
+import pytest
 from proton import Message
 from proton.utils import BlockingConnection
 from test_broker_peer import (
@@ -25,6 +26,7 @@ from test_broker_peer import (
 )
 
 from amqp_jms.broker import Broker
+from amqp_jms.broker.limits import AddressFullPolicy, BrokerLimits
 from amqp_jms.types import Described, UByte, UInt, ULong
 
 VALUE_SECTION = 0x77
@@ -85,6 +87,16 @@ def drain(broker: Broker, address: str) -> list[str]:
         r.accept()
     c.close()
     return bodies
+
+
+@pytest.fixture
+def broker(broker_factory: Any) -> Broker:
+    """A broker whose queues stop granting credit once they hold a few messages (``BLOCK``):
+    the credit a sender was given then stops growing, so a burst beyond it is beyond it however
+    the broker's reads split the burst. (Granting more between two reads is the broker's right,
+    and a burst that a top-up covers sent nothing beyond its credit.)"""
+    return broker_factory(data_dir=None, limits=BrokerLimits(
+        queue_memory_limit=1_000, address_full_policy=AddressFullPolicy.BLOCK))
 
 
 def overrun(sock: socket.socket, credit: int) -> list[Any]:

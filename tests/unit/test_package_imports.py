@@ -14,7 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 PKG = ROOT / "src" / "amqp_jms"
 DOC = ROOT / "docs" / "architecture.md"
 FOUNDATION = {"exceptions", "types", "destination", "_logs", "_version", "_accel", "_identifiers", "_links",
-              "_extras"}
+              "_extras", "_reading"}
 
 
 def allowed_imports(text: str) -> dict[str, set[str] | None]:

@@ -30,6 +30,7 @@ from collections import deque
 from collections.abc import Callable, Coroutine
 from typing import Any, Generic, TypeVar
 
+from .._reading import READ_SIZE
 from ..exceptions import IllegalStateException, JMSException
 
 __all__ = ["LoopThread", "PostedBatch", "wait_for"]
@@ -37,9 +38,6 @@ __all__ = ["LoopThread", "PostedBatch", "wait_for"]
 T = TypeVar("T")
 _ids = itertools.count(1)
 _YIELD = object()
-#: the most a waiting caller reads from its socket at once (``LoopThread.read_here``); asyncio's
-#: own reads take as much
-_READ_SIZE = 256 * 1024
 
 
 def wait_for(fut: concurrent.futures.Future[T], timeout: float | None, what: str,
@@ -394,7 +392,7 @@ class LoopThread:
                         return False  # nothing, or work handed to the loop
                     reading = True
                     try:
-                        data = os.read(fd, _READ_SIZE)
+                        data = os.read(fd, READ_SIZE)
                     except (BlockingIOError, InterruptedError):
                         reading = False
                         continue

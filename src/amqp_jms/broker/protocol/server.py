@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from proton import Condition, Endpoint, Event
 
 from ..._logs import BROKER as log
+from ..._reading import KeptBufferProtocol
 from ...engine import Engine
 from ..errors import DECODE_ERROR, is_malformed
 from ..limits import BrokerLimits
@@ -74,7 +75,7 @@ class ServerState:
             self._refused = 0
 
 
-class AmqpProtocol(asyncio.Protocol):
+class AmqpProtocol(KeptBufferProtocol):
     def __init__(self, state: ServerState) -> None:
         self.state = state
         self.loop = state.core.loop

@@ -16,6 +16,7 @@ import asyncio
 import logging
 from typing import Any
 
+from ..._reading import KeptBufferProtocol
 from ...engine.websocket import WebSocketError, WebSocketServer
 from .server import AmqpProtocol, ServerState
 
@@ -64,7 +65,7 @@ class _WrappingTransport(asyncio.Transport):
         return self._socket.get_write_buffer_size()
 
 
-class WebSocketProtocol(asyncio.Protocol):
+class WebSocketProtocol(KeptBufferProtocol):
     """One accepted WebSocket connection: the upgrade, then AMQP inside binary messages."""
 
     def __init__(self, state: ServerState, path: str = "/") -> None:

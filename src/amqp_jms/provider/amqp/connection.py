@@ -24,6 +24,7 @@ from typing import Any
 from proton import Event, symbol
 
 from ..._logs import PROVIDER, with_ids
+from ..._reading import KeptBufferProtocol
 from ...engine import Engine
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
@@ -83,7 +84,7 @@ def generate_connection_id() -> str:
     return f"ID:{_process_uuid}:{next(_conn_counter)}"
 
 
-class _Protocol(asyncio.Protocol):
+class _Protocol(KeptBufferProtocol):
     def __init__(self, provider: AmqpProvider) -> None:
         self.provider = provider
 

@@ -49,7 +49,7 @@ class _Tunnel(asyncio.Protocol):
 
 
 async def open_tunnel(
-    cfg: ConnectionConfig, ctx: ssl.SSLContext | None, protocol: asyncio.Protocol
+    cfg: ConnectionConfig, ctx: ssl.SSLContext | None, protocol: asyncio.BaseProtocol
 ) -> asyncio.Transport:
     """A transport to the peer through ``cfg``'s proxy, TLS inside the tunnel when ``ctx``,
     already handed to ``protocol`` (whose ``connection_made`` has run)."""
