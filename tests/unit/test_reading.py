@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import tracemalloc
+from typing import Any
 
 from amqp_jms._reading import READ_SIZE, KeptBufferProtocol
 
@@ -47,6 +49,44 @@ def test_what_is_read_reaches_data_received_whole_in_order_and_unchanged_by_late
     assert b"".join(chunks) == sent
 
 
-def test_the_read_size_stays_below_glibcs_mmap_threshold() -> None:
-    """A read buffer of 128 KiB or more would be a fresh mapping per read (the module's reason)."""
-    assert READ_SIZE < 128 * 1024
+def _peak_allocation_reading(protocol_factory: Any, reads: int = 20) -> int:
+    """The largest memory traced while a protocol of ``protocol_factory`` takes ``reads`` small
+    reads (after one untraced read: a kept buffer is made at the first)."""
+
+    async def go() -> int:
+        a, b = socket.socketpair()
+        loop = asyncio.get_running_loop()
+        transport, proto = await loop.connect_accepted_socket(protocol_factory, a)
+        try:
+            b.sendall(b"x" * 26)
+            while not proto.chunks:
+                await asyncio.sleep(0)
+            tracemalloc.start()
+            try:
+                for i in range(reads):
+                    b.sendall(b"y" * 26)
+                    while len(proto.chunks) < i + 2:
+                        await asyncio.sleep(0)
+                return tracemalloc.get_traced_memory()[1]
+            finally:
+                tracemalloc.stop()
+        finally:
+            transport.close()
+            b.close()
+
+    return asyncio.run(go())
+
+
+class _Plain(asyncio.Protocol):
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+
+    def data_received(self, data: bytes) -> None:
+        self.chunks.append(data)
+
+
+def test_a_small_read_allocates_no_read_sized_block() -> None:
+    """asyncio's own reads allocate 256 KiB for each (a fresh glibc mapping each time: the
+    module's reason); a ``KeptBufferProtocol``'s allocate what they read."""
+    assert _peak_allocation_reading(_Plain) >= 256 * 1024  # (the measure sees the plain way's)
+    assert _peak_allocation_reading(_Collect) < READ_SIZE // 4

@@ -228,7 +228,8 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         self._waiting.pop(tag, None)
         self._answered.add(tag)
         self._counters.sends_accepted += 1
-        fut.set_result(None)
+        if not fut.done():  # (as ``_resolve_completed``: a send given up meanwhile stays so)
+            fut.set_result(None)
         return True
 
     def on_delivery(self, delivery: Delivery) -> None:
