@@ -45,11 +45,10 @@ class KeptBufferProtocol(asyncio.BufferedProtocol):
     is copied out before ``data_received`` runs, so the bytes it gets are its own to keep."""
 
     def get_buffer(self, sizehint: int) -> memoryview:
-        view = self._read_view = _thread_buffer()
-        return view
+        return _thread_buffer()
 
     def buffer_updated(self, nbytes: int) -> None:
-        self.data_received(bytes(self._read_view[:nbytes]))
+        self.data_received(bytes(_thread_buffer()[:nbytes]))  # (the same thread's buffer)
 
     def data_received(self, data: bytes) -> None:
         """The bytes one read took from the socket."""
