@@ -50,6 +50,10 @@ class LocalQueue:
         self.failure: JMSException | None = None
         #: told (on a provider thread) when the peer closed the link alone
         self.on_closed_alone: Callable[[JMSException], None] | None = None
+        #: the provider's offer to read the peer's input on a waiting reader's own thread
+        #: before it sleeps (``ProviderConsumer.read_here``): the message then wakes the reader
+        #: directly, not the I/O thread first
+        self.read_here: Callable[[Callable[[], bool], float | None], None] | None = None
 
     def deliver(self, inbound: Inbound) -> None:
         with self._lock:
@@ -129,6 +133,15 @@ class LocalQueue:
         (the ``stops`` count seen before pulling), ``STOPPED`` once the queue is or was stopped
         since: the pull lost its credit to the stop."""
         stop_aware = stops is not None
+        read_here = self.read_here
+        if (read_here is not None and not self._q and self.running and self.on_arrival is None
+                and not self.closed and (timeout is None or timeout > 0)):
+            # (a reader with an arrival callback, a listener's or the asyncio face's, is woken
+            # by it on the I/O thread)
+            started = time.monotonic()
+            read_here(self._arrived, timeout)
+            if timeout is not None:
+                timeout = max(0.0, timeout - (time.monotonic() - started))
         with self._lock:
             if self.running and self._q:
                 return self._q.popleft()
@@ -154,6 +167,11 @@ class LocalQueue:
                 return None
             finally:
                 self._waiting -= 1
+
+    def _arrived(self) -> bool:
+        """What ends a reader's read on its own thread: a message, or a reason to stop
+        waiting (stopped, closed)."""
+        return bool(self._q) or not self.running or self.closed
 
     def wait_running(self, timeout: float | None) -> bool:
         """Wait until started; False on timeout or close."""

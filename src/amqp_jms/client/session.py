@@ -261,6 +261,7 @@ class Session:
                 "client cannot filter without taking other consumers' messages; selectors on "
                 "topics are evaluated by the client instead"
             )
+        queue.read_here = pcons.read_here
         cons = MessageConsumer(self, destination, message_selector, no_local, queue, pcons, selector_obj)
         with self._lock:
             if self._closed:

@@ -394,6 +394,13 @@ class ProviderConsumer(ABC):
         answering None. False for peers known to fail on such a drain."""
         return True
 
+    def read_here(self, arrived: Callable[[], bool], timeout: float | None) -> None:
+        """Before a blocking receive sleeps on the local queue: the provider may read the
+        peer's input on the waiting thread itself, for up to ``timeout`` seconds, returning
+        once ``arrived()`` or when it leaves the rest to its I/O thread (``Provider.answer_here``
+        for a receive). By default it does nothing."""
+        return None
+
     @abstractmethod
     def close(self) -> Future[None]: ...
 

@@ -260,14 +260,24 @@ class AmqpProvider(OpenCloseHandling, Provider):
         the I/O thread, after ``READ_HERE_SECONDS`` (the loop's own timers wait that long at
         most) or as soon as the answer needs the loop. Only on a plain TCP socket past SASL:
         TLS and WebSocket bytes are the I/O thread's to unwrap."""
+        if isinstance(fut, SendOutcome):
+            self.read_until(fut.done, timeout, fut)
+
+    def read_until(self, done: Callable[[], bool], timeout: float | None,
+                   fut: concurrent.futures.Future[Any] | None = None) -> None:
+        """``answer_here``'s reading, for any wait whose end the peer's input brings: reads on
+        the calling thread until ``done()`` (a send's outcome, a receive's message: the links
+        that may take their input here are those whose ``answers_here`` is set), for at most
+        ``timeout`` or ``READ_HERE_SECONDS``, or until the input needs the I/O thread.
+        ``fut``: a send's outcome, which the usual answer resolves alone
+        (``_answered_alone``)."""
         fd = self._socket_fd
-        if not isinstance(fut, SendOutcome) or fd is None or not self._direct_writes:
-            return
-        if self._transport is None or not self._wire.transparent:
+        if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
             return
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget, self._torn_here,
-                                   self._answer_spin)
+        handle = ((lambda data: self._handle_here(data, fut)) if fut is not None
+                  else (lambda data: self._handle_here(data, None, done)))
+        self.loop_thread.read_here(fd, handle, budget, self._torn_here, self._answer_spin)
 
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
@@ -289,10 +299,12 @@ class AmqpProvider(OpenCloseHandling, Provider):
         except RuntimeError:
             pass
 
-    def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any]) -> bool:
-        """Bytes a waiting caller read (``answer_here``), into the engine; True when the caller
-        is done reading: ``fut`` is resolved, or an event needs the I/O thread (which is then
-        woken to handle it and everything after it)."""
+    def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any] | None,
+                     done: Callable[[], bool] | None = None) -> bool:
+        """Bytes a waiting caller read (``read_until``), into the engine; True when the caller
+        is done reading: ``fut`` is resolved (a send's outcome) or ``done()`` (any other
+        wait), or an event needs the I/O thread (which is then woken to handle it and
+        everything after it)."""
         eng = self.engine
         if eng is None or self.failure is not None:
             self._to_loop(lambda: self._on_data(data))
@@ -306,7 +318,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 # the last tick, so the loop's next tick sees what arrived between)
                 self._ticked_here = now
                 eng.tick(now)
-            left = False if self._answered_alone(eng, fut) else self._dispatch_here(eng)
+            left = False if fut is not None and self._answered_alone(eng, fut) else self._dispatch_here(eng)
             if eng.has_output():  # (an answer rarely needs one: not its own cost per message)
                 self._write_output(eng)
                 self._give_back_written()
@@ -318,7 +330,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             # work for the loop (an event only it may handle, a callback scheduled from here)
             self._to_loop(self.flush)
             return True
-        return fut.done()
+        return fut.done() if fut is not None else done is not None and done()
 
     @staticmethod
     def _answered_alone(eng: Engine, fut: concurrent.futures.Future[Any]) -> bool:

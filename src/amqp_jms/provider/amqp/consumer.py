@@ -208,12 +208,30 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             return True
         # queued without waking the reader, who is woken once after this batch of input
         self.sink.deliver_quietly(inbound)
-        if not self._wake_pending:
+        if self.answers_here:
+            # read by the receiving caller itself (``read_here``), who must not schedule on
+            # the loop (not its thread) and is the reader to wake anyway
+            self.sink.wake()
+        elif not self._wake_pending:
             self._wake_pending = True
             self.provider.loop.call_soon(self._wake_sink)
         if self._drain_waiters and not _draining(link):
             self._drain_done()
         return True
+
+    def read_here(self, arrived: Callable[[], bool], timeout: float | None) -> None:
+        """A receive waiting on this consumer's local queue reads the peer's input itself while
+        the I/O thread sleeps (``AmqpProvider.read_until``), until ``arrived()``: the message
+        then wakes the one thread that waits for it, not the I/O thread first, which then
+        woke the receiver. Only this link's deliveries and credit are taken on the way (a
+        drain waited for, or any other link's input, leaves the rest to the I/O thread)."""
+        if self.closed or self.failure is not None or self._drain_waiters:
+            return
+        self.answers_here = True
+        try:
+            self.provider.read_until(arrived, timeout)
+        finally:
+            self.answers_here = False
 
     def decoder(self) -> Callable[..., Any]:
         """``payload.decode`` with this link's destination and the peer's address prefixes
@@ -278,8 +296,13 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         if outcome == ACCEPTED and self.prefetch > 0:
             # a prefetching consumer's accepts join one batch the I/O thread settles in a single
             # queued run with one credit refill (a closure and a post per message was a tenth
-            # of an AUTO_ACKNOWLEDGE receive); anything posted in between keeps its order
-            self._accepts.add(inbound)
+            # of an AUTO_ACKNOWLEDGE receive); anything posted in between keeps its order. With
+            # nothing more prefetched (a reply, the last of a burst: the receiver waits next)
+            # the accept is written at once when the I/O thread sleeps, so the next wait finds
+            # it asleep too, instead of woken to write it
+            if len(self.sink) or not self.provider.write_if_idle(
+                    lambda: self._settle_accepted([*self._accepts.take_now(), inbound]), self._accepts.run):
+                self._accepts.add(inbound)
             return
         op = lambda: self.settle(inbound, outcome)  # noqa: E731
         # a pull consumer's receive is a round trip a caller waits for: its acknowledgement is

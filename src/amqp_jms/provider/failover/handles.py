@@ -540,6 +540,11 @@ class FailoverConsumer(_Link, ProviderConsumer):
         if inner is not None:
             inner.taken()
 
+    def read_here(self, arrived: Callable[[], bool], timeout: float | None) -> None:
+        inner = self.current()  # (online: not while the links are being re-created)
+        if inner is not None:
+            inner.read_here(arrived, timeout)
+
     def pull(self, drain: bool) -> Future[None]:
         if not drain:
             self.pulled = True
