@@ -270,14 +270,19 @@ class AmqpProvider(OpenCloseHandling, Provider):
         that may take their input here are those whose ``answers_here`` is set), for at most
         ``timeout`` or ``READ_HERE_SECONDS``, or until the input needs the I/O thread.
         ``fut``: a send's outcome, which the usual answer resolves alone
-        (``_answered_alone``)."""
+        (``_answered_alone``), and which alone polls before it sleeps
+        (``provider.futureType``, Qpid JMS's option for its request futures: its receives
+        wait on their message queue, sleeping)."""
         fd = self._socket_fd
         if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
             return
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        handle = ((lambda data: self._handle_here(data, fut)) if fut is not None
-                  else (lambda data: self._handle_here(data, None, done)))
-        self.loop_thread.read_here(fd, handle, budget, self._torn_here, self._answer_spin)
+        if fut is not None:
+            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget,
+                                       self._torn_here, self._answer_spin)
+        else:
+            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, None, done), budget,
+                                       self._torn_here)
 
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
