@@ -221,3 +221,71 @@ def test_a_connection_lost_mid_pull_receive_ends_it_at_once(pull_peer: TestPeer)
         # no timeout: only the loss ends it, as a close does (JMS: null when the consumer closes)
         assert consumer.receive() is None
         assert time.monotonic() - t0 < 2.5
+
+
+def test_a_connection_lost_while_a_receive_reads_for_itself_ends_it_at_once(
+    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The receiving thread reads the socket itself (``read_here``, its budget stretched here
+    so the loss surely comes while it reads): the socket's end gives the connection back to
+    the I/O thread, which ends the consumer, and ``receive`` returns at once."""
+    from amqp_jms.provider.amqp import connection as amqp_connection
+    from amqp_jms.provider.amqp.consumer import AmqpConsumer
+
+    reading: list[bool] = []
+    read_here = AmqpConsumer.read_here
+
+    def recorded(self: AmqpConsumer, arrived: Any, timeout: float | None) -> None:
+        reading.append(True)
+        read_here(self, arrived, timeout)
+
+    monkeypatch.setattr(AmqpConsumer, "read_here", recorded)
+    monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+    peer = pull_peer
+    peer.expect_flow(lambda f: threading.Timer(0.2, peer.drop).start() or True)  # never answered
+    with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("q"))
+        t0 = time.monotonic()
+        assert consumer.receive() is None
+        assert time.monotonic() - t0 < 2.5
+    assert reading
+
+
+def test_a_receive_interrupted_after_reading_ends_the_connection_loudly(
+    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Interrupted between reading the socket and handing the bytes to the engine, a frame (the
+    message) may be lost: the connection is failed with a reason, not left waiting for it."""
+    from proton import Message as PMessage
+    from proton import byte, symbol
+
+    from amqp_jms.provider.amqp import connection as amqp_connection
+
+    heard: list[JMSException] = []
+    got = threading.Event()
+    original = AmqpProvider._handle_here
+    calls = [0]
+
+    def interrupted(self: Any, data: bytes, fut: Any, done: Any = None) -> bool:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise KeyboardInterrupt
+        return bool(original(self, data, fut, done))
+
+    monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+    peer = pull_peer
+    m = PMessage(body="m", annotations={symbol("x-opt-jms-msg-type"): byte(5)})
+    # the message comes once the receiver surely reads (the in-process peer would otherwise race
+    # it), inside the stretched read budget
+    peer.expect_flow(lambda f: threading.Timer(0.2, lambda: peer.send(f.link_name, m)).start() or True)
+    with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
+        conn.set_exception_listener(lambda e: (heard.append(e), got.set()))
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("q"))
+        monkeypatch.setattr(AmqpProvider, "_handle_here", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            consumer.receive(3000)
+        assert got.wait(5), "the connection went on with a frame missing"
+        assert "interrupted while reading" in str(heard[0])
+    assert calls[0] >= 1
