@@ -6,6 +6,9 @@
 * ``broker`` (function): a fresh in-memory embedded broker (``amqp_jms.broker.Broker``), its
   ``.url`` on an ephemeral loopback port. ``broker_factory`` makes more (e.g. with a ``data_dir``
   to test restarts); all are stopped at the end of the test.
+* ``broker_process`` (module): the embedded broker in a process of its own
+  (:class:`amqp_jms.testing.broker_process.BrokerProcess`), for tests of a client's waits: a
+  broker in the test's process answers only when the client's GIL lets it.
 * ``rhea``: the :mod:`amqp_jms.testing.rhea` runner; skipped when node/rhea are missing. Mark such
   tests ``@pytest.mark.rhea``.
 """
@@ -67,6 +70,18 @@ def broker_factory() -> Iterator[Callable[..., Any]]:
 def broker(broker_factory: Callable[..., Any]) -> Any:
     """A fresh in-memory embedded broker on an ephemeral loopback port (``broker.url``)."""
     return broker_factory(data_dir=None)
+
+
+@pytest.fixture(scope="module")
+def broker_process() -> Iterator[Any]:
+    """The embedded broker in its own process, shared by a module's tests (``.url``)."""
+    from amqp_jms.testing.broker_process import BrokerProcess
+
+    b = BrokerProcess()
+    try:
+        yield b
+    finally:
+        b.stop()
 
 
 @pytest.fixture(scope="session")

@@ -8,36 +8,19 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from waiting import threads_calling
 
 from amqp_jms import ConnectionFactory, Queue, Session
 from amqp_jms.provider.amqp.consumer import AmqpConsumer
 from amqp_jms.testing.broker_process import BrokerProcess
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerProcess]:
-    b = BrokerProcess()
-    try:
-        yield b
-    finally:
-        b.stop()
-
-
-def _readers(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of the threads that take each delivery from proton."""
-    readers: list[str] = []
-    original = AmqpConsumer.on_delivery_raw
-
-    def spy(self: AmqpConsumer, delivery: Any) -> bool:
-        readers.append(threading.current_thread().name)
-        return original(self, delivery)
-
-    monkeypatch.setattr(AmqpConsumer, "on_delivery_raw", spy)
-    return readers
+@pytest.fixture
+def broker(broker_process: BrokerProcess) -> BrokerProcess:
+    return broker_process
 
 
 class _Sender:
@@ -89,7 +72,7 @@ def _receive_each(c: Any, sender: _Sender, bodies: list[str]) -> list[str | None
 def test_a_waiting_receive_reads_its_message_on_its_own_thread(
     broker: BrokerProcess, monkeypatch: pytest.MonkeyPatch, failover: bool, prefetch: int,
 ) -> None:
-    readers = _readers(monkeypatch)
+    readers = threads_calling(monkeypatch, AmqpConsumer, "on_delivery_raw")
     option = f"jms.prefetchPolicy.all={prefetch}"
     url = f"failover:({broker.url})?{option}" if failover else f"{broker.url}?{option}"
     queue = f"receive-here-{prefetch}-{failover}"

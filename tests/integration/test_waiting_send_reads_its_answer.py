@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import resource
 import threading
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from waiting import threads_calling
 
 from amqp_jms import ConnectionFactory, Queue
 from amqp_jms.provider import config
@@ -19,27 +19,16 @@ from amqp_jms.provider.amqp.producer import AmqpProducer
 from amqp_jms.testing.broker_process import BrokerProcess
 
 
-@pytest.fixture(scope="module")
-def broker() -> Iterator[BrokerProcess]:
-    b = BrokerProcess()
-    try:
-        yield b
-    finally:
-        b.stop()
+@pytest.fixture
+def broker(broker_process: BrokerProcess) -> BrokerProcess:
+    return broker_process
 
 
 @pytest.mark.parametrize("failover", [False, True], ids=["plain", "failover"])
 def test_the_answer_to_a_waiting_send_is_read_by_the_sender(
     broker: BrokerProcess, monkeypatch: Any, failover: bool,
 ) -> None:
-    readers: list[str] = []
-    original = AmqpProducer.on_delivery_raw
-
-    def spy(self: AmqpProducer, delivery: Any) -> bool:
-        readers.append(threading.current_thread().name)
-        return original(self, delivery)
-
-    monkeypatch.setattr(AmqpProducer, "on_delivery_raw", spy)
+    readers = threads_calling(monkeypatch, AmqpProducer, "on_delivery_raw")
     url = f"failover:({broker.url})" if failover else broker.url
     with ConnectionFactory(url).create_connection() as conn:
         s = conn.create_session()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
+from typing import Any
+
+import pytest
 
 
 def wait_for(cond: Callable[[], bool], timeout: float = 15.0) -> bool:
@@ -14,3 +18,16 @@ def wait_for(cond: Callable[[], bool], timeout: float = 15.0) -> bool:
             return True
         time.sleep(0.02)
     return cond()
+
+
+def threads_calling(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> list[str]:
+    """The names of the threads that call method ``name`` of ``cls``, in order (it still runs)."""
+    names: list[str] = []
+    original = getattr(cls, name)
+
+    def spy(self: Any, *args: Any) -> Any:
+        names.append(threading.current_thread().name)
+        return original(self, *args)
+
+    monkeypatch.setattr(cls, name, spy)
+    return names

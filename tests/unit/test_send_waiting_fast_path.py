@@ -211,7 +211,18 @@ def test_a_pull_receive_credits_and_acknowledges_from_the_caller(
     assert threads.count("done at once") >= 2, threads  # the credit given without the I/O thread
 
 
-def test_a_connection_lost_mid_pull_receive_ends_it_at_once(pull_peer: TestPeer) -> None:
+@pytest.mark.parametrize("reading_here", [False, True], ids=["io-thread", "reading-here"])
+def test_a_connection_lost_mid_pull_receive_ends_it_at_once(
+    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch, reading_here: bool,
+) -> None:
+    """``reading_here``: the loss comes while the receiving thread reads the socket itself
+    (``read_here``, its budget stretched so that it surely does): the socket's end gives the
+    connection back to the I/O thread, which ends the consumer. Otherwise the I/O thread reads
+    it (the caller gave up reading after ``READ_HERE_SECONDS``)."""
+    from amqp_jms.provider.amqp import connection as amqp_connection
+
+    if reading_here:
+        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
     peer = pull_peer
     peer.expect_flow(lambda f: threading.Timer(0.2, peer.drop).start() or True)  # never answered
     with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
@@ -221,35 +232,6 @@ def test_a_connection_lost_mid_pull_receive_ends_it_at_once(pull_peer: TestPeer)
         # no timeout: only the loss ends it, as a close does (JMS: null when the consumer closes)
         assert consumer.receive() is None
         assert time.monotonic() - t0 < 2.5
-
-
-def test_a_connection_lost_while_a_receive_reads_for_itself_ends_it_at_once(
-    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """The receiving thread reads the socket itself (``read_here``, its budget stretched here
-    so the loss surely comes while it reads): the socket's end gives the connection back to
-    the I/O thread, which ends the consumer, and ``receive`` returns at once."""
-    from amqp_jms.provider.amqp import connection as amqp_connection
-    from amqp_jms.provider.amqp.consumer import AmqpConsumer
-
-    reading: list[bool] = []
-    read_here = AmqpConsumer.read_here
-
-    def recorded(self: AmqpConsumer, arrived: Any, timeout: float | None) -> None:
-        reading.append(True)
-        read_here(self, arrived, timeout)
-
-    monkeypatch.setattr(AmqpConsumer, "read_here", recorded)
-    monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
-    peer = pull_peer
-    peer.expect_flow(lambda f: threading.Timer(0.2, peer.drop).start() or True)  # never answered
-    with ConnectionFactory(peer.url + OPTIONS + "&jms.prefetchPolicy.all=0").create_connection() as conn:
-        conn.start()
-        consumer = conn.create_session().create_consumer(Queue("q"))
-        t0 = time.monotonic()
-        assert consumer.receive() is None
-        assert time.monotonic() - t0 < 2.5
-    assert reading
 
 
 def test_a_receive_interrupted_after_reading_ends_the_connection_loudly(
