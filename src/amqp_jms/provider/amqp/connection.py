@@ -261,28 +261,23 @@ class AmqpProvider(OpenCloseHandling, Provider):
         most) or as soon as the answer needs the loop. Only on a plain TCP socket past SASL:
         TLS and WebSocket bytes are the I/O thread's to unwrap."""
         if isinstance(fut, SendOutcome):
-            self.read_until(fut.done, timeout, fut)
+            self._read_here(lambda data: self._handle_here(data, fut), timeout, self._answer_spin)
 
-    def read_until(self, done: Callable[[], bool], timeout: float | None,
-                   fut: concurrent.futures.Future[Any] | None = None) -> None:
-        """``answer_here``'s reading, for any wait whose end the peer's input brings: reads on
-        the calling thread until ``done()`` (a send's outcome, a receive's message: the links
-        that may take their input here are those whose ``answers_here`` is set), for at most
-        ``timeout`` or ``READ_HERE_SECONDS``, or until the input needs the I/O thread.
-        ``fut``: a send's outcome, which the usual answer resolves alone
-        (``_answered_alone``), and which alone polls before it sleeps
-        (``provider.futureType``, Qpid JMS's option for its request futures: its receives
-        wait on their message queue, sleeping)."""
+    def read_until(self, done: Callable[[], bool], timeout: float | None) -> None:
+        """``answer_here``'s reading for a wait that is no send: until ``done()`` (a receive's
+        message; the links that may take their input here are those whose ``answers_here`` is
+        set). It sleeps at once, whatever ``provider.futureType`` says: that is Qpid JMS's
+        option for its request futures, and its receives wait on their message queue."""
+        self._read_here(lambda data: self._handle_here(data, None, done), timeout, 0.0)
+
+    def _read_here(self, handle: Callable[[bytes], bool], timeout: float | None, spin: float) -> None:
+        """The caller's own read (``LoopThread.read_here``), bytes going to ``handle``, for at
+        most ``timeout`` or ``READ_HERE_SECONDS``; only on a plain TCP socket past SASL."""
         fd = self._socket_fd
         if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
             return
         budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        if fut is not None:
-            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, fut), budget,
-                                       self._torn_here, self._answer_spin)
-        else:
-            self.loop_thread.read_here(fd, lambda data: self._handle_here(data, None, done), budget,
-                                       self._torn_here)
+        self.loop_thread.read_here(fd, handle, budget, self._torn_here, spin)
 
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
@@ -306,7 +301,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any] | None,
                      done: Callable[[], bool] | None = None) -> bool:
-        """Bytes a waiting caller read (``read_until``), into the engine; True when the caller
+        """Bytes a waiting caller read (``_read_here``), into the engine; True when the caller
         is done reading: ``fut`` is resolved (a send's outcome) or ``done()`` (any other
         wait), or an event needs the I/O thread (which is then woken to handle it and
         everything after it)."""

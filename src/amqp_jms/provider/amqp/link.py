@@ -42,9 +42,9 @@ class AmqpLink:
     """Base of producer, consumer and coordinator links (loop-thread state only)."""
 
     kind = "link"
-    #: its ``on_delivery_raw`` and ``on_flow`` touch nothing but its own state and the
-    #: provider's ``completed``: a waiting caller may run them on its own thread while the I/O
-    #: thread sleeps (``AmqpProvider.read_until``)
+    #: its ``on_delivery_raw`` and ``on_flow`` touch nothing but its own state, its sink and
+    #: the provider's ``completed``: a waiting caller may run them on its own thread while the
+    #: I/O thread sleeps (``AmqpProvider.answer_here``, ``read_until``)
     answers_here = False
 
     def __init__(self, session: AmqpSession, name: str) -> None:
