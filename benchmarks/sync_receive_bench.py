@@ -9,6 +9,8 @@ client, interleaved in the same rounds:
 
   receive()         a pull consumer (``jms.prefetchPolicy.all=0``), AUTO_ACKNOWLEDGE
   receive(timeout)  the same with ``receive(1000)`` (the message is there: no drain)
+  receive_no_wait() the same with ``receive_no_wait()``: each credit goes out with a drain (Qpid
+                    JMS's pull with no wait), whose answer, the message, the caller waits for
   request/reply     a request (the default producer: PERSISTENT, waits for its outcome) to a
                     responder on another connection, the reply awaited on a temporary queue;
                     the latency p50/p99 (no C equivalent: reported, not compared)
@@ -69,16 +71,18 @@ def c_receive(tool: Path, url: str, address: str, n: int) -> float:
 
 
 def jms_receive(tool: Path, url: str, address: str, n: int, timeout_ms: int | None) -> float:
+    """Seconds per message of ``receive()`` (``timeout_ms`` None), ``receive(timeout_ms)``, or
+    ``receive_no_wait()`` (``timeout_ms`` 0)."""
     fill(tool, url, address, n + WARM)
     with ConnectionFactory(url + "?jms.prefetchPolicy.all=0").create_connection() as conn:
         conn.start()
         consumer = conn.create_session().create_consumer(Queue(address))
         for _ in range(WARM):
             assert consumer.receive(5000) is not None
-        receive = consumer.receive
+        receive = consumer.receive_no_wait if timeout_ms == 0 else consumer.receive
         t = time.perf_counter()
         for _ in range(n):
-            m = receive() if timeout_ms is None else receive(timeout_ms)
+            m = receive() if not timeout_ms else receive(timeout_ms)
             assert m is not None
         return (time.perf_counter() - t) / n
 
@@ -151,6 +155,7 @@ def main() -> int:
                 "C one credit": c_receive(tool, broker.url, f"rc-{r}", n),
                 "receive()": jms_receive(tool, broker.url, f"rj-{r}", n, None),
                 "receive(timeout)": jms_receive(tool, broker.url, f"rt-{r}", n, 1000),
+                "receive_no_wait()": jms_receive(tool, broker.url, f"rn-{r}", n, 0),
             }
             lat = request_reply(broker.url, f"rr-{r}", n)
             print(f"round {r + 1}: " + ", ".join(f"{k} {v * 1e6:.0f} us" for k, v in figures.items())
@@ -162,7 +167,7 @@ def main() -> int:
     finally:
         broker.stop()
     c = best["C one credit"]
-    for k in ("receive()", "receive(timeout)"):
+    for k in ("receive()", "receive(timeout)", "receive_no_wait()"):
         print(f"{k:17s} {best[k] * 1e6:6.0f} us/message ({1 / best[k]:,.0f} msg/s), "
               f"{c / best[k]:.2f}x C with one credit out ({c * 1e6:.0f} us)")
     q = statistics.quantiles(rr, n=100)

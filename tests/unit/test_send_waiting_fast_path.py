@@ -234,6 +234,33 @@ def test_a_connection_lost_mid_pull_receive_ends_it_at_once(
         assert time.monotonic() - t0 < 2.5
 
 
+@pytest.mark.parametrize("reading_here", [False, True], ids=["io-thread", "reading-here"])
+def test_a_connection_lost_mid_drain_ends_receive_no_wait_at_once(
+    pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch, reading_here: bool,
+) -> None:
+    """A prefetch-0 ``receive_no_wait`` waits for its drain's answer (``DrainOutcome``); the
+    connection lost meanwhile ends it at once, whether the waiting thread reads the socket
+    itself (``answer_drain_here``) or the I/O thread does, not after ``amqp.drainTimeout``."""
+    from amqp_jms.provider.amqp import connection as amqp_connection
+
+    if reading_here:
+        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+    peer = pull_peer
+    peer.expect_flow(lambda f: threading.Timer(0.2, peer.drop).start() or True)  # never answered
+    url = peer.url + OPTIONS + "&jms.prefetchPolicy.all=0&amqp.drainTimeout=20000"
+    with ConnectionFactory(url).create_connection() as conn:
+        conn.start()
+        consumer = conn.create_session().create_consumer(Queue("q"))
+        t0 = time.monotonic()
+        try:
+            got = consumer.receive_no_wait()
+        except JMSException as e:
+            got = e
+        took = time.monotonic() - t0
+    assert took < 2.5, (took, got)
+    assert got is None or isinstance(got, JMSException), got
+
+
 def test_a_receive_interrupted_after_reading_ends_the_connection_loudly(
     pull_peer: TestPeer, monkeypatch: pytest.MonkeyPatch,
 ) -> None:

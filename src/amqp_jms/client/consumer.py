@@ -182,7 +182,7 @@ class MessageConsumer:
         answered: what a "read what is there now, then stop" job needs instead of a guessed
         wait. The credit is topped up again afterwards. With prefetch 0 this is a no-op
         (``receive_no_wait`` drains by itself). Raises ``JMSException`` when the peer does not
-        answer within ``jms.drainTimeout``.
+        answer within ``amqp.drainTimeout``.
 
         Returns False, at once, when the peer cannot be asked (the provider knows it fails on
         drains: RabbitMQ before 3.12, see docs/client.md): an empty ``receive_no_wait`` then
@@ -308,7 +308,7 @@ class MessageConsumer:
                     got = q.get(arg[1], stops=arg[0])
                 elif op is WAIT_RUNNING:
                     got = q.wait_running(arg)
-                else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to jms.drainTimeout
+                else:  # PULL, PULL_DRAIN, DRAIN: wait for the peer up to amqp.drainTimeout
                     got = self._request(op, arg).block()
                 step = flow.send(got)
         except StopIteration:
@@ -329,7 +329,7 @@ class MessageConsumer:
 
     def _request(self, op: Op, what: str) -> ProviderWait:
         """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step (``what``
-        names it); the wait for the peer's answer, up to ``jms.drainTimeout``."""
+        names it); the wait for the peer's answer, up to ``amqp.drainTimeout``."""
         if op is PULL:
             fut = self._provider_consumer.pull(drain=False)
         elif op is PULL_DRAIN:
@@ -426,7 +426,7 @@ class ConsumerInternal:
 
     def request(self, op: Op, what: str) -> ProviderWait:
         """Start the provider request of a ``PULL``, ``PULL_DRAIN`` or ``DRAIN`` step (``what``
-        names it); the wait for the peer's answer, up to ``jms.drainTimeout``."""
+        names it); the wait for the peer's answer, up to ``amqp.drainTimeout``."""
         return self._owner._request(op, what)
 
     def top_up(self) -> None:
@@ -477,5 +477,5 @@ class ConsumerInternal:
 
     @property
     def drain_timeout(self) -> float | None:
-        """How long a pull or drain waits for the peer (``jms.drainTimeout``), in seconds."""
+        """How long a pull or drain waits for the peer (``amqp.drainTimeout``), in seconds."""
         return self._owner._drain_timeout

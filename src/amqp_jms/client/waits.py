@@ -1,7 +1,7 @@
 """A wait the core asks a face to do, described once for both faces.
 
 The core decides what an operation waits for, for how long and what a timeout is called (a
-send waits ``jms.sendTimeout`` for the peer's outcome, a pull ``jms.drainTimeout`` for its
+send waits ``jms.sendTimeout`` for the peer's outcome, a pull ``amqp.drainTimeout`` for its
 answer); a face only carries the wait out. The blocking face blocks on it
 (``ProviderWait.block``: the provider's wait); the asyncio face awaits it
 (``amqp_jms.aio._wait.wait``), which hands the finished future to the same blocking wait, so

@@ -49,6 +49,7 @@ __all__ = [
     "Capabilities",
     "CommitOutcome",
     "ConsumerSpec",
+    "DrainOutcome",
     "Inbound",
     "InboundSink",
     "ProducerSpec",
@@ -71,9 +72,9 @@ _DONE = frozenset((_futures.CANCELLED, _futures.CANCELLED_AND_NOTIFIED, _futures
 
 class SendOutcome(concurrent.futures.Future[None]):
     """The future of a waiting send: the peer's outcome, answered on the producer's own link,
-    which ``Provider.answer_here`` may read on the waiting thread. Other waits (a pull, a
-    commit, a session) are answered where only the I/O thread may take the answer, so a waiting
-    thread that read those first would only add a hand-off.
+    which ``Provider.answer_here`` may read on the waiting thread (as a drain's, ``DrainOutcome``).
+    Other waits (a commit, a session) are answered where only the I/O thread may take the
+    answer, so a waiting thread that read those first would only add a hand-off.
 
     ``relays``: the wrapped provider's own send future this one is completed from (a failover
     connection's), which is then the one to read the answer for.
@@ -125,6 +126,22 @@ class SendOutcome(concurrent.futures.Future[None]):
         if self._state == _futures.FINISHED and self._exception is None:
             return self._result
         return super().result(timeout)
+
+
+class DrainOutcome(concurrent.futures.Future[None]):
+    """The future of a drain (``ProviderConsumer.drain``, ``pull(drain=True)``): complete when
+    the peer has used or returned the consumer's credit, answered on the consumer's own link,
+    which ``Provider.answer_here`` may then read on the waiting thread, as a send's outcome
+    (``SendOutcome``): a prefetch-0 ``receive_no_wait``, or a timed-out pull, then costs its
+    caller one wake-up, its own, not the I/O thread's first.
+
+    ``relays``: the wrapped provider's own drain future this one is completed from (a failover
+    connection's), which is then the one to read the answer for."""
+
+    relays: concurrent.futures.Future[None] | None = None
+    #: the provider's own consumer whose link answers the drain, so that a caller waiting for
+    #: it may read the answer (the AMQP provider's ``AmqpConsumer``)
+    consumer: Any = None
 
 
 class CommitOutcome(Enum):

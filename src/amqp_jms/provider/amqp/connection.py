@@ -28,7 +28,7 @@ from ..._reading import KeptBufferProtocol
 from ...engine import Engine
 from ...engine.raw import lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
-from ..base import Capabilities, Provider, ProviderListener, ProviderSession, SendOutcome
+from ..base import Capabilities, DrainOutcome, Provider, ProviderListener, ProviderSession, SendOutcome
 from ..config import ConnectionConfig
 from ..errors import tls_error, tls_file_error
 from ..frames import frame_logger
@@ -259,9 +259,18 @@ class AmqpProvider(OpenCloseHandling, Provider):
         as the I/O thread would handle it (``_handle_here``). It gives up, leaving the rest to
         the I/O thread, after ``READ_HERE_SECONDS`` (the loop's own timers wait that long at
         most) or as soon as the answer needs the loop. Only on a plain TCP socket past SASL:
-        TLS and WebSocket bytes are the I/O thread's to unwrap."""
+        TLS and WebSocket bytes are the I/O thread's to unwrap. A drain's answer
+        (``DrainOutcome``) is read so too, by its consumer, whose link then takes its input
+        here (``AmqpConsumer.answer_drain_here``)."""
         if isinstance(fut, SendOutcome):
-            self._read_here(lambda data: self._handle_here(data, fut), timeout, self._answer_spin)
+            self.read_answer(fut, timeout)
+        elif isinstance(fut, DrainOutcome) and fut.consumer is not None:
+            fut.consumer.answer_drain_here(fut, timeout)
+
+    def read_answer(self, fut: concurrent.futures.Future[Any], timeout: float | None) -> None:
+        """``answer_here``'s reading: until ``fut`` is resolved, polling first per
+        ``provider.futureType`` (Qpid JMS's option for the futures of its requests)."""
+        self._read_here(lambda data: self._handle_here(data, fut), timeout, self._answer_spin)
 
     def read_until(self, done: Callable[[], bool], timeout: float | None) -> None:
         """``answer_here``'s reading for a wait that is no send: until ``done()`` (a receive's
@@ -302,9 +311,9 @@ class AmqpProvider(OpenCloseHandling, Provider):
     def _handle_here(self, data: bytes, fut: concurrent.futures.Future[Any] | None,
                      done: Callable[[], bool] | None = None) -> bool:
         """Bytes a waiting caller read (``_read_here``), into the engine; True when the caller
-        is done reading: ``fut`` is resolved (a send's outcome) or ``done()`` (any other
-        wait), or an event needs the I/O thread (which is then woken to handle it and
-        everything after it)."""
+        is done reading: ``fut`` is resolved (a send's outcome, a drain) or ``done()`` (a
+        receive's message), or an event needs the I/O thread (which is then woken to handle it
+        and everything after it)."""
         eng = self.engine
         if eng is None or self.failure is not None:
             self._to_loop(lambda: self._on_data(data))
@@ -350,10 +359,11 @@ class AmqpProvider(OpenCloseHandling, Provider):
         return bool(producer.accepted_alone(delivery, tag, fut))
 
     def _dispatch_here(self, eng: Engine) -> bool:
-        """``_dispatch`` for a waiting caller: only the events a producer's answer raises (its
-        outcome, read straight from proton-c, and a credit top-up) are handled; at any other
-        event it stops, leaving that one and the rest pending for the I/O thread. True when it
-        stopped so."""
+        """``_dispatch`` for a waiting caller: only deliveries and credit on links that take
+        their input here (``answers_here``: a producer's outcome and credit top-up, read
+        straight from proton-c; the messages and credit of a consumer whose receive or drain
+        reads) are handled; at any other event it stops, leaving that one and the rest pending
+        for the I/O thread. True when it stopped so."""
         peek, pop = eng.peek_raw, eng.pop_raw
         while True:
             raw = peek()

@@ -19,6 +19,7 @@ from ..base import (
     REJECTED,
     RELEASED,
     ConsumerSpec,
+    DrainOutcome,
     InboundSink,
     ProviderConsumer,
 )
@@ -225,11 +226,25 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         then wakes the one thread that waits for it, not the I/O thread first, which then
         woke the receiver. Only this link's deliveries and credit are taken on the way (a
         drain waited for, or any other link's input, leaves the rest to the I/O thread)."""
-        if self.closed or self.failure is not None or self._drain_waiters:
+        if not self._drain_waiters:
+            self._answering_here(lambda: self.provider.read_until(arrived, timeout))
+
+    def answer_drain_here(self, fut: concurrent.futures.Future[None], timeout: float | None) -> None:
+        """A caller waiting for this consumer's drain (``DrainOutcome``) reads the peer's answer
+        itself while the I/O thread sleeps (``AmqpProvider.read_answer``): the messages the
+        drain brings and the credit it returns are this link's input, taken on the way as a
+        receive takes them (``read_here``); the drain's waiters are then completed on this
+        thread (concurrent futures, whose callbacks may run on any thread)."""
+        self._answering_here(lambda: self.provider.read_answer(fut, timeout))
+
+    def _answering_here(self, read: Callable[[], None]) -> None:
+        """``read`` with this link's input taken on the calling thread (``answers_here``),
+        unless the consumer is over."""
+        if self.closed or self.failure is not None:
             return
         self.answers_here = True
         try:
-            self.provider.read_until(arrived, timeout)
+            read()
         finally:
             self.answers_here = False
 
@@ -339,7 +354,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
         return not self.provider.drain_unsafe
 
     def pull(self, drain: bool) -> concurrent.futures.Future[None]:
-        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+        fut: concurrent.futures.Future[None] = self._drain_outcome() if drain else concurrent.futures.Future()
 
         def go() -> None:
             rcv = self.endpoint
@@ -364,7 +379,7 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self.provider.loop_thread.post(go)
 
     def drain(self) -> concurrent.futures.Future[None]:
-        fut: concurrent.futures.Future[None] = concurrent.futures.Future()
+        fut = self._drain_outcome()
 
         def go() -> None:
             if self.failure is not None or self.endpoint is None or self.closed:
@@ -373,6 +388,13 @@ class AmqpConsumer(AmqpLink, ProviderConsumer):
             self._start_drain(fut)
 
         self._now_or_posted(go)
+        return fut
+
+    def _drain_outcome(self) -> DrainOutcome:
+        """The future of a drain a caller waits for, naming this consumer (its answer may be
+        read on the caller's thread: ``answer_drain_here``)."""
+        fut = DrainOutcome()
+        fut.consumer = self
         return fut
 
     def _start_drain(self, fut: concurrent.futures.Future[None]) -> None:

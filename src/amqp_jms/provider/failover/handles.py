@@ -25,6 +25,7 @@ from ...message import MessageData
 from ..base import (
     ACCEPTED,
     ConsumerSpec,
+    DrainOutcome,
     Inbound,
     InboundSink,
     ProducerSpec,
@@ -578,7 +579,11 @@ class FailoverConsumer(_Link, ProviderConsumer):
             else:
                 resolve(out)
 
-        op(inner).add_done_callback(done)
+        wrapped = op(inner)
+        if isinstance(wrapped, DrainOutcome):  # its waiting caller may read the answer for it
+            out = DrainOutcome()
+            out.relays = wrapped
+        wrapped.add_done_callback(done)
         return out
 
     def _after_reconnect(self, op: Callable[[Any], Future[None]], out: Future[None]) -> None:

@@ -33,7 +33,7 @@ from ...exceptions import (
     JMSSecurityException,
     JMSSecuritySaslException,
 )
-from ..base import Capabilities, Provider, ProviderListener, ProviderSession, SendOutcome
+from ..base import Capabilities, DrainOutcome, Provider, ProviderListener, ProviderSession, SendOutcome
 from ..config import ConnectionConfig
 from ..errors import RedirectedException
 from ..loop import wait_for
@@ -223,7 +223,7 @@ class FailoverProvider(Provider):
         # the wrapped connection's answer resolves ``fut`` through its done-callbacks, on
         # whichever thread resolves the wrapped future (this one, when it reads the answer)
         inner = self.state.inner
-        if inner is not None and self.state.online and isinstance(fut, SendOutcome):
+        if inner is not None and self.state.online and isinstance(fut, (SendOutcome, DrainOutcome)):
             inner.answer_here(fut.relays or fut, timeout)
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
