@@ -76,3 +76,44 @@ def test_the_async_jms_producer_times_out_with_the_same_runtime_exception(peer: 
 
     _is_timeout(asyncio.run(main()), JMSRuntimeException)
     peer.wait()
+
+
+def test_an_async_send_whose_task_is_cancelled_raises_cancelled_error(peer: TestPeer) -> None:
+    """Cancelling the task that awaits a send cancels the task, as asyncio code expects; the
+    connection stays usable (the send itself is the provider's, and times out there)."""
+    async def main() -> bool:
+        url = peer.url + TIMEOUT.replace("sendTimeout=400", "sendTimeout=-1")
+        async with await AsyncConnectionFactory(url).create_connection() as conn:
+            session = await conn.create_session()
+            producer = await session.create_producer(Queue("q"))
+            sending = asyncio.create_task(producer.send(session.create_text_message("p")))
+            await asyncio.sleep(0.2)
+            sending.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await sending
+            return sending.cancelled()
+
+    assert asyncio.run(main())
+    peer.wait()
+
+
+def test_an_async_send_awaited_while_its_connection_closes_raises_jms_exception(peer: TestPeer) -> None:
+    """The provider gives the operation up when the application closes the connection under
+    it: the awaiting task gets the blocking face's ``JMSException``, not a ``CancelledError``
+    it never asked for."""
+    async def main() -> BaseException:
+        url = peer.url + TIMEOUT.replace("sendTimeout=400", "sendTimeout=-1")
+        conn = await AsyncConnectionFactory(url).create_connection()
+        session = await conn.create_session()
+        producer = await session.create_producer(Queue("q"))
+        sending = asyncio.create_task(producer.send(session.create_text_message("p")))
+        await asyncio.sleep(0.2)
+        await conn.close()
+        try:
+            await asyncio.wait_for(sending, 5)
+        except BaseException as e:  # (what it raised is the assertion)
+            return e
+        raise AssertionError("the send returned although nobody answered it")
+
+    e = asyncio.run(main())
+    assert isinstance(e, JMSException), repr(e)

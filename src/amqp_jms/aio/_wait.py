@@ -25,15 +25,35 @@ async def wait(w: ProviderWait | None) -> Any:
         return None
     fut = w.future
     if not fut.done():
-        landed = bridge_for(asyncio.get_running_loop()).wrap(fut)
-        done, _ = await asyncio.wait((landed,), timeout=w.timeout)
-        if not done:
-            landed.cancel()
+        loop = asyncio.get_running_loop()
+        landed = bridge_for(loop).wrap(fut)
+        # the landed copy is awaited alone, and a timer gives it up at the deadline: what
+        # ``asyncio.wait`` would do for one future, for a third of its cost (its waiter, its set
+        # and its callbacks were about 20 µs of every waiting send)
+        deadline = None if w.timeout is None else loop.call_later(w.timeout, _give_up, landed)
+        try:
+            await landed
+        except _Deadline:
             if not fut.done():
                 fut.cancel()
-                raise w.timed_out()
-        elif not landed.cancelled():
-            # the outcome is read from ``fut`` below: mark this copy's failure as seen, or asyncio
-            # logs "Future exception was never retrieved" for every failed send
-            landed.exception()
+                raise w.timed_out() from None
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is None or task.cancelling():
+                raise  # the awaiting task was cancelled: the operation itself goes on
+            # the operation was cancelled (its connection closed): the outcome below says so
+        except Exception:  # (the outcome below raises the blocking face's exception)
+            pass
+        finally:
+            if deadline is not None:
+                deadline.cancel()
     return w.outcome()
+
+
+class _Deadline(Exception):
+    """The wait's deadline passed (set on the landed copy by its timer)."""
+
+
+def _give_up(landed: asyncio.Future[Any]) -> None:
+    if not landed.done():
+        landed.set_exception(_Deadline())
