@@ -38,7 +38,12 @@ class FutureBridge:
                 return
             self._wake_pending = True
         try:
-            self.loop.call_soon_threadsafe(self._drain)
+            if _running_loop() is self.loop:
+                # completed on the loop's own thread (which read the answer itself,
+                # ``Provider.answer_on_loop``): no self-pipe write to wake a loop that is awake
+                self.loop.call_soon(self._drain)
+            else:
+                self.loop.call_soon_threadsafe(self._drain)
         except RuntimeError:  # the loop is closed: nobody awaits any more
             pass
 
@@ -58,6 +63,14 @@ class FutureBridge:
                 af.set_exception(exc)
             else:
                 af.set_result(cf.result())
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    """The calling thread's running event loop, or None."""
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None
 
 
 _bridges: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, FutureBridge] = weakref.WeakKeyDictionary()

@@ -27,6 +27,9 @@ async def wait(w: ProviderWait | None) -> Any:
     if not fut.done():
         loop = asyncio.get_running_loop()
         landed = bridge_for(loop).wrap(fut)
+        # this loop may read the answer itself when it comes (``Provider.answer_on_loop``):
+        # then it is woken by the peer, not by the I/O thread once that was woken
+        w.provider.answer_on_loop(fut, loop, w.timeout)
         # the landed copy is awaited alone, and a timer gives it up at the deadline: what
         # ``asyncio.wait`` would do for one future, for a third of its cost (its waiter, its set
         # and its callbacks were about 20 µs of every waiting send)

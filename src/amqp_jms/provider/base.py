@@ -521,6 +521,14 @@ class Provider(ABC):
         the one it wraps). By default it does nothing."""
         return None
 
+    def answer_on_loop(self, fut: Future[Any], loop: Any, timeout: float | None) -> None:
+        """``answer_here`` for a task that awaits ``fut`` (a ``SendOutcome``) on ``loop``, the
+        calling thread's running event loop, which must not block: the provider may have that
+        loop read the peer's answer when it comes, for up to ``timeout`` seconds, instead of
+        its I/O thread (a wrapping provider offers the one it wraps). By default it does
+        nothing."""
+        return None
+
     def alternate_servers(self) -> tuple[ConnectionConfig, ...]:
         """Other servers the peer connected now offered for failover (Qpid JMS's
         ``getAlternateURIs``), each taking what it does not say from this connection's settings;

@@ -13,7 +13,9 @@ without blocking (``run_if_idle``) finds the loop asleep with nothing queued, an
 piece of its work (a synchronous send's transfer and socket write) itself. The same caller may
 then read the peer's answer itself (``read_here``: the socket muted in the loop's selector
 meanwhile), so the broker's answer wakes the one thread that waits for it, not the loop thread
-first: no thread hand-off at all on a waiting send's round trip.
+first: no thread hand-off at all on a waiting send's round trip. A task on another thread's
+event loop, which must not block, has that loop read the answer instead (``lending``,
+``read_lease``).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any, Generic, TypeVar
 
 from .._reading import READ_SIZE
 from ..exceptions import IllegalStateException, JMSException
+from .read_lease import Lending
 
 __all__ = ["LoopThread", "PostedBatch", "wait_for"]
 
@@ -70,6 +73,11 @@ class _IdleSelector(selectors.DefaultSelector):
     def __init__(self, lock: threading.Lock) -> None:
         super().__init__()
         self._idle_lock = lock
+        #: the longest sleep, once the loop's socket has been lent to another thread's event
+        #: loop (``read_lease``), and what to do after each sleep then (take back a lease its
+        #: borrower outstayed)
+        self.watch: float | None = None
+        self.after_sleep: Callable[[], None] | None = None
         #: the kernel's interest list when its masks can be changed in place (epoll, poll; not
         #: kqueue, where an interest is two filters), and its mask for each selectors interest
         #: (none, read, write, both)
@@ -83,12 +91,17 @@ class _IdleSelector(selectors.DefaultSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is not None and timeout <= 0:
             return super().select(timeout)
+        watch = self.watch
+        if watch is not None and (timeout is None or timeout > watch):
+            timeout = watch
         lock = self._idle_lock
         lock.release()
         try:
             return super().select(timeout)
         finally:
             lock.acquire()
+            if self.after_sleep is not None:
+                self.after_sleep()
 
     def mute(self, fd: int) -> bool:
         """Stop ``select`` from waking for ``fd``'s input, which a caller reads itself
@@ -185,6 +198,9 @@ class LoopThread:
         #: submitted work not started yet -> how to fail it if the loop stops first
         self._unstarted: dict[Callable[[], object], Callable[[], None]] = {}
         self._closed = False
+        #: the socket lent to another thread's event loop (the asyncio face's own read)
+        self.lending = Lending(self.run_if_idle, self.idle_lock, self._selector, self.loop,
+                               lambda: self._closed)
         self._thread = threading.Thread(target=self._main, name=f"{name}-{next(_ids)}", daemon=True)
         self._started = threading.Event()
         self._thread.start()

@@ -108,6 +108,18 @@ class _Protocol(KeptBufferProtocol):
         return False
 
     def connection_lost(self, exc: Exception | None) -> None:
+        fd = self.provider._socket_fd
+        if fd is not None and self.provider.loop_thread.lending.recall(fd):
+            # another thread's event loop still holds a duplicate of the socket: shut it down,
+            # so that its end reaches the peer now, not when that loop lets the duplicate go
+            sock = self.provider._transport.get_extra_info("socket") if self.provider._transport else None
+            if sock is not None:
+                import socket
+
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
         self.provider._on_socket_lost(exc)
 
 
@@ -267,6 +279,21 @@ class AmqpProvider(OpenCloseHandling, Provider):
         elif isinstance(fut, DrainOutcome) and fut.consumer is not None:
             fut.consumer.answer_drain_here(fut, timeout)
 
+    def answer_on_loop(self, fut: concurrent.futures.Future[Any], loop: Any, timeout: float | None) -> None:
+        """``answer_here`` for a task awaiting a send's outcome on ``loop`` (another thread's
+        event loop, which must not block): the socket is lent to that loop while the I/O
+        thread sleeps (``LoopThread.lending``, ``read_lease``), so that the answer wakes the
+        loop whose task awaits it, not the I/O thread first, which then woke that loop. The
+        reads are ``answer_here``'s (``_handle_here``), on the same terms."""
+        if not isinstance(fut, SendOutcome):
+            return
+        fd = self._socket_fd
+        if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
+            return
+        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
+        self.loop_thread.lending.lend(fd, loop, lambda data: self._handle_here(data, fut), budget,
+                                      self._torn_here)
+
     def read_answer(self, fut: concurrent.futures.Future[Any], timeout: float | None) -> None:
         """``answer_here``'s reading: until ``fut`` is resolved, polling first per
         ``provider.futureType`` (Qpid JMS's option for the futures of its requests)."""
@@ -327,7 +354,12 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 # the last tick, so the loop's next tick sees what arrived between)
                 self._ticked_here = now
                 eng.tick(now)
-            left = False if fut is not None and self._answered_alone(eng, fut) else self._dispatch_here(eng)
+            # (only while ``fut`` waits: once answered, its delivery may be settled and freed,
+            # and proton may give its address to a later transfer, whose answer this is not;
+            # a caller on another thread's event loop may read on after the I/O thread took
+            # its answer, ``read_lease``)
+            alone = fut is not None and not fut.done() and self._answered_alone(eng, fut)
+            left = False if alone else self._dispatch_here(eng)
             if eng.has_output():  # (an answer rarely needs one: not its own cost per message)
                 self._write_output(eng)
                 self._give_back_written()

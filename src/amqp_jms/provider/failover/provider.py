@@ -226,6 +226,11 @@ class FailoverProvider(Provider):
         if inner is not None and self.state.online and isinstance(fut, (SendOutcome, DrainOutcome)):
             inner.answer_here(fut.relays or fut, timeout)
 
+    def answer_on_loop(self, fut: Future[Any], loop: Any, timeout: float | None) -> None:
+        inner = self.state.inner
+        if inner is not None and self.state.online and isinstance(fut, SendOutcome):
+            inner.answer_on_loop(fut.relays or fut, loop, timeout)
+
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
         state = self.state
         with state.lock:
