@@ -79,6 +79,12 @@ class _NotIdle(Exception):
     """``write_if_idle`` found the connection unfit for a direct write after all."""
 
 
+def _read_budget(timeout: float | None) -> float:
+    """How long a caller's own read may hold the socket: ``timeout``, at most
+    ``READ_HERE_SECONDS``."""
+    return READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
+
+
 def generate_connection_id() -> str:
     """``ID:<uuid>:<n>``, the Qpid JMS connection id form (also the default container-id)."""
     return f"ID:{_process_uuid}:{next(_conn_counter)}"
@@ -285,14 +291,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
         thread sleeps (``LoopThread.lending``, ``read_lease``), so that the answer wakes the
         loop whose task awaits it, not the I/O thread first, which then woke that loop. The
         reads are ``answer_here``'s (``_handle_here``), on the same terms."""
-        if not isinstance(fut, SendOutcome):
-            return
-        fd = self._socket_fd
-        if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
-            return
-        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        self.loop_thread.lending.lend(fd, loop, lambda data: self._handle_here(data, fut), budget,
-                                      self._torn_here)
+        fd = self._own_read_fd()
+        if fd is not None and isinstance(fut, SendOutcome):
+            self.loop_thread.lending.lend(fd, loop, lambda data: self._handle_here(data, fut),
+                                          _read_budget(timeout), self._torn_here)
 
     def read_answer(self, fut: concurrent.futures.Future[Any], timeout: float | None) -> None:
         """``answer_here``'s reading: until ``fut`` is resolved, polling first per
@@ -309,11 +311,17 @@ class AmqpProvider(OpenCloseHandling, Provider):
     def _read_here(self, handle: Callable[[bytes], bool], timeout: float | None, spin: float) -> None:
         """The caller's own read (``LoopThread.read_here``), bytes going to ``handle``, for at
         most ``timeout`` or ``READ_HERE_SECONDS``; only on a plain TCP socket past SASL."""
+        fd = self._own_read_fd()
+        if fd is not None:
+            self.loop_thread.read_here(fd, handle, _read_budget(timeout), self._torn_here, spin)
+
+    def _own_read_fd(self) -> int | None:
+        """The socket a waiting caller may read itself, or None: only a plain TCP socket past
+        SASL (TLS and WebSocket bytes are the I/O thread's to unwrap)."""
         fd = self._socket_fd
         if fd is None or not self._direct_writes or self._transport is None or not self._wire.transparent:
-            return
-        budget = READ_HERE_SECONDS if timeout is None else min(timeout, READ_HERE_SECONDS)
-        self.loop_thread.read_here(fd, handle, budget, self._torn_here, spin)
+            return None
+        return fd
 
     def _torn_here(self) -> None:
         """A waiting caller was interrupted between reading the socket and handing what it read
