@@ -144,3 +144,35 @@ async def _until(done: Any, timeout: float = 5.0) -> None:
 
 async def _call(fn: Any) -> Any:
     return fn()
+
+
+def test_after_a_quiet_spell_the_loop_thread_sleeps_unbounded_and_still_watches_a_new_lease(
+    wired: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The loop thread's sleeps are bounded only for a spell after each lending, so an idle
+    connection is not woken every ``WATCH_SECONDS`` for ever; a lending after the spell wakes
+    it once, and a stalled borrower is still caught."""
+    import math
+    import time
+
+    from amqp_jms.provider import loop as loop_module
+
+    monkeypatch.setattr(loop_module, "LENDING_SPELL_SECONDS", 0.2)
+    lt, reader, ours, peer = wired
+    loop = asyncio.new_event_loop()
+    try:
+        read: list[tuple[bytes, str]] = []
+        assert _lend(lt, ours.fileno(), loop, 5.0, read)
+        peer.sendall(b"answer")
+        loop.run_until_complete(_until(lambda: bool(read)))
+        deadline = time.monotonic() + 2.0
+        while lt._selector.sleep_until != math.inf:  # the spell over: it sleeps unbounded
+            assert time.monotonic() < deadline, "the loop thread kept waking after the spell"
+            time.sleep(0.05)
+        assert _lend(lt, ours.fileno(), loop, 0.02, [])  # the borrower then stalls
+        peer.sendall(b"meanwhile")
+        assert reader.got.wait(0.02 + WATCH_SECONDS + 1.0), "the socket stayed lent to a stalled loop"
+        assert reader.data == b"meanwhile"
+        loop.run_until_complete(asyncio.sleep(0.05))
+    finally:
+        loop.close()

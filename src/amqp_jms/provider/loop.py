@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
+import math
 import os
 import select
 import selectors
@@ -34,7 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from .._reading import READ_SIZE
 from ..exceptions import IllegalStateException, JMSException
-from .read_lease import Lending
+from .read_lease import LENDING_SPELL_SECONDS, Lending
 
 __all__ = ["LoopThread", "PostedBatch", "wait_for"]
 
@@ -78,6 +79,10 @@ class _IdleSelector(selectors.DefaultSelector):
         #: borrower outstayed)
         self.watch: float | None = None
         self.after_sleep: Callable[[], None] | None = None
+        #: when the socket was last lent (``watch`` bounds the sleeps only for a spell after
+        #: that), and when the sleep under way ends at the latest (``math.inf``: no bound)
+        self.lent_at = -math.inf
+        self.sleep_until = math.inf
         #: the kernel's interest list when its masks can be changed in place (epoll, poll; not
         #: kqueue, where an interest is two filters), and its mask for each selectors interest
         #: (none, read, write, both)
@@ -92,8 +97,11 @@ class _IdleSelector(selectors.DefaultSelector):
         if timeout is not None and timeout <= 0:
             return super().select(timeout)
         watch = self.watch
-        if watch is not None and (timeout is None or timeout > watch):
-            timeout = watch
+        if watch is not None:
+            now = time.monotonic()
+            if (timeout is None or timeout > watch) and now - self.lent_at < LENDING_SPELL_SECONDS:
+                timeout = watch
+            self.sleep_until = math.inf if timeout is None else now + timeout
         lock = self._idle_lock
         lock.release()
         try:

@@ -12,7 +12,9 @@ soon as its answer is read, after its budget, when work is handed to the loop th
 socket's end or error (which the I/O thread then reads for itself), and when the connection's
 socket goes. The borrowing loop is another thread's and may stall (a blocking call in a task):
 the I/O thread then takes its socket back by itself, as its sleeps are bounded by
-``WATCH_SECONDS`` once it has lent its socket (``Lending.check``).
+``WATCH_SECONDS`` while it lends its socket (``Lending.check``): for ``LENDING_SPELL_SECONDS``
+after each lending, so that an idle connection sleeps for as long as it likes again; a lending
+that finds it in a longer sleep wakes it once.
 
 The borrowing loop watches a duplicate of the socket's descriptor, which only that loop closes
 (after it stops watching it): the I/O thread may close the socket meanwhile, and its number be
@@ -30,11 +32,13 @@ from typing import Any
 
 from .._reading import READ_SIZE
 
-__all__ = ["WATCH_SECONDS", "Lending", "ReadLease"]
+__all__ = ["LENDING_SPELL_SECONDS", "WATCH_SECONDS", "Lending", "ReadLease"]
 
-#: the longest the I/O thread sleeps once its socket has been lent: a lease whose borrower
-#: stalled past its budget is taken back within this much more
+#: the longest the I/O thread sleeps while it lends its socket: a lease whose borrower stalled
+#: past its budget is taken back within this much more
 WATCH_SECONDS = 0.05
+#: how long after a lending the I/O thread's sleeps stay bounded by ``WATCH_SECONDS``
+LENDING_SPELL_SECONDS = 1.0
 
 
 class ReadLease:
@@ -81,19 +85,25 @@ class Lending:
         when the loop thread is not idle, or the socket is out already."""
         if self.lease is not None:
             return False
-        lease = ReadLease(fd, loop, handle, time.monotonic() + budget, torn)
-        first = False
+        now = time.monotonic()
+        lease = ReadLease(fd, loop, handle, now + budget, torn)
+        wake = False
 
         def take() -> None:
-            nonlocal first
-            if self.lease is not None or not self._selector.mute(fd):
+            nonlocal wake
+            sel = self._selector
+            if self.lease is not None or not sel.mute(fd):
                 lease.live = False
                 return
             self.lease = lease
-            if self._selector.watch is None:
-                self._selector.after_sleep = self.check
-                self._selector.watch = WATCH_SECONDS
-                first = True
+            if sel.watch is None:
+                sel.after_sleep = self.check
+                sel.watch = WATCH_SECONDS
+                wake = True
+            else:
+                # asleep past the moment it must be able to take the socket back: wake it once
+                wake = sel.sleep_until > lease.until + WATCH_SECONDS
+            sel.lent_at = now
 
         if not self._run_if_idle(take) or not lease.live:
             return False
@@ -107,9 +117,9 @@ class Lending:
         except BaseException:
             self.end(lease)
             raise
-        if first:
-            # the loop thread went to sleep unbounded: wake it once, so that from now on it
-            # never sleeps past WATCH_SECONDS while its socket may be out
+        if wake:
+            # the loop thread went to sleep for longer than the lease may last: wake it once,
+            # so that its sleeps are bounded by WATCH_SECONDS while it lends its socket
             self._to_loop(_nothing)
         return True
 
