@@ -54,8 +54,18 @@ def wired() -> Iterator[tuple[LoopThread, _Reader, socket.socket, socket.socket]
         peer.close()
 
 
-def _open_fds() -> int:
-    return len(os.listdir("/proc/self/fd"))
+def _descriptors_of(sock: socket.socket) -> int:
+    """How many of this process's descriptors are ``sock`` (its own, and any duplicate of it):
+    counted by the socket's inode, so that other tests' descriptors closing meanwhile do not
+    count."""
+    name = f"socket:[{os.fstat(sock.fileno()).st_ino}]"
+    count = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            count += os.readlink(f"/proc/self/fd/{fd}") == name
+        except OSError:
+            pass  # (closed while listed)
+    return count
 
 
 def _lend(lt: LoopThread, fd: int, loop: asyncio.AbstractEventLoop, budget: float,
@@ -72,16 +82,16 @@ def test_the_borrowing_loop_reads_what_arrives_then_gives_the_socket_back(wired:
     loop = asyncio.new_event_loop()
     try:
         read: list[tuple[bytes, str]] = []
-        before = _open_fds()
         assert _lend(lt, ours.fileno(), loop, 5.0, read)
         assert not _lend(lt, ours.fileno(), loop, 5.0, [])  # one lease at a time
+        assert _descriptors_of(ours) == 2  # the borrower watches a duplicate
         peer.sendall(b"answer")
         loop.run_until_complete(_until(lambda: bool(read)))
         assert read == [(b"answer", threading.current_thread().name)]
         assert lt.lending.lease is None and reader.data == b""
         peer.sendall(b"after")  # given back: the loop thread reads its socket again
         assert reader.got.wait(2) and reader.data == b"after"
-        assert _open_fds() == before  # the borrower's duplicate is closed
+        assert _descriptors_of(ours) == 1  # the borrower's duplicate is closed
     finally:
         loop.close()
 
@@ -91,7 +101,6 @@ def test_a_stalled_borrower_cannot_keep_the_socket_from_the_loop_thread(wired: A
     loop = asyncio.new_event_loop()
     try:
         read: list[tuple[bytes, str]] = []
-        before = _open_fds()
         assert _lend(lt, ours.fileno(), loop, 0.02, read)
         # the borrowing loop never runs (as if a task blocked it): the loop thread takes its
         # socket back after the budget and at most WATCH_SECONDS more
@@ -99,21 +108,20 @@ def test_a_stalled_borrower_cannot_keep_the_socket_from_the_loop_thread(wired: A
         assert reader.got.wait(0.02 + WATCH_SECONDS + 1.0), "the socket stayed lent to a stalled loop"
         assert reader.data == b"meanwhile" and read == []
         loop.run_until_complete(asyncio.sleep(0.05))  # the borrower runs again: it lets go
-        assert _open_fds() == before
+        assert _descriptors_of(ours) == 1
     finally:
         loop.close()
 
 
 def test_a_borrower_whose_loop_closed_gives_its_duplicate_back(wired: Any) -> None:
     lt, reader, ours, peer = wired
-    before = _open_fds()
     loop = asyncio.new_event_loop()
     assert _lend(lt, ours.fileno(), loop, 0.02, [])
     loop.close()  # (an ``asyncio.run`` that ended with the socket lent)
     peer.sendall(b"later")
     assert reader.got.wait(0.02 + WATCH_SECONDS + 1.0)
     assert reader.data == b"later"
-    assert _open_fds() == before  # the loop thread closed the duplicate nobody watches (and the loop its own)
+    assert _descriptors_of(ours) == 1  # the loop thread closed the duplicate nobody watches
 
 
 def test_a_socket_recalled_while_lent_ends_its_lease(wired: Any) -> None:

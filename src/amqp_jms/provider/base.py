@@ -58,7 +58,9 @@ __all__ = [
     "ProviderListener",
     "ProviderProducer",
     "ProviderSession",
+    "ReadableAnswer",
     "SendOutcome",
+    "relaying",
 ]
 
 Future = concurrent.futures.Future
@@ -70,14 +72,33 @@ _OUTCOME_LOCK = threading.Lock()
 _DONE = frozenset((_futures.CANCELLED, _futures.CANCELLED_AND_NOTIFIED, _futures.FINISHED))
 
 
-class SendOutcome(concurrent.futures.Future[None]):
-    """The future of a waiting send: the peer's outcome, answered on the producer's own link,
-    which ``Provider.answer_here`` may read on the waiting thread (as a drain's, ``DrainOutcome``).
-    Other waits (a commit, a session) are answered where only the I/O thread may take the
-    answer, so a waiting thread that read those first would only add a hand-off.
+class ReadableAnswer(concurrent.futures.Future[None]):
+    """A future whose answer comes on its own link, which the thread waiting for it may read
+    itself (``Provider.answer_here``, ``Provider.answer_on_loop``): a send's outcome
+    (``SendOutcome``), a drain's (``DrainOutcome``). Other waits (a commit, a session) are
+    answered where only the I/O thread may take the answer, so a waiting thread that read those
+    first would only add a hand-off.
 
-    ``relays``: the wrapped provider's own send future this one is completed from (a failover
-    connection's), which is then the one to read the answer for.
+    ``relays``: the wrapped provider's own future this one is completed from (a failover
+    connection's), which is then the one to read the answer for."""
+
+    relays: concurrent.futures.Future[None] | None = None
+
+
+def relaying(wrapped: concurrent.futures.Future[None]) -> concurrent.futures.Future[None]:
+    """The future a wrapping provider (failover) hands out for its wrapped provider's
+    ``wrapped``, to be completed from it: of the same kind, relaying it, when a waiting caller
+    may read ``wrapped``'s answer (a ``ReadableAnswer``), else a plain future."""
+    if not isinstance(wrapped, ReadableAnswer):
+        return concurrent.futures.Future()
+    out = type(wrapped)()
+    out.relays = wrapped
+    return out
+
+
+class SendOutcome(ReadableAnswer):
+    """The future of a waiting send: the peer's outcome, answered on the producer's own link
+    (``ReadableAnswer``).
 
     It makes its ``threading.Condition`` only when some thread needs one: to wait, or to add a
     callback, or to fail or cancel it. A synchronous send whose caller reads the answer itself
@@ -86,7 +107,6 @@ class SendOutcome(concurrent.futures.Future[None]):
     lock-free paths hold ``_OUTCOME_LOCK``, under which the condition is made: a result set
     while no condition exists cannot miss a waiter or a callback, as none can exist yet."""
 
-    relays: concurrent.futures.Future[None] | None = None
     #: the provider's own record of the transfer whose outcome this is (the AMQP provider's:
     #: its proton delivery and producer), so that a caller reading the answer may recognise it
     transfer: Any = None
@@ -128,17 +148,12 @@ class SendOutcome(concurrent.futures.Future[None]):
         return super().result(timeout)
 
 
-class DrainOutcome(concurrent.futures.Future[None]):
+class DrainOutcome(ReadableAnswer):
     """The future of a drain (``ProviderConsumer.drain``, ``pull(drain=True)``): complete when
-    the peer has used or returned the consumer's credit, answered on the consumer's own link,
-    which ``Provider.answer_here`` may then read on the waiting thread, as a send's outcome
-    (``SendOutcome``): a prefetch-0 ``receive_no_wait``, or a timed-out pull, then costs its
-    caller one wake-up, its own, not the I/O thread's first.
+    the peer has used or returned the consumer's credit, answered on the consumer's own link
+    (``ReadableAnswer``): a prefetch-0 ``receive_no_wait``, or a timed-out pull, then costs its
+    caller one wake-up, its own, not the I/O thread's first."""
 
-    ``relays``: the wrapped provider's own drain future this one is completed from (a failover
-    connection's), which is then the one to read the answer for."""
-
-    relays: concurrent.futures.Future[None] | None = None
     #: the provider's own consumer whose link answers the drain, so that a caller waiting for
     #: it may read the answer (the AMQP provider's ``AmqpConsumer``)
     consumer: Any = None

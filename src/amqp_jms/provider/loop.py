@@ -35,7 +35,7 @@ from typing import Any, Generic, TypeVar
 
 from .._reading import READ_SIZE
 from ..exceptions import IllegalStateException, JMSException
-from .read_lease import LENDING_SPELL_SECONDS, Lending
+from .read_lease import LENDING_SPELL_SECONDS, WATCH_SECONDS, Lending
 
 __all__ = ["LoopThread", "PostedBatch", "wait_for"]
 
@@ -74,13 +74,12 @@ class _IdleSelector(selectors.DefaultSelector):
     def __init__(self, lock: threading.Lock) -> None:
         super().__init__()
         self._idle_lock = lock
-        #: the longest sleep, once the loop's socket has been lent to another thread's event
-        #: loop (``read_lease``), and what to do after each sleep then (take back a lease its
-        #: borrower outstayed)
-        self.watch: float | None = None
+        #: what to do after each sleep once the loop's socket has been lent to another
+        #: thread's event loop (``read_lease``: take back a lease its borrower outstayed);
+        #: None until then
         self.after_sleep: Callable[[], None] | None = None
-        #: when the socket was last lent (``watch`` bounds the sleeps only for a spell after
-        #: that), and when the sleep under way ends at the latest (``math.inf``: no bound)
+        #: when the socket was last lent (``WATCH_SECONDS`` bounds the sleeps only for a spell
+        #: after that), and when the sleep under way ends at the latest (``math.inf``: no bound)
         self.lent_at = -math.inf
         self.sleep_until = math.inf
         #: the kernel's interest list when its masks can be changed in place (epoll, poll; not
@@ -96,11 +95,10 @@ class _IdleSelector(selectors.DefaultSelector):
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         if timeout is not None and timeout <= 0:
             return super().select(timeout)
-        watch = self.watch
-        if watch is not None:
+        if self.after_sleep is not None:
             now = time.monotonic()
-            if (timeout is None or timeout > watch) and now - self.lent_at < LENDING_SPELL_SECONDS:
-                timeout = watch
+            if (timeout is None or timeout > WATCH_SECONDS) and now - self.lent_at < LENDING_SPELL_SECONDS:
+                timeout = WATCH_SECONDS
             self.sleep_until = math.inf if timeout is None else now + timeout
         lock = self._idle_lock
         lock.release()

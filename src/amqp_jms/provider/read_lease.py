@@ -96,9 +96,8 @@ class Lending:
                 lease.live = False
                 return
             self.lease = lease
-            if sel.watch is None:
+            if sel.after_sleep is None:  # the first lending: from now on it checks
                 sel.after_sleep = self.check
-                sel.watch = WATCH_SECONDS
                 wake = True
             else:
                 # asleep past the moment it must be able to take the socket back: wake it once

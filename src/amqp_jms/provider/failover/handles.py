@@ -25,14 +25,13 @@ from ...message import MessageData
 from ..base import (
     ACCEPTED,
     ConsumerSpec,
-    DrainOutcome,
     Inbound,
     InboundSink,
     ProducerSpec,
     ProviderConsumer,
     ProviderProducer,
     ProviderSession,
-    SendOutcome,
+    relaying,
 )
 from ..errors import RedirectedException
 from .futures import done_future, failure_of, reject, resolve
@@ -366,10 +365,7 @@ class FailoverProducer(_Link, ProviderProducer):
                 self.session.did_work(gen)
                 if f is None:
                     return None
-                out: Future[None] = Future()
-                if isinstance(f, SendOutcome):  # its waiting caller may read the answer for f
-                    out = SendOutcome()
-                    out.relays = f
+                out = relaying(f)  # (its waiting caller may read the answer for f)
                 f.add_done_callback(lambda f: self.sent(f, out, message, time_to_live, gen, ctx))
                 return out
         # offline (or the connection went during the hand-over): queued for after the reconnect
@@ -564,10 +560,10 @@ class FailoverConsumer(_Link, ProviderConsumer):
         inner = self.current()
         if inner is None and not self.spec.browser:
             return done_future()
-        out: Future[None] = Future()
         if inner is None:
-            self._after_reconnect(op, out)
-            return out
+            offline: Future[None] = Future()
+            self._after_reconnect(op, offline)
+            return offline
         gen = self.gen
 
         def done(f: Future[None]) -> None:
@@ -580,9 +576,7 @@ class FailoverConsumer(_Link, ProviderConsumer):
                 resolve(out)
 
         wrapped = op(inner)
-        if isinstance(wrapped, DrainOutcome):  # its waiting caller may read the answer for it
-            out = DrainOutcome()
-            out.relays = wrapped
+        out = relaying(wrapped)  # (its waiting caller may read the answer for it)
         wrapped.add_done_callback(done)
         return out
 

@@ -33,7 +33,7 @@ from ...exceptions import (
     JMSSecurityException,
     JMSSecuritySaslException,
 )
-from ..base import Capabilities, DrainOutcome, Provider, ProviderListener, ProviderSession, SendOutcome
+from ..base import Capabilities, Provider, ProviderListener, ProviderSession, ReadableAnswer
 from ..config import ConnectionConfig
 from ..errors import RedirectedException
 from ..loop import wait_for
@@ -220,16 +220,24 @@ class FailoverProvider(Provider):
         return wait_for(fut, timeout, what, self.answer_here)
 
     def answer_here(self, fut: Future[Any], timeout: float | None) -> None:
-        # the wrapped connection's answer resolves ``fut`` through its done-callbacks, on
-        # whichever thread resolves the wrapped future (this one, when it reads the answer)
-        inner = self.state.inner
-        if inner is not None and self.state.online and isinstance(fut, (SendOutcome, DrainOutcome)):
-            inner.answer_here(fut.relays or fut, timeout)
+        wrapped = self._wrapped_answer(fut)
+        if wrapped is not None:
+            wrapped[0].answer_here(wrapped[1], timeout)
 
     def answer_on_loop(self, fut: Future[Any], loop: Any, timeout: float | None) -> None:
+        wrapped = self._wrapped_answer(fut)
+        if wrapped is not None:
+            wrapped[0].answer_on_loop(wrapped[1], loop, timeout)
+
+    def _wrapped_answer(self, fut: Future[Any]) -> tuple[Provider, Future[Any]] | None:
+        """The wrapped connection and its own future for ``fut``, when a waiting caller may
+        read the answer there: the wrapped connection's answer resolves ``fut`` through its
+        done-callbacks, on whichever thread resolves the wrapped future (the caller's, when it
+        reads the answer)."""
         inner = self.state.inner
-        if inner is not None and self.state.online and isinstance(fut, SendOutcome):
-            inner.answer_on_loop(fut.relays or fut, loop, timeout)
+        if inner is None or not self.state.online or not isinstance(fut, ReadableAnswer):
+            return None
+        return inner, fut.relays or fut
 
     def create_session(self, transacted: bool) -> Future[ProviderSession]:
         state = self.state
