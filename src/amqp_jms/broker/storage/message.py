@@ -98,8 +98,7 @@ class BrokerMessage:
             deliver_at = info.delivery_time / 1000.0
         elif info.delivery_delay and info.delivery_delay > 0:
             deliver_at = now + info.delivery_delay / 1000.0
-        prio = info.priority
-        prio = 4 if prio is None else max(0, min(9, prio))
+        prio = max(0, min(9, info.priority))
         return cls(
             data,
             priority=prio,

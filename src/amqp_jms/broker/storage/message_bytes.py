@@ -8,6 +8,7 @@ application properties lazily (:func:`selector_view`); redelivery rewrites only 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,7 +43,7 @@ _HEADER_START = bytes((0, 0x53, HEADER))
 
 @dataclass(slots=True)
 class MessageInfo:
-    priority: int | None = None
+    priority: int = 4  # AMQP's default, for a header without one
     durable: bool = False
     ttl: int = 0  # ms, 0 = none
     absolute_expiry: float = 0.0  # seconds since epoch, 0 = none
@@ -55,9 +56,54 @@ def _int(v: Any) -> int:
     return int(v) if isinstance(v, int) and not isinstance(v, bool) else 0
 
 
-def inspect(data: bytes) -> MessageInfo:
-    """Decode the routing fields of an encoded message; ``ValueError`` if they are malformed."""
+def inspect(data: Any) -> MessageInfo:
+    """Decode the routing fields of an encoded message; ``ValueError`` if they are malformed.
+
+    The sections before the body are decoded by the shared codec (in C where the accelerator is
+    built: this runs for every message a producer sends, on the broker's one loop). A message
+    the codec refuses (a field of a non-standard type, a malformed application-properties map)
+    is still routed by what :func:`_walk` can read, as before: routing reads only four fields.
+    """
+    try:
+        s = decode_sections(head(data), body=False)
+    except (MessageFormatException, ValueError):
+        return _walk(data)
+    return _routing_info(s.header, s.message_annotations, s.properties)
+
+
+def _routing_info(header: Sequence[Any] | None, annotations: dict[Any, Any] | None,
+                  properties: Sequence[Any] | None) -> MessageInfo:
+    """The routing fields of a header (a ``Header`` or its raw field list), the message
+    annotations and the properties (a ``Properties`` or its raw field list)."""
     info = MessageInfo()
+    if header is not None:
+        n = len(header)
+        if n > 0:
+            info.durable = bool(header[0])
+        if n > 1 and header[1] is not None:
+            info.priority = _int(header[1])
+        if n > 2:
+            info.ttl = _int(header[2])
+        if n > 4:
+            info.delivery_count = _int(header[4])
+    if annotations:
+        for k, val in annotations.items():
+            if k == DELIVERY_TIME:
+                info.delivery_time = _int(val)
+            elif k == "x-opt-delivery-delay":
+                info.delivery_delay = _int(val)
+    if properties is not None and len(properties) > 8 and properties[8] is not None:
+        info.absolute_expiry = _int(properties[8]) / 1000.0
+    return info
+
+
+def _walk(data: Any) -> MessageInfo:
+    """The routing fields read section by section, each decoded as a plain value without the
+    codec's type checks; stops at the first section it does not know (a non-small descriptor)
+    or after the properties."""
+    header: list[Any] | None = None
+    annotations: dict[Any, Any] | None = None
+    properties: list[Any] | None = None
     p = 0
     n = len(data)
     try:
@@ -70,27 +116,15 @@ def inspect(data: bytes) -> MessageInfo:
             v, p = decode_value(data, p, "message section")
             fields = v.value if isinstance(v, Described) else None
             if code == HEADER and isinstance(fields, list):
-                if len(fields) > 0:
-                    info.durable = bool(fields[0])
-                if len(fields) > 1 and fields[1] is not None:
-                    info.priority = _int(fields[1])
-                if len(fields) > 2:
-                    info.ttl = _int(fields[2])
-                if len(fields) > 4:
-                    info.delivery_count = _int(fields[4])
+                header = fields
             elif code == MESSAGE_ANNOTATIONS and isinstance(fields, dict):
-                for k, val in fields.items():
-                    if k == DELIVERY_TIME:
-                        info.delivery_time = _int(val)
-                    elif k == "x-opt-delivery-delay":
-                        info.delivery_delay = _int(val)
+                annotations = fields
             elif code == PROPERTIES and isinstance(fields, list):
-                if len(fields) > 8 and fields[8] is not None:
-                    info.absolute_expiry = _int(fields[8]) / 1000.0
+                properties = fields
                 break
     except (MessageFormatException, IndexError) as exc:
         raise ValueError(f"malformed AMQP message: {exc}") from exc
-    return info
+    return _routing_info(header, annotations, properties)
 
 
 def head(data: Any) -> bytes:
