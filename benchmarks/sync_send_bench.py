@@ -18,6 +18,17 @@ own methods for the run: a measuring tool, not a test):
 
 The client's own cost per send is amqp-jms's time per send minus the C client's. The last line
 is C's time per send over ours (goal 0.75: a waiting send at >= 0.75x the physical limit).
+
+A last run splits the whole round trip between the caller, the kernel and the broker, on a
+broker whose event loop stamps its wake-ups and writes (``_stamped_broker.py``; Linux, where
+``time.perf_counter`` reads one clock in every process):
+
+  caller, to the socket     ``send`` called -> the transfer's bytes handed to the socket
+  socket send, broker wakes  -> the broker's loop returns from its wait
+  broker                     -> the broker hands its answer to the socket (the store's too)
+  answer to the caller       -> the caller has read the answer (the broker's send, the
+                                caller's wake-up, the read)
+  caller, from the answer    -> ``send`` returns
 The asyncio face's ``await producer.send()`` (the same default producer) runs in the same rounds
 and is reported beside it, not timed per hop.
 
@@ -27,11 +38,14 @@ and is reported beside it, not timed per hop.
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 
@@ -44,8 +58,11 @@ from amqp_jms.provider.amqp import connection as amqp_connection
 from amqp_jms.provider.amqp import producer as amqp_producer
 from amqp_jms.testing.broker_process import BrokerProcess
 
+HERE = Path(__file__).resolve().parent
 GOAL = 0.75
 HOPS = ("hand-off", "to socket", "broker", "to outcome", "wake-up")
+SPLIT = ("caller, to the socket", "socket send, broker wakes", "broker", "answer to the caller",
+         "caller, from the answer")
 
 
 class HopClock:
@@ -144,6 +161,80 @@ def jms_sync(url: str, address: str, n: int, clock: HopClock) -> tuple[float, di
         return (pc() - start) / n, hops
 
 
+def _broker_stamps(broker: BrokerProcess, path: Path) -> tuple[list[float], list[float]]:
+    """The stamped broker's wake-ups and writes since the last call (``_stamped_broker.py``)."""
+    path.unlink(missing_ok=True)
+    os.kill(broker.pid, signal.SIGUSR1)
+    deadline = time.monotonic() + 10
+    while not path.exists():
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the stamped broker wrote no stamps: {broker.stderr()}")
+        time.sleep(0.02)
+    lines = dict(line.split(" ", 1) for line in path.read_text().splitlines())
+    return [float(x) for x in lines["P"].split()], [float(x) for x in lines["W"].split()]
+
+
+def _broker_view(polls: list[float], writes: list[float]) -> tuple[list[float], list[float]]:
+    """From the broker's stamps alone, for any client: its work per transfer (woken -> answer
+    written) and what the client and the kernel take both ways (answer written -> woken by
+    the next transfer)."""
+    work, away = [], []
+    for j, w in enumerate(writes):
+        i = bisect_left(polls, w)
+        if 0 < i < len(polls) and (j == 0 or writes[j - 1] < polls[i - 1]):
+            work.append(w - polls[i - 1])
+            away.append(polls[i] - w)
+    return work, away
+
+
+def split_round_trip(n: int, durable: bool, clock: HopClock, tool: Path
+                     ) -> tuple[dict[str, list[float]], dict[str, tuple[list[float], list[float]]]]:
+    """One waiting send's round trip cut at the caller's and the broker's stamps (``SPLIT``),
+    and the broker's view of amqp-jms and of the C client one in flight (``_broker_view``);
+    ``durable``: the broker on a store."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stamps"
+        store = ["--data-dir", str(Path(tmp) / "store")] if durable else []
+        broker = BrokerProcess(*store, entry=[str(HERE / "_stamped_broker.py")],
+                               env=dict(os.environ, SYNC_SEND_STAMPS=str(path)))
+        sends: list[tuple[float, float, float, float]] = []
+        try:
+            with ConnectionFactory(broker.url).create_connection() as conn:
+                s = conn.create_session()
+                clock.watch_writes(conn._provider)
+                p = s.create_producer(Queue("sync-split"))
+                m = s.create_text_message("x" * 256)
+                for _ in range(50):
+                    p.send(m)
+                _broker_stamps(broker, path)  # (the warm-up's, dropped)
+                t, pc = clock.t, time.perf_counter
+                for _ in range(n):
+                    t0 = pc()
+                    p.send(m)
+                    t1 = pc()
+                    if "written" in t and t0 <= t["written"] <= t["read"] <= t1:
+                        sends.append((t0, t["written"], t["read"], t1))
+            polls, writes = _broker_stamps(broker, path)
+            view = {"amqp-jms": _broker_view(polls, writes)}
+            c_one_in_flight(tool, broker.url, "sync-split-c", n)
+            view["C one in flight"] = _broker_view(*_broker_stamps(broker, path))
+        finally:
+            broker.stop()
+    hops: dict[str, list[float]] = {h: [] for h in SPLIT}
+    for t0, written, read, t1 in sends:
+        i = bisect_left(polls, written)
+        if i == len(polls):
+            continue
+        woke = polls[i]
+        j = bisect_left(writes, woke)
+        if j == len(writes) or writes[j] > read:
+            continue  # (no answer written between: a timer's wake-up, not this transfer's)
+        for hop, span in zip(SPLIT, (written - t0, woke - written, writes[j] - woke, read - writes[j],
+                                     t1 - read)):
+            hops[hop].append(span)
+    return hops, view
+
+
 def jms_asyncio(url: str, address: str, n: int) -> float:
     """Seconds per ``await producer.send()`` on the asyncio face (PERSISTENT: each awaits its
     outcome)."""
@@ -201,6 +292,18 @@ def main() -> int:
     for hop in HOPS:
         print(f"  {hop:11s} {statistics.median(best_hops[hop]) * 1e6:16.0f} us "
               f"{statistics.fmean(best_hops[hop]) * 1e6:6.0f} us")
+    split, view = split_round_trip(n, args.data_dir, clock, tools["amqp_load"])
+    print(f"\nthe round trip split with the broker's stamps ({len(split['broker'])} sends):  median     mean")
+    for hop in SPLIT:
+        if split[hop]:
+            print(f"  {hop:26s} {statistics.median(split[hop]) * 1e6:16.0f} us "
+                  f"{statistics.fmean(split[hop]) * 1e6:6.0f} us")
+    if not args.data_dir:  # (with a store, a transfer's answer is written in a later turn)
+        print("\nthe broker's view (medians): its work per transfer; answer written -> next transfer")
+    for who, (work, away) in view.items() if not args.data_dir else ():
+        if work:
+            print(f"  {who:16s} {statistics.median(work) * 1e6:6.0f} us "
+                  f"{statistics.median(away) * 1e6:8.0f} us")
     print(f"C one in flight: {best_c * 1e6:.0f} us/send ({1 / best_c:,.0f} msg/s); "
           f"amqp-jms: {best_j * 1e6:.0f} us/send ({1 / best_j:,.0f} msg/s); "
           f"the client's own cost: {(best_j - best_c) * 1e6:.0f} us/send (goal <= 60)")

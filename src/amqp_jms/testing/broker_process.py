@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+from collections.abc import Mapping, Sequence
 
 __all__ = ["BrokerProcess", "RestartableBroker"]
 
@@ -20,13 +21,17 @@ __all__ = ["BrokerProcess", "RestartableBroker"]
 class BrokerProcess:
     """``python -m amqp_jms.broker --port 0`` (plus ``args``); ``url``, ``pid``, memory readings."""
 
-    def __init__(self, *args: str, quiet: bool = True) -> None:
+    def __init__(self, *args: str, quiet: bool = True, entry: Sequence[str] = ("-m", "amqp_jms.broker"),
+                 env: Mapping[str, str] | None = None) -> None:
+        """``entry``: what the interpreter runs, a script that ends in the broker's command line
+        instead of the module (a benchmark's broker with its loop instrumented); ``env``: the
+        subprocess's environment (default: this one's)."""
         # the log goes to a file: a pipe nobody reads would block a broker that logs a lot
         self._log = tempfile.TemporaryFile("w+")
         self._stopped: str | None = None
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "amqp_jms.broker", "--port", "0", *(["-q"] if quiet else []), *args],
-            stdout=subprocess.PIPE, stderr=self._log, text=True,
+            [sys.executable, *entry, "--port", "0", *(["-q"] if quiet else []), *args],
+            stdout=subprocess.PIPE, stderr=self._log, text=True, env=env,
         )
         assert self.proc.stdout is not None
         line = self.proc.stdout.readline()
