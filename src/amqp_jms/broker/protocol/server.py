@@ -37,6 +37,9 @@ __all__ = ["AmqpProtocol", "ServerState"]
 
 _ids = itertools.count(1)
 _PN_DELIVERY = lib.PN_DELIVERY
+#: output pending: proton raises it for every frame it queues, and the broker has no use for it
+#: (each ``_process`` writes the engine's output after its drain); not wrapped, not dispatched
+_PN_TRANSPORT = lib.PN_TRANSPORT
 _CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut
 
 
@@ -267,9 +270,10 @@ class AmqpProtocol(KeptBufferProtocol):
         event_type, event_delivery, wrap = lib.pn_event_type, lib.pn_event_delivery, Event.wrap
         for ev in engine.raw_events():
             try:
-                if event_type(ev) == _PN_DELIVERY:
+                kind = event_type(ev)
+                if kind == _PN_DELIVERY:
                     on_delivery(event_delivery(ev))
-                else:
+                elif kind != _PN_TRANSPORT:
                     handle(wrap(ev))
             except Exception as exc:
                 if is_malformed(exc):
