@@ -21,7 +21,7 @@ from ..._version import __version__
 from ..errors import MalformedFrame
 from ..limits import AddressFullPolicy
 from ..routing.txn_outcomes import STORE_ID_PROPERTY
-from ._fast import addr
+from ._fast import addr, ptr_addr
 from .attach import AttachHandling
 from .cbs_link import CbsLink
 from .links import IncomingLink, OutgoingLink
@@ -79,6 +79,17 @@ class BrokerConnection(AttachHandling, TransferHandling):
         self.cbs_link = CbsLink(self)  # put-token on $cbs (when the broker has a $cbs node)
 
     # -- dispatch ------------------------------------------------------------------------------
+    def on_flow_raw(self, lnk: Any) -> bool:
+        """A LINK_FLOW event's link as a ``pn_link_t`` pointer: a consumer's credit (two per
+        message of a prefetch-0 receive) read without an ``Event`` and its wrappers; False for a
+        link this connection does not route (the ``$cbs`` reply), which ``handle`` takes."""
+        st = self.links.get(ptr_addr(lnk))
+        if st is None:
+            return False
+        if isinstance(st, OutgoingLink):
+            st.on_flow()
+        return True
+
     def handle(self, ev: Any) -> None:
         t = ev.type
         if t is Event.DELIVERY:

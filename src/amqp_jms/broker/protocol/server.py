@@ -40,6 +40,7 @@ _PN_DELIVERY = lib.PN_DELIVERY
 #: output pending: proton raises it for every frame it queues, and the broker has no use for it
 #: (each ``_process`` writes the engine's output after its drain); not wrapped, not dispatched
 _PN_TRANSPORT = lib.PN_TRANSPORT
+_PN_LINK_FLOW = lib.PN_LINK_FLOW
 _CLOSE_GRACE = 2.0  # seconds a peer has to answer the broker's Close before the socket is cut
 
 
@@ -266,14 +267,17 @@ class AmqpProtocol(KeptBufferProtocol):
         engine, conn = self.engine, self.conn
         if engine is None or conn is None:
             return
-        handle, on_delivery = conn.handle, conn.on_delivery_raw
-        event_type, event_delivery, wrap = lib.pn_event_type, lib.pn_event_delivery, Event.wrap
+        handle, on_delivery, on_flow = conn.handle, conn.on_delivery_raw, conn.on_flow_raw
+        event_type, event_delivery, event_link = lib.pn_event_type, lib.pn_event_delivery, lib.pn_event_link
+        wrap = Event.wrap
         for ev in engine.raw_events():
             try:
                 kind = event_type(ev)
                 if kind == _PN_DELIVERY:
                     on_delivery(event_delivery(ev))
-                elif kind != _PN_TRANSPORT:
+                elif kind == _PN_TRANSPORT or (kind == _PN_LINK_FLOW and on_flow(event_link(ev))):
+                    continue
+                else:
                     handle(wrap(ev))
             except Exception as exc:
                 if is_malformed(exc):
