@@ -95,10 +95,7 @@ class BrokerConnection(AttachHandling, TransferHandling):
         if t is Event.DELIVERY:
             self.on_delivery_raw(ev.delivery._impl)
         elif t is Event.LINK_FLOW:
-            st = self.links.get(addr(ev.link))
-            if isinstance(st, OutgoingLink):
-                st.on_flow()
-            elif st is None:
+            if not self.on_flow_raw(ev.link._impl):
                 reply = self.cbs_link.reply
                 if reply is not None and addr(ev.link) == addr(reply):
                     self.cbs_link.on_flow()
