@@ -94,3 +94,10 @@ def test_a_malformed_routing_section_is_refused_by_name() -> None:
         assert "malformed AMQP message" in str(exc)
     else:
         raise AssertionError("a truncated properties section was read as routable")
+
+
+def test_a_header_named_by_its_symbolic_descriptor_routes() -> None:
+    header = encode_value(Described(Symbol("amqp:header:list"), [True, UByte(9)]))
+    data = header + encode_sections(body_type=AMQP_VALUE, body="x")
+    info = message_bytes.inspect(data)
+    assert (info.durable, info.priority) == (True, 9)

@@ -63,6 +63,8 @@ def inspect(data: Any) -> MessageInfo:
     built: this runs for every message a producer sends, on the broker's one loop). A message
     the codec refuses (a field of a non-standard type, a malformed application-properties map)
     is still routed by what :func:`_walk` can read, as before: routing reads only four fields.
+    The codec also reads a section named by its symbolic descriptor (``amqp:header:list``), as
+    AMQP allows, where the walk stops.
     """
     try:
         s = decode_sections(head(data), body=False)
