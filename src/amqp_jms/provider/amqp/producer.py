@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import threading
+import time
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proton import Delivery, Link
@@ -27,6 +28,11 @@ __all__ = ["AmqpProducer"]
 
 #: messages a producer may have handed over but not yet written (waiting for credit)
 SEND_WINDOW = 1024
+#: a send nobody waits for that comes at least this long after the producer's last one is
+#: written by its own thread when the I/O thread sleeps (a reply, a sparse event), not handed
+#: over: its wake-up of the I/O thread would be most of its latency. Sends closer together (a
+#: burst) are handed over, batched into one write and one wake-up for many.
+SPARSE_SEND_SECONDS = 100e-6
 _remote_state, _delivery_tag = lib.pn_delivery_remote_state, lib.pn_delivery_tag
 _settle = lib.pn_delivery_settle
 _new_delivery, _send, _advance = lib.pn_delivery, lib.pn_link_send, lib.pn_link_advance
@@ -92,6 +98,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         #: handled (``accepted_alone``): that event then only settles, counted already
         self._answered: set[str] = set()
         self._window = _Window(SEND_WINDOW)
+        self._last_unawaited = 0.0  # time.monotonic() of the last send nobody waits for
         self._unwritten = 0  # slots taken by messages proton has not written yet (loop side)
         self._all_written: asyncio.Future[None] | None = None
         cfg = session.provider.config
@@ -134,12 +141,18 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             fut = SendOutcome()
             # a send with nothing else in flight on this link (a synchronous producer's): written
             # by this thread when the I/O thread sleeps, one thread hand-off per round trip, not
-            # two. Sends behind others (completion listeners, asyncio pipelines) and sends
-            # nobody waits for are batched (``post``: one wake-up of the I/O thread per burst).
-            if not self._waiting and provider.write_if_idle(lambda: self._transfer(data, fut)):
-                if tracing is not None:
-                    tracing.sent(span, fut)
-                return fut
+            # two. Sends behind others (completion listeners, asyncio pipelines) are batched
+            # (``post``: one wake-up of the I/O thread per burst).
+            direct = not self._waiting
+        else:
+            # one nobody waits for: written here only after a pause (``SPARSE_SEND_SECONDS``)
+            now = time.monotonic()
+            direct = now - self._last_unawaited >= SPARSE_SEND_SECONDS
+            self._last_unawaited = now
+        if direct and provider.write_if_idle(lambda: self._transfer(data, fut)):
+            if tracing is not None:
+                tracing.sent(span, fut)
+            return fut
         provider.loop_thread.post(lambda: self._transfer(data, fut))
         if tracing is not None:
             tracing.sent(span, fut)
