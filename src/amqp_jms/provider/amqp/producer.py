@@ -351,15 +351,18 @@ class TxCoordinator(AmqpLink):
         """Send a declare or discharge and wait for the peer's answer."""
         return await self.answer(self.request(descriptor, fields))
 
-    def request(self, descriptor: int, fields: list[Any]) -> ControlRequest:
+    def request(self, descriptor: int, fields: list[Any], *, right_behind: bool = False) -> ControlRequest:
         """Send a declare or discharge without waiting: its answer comes to ``answer``. Two
-        requests sent back to back (a discharge, then the next declare) share one round trip."""
+        requests sent back to back (a discharge, then the next declare, ``right_behind`` it)
+        share one write and one round trip: the peer reads and answers both in one turn."""
         from proton import Described, Message, ulong
 
         self.check()
-        # proton may write a new transfer before dispositions queued earlier on other links:
-        # push those out first, so every transactional ack precedes its discharge on the wire
-        self.provider.flush()
+        if not right_behind:
+            # proton may write a new transfer before dispositions queued earlier on other links:
+            # push those out first, so every transactional ack precedes its discharge on the
+            # wire (nothing can be queued between two requests made back to back)
+            self.provider.flush()
         snd = self.endpoint
         assert snd is not None
         self._tag += 1

@@ -218,7 +218,7 @@ class AmqpSession(ProviderSession):
         try:
             discharged = coordinator.request(DISCHARGE, [txn, fail or refused is not None])
             if self.failure is None and not self.closed:
-                declared = coordinator.request(DECLARE, [])
+                declared = coordinator.request(DECLARE, [], right_behind=True)
             state, d = await coordinator.answer(discharged)
             self._unanswered_commit = None
         except JMSException:
