@@ -62,6 +62,11 @@ def test_the_next_declare_goes_out_before_the_discharge_is_answered(peer: TestPe
         peer.wait()  # the declare arrived, the discharge still unanswered
         log = [x for x in peer.log if isinstance(x, Transfer)]
         assert [int(x.message.body.descriptor) for x in log[-2:]] == [0x32, 0x31]
+        # each control is its amqp-value section alone, as Qpid JMS sends it: the discharge
+        # names the transaction (binary) and says whether it fails
+        fail = b"\x41" if end == "rollback" else b"\x42"
+        assert log[-2].payload == b"\x00\x53\x77\x00\x53\x32\xc0\x09\x02\xa0\x05" + TXN1 + fail
+        assert log[-1].payload == b"\x00\x53\x77\x00\x53\x31\x45"
         assert not [x for x in peer.log if isinstance(x, Disposition)]
         assert _not_done_for(out)
         peer.answer_discharge(discharges[0])

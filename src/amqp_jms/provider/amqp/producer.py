@@ -12,7 +12,9 @@ from proton import Delivery, Link
 
 from ...engine.raw import ACCEPTED, NO_OUTCOME, ffi, lib, set_transactional_state, transactional_state
 from ...exceptions import IllegalStateException, JMSException
+from ...mapping.codec import AMQP_VALUE, encode_sections
 from ...message import MessageData
+from ...types import Described, ULong
 from .. import payload
 from ..base import ProducerSpec, ProviderProducer, SendOutcome
 from ..errors import TRANSACTIONAL_STATE, outcome_error
@@ -355,8 +357,6 @@ class TxCoordinator(AmqpLink):
         """Send a declare or discharge without waiting: its answer comes to ``answer``. Two
         requests sent back to back (a discharge, then the next declare, ``right_behind`` it)
         share one write and one round trip: the peer reads and answers both in one turn."""
-        from proton import Described, Message, ulong
-
         self.check()
         if not right_behind:
             # proton may write a new transfer before dispositions queued earlier on other links:
@@ -370,7 +370,9 @@ class TxCoordinator(AmqpLink):
         fut: asyncio.Future[tuple[int, Delivery]] = self.provider.loop.create_future()
         self._waiting[tag] = fut
         snd.delivery(tag)
-        snd.stream(Message(body=Described(ulong(descriptor), fields)).encode())
+        # the control as an amqp-value section alone, as Qpid JMS sends it (proton's Message
+        # would add an empty header and properties, and cost about five times as much)
+        snd.stream(encode_sections(body_type=AMQP_VALUE, body=Described(ULong(descriptor), fields)))
         snd.advance()
         return ControlRequest(fut, self.provider.loop.time())
 
