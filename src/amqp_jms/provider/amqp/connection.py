@@ -652,7 +652,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     def write_if_idle(self, op: Callable[[], object], queued: Callable[[], object] | None = None) -> bool:
         """Run ``op`` (a short piece of loop-side work a caller waits on: a waiting send's
-        transfer, a pull's credit, an acknowledgement) and write the bytes it makes on the
+        transfer, a pull's credit, an acknowledgement; or a send nobody waits for that comes
+        after a pause, ``SPARSE_SEND_SECONDS``) and write the bytes it makes on the
         calling thread when the I/O thread is asleep with nothing queued
         (``LoopThread.run_if_idle``); False when it is not (or the socket is busy or not plain
         TCP): then the caller hands it over as usual.
