@@ -75,8 +75,9 @@ def _nothing() -> None:
     """A wake-up of the loop with nothing to do but what is queued already."""
 
 
-class _NotIdle(Exception):
-    """``write_if_idle`` found the connection unfit for a direct write after all."""
+class NotIdle(Exception):
+    """``write_if_idle`` found the connection unfit for a direct write after all; raised by its
+    ``op`` too, before doing anything, to have the work handed over instead."""
 
 
 def _read_budget(timeout: float | None) -> float:
@@ -658,7 +659,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
         (``LoopThread.run_if_idle``); False when it is not (or the socket is busy or not plain
         TCP): then the caller hands it over as usual.
 
-        ``op`` may complete concurrent futures, never the loop's own (asyncio's). The engine's
+        ``op`` may complete concurrent futures, never the loop's own (asyncio's), and may raise
+        ``NotIdle`` before doing anything to have its work handed over after all. The engine's
         output is written here, the send window's slot given back and proton's own events taken
         (``_dispatch_here``, while the peer works); other events are left for the next flush,
         which the peer's answer brings (the I/O thread's, or the waiting caller's). A plain
@@ -670,7 +672,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
         try:
             done = self.loop_thread.run_if_idle(lambda: self._write_here(op, transport), queued)
-        except _NotIdle:
+        except NotIdle:
             return False
         if done and transport.is_closing():
             # the socket write failed: asyncio queued the loss for the loop with call_soon, which
@@ -680,10 +682,10 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     def _write_here(self, op: Callable[[], object], transport: asyncio.Transport) -> None:
         """``op`` and what it makes, written on the calling thread, which holds the loop
-        (``write_if_idle``); raises ``_NotIdle`` when the connection is unfit."""
+        (``write_if_idle``); raises ``NotIdle`` when the connection is unfit."""
         eng = self.engine
         if eng is None or self.failure is not None or transport.get_write_buffer_size():
-            raise _NotIdle
+            raise NotIdle
         op()
         self._write_output(eng)
         if not self._wire.transparent:

@@ -20,6 +20,7 @@ from ..base import ProducerSpec, ProviderProducer, SendOutcome
 from ..errors import TRANSACTIONAL_STATE, outcome_error
 from .addressing import link_address
 from .capabilities import txn_outcomes_of
+from .connection import NotIdle
 from .link import AmqpLink, fail_waiting, take_answer
 from .terminus import OUTCOMES, capability_for, data_symbols, put_symbols
 
@@ -151,7 +152,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             now = time.monotonic()
             direct = now - self._last_unawaited >= SPARSE_SEND_SECONDS
             self._last_unawaited = now
-        if direct and provider.write_if_idle(lambda: self._transfer(data, fut)):
+        if direct and provider.write_if_idle(lambda: self._transfer_here(data, fut)):
             if tracing is not None:
                 tracing.sent(span, fut)
             return fut
@@ -162,6 +163,14 @@ class AmqpProducer(AmqpLink, ProviderProducer):
 
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.loop_thread.submit(self.detach())
+
+    def _transfer_here(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
+        """``_transfer`` on the sending thread (``write_if_idle``). A send nobody waits for on a
+        link that failed or closed meanwhile is handed over instead: its failure is reported to
+        the ExceptionListener from the I/O thread, as the provider's listener expects."""
+        if fut is None and (self.failure is not None or self.closed):
+            raise NotIdle
+        self._transfer(data, fut)
 
     # -- loop ----------------------------------------------------------------------------------
     def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
