@@ -157,6 +157,27 @@ def test_deeply_nested_application_properties_are_refused_at_send(proc: BrokerPr
     assert round_trip(proc.url, "deep") < 1.0
 
 
+def test_application_properties_that_lie_about_their_count_do_not_cost_routing(proc: BrokerProcess) -> None:
+    """Routing reads the header, the annotations and the properties only: a map claiming four
+    billion entries in the application properties is not decoded to route the message (a
+    selector's reading of it fails closed: ``selector_view``), and the broker stays responsive."""
+    from amqp_jms.mapping.codec import encode_value
+    from amqp_jms.types import Described, ULong
+
+    body = encode_value("k") + encode_value("v")
+    props = b"\x00\x53\x74\xd1" + (len(body) + 4).to_bytes(4, "big") + (0xFFFFFFFE).to_bytes(4, "big") + body
+    message = b"\x00\x53\x70\xc0\x04\x02\x41\x50\x07" + props + encode_value(Described(ULong(0x77), "x"))
+    before = proc.rss_mb()
+    sock = raw_sender(proc, "lying-count")
+    for i in range(200):
+        sock.sendall(transfer(i, message))
+    frames = read_until(sock, DISPOSITION)
+    sock.close()
+    assert any(f[0] == DISPOSITION for f in frames)
+    assert proc.peak_mb() - before < 20, f"peak RSS {before:.0f} -> {proc.peak_mb():.0f} MB"
+    assert round_trip(proc.url, "lying-count-innocent") < 1.0
+
+
 def test_a_backtracking_like_selector_does_not_block_the_broker(proc: BrokerProcess) -> None:
     conn = BlockingConnection(proc.url, timeout=10)
     try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -101,3 +102,22 @@ def test_a_header_named_by_its_symbolic_descriptor_routes() -> None:
     data = header + encode_sections(body_type=AMQP_VALUE, body="x")
     info = message_bytes.inspect(data)
     assert (info.durable, info.priority) == (True, 9)
+
+
+def test_routing_does_not_read_the_application_properties(monkeypatch: pytest.MonkeyPatch) -> None:
+    """However large a producer makes its application properties, routing decodes only the
+    sections before them (a selector reads them lazily, ``selector_view``)."""
+    data = encode_sections(header=Header(True, 6), properties=Properties(message_id="ID:1"),
+                           application_properties={f"k{i}": i for i in range(5000)},
+                           body_type=AMQP_VALUE, body="x")
+    read: list[int] = []
+    decode = message_bytes.decode_sections
+
+    def spy(chunk: bytes, *, body: bool = True) -> object:
+        read.append(len(chunk))
+        return decode(chunk, body=body)
+
+    monkeypatch.setattr(message_bytes, "decode_sections", spy)
+    info = message_bytes.inspect(data)
+    assert (info.durable, info.priority) == (True, 6)
+    assert read and max(read) < 100, read

@@ -14,6 +14,7 @@ from typing import Any
 
 from ...exceptions import MessageFormatException
 from ...mapping.codec import (
+    APPLICATION_PROPERTIES,
     DATA,
     HEADER,
     MESSAGE_ANNOTATIONS,
@@ -59,15 +60,17 @@ def _int(v: Any) -> int:
 def inspect(data: Any) -> MessageInfo:
     """Decode the routing fields of an encoded message; ``ValueError`` if they are malformed.
 
-    The sections before the body are decoded by the shared codec (in C where the accelerator is
-    built: this runs for every message a producer sends, on the broker's one loop). A message
+    The sections before the application properties are decoded by the shared codec (in C where
+    the accelerator is built: this runs for every message a producer sends, on the broker's one
+    loop); the application properties, however large, are not read here. A message
     the codec refuses (a field of a non-standard type, a malformed application-properties map)
     is still routed by what :func:`_walk` can read, as before: routing reads only four fields.
     The codec also reads a section named by its symbolic descriptor (``amqp:header:list``), as
     AMQP allows, where the walk stops.
     """
     try:
-        s = decode_sections(head(data), body=False)
+        end = _sections_before(data, APPLICATION_PROPERTIES)
+        s = decode_sections(head(data) if end is None else data[:end], body=False)
     except (MessageFormatException, ValueError):
         return _walk(data)
     return _routing_info(s.header, s.message_annotations, s.properties)
@@ -139,15 +142,23 @@ def head(data: Any) -> bytes:
     """
     if type(data) is bytes:
         return data
+    end = _sections_before(data, DATA)
+    return bytes(data) if end is None else bytes(data[:end])
+
+
+def _sections_before(data: Any, code: int) -> int | None:
+    """Where the first section of ``code`` or later starts (the sections before it end), found
+    by their sizes alone; None when a section's descriptor is not a small ulong, past which no
+    section can be placed this way."""
     p, n = 0, len(data)
     try:
-        while p + 3 <= n and data[p] == 0 and data[p + 1] == 0x53 and data[p + 2] < DATA:
+        while p + 3 <= n and data[p] == 0 and data[p + 1] == 0x53 and data[p + 2] < code:
             p = skip_value(data, p + 3, "message section")
     except MessageFormatException as exc:
         raise ValueError(f"malformed AMQP message: {exc}") from exc
     if p + 3 <= n and not (data[p] == 0 and data[p + 1] == 0x53):
-        return bytes(data)
-    return bytes(data[:p])
+        return None
+    return p
 
 
 def header_rewrite(data: Any, count: int) -> tuple[bytes, int]:
