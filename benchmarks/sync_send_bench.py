@@ -79,10 +79,10 @@ class HopClock:
         on_data = amqp_connection.AmqpProvider._on_data
         handle_here = amqp_connection.AmqpProvider._handle_here
 
-        def _transfer(self: Any, data: bytes, fut: Any) -> None:
+        def _transfer(self: Any, data: bytes, fut: Any, here: bool = False) -> None:
             t["transfer"] = pc()
             t.pop("written", None)
-            transfer(self, data, fut)
+            transfer(self, data, fut, here)
 
         def _outcome(self: Any, delivery: Any) -> bool:
             t["outcome"] = pc()

@@ -25,9 +25,9 @@ def threads_calling(monkeypatch: pytest.MonkeyPatch, cls: type, name: str) -> li
     names: list[str] = []
     original = getattr(cls, name)
 
-    def spy(self: Any, *args: Any) -> Any:
+    def spy(self: Any, *args: Any, **kwargs: Any) -> Any:
         names.append(threading.current_thread().name)
-        return original(self, *args)
+        return original(self, *args, **kwargs)
 
     monkeypatch.setattr(cls, name, spy)
     return names

@@ -42,9 +42,9 @@ def transfer_threads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     names: list[str] = []
     transfer = AmqpProducer._transfer
 
-    def recorded(self: AmqpProducer, data: bytes, fut: Any) -> None:
+    def recorded(self: AmqpProducer, data: bytes, fut: Any, here: bool = False) -> None:
         names.append(threading.current_thread().name)
-        transfer(self, data, fut)
+        transfer(self, data, fut, here)
 
     monkeypatch.setattr(AmqpProducer, "_transfer", recorded)
     return names

@@ -152,7 +152,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             now = time.monotonic()
             direct = now - self._last_unawaited >= SPARSE_SEND_SECONDS
             self._last_unawaited = now
-        if direct and provider.write_if_idle(lambda: self._transfer_here(data, fut)):
+        if direct and provider.write_if_idle(lambda: self._transfer(data, fut, here=True)):
             if tracing is not None:
                 tracing.sent(span, fut)
             return fut
@@ -164,17 +164,16 @@ class AmqpProducer(AmqpLink, ProviderProducer):
     def close(self) -> concurrent.futures.Future[None]:
         return self.provider.loop_thread.submit(self.detach())
 
-    def _transfer_here(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
-        """``_transfer`` on the sending thread (``write_if_idle``). A send nobody waits for on a
-        link that failed or closed meanwhile is handed over instead: its failure is reported to
-        the ExceptionListener from the I/O thread, as the provider's listener expects."""
-        if fut is None and (self.failure is not None or self.closed):
-            raise NotIdle
-        self._transfer(data, fut)
-
     # -- loop ----------------------------------------------------------------------------------
-    def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None) -> None:
+    def _transfer(self, data: bytes, fut: concurrent.futures.Future[None] | None, here: bool = False) -> None:
+        """The transfer, on the I/O thread or, ``here``, on the sending thread holding the loop
+        (``write_if_idle``)."""
         if self.failure is not None or self.closed:
+            if here and fut is None:
+                # a send nobody waits for, on a link that failed or closed meanwhile: handed over,
+                # so that its failure reaches the ExceptionListener from the I/O thread, as the
+                # provider's listener expects
+                raise NotIdle
             self._window.release(1)
             exc = self.failure or JMSException("the producer is closed")
             if fut is not None:
