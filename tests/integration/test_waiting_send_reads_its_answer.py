@@ -105,15 +105,14 @@ def _answers_found(url: str, queue: str, monkeypatch: pytest.MonkeyPatch, sends:
     """How the sending thread found its answers, and how often it slept (gave up its CPU) per
     waiting send."""
     counts = {"found awake": 0, "found after a sleep": 0}
-    with ConnectionFactory(url).create_connection() as conn:
-        s = conn.create_session()
-        p = s.create_producer(Queue(queue))
-        for _ in range(20):
-            p.send(s.create_text_message("warm"))
-        with monkeypatch.context() as m:
-            m.setattr(loop_module, "select", SimpleNamespace(poll=lambda: _CountingPoll(counts),
-                                                             POLLIN=select.POLLIN))
-            m.setattr(conn._provider.loop_thread, "_read_poller", None)  # (made anew, counting)
+    with monkeypatch.context() as m:
+        m.setattr(loop_module, "select", SimpleNamespace(poll=lambda: _CountingPoll(counts),
+                                                         POLLIN=select.POLLIN))
+        with ConnectionFactory(url).create_connection() as conn:
+            s = conn.create_session()
+            p = s.create_producer(Queue(queue))
+            for _ in range(20):
+                p.send(s.create_text_message("warm"))
             before = resource.getrusage(resource.RUSAGE_THREAD).ru_nvcsw
             for i in range(sends):
                 p.send(s.create_text_message(f"m{i}"))
