@@ -15,6 +15,8 @@ pure-Python wheel, ``py3-none-any``, for platforms without a compiled one.
 - ``mq._mqout``: assembling the MQMD and RFH2 bytes on the outgoing path (else struct and str).
 - ``mapping.codec._csections``: ``decode_sections``, the AMQP sections of every received message
   and of every transfer the broker routes (else ``sections.decode_sections_py``).
+- ``provider.amqp._ctransfer``: a waiting send's transfer and its write to the socket in one call
+  (else the provider's Python path: ``write_through``).
 """
 
 import os
@@ -26,6 +28,7 @@ _ACCELERATORS = {
     "amqp_jms.mq._mqxml": "src/amqp_jms/mq/_mqxml.c",
     "amqp_jms.mq._mqout": "src/amqp_jms/mq/_mqout.c",
     "amqp_jms.mapping.codec._csections": "src/amqp_jms/mapping/codec/_csections.c",
+    "amqp_jms.provider.amqp._ctransfer": "src/amqp_jms/provider/amqp/_ctransfer.c",
 }
 
 _PURE = os.environ.get("AMQP_JMS_NO_ACCEL", "") not in ("", "0")

@@ -124,7 +124,8 @@ QUICKSTART = """
 import sys
 from amqp_jms import _accel, __file__ as where
 assert where.startswith(sys.argv[1]), where  # the installed wheel, not this tree
-for name in ("selector._strkernels", "mq._mqxml", "mq._mqout", "mapping.codec._csections"):
+for name in ("selector._strkernels", "mq._mqxml", "mq._mqout", "mapping.codec._csections",
+             "provider.amqp._ctransfer"):
     assert _accel.load_accelerator("amqp_jms." + name) is None, name
 exec(sys.stdin.read())
 """
@@ -161,5 +162,5 @@ def test_the_compiled_wheel_has_the_accelerators_but_not_their_sources(dist: Pat
         names = whl.namelist()
     assert not [n for n in names if n.endswith((".c", ".h"))]
     # each accelerator compiled (the machine has a C compiler) next to its typing stub
-    assert len([n for n in names if n.endswith(".so")]) == 4
+    assert len([n for n in names if n.endswith(".so")]) == 5
     assert "amqp_jms/mapping/codec/_csections.c" not in names

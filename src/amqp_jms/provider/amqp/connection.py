@@ -26,7 +26,7 @@ from proton import Event, symbol
 from ..._logs import PROVIDER, with_ids
 from ..._reading import KeptBufferProtocol
 from ...engine import Engine
-from ...engine.raw import lib, ptr_addr
+from ...engine.raw import ffi, lib, ptr_addr
 from ...exceptions import IllegalStateException, JMSException, JMSSecurityException
 from ..base import Capabilities, DrainOutcome, Provider, ProviderListener, ProviderSession, SendOutcome
 from ..config import ConnectionConfig
@@ -36,6 +36,7 @@ from ..loop import LoopThread, wait_for
 from ..metrics import Counters
 from ..redirects import alternates_from_open
 from ..tracing import tracing_for
+from . import write_through
 from .cbs import CbsClient
 from .open_close import OpenCloseHandling
 from .outgoing import OutgoingFrames
@@ -70,6 +71,13 @@ READ_HERE_SECONDS = 0.02
 #: tick per answer (one every few hundred µs) cost more than the rest of reading it
 TICK_HERE_SECONDS = 0.05
 
+
+_cast = ffi.cast
+
+
+def _as_delivery(address: int) -> Any:
+    """The ``pn_delivery_t *`` at ``address`` (what ``write_through`` returns), as cffi holds it."""
+    return _cast("pn_delivery_t *", address)
 
 def _nothing() -> None:
     """A wake-up of the loop with nothing to do but what is queued already."""
@@ -697,6 +705,26 @@ class AmqpProvider(OpenCloseHandling, Provider):
         if self._give_back_written() and self.loop_thread.has_ready():
             self._to_loop(_nothing)  # (a close waiting for the window to empty)
         self._dispatch_here(eng)
+
+    def transfer_out(self, link_addr: int, tag: bytes, data: bytes) -> Any | None:
+        """A transfer of ``data`` tagged ``tag`` on the link at ``link_addr``, made and written
+        to the socket in one C call (``write_through``): the new ``pn_delivery_t``. Only for an
+        op of ``write_if_idle`` (this thread holds the loop, the socket's transport buffers
+        nothing). None when it cannot be (no accelerator, a wire that is not plain TCP, the
+        outgoing editor part-way through a frame): the caller makes the transfer as usual.
+
+        Output that is not one plain frame is left in proton, for ``_write_here``'s own write,
+        which follows every op; bytes the socket did not take go to the transport now, before
+        anything else can be written."""
+        transfer_out = write_through.transfer_out
+        fd, eng = self._socket_fd, self.engine
+        if (transfer_out is None or fd is None or eng is None or not self._wire.transparent
+                or not self._frames.at_frame_boundary):
+            return None
+        address, rest = transfer_out(link_addr, tag, data, eng.transport_addr, fd)
+        if rest is not None and rest is not write_through.LEFT and self._transport is not None:
+            self._transport.write(rest)  # type: ignore[arg-type]
+        return _as_delivery(address)
 
     def _write_output(self, eng: Engine) -> None:
         """What proton has to send, through the outgoing editors and the wire's layers (none

@@ -142,6 +142,12 @@ class OutgoingFrames:
         self._held = b""  # the start of a frame not yet seen whole enough to decide on
         self._lost = False
 
+    @property
+    def at_frame_boundary(self) -> bool:
+        """Nothing held and no frame part-way through: a whole frame that needs no edit may be
+        written past :meth:`feed` (``write_through``) without putting it out of step."""
+        return not self._skip and not self._held
+
     def feed(self, data: bytes) -> bytes:
         skip = self._skip
         if not self._held and skip >= len(data):  # the common case: the middle of a big frame

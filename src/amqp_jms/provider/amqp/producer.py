@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from proton import Delivery, Link
 
-from ...engine.raw import ACCEPTED, NO_OUTCOME, ffi, lib, set_transactional_state, transactional_state
+from ...engine.raw import ACCEPTED, NO_OUTCOME, addr, ffi, lib, set_transactional_state, transactional_state
 from ...exceptions import IllegalStateException, JMSException
 from ...mapping.codec import AMQP_VALUE, encode_sections
 from ...message import MessageData
@@ -107,6 +107,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         cfg = session.provider.config
         self._send_timeout = cfg.seconds(cfg.send_timeout_ms)
         self._counters = session.provider.counters
+        self._link_addr = 0  # the pn_link_t's address, once attached (``AmqpProvider.transfer_out``)
 
     async def open(self) -> None:
         snd = self.session.endpoint.sender(self.name)
@@ -118,6 +119,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         snd.snd_settle_mode = Link.SND_SETTLED if self.spec.presettle else Link.SND_UNSETTLED
         snd.rcv_settle_mode = Link.RCV_FIRST
         await self.attach(snd, f"attach producer link {self.name!r}")
+        self._link_addr = addr(snd)
 
     # -- any thread ----------------------------------------------------------------------------
     def send(
@@ -197,22 +199,29 @@ class AmqpProducer(AmqpLink, ProviderProducer):
             if fut is not None:
                 fut.set_result(None)
             return
-        # straight to proton-c: no Delivery wrapper per message
-        impl = snd._impl
         tag_bytes = tag.encode()
-        d = _new_delivery(impl, (len(tag_bytes), _from_buffer(tag_bytes)))
-        if txn is not None:
-            set_transactional_state(d, txn)
-        _send(impl, _from_buffer(data), len(data))
-        _advance(impl)
-        if self.spec.presettle:
-            _settle(d)
+        presettle = self.spec.presettle
+        # on the sending thread, the transfer and its write in one C call where it is built
+        # (not for a transaction's send, whose delivery carries a state before its bytes, nor a
+        # presettled one, settled before proton writes it)
+        d = (self.provider.transfer_out(self._link_addr, tag_bytes, data)
+             if here and txn is None and not presettle else None)
+        if d is None:
+            # straight to proton-c: no Delivery wrapper per message
+            impl = snd._impl
+            d = _new_delivery(impl, (len(tag_bytes), _from_buffer(tag_bytes)))
+            if txn is not None:
+                set_transactional_state(d, txn)
+            _send(impl, _from_buffer(data), len(data))
+            _advance(impl)
+            if presettle:
+                _settle(d)
         self._unwritten += 1
         self.provider.unwritten.add(self)
         counters = self._counters
         counters.messages_sent += 1
         counters.bytes_sent += len(data)
-        if self.spec.presettle:
+        if presettle:
             if fut is not None:
                 fut.set_result(None)
         elif fut is not None:
