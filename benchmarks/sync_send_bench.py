@@ -56,6 +56,7 @@ from broker_bench import build_c_clients
 from amqp_jms import ConnectionFactory, Queue
 from amqp_jms.provider.amqp import connection as amqp_connection
 from amqp_jms.provider.amqp import producer as amqp_producer
+from amqp_jms.provider.amqp import write_through
 from amqp_jms.testing.broker_process import BrokerProcess
 
 HERE = Path(__file__).resolve().parent
@@ -111,6 +112,9 @@ class HopClock:
         amqp_connection.AmqpProvider._handle_here = _handle_here  # type: ignore[method-assign]
 
     def watch_writes(self, provider: Any) -> None:
+        """Stamp "written" as the bytes go to the socket: asyncio's write, or the C call that
+        makes the transfer and writes it (``write_through``: stamped as it starts, so both
+        stamp the moment the client hands the socket its bytes, give or take proton's work)."""
         write = provider._transport.write
         t, pc = self.t, time.perf_counter
 
@@ -119,6 +123,21 @@ class HopClock:
             write(data)
 
         provider._transport.write = _write
+        transfer_out, read_in = write_through.transfer_out, write_through.read_in
+        if transfer_out is not None and not getattr(transfer_out, "stamped", False):
+            def _transfer_out(*args: Any) -> Any:
+                t.setdefault("written", pc())
+                return transfer_out(*args)
+
+            _transfer_out.stamped = True  # type: ignore[attr-defined]
+            write_through.transfer_out = _transfer_out
+        if read_in is not None and not getattr(read_in, "stamped", False):
+            def _read_in(*args: Any) -> Any:
+                t["read"] = pc()  # (the C read of a waiting caller, as _handle_here is stamped)
+                return read_in(*args)
+
+            _read_in.stamped = True  # type: ignore[attr-defined]
+            write_through.read_in = _read_in
 
 
 def c_one_in_flight(tool: Path, url: str, address: str, n: int) -> float:

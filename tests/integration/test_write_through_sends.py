@@ -1,8 +1,9 @@
 """On a real connection, a waiting send's transfer is made and written by the sending thread in one
-C call (``write_through``) where that is built, and the broker gets every message whole, in
-order, big or small; sends it does not fit (a transaction's, a presettled one) take the Python
-path, as does everything when the accelerator is off, with the same messages arriving. Against
-the embedded broker in its own process, as the other tests of who writes.
+C call (``write_through``) where that is built, and its answer read by another, and the broker
+gets every message whole, in order, big or small; sends it does not fit (a transaction's, a
+presettled one) take the Python path, as does everything when the accelerator is off, with the
+same messages arriving. Against the embedded broker in its own process, as the other tests of
+who writes and who reads.
 """
 
 from __future__ import annotations
@@ -74,6 +75,34 @@ def test_waiting_sends_are_written_through_and_arrive_whole(
     # (a loaded machine may find the I/O thread awake now and then: that send is handed over)
     assert len(mine) >= len(payloads) // 2, calls
     assert None in mine  # written whole by the C call
+
+
+def test_the_answers_are_read_by_the_sender_into_proton_and_found_alone(
+    broker: BrokerProcess, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    reads: list[tuple[str, int]] = []
+    original = write_through.read_in
+    assert original is not None
+
+    def spy(*args: Any) -> int:
+        status = original(*args)
+        reads.append((threading.current_thread().name, status))
+        return status
+
+    monkeypatch.setattr(write_through, "read_in", spy)
+    with ConnectionFactory(broker.url).create_connection() as conn:
+        s = conn.create_session()
+        p = s.create_producer(Queue("through-answers"))
+        for i in range(40):
+            p.send(s.create_text_message(f"m{i}"))
+            assert conn.metrics().sends_accepted == i + 1
+    alone = [name for name, status in reads if status == write_through.SOLE]
+    # (a loaded machine may find the I/O thread awake now and then: that answer is its)
+    assert alone.count(threading.current_thread().name) >= 20, reads
+    with ConnectionFactory(broker.url).create_connection() as conn:
+        conn.start()
+        c = conn.create_session().create_consumer(Queue("through-answers"))
+        assert [c.receive(2000).get_text() for _ in range(40)] == [f"m{i}" for i in range(40)]  # type: ignore[union-attr]
 
 
 def test_a_transactions_sends_and_presettled_ones_take_the_python_path(

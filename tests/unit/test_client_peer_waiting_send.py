@@ -23,6 +23,7 @@ from proton import Delivery
 from amqp_jms import ConnectionFactory, JMSException, Queue
 from amqp_jms.client import Connection, MessageProducer, Session
 from amqp_jms.provider.amqp import connection as amqp_connection
+from amqp_jms.provider.amqp import write_through
 from amqp_jms.testing.peer import TestPeer, _Expect
 
 FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
@@ -155,7 +156,10 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
     peer: TestPeer, monkeypatch: Any,
 ) -> None:
     """Interrupted between reading the socket and handing the bytes to the engine, a frame may
-    be lost: the connection is failed, with a reason, rather than waiting forever for it."""
+    be lost: the connection is failed, with a reason, rather than waiting forever for it. (The
+    Python read: the C one, ``write_through.read_in``, reads into the engine in one call, with
+    no such moment; see the next test.)"""
+    monkeypatch.setattr(write_through, "read_in", None)
     heard: list[JMSException] = []
     got = threading.Event()
     original = amqp_connection.AmqpProvider._handle_here
@@ -186,6 +190,43 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
         with pytest.raises(JMSException):
             p.send(s.create_text_message("after"))
     assert calls[0] >= 1
+
+
+@pytest.mark.skipif(write_through.read_in is None, reason="the C accelerator _ctransfer was not built")
+def test_a_sender_interrupted_once_its_answer_is_in_the_engine_leaves_the_connection_whole(
+    peer: TestPeer, monkeypatch: Any,
+) -> None:
+    """The C read puts what it read into the engine in the same call: interrupted right after,
+    nothing is lost. The send raises the interrupt, its answer stays in the engine for whoever
+    takes the events next, the connection lives on, and the next send works."""
+    heard: list[JMSException] = []
+    original = amqp_connection.AmqpProvider._took_input
+    calls = [0]
+
+    def interrupted(self: Any, *args: Any) -> bool:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise KeyboardInterrupt
+        return original(self, *args)
+
+    held: list[Delivery] = []
+    with _conn(peer) as conn:
+        conn.set_exception_listener(heard.append)
+        s, p = _producer(peer, conn)
+        _held_transfer(peer, held)
+        monkeypatch.setattr(amqp_connection.AmqpProvider, "_took_input", interrupted)
+        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+        timer = threading.Timer(0.2, lambda: _answer(peer, held[0]))
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            p.send(s.create_text_message("x"))
+        timer.join()
+        assert calls[0] == 1
+        peer.expect_transfer()
+        p.send(s.create_text_message("after"))
+        peer.wait()
+        assert conn.metrics().sends_accepted == 2  # the first one's answer was not lost
+    assert heard == []
 
 
 def test_a_connection_lost_while_a_sender_waits_fails_the_send(peer: TestPeer) -> None:

@@ -1,8 +1,11 @@
-"""The C transfer-and-write of a waiting send (``write_through``, ``_ctransfer``) against the
-Python path it replaces: for the same link the socket gets the bytes the Python path would
-write; output that is not one plain frame stays in proton; what a full socket does not take
-comes back, already taken from proton, so that nothing is written twice or lost; its frame
-rule is ``outgoing._one_plain_frame``'s; and ``AMQP_JMS_NO_ACCEL=1`` turns it off."""
+"""The C transfer-and-write of a waiting send and the C read of its answer (``write_through``,
+``_ctransfer``) against the Python paths they replace: for the same link the socket gets the
+bytes the Python path would write; output that is not one plain frame stays in proton; what a
+full socket does not take comes back, already taken from proton, so that nothing is written
+twice or lost; its frame rule is ``outgoing._one_plain_frame``'s. The read puts into the engine
+what the Python read would, and finds the answer alone exactly when the Python path's look
+(``Engine.sole_event``) does; nothing to read, the socket's end and a closed input read nothing.
+``AMQP_JMS_NO_ACCEL=1`` turns both off."""
 
 from __future__ import annotations
 
@@ -16,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from proton import Event
+from proton import Delivery, Event
 
 from amqp_jms.engine import Engine
 from amqp_jms.engine.raw import addr, ffi, lib, ptr_addr
@@ -24,6 +27,7 @@ from amqp_jms.provider.amqp import write_through
 from amqp_jms.provider.amqp.outgoing import _one_plain_frame
 
 transfer_out, c_one_plain_frame = write_through.transfer_out, write_through.one_plain_frame
+read_in = write_through.read_in
 pytestmark = pytest.mark.skipif(transfer_out is None, reason="the C accelerator _ctransfer was not built")
 
 
@@ -212,8 +216,82 @@ def test_the_frame_rule_agrees_with_its_twin_on_any_bytes(body: bytes, doff: int
         assert c_one_plain_frame(data) == _one_plain_frame(data)
 
 
+# -- the answer's read ------------------------------------------------------------------------
+
+
+def _answered(flow: bool = False) -> tuple[Engine, int, bytes]:
+    """A client whose transfer the server accepted (and settled): the client engine (its events
+    taken), the delivery's address, and the server's answer bytes (with a flow after it)."""
+    client, server, snd = _sender()
+    impl = snd._impl  # type: ignore[attr-defined]
+    d = lib.pn_delivery(impl, (1, ffi.from_buffer(b"1")))
+    lib.pn_link_send(impl, ffi.from_buffer(b"payload"), 7)
+    lib.pn_link_advance(impl)
+    server.receive_data(client.data_to_send())
+    list(client.events())
+    for ev in server.events():
+        if ev.type == Event.DELIVERY and ev.delivery.tag == "1":
+            ev.delivery.update(Delivery.ACCEPTED)
+            ev.delivery.settle()
+            if flow:
+                ev.link.flow(5)
+    return client, ptr_addr(d), server.data_to_send()
+
+
+def _python_read(client: Engine, delivery: int, data: bytes) -> bool:
+    """The Python path: the bytes into the engine, then ``_answered_alone``'s look."""
+    client.receive_data(data)
+    ev = client.sole_event()
+    if ev is None or lib.pn_event_type(ev) != lib.PN_DELIVERY:
+        return False
+    return ptr_addr(lib.pn_event_delivery(ev)) == delivery
+
+
+@pytest.mark.parametrize("flow", [False, True], ids=["answer", "answer and flow"])
+@pytest.mark.parametrize("match", [True, False], ids=["its delivery", "another"])
+def test_the_read_puts_in_what_the_python_read_does_and_finds_the_answer_alone_as_it_does(
+    pair: Pair, flow: bool, match: bool,
+) -> None:
+    assert read_in is not None
+    a, b = pair
+    ours, delivery, answer = _answered(flow)
+    theirs, their_delivery, their_answer = _answered(flow)
+    assert answer == their_answer
+    b.sendall(answer)
+    status = read_in(a.fileno(), ours.transport_addr, ours.collector_addr, delivery if match else 0)
+    alone = _python_read(theirs, their_delivery if match else 0, their_answer)
+    assert status == (write_through.SOLE if alone else write_through.TAKEN)
+    assert alone == (match and not flow)
+    d = ffi.cast("pn_delivery_t *", delivery)
+    assert lib.pn_delivery_remote_state(d) == lib.PN_ACCEPTED and lib.pn_delivery_settled(d)
+    assert [ev.type for ev in ours.events()] == [ev.type for ev in theirs.events()]
+
+
+def test_the_read_reads_nothing_when_there_is_nothing_or_the_socket_ended(pair: Pair) -> None:
+    assert read_in is not None
+    a, b = pair
+    client, delivery, _ = _answered()
+    args = (a.fileno(), client.transport_addr, client.collector_addr, delivery)
+    assert read_in(*args) == write_through.AGAIN
+    b.close()
+    assert read_in(*args) == write_through.GONE
+    assert read_in(*args) == write_through.GONE  # (the end stays readable, for the loop)
+    assert client.sole_event() is None  # nothing went in
+
+
+def test_the_read_reads_nothing_once_the_engine_takes_no_input(pair: Pair) -> None:
+    assert read_in is not None
+    a, b = pair
+    client, delivery, answer = _answered()
+    client.transport.close_tail()
+    b.sendall(answer)
+    assert read_in(a.fileno(), client.transport_addr, client.collector_addr, delivery) == write_through.GONE
+    assert a.recv(len(answer)) == answer  # still on the socket: nothing was taken from it
+
+
 def test_no_accel_turns_it_off() -> None:
-    code = "from amqp_jms.provider.amqp import write_through as w; print(w.transfer_out is None)"
+    code = ("from amqp_jms.provider.amqp import write_through as w; "
+            "print(w.transfer_out is None and w.read_in is None)")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "AMQP_JMS_NO_ACCEL": "1"})
     assert run.stdout.strip() == "True", run.stderr

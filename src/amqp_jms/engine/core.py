@@ -99,8 +99,10 @@ class Engine:
             SSL(self.transport, ssl_domain)
         self.transport.bind(self.connection)
         self._transport_impl = self.transport._impl
-        #: the ``pn_transport_t``'s address, for C code that drives it (``write_through``)
+        #: the ``pn_transport_t``'s and ``pn_collector_t``'s addresses, for C code that drives
+        #: them (``write_through``)
         self.transport_addr = int(ffi.cast("uintptr_t", self._transport_impl))
+        self.collector_addr = int(ffi.cast("uintptr_t", self.collector._impl))
         self._head_closed = False
         self._out_c = ffi.from_buffer(bytearray(_OUT_SMALL))
         self._tail_closed = False

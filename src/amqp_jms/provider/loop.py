@@ -349,7 +349,8 @@ class LoopThread:
         return bool(getattr(self.loop, "_ready", True))
 
     def read_here(self, fd: int, handle: Callable[[bytes], bool], budget: float,
-                  torn: Callable[[], None], spin: float = 0.0) -> bool:
+                  torn: Callable[[], None], spin: float = 0.0,
+                  take: Callable[[], bool | None] | None = None) -> bool:
         """Read ``fd`` on the calling thread while the loop thread sleeps, handing each chunk to
         ``handle`` (which returns True once the caller has what it waits for); False when the
         loop is not idle, or gave up without that (nothing lost: what was read was handled).
@@ -369,7 +370,13 @@ class LoopThread:
 
         ``spin``: seconds to poll the socket without sleeping before the wait sleeps in the
         kernel (``ConnectionConfig.answer_spin_seconds``): an answer that comes meanwhile then
-        wakes nobody, the thread never having slept."""
+        wakes nobody, the thread never having slept.
+
+        ``take``: reads ``fd`` and hands what it read on by itself, instead of a read here and
+        ``handle`` (the provider's C read straight into proton, ``write_through.read_in``): True
+        when the caller has what it waits for, False to wait on, None when the socket has ended
+        or failed (read nothing: the loop meets it itself). Nothing read is ever between it and
+        its handler, so it has nothing to tear."""
         wake_fd = self._wake_fd
         if wake_fd is None or self.loop.get_debug():
             return False
@@ -377,13 +384,13 @@ class LoopThread:
 
         def read() -> None:
             nonlocal answered
-            answered = self._read_muted(fd, wake_fd, handle, budget, torn, spin)
+            answered = self._read_muted(fd, wake_fd, handle, budget, torn, spin, take)
 
         self.run_if_idle(read)  # (the loop's idle test has its one home there)
         return answered
 
     def _read_muted(self, fd: int, wake_fd: int, handle: Callable[[bytes], bool], budget: float,
-                    torn: Callable[[], None], spin: float) -> bool:
+                    torn: Callable[[], None], spin: float, take: Callable[[], bool | None] | None) -> bool:
         """``read_here``'s reading, holding the idle lock."""
         sel = self._selector
         if not sel.mute(fd):
@@ -412,6 +419,13 @@ class LoopThread:
                         ready = poller.poll(left * 1000.0)
                     if len(ready) != 1 or ready[0][0] != fd:
                         return False  # nothing, or work handed to the loop
+                    if take is not None:
+                        took = take()
+                        if took is None:
+                            return False  # the socket's end or error: the loop's to meet
+                        if took:
+                            return True
+                        continue
                     reading = True
                     try:
                         data = os.read(fd, READ_SIZE)

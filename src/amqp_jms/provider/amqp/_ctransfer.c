@@ -6,8 +6,9 @@
  * pn_link_advance, then, when what proton has to send is exactly one frame that the outgoing
  * editor leaves alone, sends it on the socket.
  *
- * - bind(path): resolve proton's functions in the library python-qpid-proton loaded (its cffi
- *   module, already in the process: RTLD_NOLOAD), by name: the same functions cffi calls.
+ * - bind(path, delivery_event): resolve proton's functions in the library python-qpid-proton
+ *   loaded (its cffi module, already in the process: RTLD_NOLOAD), by name: the same functions
+ *   cffi calls; delivery_event is PN_DELIVERY's value (an enum, which cffi knows).
  * - transfer_out(link, tag, data, transport, fd) -> (delivery, rest): link and transport are the
  *   addresses of a pn_link_t and a pn_transport_t, fd the connection's socket. delivery is the
  *   new pn_delivery_t's address. rest is None when proton's output went out whole (or it had
@@ -15,6 +16,14 @@
  *   write through the outgoing editor), or the bytes the socket did not take (already taken from
  *   proton: the caller writes them next, before anything else).
  * - one_plain_frame(data) -> bool: the rule deciding that (the twin of outgoing._one_plain_frame).
+ * - read_in(fd, transport, collector, delivery) -> status: the other end of the round trip, for
+ *   a caller that reads its own answer (AmqpProvider.answer_here): one read of the socket straight
+ *   into proton's input buffer, processed; SOLE (1) when the only event then pending is a
+ *   delivery event of the pn_delivery_t at address delivery (its answer, to be read by the
+ *   producer: AmqpProducer.accepted_alone), TAKEN (0) when the bytes went in but that is not so
+ *   (the events are the provider's to handle), AGAIN (-1) when there was nothing to read, GONE
+ *   (-2) when the socket has ended or failed or the transport takes no more input (read or
+ *   pushed nothing: the loop meets that itself). delivery 0 matches no event.
  *
  * The caller holds the connection's loop (LoopThread.run_if_idle) and has checked that the
  * socket's transport buffers nothing: nothing else writes to fd meanwhile. */
@@ -22,10 +31,12 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 /* proton's pn_bytes_t (pn_delivery_tag_t), passed by value as proton declares it */
 typedef struct { size_t size; const char *start; } pn_bytes;
@@ -36,13 +47,23 @@ static _Bool (*pn_link_advance_)(void *link);
 static ssize_t (*pn_transport_pending_)(void *transport);
 static const char *(*pn_transport_head_)(void *transport);
 static void (*pn_transport_pop_)(void *transport, size_t size);
+static ssize_t (*pn_transport_capacity_)(void *transport);
+static char *(*pn_transport_tail_)(void *transport);
+static int (*pn_transport_process_)(void *transport, size_t size);
+static void *(*pn_collector_peek_)(void *collector);
+static _Bool (*pn_collector_more_)(void *collector);
+static int (*pn_event_type_)(void *event); /* (pn_event_type_t, an enum) */
+static void *(*pn_event_delivery_)(void *event);
 static int bound;
+static int delivery_event; /* PN_DELIVERY's value, given to bind by cffi, which knows the enum */
+
+enum { SOLE = 1, TAKEN = 0, AGAIN = -1, GONE = -2 };
 
 static PyObject *LEFT;
 
-static PyObject *bind_proton(PyObject *self, PyObject *arg) {
-    const char *path = PyUnicode_AsUTF8(arg);
-    if (path == NULL)
+static PyObject *bind_proton(PyObject *self, PyObject *args) {
+    const char *path;
+    if (!PyArg_ParseTuple(args, "si:bind", &path, &delivery_event))
         return NULL;
     void *lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
     if (lib == NULL)
@@ -54,6 +75,13 @@ static PyObject *bind_proton(PyObject *self, PyObject *arg) {
         {(void **)&pn_transport_pending_, "pn_transport_pending"},
         {(void **)&pn_transport_head_, "pn_transport_head"},
         {(void **)&pn_transport_pop_, "pn_transport_pop"},
+        {(void **)&pn_transport_capacity_, "pn_transport_capacity"},
+        {(void **)&pn_transport_tail_, "pn_transport_tail"},
+        {(void **)&pn_transport_process_, "pn_transport_process"},
+        {(void **)&pn_collector_peek_, "pn_collector_peek"},
+        {(void **)&pn_collector_more_, "pn_collector_more"},
+        {(void **)&pn_event_type_, "pn_event_type"},
+        {(void **)&pn_event_delivery_, "pn_event_delivery"},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
         void *fn = dlsym(lib, table[i].name);
@@ -163,8 +191,52 @@ static PyObject *transfer_out(PyObject *self, PyObject *const *args, Py_ssize_t 
     return out;
 }
 
+static PyObject *read_in(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4)
+        return PyErr_Format(PyExc_TypeError, "read_in takes 4 arguments (%zd given)", nargs);
+    if (!bound) {
+        PyErr_SetString(PyExc_RuntimeError, "read_in before bind");
+        return NULL;
+    }
+    int fd = (int)PyLong_AsLong(args[0]);
+    void *transport = PyLong_AsVoidPtr(args[1]);
+    void *collector = PyLong_AsVoidPtr(args[2]);
+    void *delivery = PyLong_AsVoidPtr(args[3]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (transport == NULL || collector == NULL) {
+        PyErr_SetString(PyExc_ValueError, "read_in: a null transport or collector");
+        return NULL;
+    }
+    ssize_t capacity = pn_transport_capacity_(transport);
+    if (capacity <= 0)
+        return PyLong_FromLong(GONE);
+    char *tail = pn_transport_tail_(transport);
+    if (tail == NULL)
+        return PyLong_FromLong(GONE);
+    ssize_t n;
+    int err;
+    Py_BEGIN_ALLOW_THREADS
+    n = read(fd, tail, (size_t)capacity);
+    err = errno;
+    Py_END_ALLOW_THREADS
+    if (n < 0)
+        return PyLong_FromLong(err == EAGAIN || err == EWOULDBLOCK || err == EINTR ? AGAIN : GONE);
+    if (n == 0)
+        return PyLong_FromLong(GONE); /* the end stays readable: the loop sees it too */
+    /* (a framing error is an event like any other: the provider's handling meets it) */
+    pn_transport_process_(transport, (size_t)n);
+    void *event = pn_collector_peek_(collector);
+    int sole = delivery != NULL && event != NULL && !pn_collector_more_(collector)
+               && pn_event_type_(event) == delivery_event && pn_event_delivery_(event) == delivery;
+    return PyLong_FromLong(sole ? SOLE : TAKEN);
+}
+
 static PyMethodDef methods[] = {
-    {"bind", bind_proton, METH_O, "Resolve proton's functions in the library at path."},
+    {"bind", bind_proton, METH_VARARGS,
+     "bind(path, delivery_event): resolve proton's functions in the library at path."},
+    {"read_in", (PyCFunction)(void (*)(void))read_in, METH_FASTCALL,
+     "read_in(fd, transport, collector, delivery) -> SOLE, TAKEN, AGAIN or GONE"},
     {"transfer_out", (PyCFunction)(void (*)(void))transfer_out, METH_FASTCALL,
      "transfer_out(link, tag, data, transport, fd) -> (delivery, rest)"},
     {"one_plain_frame", py_one_plain_frame, METH_O,
@@ -179,7 +251,9 @@ PyMODINIT_FUNC PyInit__ctransfer(void) {
     if (m == NULL)
         return NULL;
     LEFT = PyUnicode_InternFromString("left");
-    if (LEFT == NULL || PyModule_AddObjectRef(m, "LEFT", LEFT) < 0) {
+    if (LEFT == NULL || PyModule_AddObjectRef(m, "LEFT", LEFT) < 0
+        || PyModule_AddIntConstant(m, "SOLE", SOLE) < 0 || PyModule_AddIntConstant(m, "TAKEN", TAKEN) < 0
+        || PyModule_AddIntConstant(m, "AGAIN", AGAIN) < 0 || PyModule_AddIntConstant(m, "GONE", GONE) < 0) {
         Py_DECREF(m);
         return NULL;
     }

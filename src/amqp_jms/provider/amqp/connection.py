@@ -307,8 +307,35 @@ class AmqpProvider(OpenCloseHandling, Provider):
 
     def read_answer(self, fut: concurrent.futures.Future[Any], timeout: float | None) -> None:
         """``answer_here``'s reading: until ``fut`` is resolved, polling first per
-        ``provider.futureType`` (Qpid JMS's option for the futures of its requests)."""
-        self._read_here(lambda data: self._handle_here(data, fut), timeout, self._answer_spin)
+        ``provider.futureType`` (Qpid JMS's option for the futures of its requests). Where the
+        accelerator is built, each read goes straight into proton (``_take_answer``)."""
+        self._read_here(lambda data: self._handle_here(data, fut), timeout, self._answer_spin,
+                        self._take_answer(fut))
+
+    def _take_answer(self, fut: concurrent.futures.Future[Any]) -> Callable[[], bool | None] | None:
+        """``read_answer``'s reads by the C accelerator (``write_through.read_in``): one read of
+        the socket into proton, which also tells whether the only event then pending is the
+        delivery of ``fut``'s transfer, the usual answer (``_answered_alone`` without looking);
+        the rest is ``_handle_here``'s. None where it is not built, or ``fut`` has no transfer
+        (it was handed to the I/O thread, or failed before it was made)."""
+        read_in, eng, fd = write_through.read_in, self.engine, self._socket_fd
+        transfer = getattr(fut, "transfer", None)
+        if read_in is None or eng is None or fd is None or transfer is None:
+            return None
+        transport, collector, delivery = eng.transport_addr, eng.collector_addr, ptr_addr(transfer[0])
+
+        def take() -> bool | None:
+            if self.engine is not eng or self.failure is not None:
+                return None  # (the loop's to handle, as _handle_here hands it over)
+            # (its delivery matched only while it waits: once answered, the delivery may be
+            # settled and freed, and its address given to a later transfer, whose answer this
+            # is not)
+            status = read_in(fd, transport, collector, 0 if fut.done() else delivery)
+            if status < 0:
+                return None if status == write_through.GONE else False
+            return self._took_input(eng, fut, None, status == write_through.SOLE)
+
+        return take
 
     def read_until(self, done: Callable[[], bool], timeout: float | None) -> None:
         """``answer_here``'s reading for a wait that is no send: until ``done()`` (a receive's
@@ -317,12 +344,14 @@ class AmqpProvider(OpenCloseHandling, Provider):
         option for its request futures, and its receives wait on their message queue."""
         self._read_here(lambda data: self._handle_here(data, None, done), timeout, 0.0)
 
-    def _read_here(self, handle: Callable[[bytes], bool], timeout: float | None, spin: float) -> None:
-        """The caller's own read (``LoopThread.read_here``), bytes going to ``handle``, for at
-        most ``timeout`` or ``READ_HERE_SECONDS``; only on a plain TCP socket past SASL."""
+    def _read_here(self, handle: Callable[[bytes], bool], timeout: float | None, spin: float,
+                   take: Callable[[], bool | None] | None = None) -> None:
+        """The caller's own read (``LoopThread.read_here``), bytes going to ``handle`` (or read
+        and handed on by ``take``), for at most ``timeout`` or ``READ_HERE_SECONDS``; only on a
+        plain TCP socket past SASL."""
         fd = self._own_read_fd()
         if fd is not None:
-            self.loop_thread.read_here(fd, handle, _read_budget(timeout), self._torn_here, spin)
+            self.loop_thread.read_here(fd, handle, _read_budget(timeout), self._torn_here, spin, take)
 
     def _own_read_fd(self) -> int | None:
         """The socket a waiting caller may read itself, or None: only a plain TCP socket past
@@ -364,6 +393,18 @@ class AmqpProvider(OpenCloseHandling, Provider):
             return True
         try:
             eng.receive_data(data)
+        except Exception:  # never lose the rest: the I/O thread's flush meets the cause itself
+            self.log.debug("a waiting caller's read stopped", exc_info=True)
+            self._to_loop(self.flush)
+            return True
+        return self._took_input(eng, fut, done, None)
+
+    def _took_input(self, eng: Engine, fut: concurrent.futures.Future[Any] | None,
+                    done: Callable[[], bool] | None, sole: bool | None) -> bool:
+        """``_handle_here`` once what was read is in the engine. ``sole``: whether the only
+        pending event is the delivery of ``fut``'s transfer, when the read said so already
+        (``_take_answer``); None: look."""
+        try:
             now = self.loop.time()
             if now - self._ticked_here >= TICK_HERE_SECONDS:
                 # the peer's last sign of life, as ``_on_data`` ticks; dated to within
@@ -375,7 +416,7 @@ class AmqpProvider(OpenCloseHandling, Provider):
             # and proton may give its address to a later transfer, whose answer this is not;
             # a caller on another thread's event loop may read on after the I/O thread took
             # its answer, ``read_lease``)
-            alone = fut is not None and not fut.done() and self._answered_alone(eng, fut)
+            alone = fut is not None and not fut.done() and self._answered_alone(eng, fut, sole)
             left = False if alone else self._dispatch_here(eng)
             if eng.has_output():  # (an answer rarely needs one: not its own cost per message)
                 self._write_output(eng)
@@ -391,19 +432,21 @@ class AmqpProvider(OpenCloseHandling, Provider):
         return fut.done() if fut is not None else done is not None and done()
 
     @staticmethod
-    def _answered_alone(eng: Engine, fut: concurrent.futures.Future[Any]) -> bool:
+    def _answered_alone(eng: Engine, fut: concurrent.futures.Future[Any], sole: bool | None = None) -> bool:
         """The usual answer, taken without the events: when the one event pending is the
         delivery of ``fut``'s transfer, its producer reads its outcome directly
         (``AmqpProducer.accepted_alone``). The event is left for the next taker of events
         (the next send's write, which takes them while the peer works on it, or the I/O
         thread), so settling it is off this caller's round trip; being the only one, it
-        hides nothing that needs the I/O thread."""
+        hides nothing that needs the I/O thread. ``sole``: whether that is so, when the read
+        that brought the event found out already (``_take_answer``); None: look."""
         transfer = getattr(fut, "transfer", None)
-        if transfer is None:
+        if transfer is None or sole is False:
             return False
-        ev = eng.sole_event()
-        if ev is None or _event_type(ev) != _PN_DELIVERY or _event_delivery(ev) != transfer[0]:
-            return False
+        if sole is None:
+            ev = eng.sole_event()
+            if ev is None or _event_type(ev) != _PN_DELIVERY or _event_delivery(ev) != transfer[0]:
+                return False
         delivery, producer, tag = transfer
         return bool(producer.accepted_alone(delivery, tag, fut))
 
