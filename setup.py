@@ -14,7 +14,8 @@ pure-Python wheel, ``py3-none-any``, for platforms without a compiled one.
   the expat-backed ElementTree parser).
 - ``mq._mqout``: assembling the MQMD and RFH2 bytes on the outgoing path (else struct and str).
 - ``mapping.codec._csections``: ``decode_sections``, the AMQP sections of every received message
-  and of every transfer the broker routes (else ``sections.decode_sections_py``).
+  and of every transfer the broker routes (else ``sections.decode_sections_py``); and a producer's
+  plain text or bytes message assembled from its shape (else ``outbound._encode``'s Python).
 - ``provider.amqp._ctransfer``: a waiting send's transfer and its write to the socket in one call
   (else the provider's Python path: ``write_through``).
 """

@@ -455,3 +455,46 @@ def test_a_producers_plain_messages_encode_as_the_full_path_encodes_them(
     got = decode(cached)
     assert (got.get_jms_message_id(), got.get_jms_timestamp(), got.get_jms_priority()) == (
         "ID:" + ids[1], stamps[1], priority)
+
+
+needs_c_assembly = pytest.mark.skipif(outbound._encode_plain is None,
+                                      reason="the C accelerator _csections was not built")
+_C_BODIES = st.one_of(
+    st.builds(lambda b: BytesMessage(b), st.binary(max_size=700)),
+    st.builds(lambda t: TextMessage(t), st.text(max_size=400)),
+    st.builds(lambda: TextMessage()),
+)
+
+
+@needs_c_assembly
+@settings(max_examples=300, deadline=None)
+@given(m=_C_BODIES, message_id=st.text(max_size=300), stamp=st.integers(-(2**63), 2**63 - 1).filter(bool),
+       mode=st.sampled_from([1, 2]), priority=st.integers(0, 9))
+def test_the_c_assembly_of_a_plain_message_is_the_python_one(
+    m: Message, message_id: str, stamp: int, mode: int, priority: int,
+) -> None:
+    """A plain text or bytes message whose shape is known is assembled in C
+    (``sections.encode_plain``): byte for byte what the Python path assembles, for ids and
+    bodies on both sides of the 8-bit sizes, any timestamp."""
+    dest, ctx = Queue("orders"), MappingContext()
+    encode(_plain(type(m)(), dest, "ID:first", 1, mode, priority), context=ctx)  # the shape
+    _plain(m, dest, "ID:" + message_id, stamp, mode, priority)
+    fast = encode(m, context=ctx)
+    assert outbound._encode_plain is not None
+    saved, outbound._encode_plain = outbound._encode_plain, None
+    try:
+        assert fast == encode(m, context=ctx)
+    finally:
+        outbound._encode_plain = saved
+
+
+@needs_c_assembly
+def test_what_the_c_assembly_cannot_carry_is_refused_by_the_python_path_by_name() -> None:
+    dest, ctx = Queue("orders"), MappingContext()
+    encode(_plain(TextMessage("a"), dest, "ID:first", 1, 2, 4), context=ctx)
+    with pytest.raises(MessageFormatException, match="not encodable as UTF-8"):
+        encode(_plain(TextMessage("bad \ud800"), dest, "ID:second", 2, 2, 4), context=ctx)
+    assert outbound._encode_plain is not None
+    assert outbound._encode_plain(b"", "ID:x", b"", 1, 2, {}) is None  # a map: not its kind
+    assert outbound._encode_plain(b"", "ID:x", b"", 2**70, 5, "t") is None  # past 64 bits
+    assert outbound._encode_plain(b"", "ID:x", b"", 1, 3, "not bytes") is None

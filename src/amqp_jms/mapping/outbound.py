@@ -19,9 +19,9 @@ from typing import Any
 from ..destination import Destination
 from ..exceptions import MessageFormatException
 from ..message import Message, MessageData
-from ..message._data import message_class, view
+from ..message._data import BodyKind, message_class, view
 from ..types import Symbol, UByte, UInt
-from .body import MSG_TYPE, encode_body
+from .body import MSG_TYPE, OCTET_STREAM, encode_body
 from .codec._encode import (
     _ENCODERS,
     _STRINGS,
@@ -34,6 +34,7 @@ from .codec._encode import (
     encode_value,
 )
 from .codec.sections import _list_of
+from .codec.sections import encode_plain as _encode_plain
 from .context import MappingContext, resolve_context
 from .destinations import _BYTES as _DEST_BYTES
 from .destinations import (
@@ -225,6 +226,10 @@ def _id(value: Any) -> bytes:
 _SHAPES: dict[tuple[int, int, int, int, int],
               tuple[object, object, Symbol | None, bytes, bytes]] = {}  # (compared by identity)
 _PLAIN_FIELDS = 10  # message-id .. creation-time: none trailing null
+#: the kinds whose plain messages the C accelerator assembles (``sections.encode_plain``), with
+#: the content type their shape has (``encode_body``'s)
+_PLAIN_C_KINDS: dict[int, Symbol | None] = {int(BodyKind.TEXT): None, int(BodyKind.BYTES): OCTET_STREAM}
+_NOT_PLAIN_C = object()
 
 
 def _encode(message: MessageData, ctx: MappingContext) -> bytes:
@@ -236,13 +241,20 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
              and reply_to is None and subject is None and not expiration and timestamp
              and (not delivery_time or delivery_time == timestamp) and type(message_id) is str
              and message_id.startswith("ID:") and not message_id.startswith("ID:AMQP_"))
-    body, content_type = encode_body(code, body_value)
+    shape = None
     if plain:
         shape_key = (code, id(dest), id(ctx), delivery_mode, priority)
         shape = _SHAPES.get(shape_key)
-        if shape is not None and shape[0] is dest and shape[1] is ctx and shape[2] is content_type:
-            props_body = _encode_str(message_id) + shape[4] + _pack_q(0x83, timestamp)  # type: ignore[arg-type]
-            return b"".join((shape[3], _PROPS, compound(0xC0, props_body, _PLAIN_FIELDS), body))
+        if (shape is not None and _encode_plain is not None and shape[0] is dest and shape[1] is ctx
+                and shape[2] is _PLAIN_C_KINDS.get(code, _NOT_PLAIN_C)):
+            # the same bytes assembled in C (a text or bytes body); None: the path below
+            fast = _encode_plain(shape[3], message_id, shape[4], timestamp, code, body_value)  # type: ignore[arg-type]
+            if fast is not None:
+                return fast
+    body, content_type = encode_body(code, body_value)
+    if shape is not None and shape[0] is dest and shape[1] is ctx and shape[2] is content_type:
+        props_body = _encode_str(message_id) + shape[4] + _pack_q(0x83, timestamp)  # type: ignore[arg-type]
+        return b"".join((shape[3], _PROPS, compound(0xC0, props_body, _PLAIN_FIELDS), body))
 
     # message annotations (the usual combinations come from a cache of whole sections)
     app_specific = False

@@ -3,6 +3,8 @@
  *
  * - decode_sections(data, *, body=True): the Sections the Python decode_sections returns.
  * - try_decode(data, body=True): the same, or None where this decoder does not go (no fallback).
+ * - encode_plain(...): the other way, for a producer's plain text or bytes message whose shape
+ *   mapping.outbound._encode knows (below).
  *
  * The C path covers what messages carry: the section framing with the short 0x00 0x53 descriptor,
  * and every AMQP type except char, the decimals, arrays and described values. Anything else, and
@@ -712,7 +714,126 @@ static PyObject *init(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* -- encoding: a producer's plain message -------------------------------------------------------
+ *
+ * encode_plain(head, message_id, fields, timestamp, kind, body) -> bytes, or None where it does
+ * not go: the transfer payload mapping.outbound._encode assembles for a "plain" message (its
+ * _SHAPES: no properties, correlation, reply-to, subject or expiry, a usual JMSMessageID) whose
+ * shape it has seen, byte for byte: head (the header and message-annotations sections), then the
+ * properties section (message-id, the shape's fields from user-id to absolute-expiry-time,
+ * creation-time), then the body: kind 5 (TEXT) an amqp-value string (or null), kind 3 (BYTES) a
+ * data section. None (the Python path then encodes it, or says what is wrong) for another kind,
+ * a body of another type, a string UTF-8 cannot carry, a timestamp past 64 bits. */
+
+static void put_u32(unsigned char *p, size_t v) {
+    p[0] = (unsigned char)(v >> 24); p[1] = (unsigned char)(v >> 16);
+    p[2] = (unsigned char)(v >> 8); p[3] = (unsigned char)v;
+}
+
+/* the size of a str8/str32 or vbin8/vbin32 of n bytes */
+static size_t variable_size(size_t n) { return n < 256 ? 2 + n : 5 + n; }
+
+static unsigned char *put_variable(unsigned char *p, unsigned char code8, const char *data, size_t n) {
+    if (n < 256) {
+        *p++ = code8;
+        *p++ = (unsigned char)n;
+    } else {
+        *p++ = (unsigned char)(code8 + 0x10);
+        put_u32(p, n);
+        p += 4;
+    }
+    memcpy(p, data, n);
+    return p + n;
+}
+
+static PyObject *encode_plain(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6)
+        return PyErr_Format(PyExc_TypeError, "encode_plain takes 6 arguments (%zd given)", nargs);
+    PyObject *head = args[0], *message_id = args[1], *fields = args[2], *body = args[5];
+    if (!PyBytes_Check(head) || !PyBytes_Check(fields) || !PyUnicode_Check(message_id))
+        Py_RETURN_NONE;
+    int overflow;
+    long long timestamp = PyLong_AsLongLongAndOverflow(args[3], &overflow);
+    long kind = PyLong_AsLong(args[4]);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    if (overflow)
+        Py_RETURN_NONE;
+    Py_ssize_t id_len, body_len = 0;
+    const char *id = PyUnicode_AsUTF8AndSize(message_id, &id_len);
+    if (id == NULL) { /* (a lone surrogate: the Python path names it) */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    const char *body_data = NULL;
+    unsigned char body_code;
+    static const unsigned char VALUE[3] = {0x00, 0x53, 0x77}, DATA[3] = {0x00, 0x53, 0x75};
+    const unsigned char *section;
+    if (kind == 5) { /* TEXT: str or None */
+        section = VALUE;
+        body_code = 0xA1;
+        if (body != Py_None) {
+            if (!PyUnicode_Check(body))
+                Py_RETURN_NONE;
+            body_data = PyUnicode_AsUTF8AndSize(body, &body_len);
+            if (body_data == NULL) {
+                PyErr_Clear();
+                Py_RETURN_NONE;
+            }
+        }
+    } else if (kind == 3) { /* BYTES: bytes */
+        if (!PyBytes_Check(body))
+            Py_RETURN_NONE;
+        section = DATA;
+        body_code = 0xA0;
+        body_data = PyBytes_AS_STRING(body);
+        body_len = PyBytes_GET_SIZE(body);
+    } else {
+        Py_RETURN_NONE;
+    }
+    size_t props_body = variable_size((size_t)id_len) + (size_t)PyBytes_GET_SIZE(fields) + 9;
+    int small = props_body < 255; /* (and ten fields: the 8-bit list, as compound decides) */
+    size_t list = small ? 3 + props_body : 9 + props_body;
+    size_t body_size = body_data == NULL ? 1 : variable_size((size_t)body_len);
+    size_t total = (size_t)PyBytes_GET_SIZE(head) + 3 + list + 3 + body_size;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)total);
+    if (out == NULL)
+        return NULL;
+    unsigned char *p = (unsigned char *)PyBytes_AS_STRING(out);
+    memcpy(p, PyBytes_AS_STRING(head), (size_t)PyBytes_GET_SIZE(head));
+    p += PyBytes_GET_SIZE(head);
+    *p++ = 0x00; *p++ = 0x53; *p++ = 0x73; /* properties */
+    if (small) {
+        *p++ = 0xC0;
+        *p++ = (unsigned char)(props_body + 1);
+        *p++ = 10;
+    } else {
+        *p++ = 0xD0;
+        put_u32(p, props_body + 4);
+        put_u32(p + 4, 10);
+        p += 8;
+    }
+    p = put_variable(p, 0xA1, id, (size_t)id_len);
+    memcpy(p, PyBytes_AS_STRING(fields), (size_t)PyBytes_GET_SIZE(fields));
+    p += PyBytes_GET_SIZE(fields);
+    *p++ = 0x83; /* timestamp */
+    unsigned long long t = (unsigned long long)timestamp;
+    for (int i = 7; i >= 0; i--)
+        *p++ = (unsigned char)(t >> (8 * i));
+    memcpy(p, section, 3);
+    p += 3;
+    if (body_data == NULL)
+        *p++ = 0x40; /* null */
+    else
+        p = put_variable(p, body_code, body_data, (size_t)body_len);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"encode_plain", (PyCFunction)(void (*)(void))encode_plain, METH_FASTCALL,
+     "encode_plain(head, message_id, fields, timestamp, kind, body) -> bytes or None"},
     {"init", init, METH_VARARGS,
      "init(Sections, Header, Properties, UByte, UShort, UInt, ULong, Byte, Short, Int, Float, Timestamp, "
      "Symbol, uuid_from_bytes, python_decode_sections): bind the classes the decoder builds"},

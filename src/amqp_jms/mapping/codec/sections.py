@@ -19,6 +19,7 @@ truncated/garbage bytes all raise :class:`~amqp_jms.exceptions.MessageFormatExce
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from ..._accel import load_accelerator
@@ -468,6 +469,12 @@ if _accel is not None:
         decode_sections_py,
     )
     decode_sections = _accel.decode_sections  # (the same function, in C)
+
+#: ``encode_plain(head, message_id, fields, timestamp, kind, body)``: the C assembly of a
+#: producer's plain message from its shape (``mapping.outbound._encode``), or None where the
+#: accelerator is not built; it returns None itself for what it does not encode
+encode_plain: Callable[[bytes, str, bytes, int, int, Any], bytes | None] | None = (
+    None if _accel is None else _accel.encode_plain)
 
 
 # -- encoding ---------------------------------------------------------------------------------
