@@ -134,6 +134,7 @@ def test_without_the_accelerator_the_same_messages_arrive(
     broker: BrokerProcess, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(write_through, "transfer_out", None)
+    monkeypatch.setattr(write_through, "read_in", None)
     payloads = _payloads()
     with ConnectionFactory(broker.url).create_connection() as conn:
         s = conn.create_session()
