@@ -750,7 +750,7 @@ static PyObject *encode_plain(PyObject *self, PyObject *const *args, Py_ssize_t 
     if (nargs != 6)
         return PyErr_Format(PyExc_TypeError, "encode_plain takes 6 arguments (%zd given)", nargs);
     PyObject *head = args[0], *message_id = args[1], *fields = args[2], *body = args[5];
-    if (!PyBytes_Check(head) || !PyBytes_Check(fields) || !PyUnicode_Check(message_id))
+    if (!PyBytes_Check(head) || !PyBytes_Check(fields) || !PyUnicode_CheckExact(message_id))
         Py_RETURN_NONE;
     int overflow;
     long long timestamp = PyLong_AsLongLongAndOverflow(args[3], &overflow);
@@ -775,7 +775,7 @@ static PyObject *encode_plain(PyObject *self, PyObject *const *args, Py_ssize_t 
         section = VALUE;
         body_code = 0xA1;
         if (body != Py_None) {
-            if (!PyUnicode_Check(body))
+            if (!PyUnicode_CheckExact(body)) /* (the exact types the Python path's rules name) */
                 Py_RETURN_NONE;
             body_data = PyUnicode_AsUTF8AndSize(body, &body_len);
             if (body_data == NULL) {
@@ -784,7 +784,7 @@ static PyObject *encode_plain(PyObject *self, PyObject *const *args, Py_ssize_t 
             }
         }
     } else if (kind == 3) { /* BYTES: bytes */
-        if (!PyBytes_Check(body))
+        if (!PyBytes_CheckExact(body))
             Py_RETURN_NONE;
         section = DATA;
         body_code = 0xA0;

@@ -205,7 +205,7 @@ class AmqpProducer(AmqpLink, ProviderProducer):
         # (not for a transaction's send, whose delivery carries a state before its bytes, nor a
         # presettled one, settled before proton writes it)
         d = (self.provider.transfer_out(self._link_addr, tag_bytes, data)
-             if here and txn is None and not presettle else None)
+             if here and txn is None and not presettle and self._link_addr else None)
         if d is None:
             # straight to proton-c: no Delivery wrapper per message
             impl = snd._impl
