@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 from proton import Delivery
+from send_paths import send_path  # noqa: F401  (autouse: every test on both paths)
 
 from amqp_jms import ConnectionFactory, JMSException, Queue
 from amqp_jms.client import Connection, MessageProducer, Session
@@ -27,18 +28,6 @@ from amqp_jms.provider.amqp import write_through
 from amqp_jms.testing.peer import TestPeer, _Expect
 
 FAST = "?jms.closeTimeout=2000&jms.requestTimeout=5000"
-
-
-@pytest.fixture(autouse=True, params=["C", "Python"])
-def send_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test on both paths of a waiting send: the C transfer-and-write and answer read
-    (``write_through``), where it is built, and the Python path it stands in for."""
-    if request.param == "Python":
-        monkeypatch.setattr(write_through, "transfer_out", None)
-        monkeypatch.setattr(write_through, "read_in", None)
-    elif write_through.transfer_out is None:
-        pytest.skip("the C accelerator _ctransfer was not built")
-    return str(request.param)
 
 
 @pytest.fixture
@@ -164,8 +153,36 @@ def test_a_sender_interrupted_while_waiting_leaves_the_connection_whole(peer: Te
     assert heard == []
 
 
+def _send_interrupted_in(peer: TestPeer, conn: Connection, monkeypatch: Any, method: str
+                         ) -> tuple[Session, MessageProducer, list[int]]:
+    """A waiting send interrupted (KeyboardInterrupt) the first time the provider's ``method``
+    runs, as its answer is read: the session, the producer and the calls to ``method``."""
+    original = getattr(amqp_connection.AmqpProvider, method)
+    calls = [0]
+
+    def interrupted(self: Any, *args: Any) -> bool:
+        calls[0] += 1
+        if calls[0] == 1:
+            raise KeyboardInterrupt
+        return bool(original(self, *args))
+
+    held: list[Delivery] = []
+    s, p = _producer(peer, conn)
+    _held_transfer(peer, held)
+    monkeypatch.setattr(amqp_connection.AmqpProvider, method, interrupted)
+    # the answer comes once the sender surely reads (this in-process peer would otherwise race
+    # it, for the socket and for the GIL), inside a read budget made long enough
+    monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
+    timer = threading.Timer(0.2, lambda: _answer(peer, held[0]))
+    timer.start()
+    with pytest.raises(KeyboardInterrupt):
+        p.send(s.create_text_message("x"))
+    timer.join()
+    return s, p, calls
+
+
 def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
-    peer: TestPeer, monkeypatch: Any, send_path: str,
+    peer: TestPeer, monkeypatch: Any, send_path: str,  # noqa: F811 (the imported fixture)
 ) -> None:
     """Interrupted between reading the socket and handing the bytes to the engine, a frame may
     be lost: the connection is failed, with a reason, rather than waiting forever for it. (The
@@ -175,29 +192,9 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
         pytest.skip("the Python read's own case (the C read's is the next test)")
     heard: list[JMSException] = []
     got = threading.Event()
-    original = amqp_connection.AmqpProvider._handle_here
-    calls = [0]
-
-    def interrupted(self: Any, data: bytes, fut: Any) -> bool:
-        calls[0] += 1
-        if calls[0] == 1:
-            raise KeyboardInterrupt
-        return original(self, data, fut)
-
-    held: list[Delivery] = []
     with _conn(peer) as conn:
         conn.set_exception_listener(lambda e: (heard.append(e), got.set()))
-        s, p = _producer(peer, conn)
-        _held_transfer(peer, held)
-        monkeypatch.setattr(amqp_connection.AmqpProvider, "_handle_here", interrupted)
-        # the answer comes once the sender surely reads (this in-process peer would otherwise
-        # race it, for the socket and for the GIL), inside a read budget made long enough
-        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
-        timer = threading.Timer(0.2, lambda: _answer(peer, held[0]))
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            p.send(s.create_text_message("x"))
-        timer.join()
+        s, p, calls = _send_interrupted_in(peer, conn, monkeypatch, "_handle_here")
         assert got.wait(5), "the connection went on with a frame missing"
         assert "interrupted while reading" in str(heard[0])
         with pytest.raises(JMSException):
@@ -207,7 +204,7 @@ def test_a_sender_interrupted_after_reading_ends_the_connection_loudly(
 
 @pytest.mark.skipif(write_through.read_in is None, reason="the C accelerator _ctransfer was not built")
 def test_a_sender_interrupted_once_its_answer_is_in_the_engine_leaves_the_connection_whole(
-    peer: TestPeer, monkeypatch: Any, send_path: str,
+    peer: TestPeer, monkeypatch: Any, send_path: str,  # noqa: F811 (the imported fixture)
 ) -> None:
     """The C read puts what it read into the engine in the same call: interrupted right after,
     nothing is lost. The send raises the interrupt, its answer stays in the engine for whoever
@@ -215,27 +212,9 @@ def test_a_sender_interrupted_once_its_answer_is_in_the_engine_leaves_the_connec
     if send_path != "C":
         pytest.skip("the C read's own case (the Python read's is the test before)")
     heard: list[JMSException] = []
-    original = amqp_connection.AmqpProvider._took_input
-    calls = [0]
-
-    def interrupted(self: Any, *args: Any) -> bool:
-        calls[0] += 1
-        if calls[0] == 1:
-            raise KeyboardInterrupt
-        return original(self, *args)
-
-    held: list[Delivery] = []
     with _conn(peer) as conn:
         conn.set_exception_listener(heard.append)
-        s, p = _producer(peer, conn)
-        _held_transfer(peer, held)
-        monkeypatch.setattr(amqp_connection.AmqpProvider, "_took_input", interrupted)
-        monkeypatch.setattr(amqp_connection, "READ_HERE_SECONDS", 5.0)
-        timer = threading.Timer(0.2, lambda: _answer(peer, held[0]))
-        timer.start()
-        with pytest.raises(KeyboardInterrupt):
-            p.send(s.create_text_message("x"))
-        timer.join()
+        s, p, calls = _send_interrupted_in(peer, conn, monkeypatch, "_took_input")
         assert calls[0] == 1
         peer.expect_transfer()
         p.send(s.create_text_message("after"))

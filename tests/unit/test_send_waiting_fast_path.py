@@ -17,27 +17,15 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from send_paths import send_path  # noqa: F401  (autouse: every test on both paths)
 
 from amqp_jms import ConnectionFactory, JMSException, Queue, TextMessage
 from amqp_jms.aio import AsyncConnectionFactory
-from amqp_jms.provider.amqp import write_through
 from amqp_jms.provider.amqp.connection import AmqpProvider
 from amqp_jms.provider.amqp.producer import AmqpProducer
 from amqp_jms.testing.peer import TestPeer
 
 OPTIONS = "?jms.closeTimeout=1000&jms.requestTimeout=5000&jms.sendTimeout=3000&amqp.drainTimeout=1000"
-
-
-@pytest.fixture(autouse=True, params=["C", "Python"])
-def send_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Each test on both paths of a waiting send: the C transfer-and-write and answer read
-    (``write_through``), where it is built, and the Python path it stands in for."""
-    if request.param == "Python":
-        monkeypatch.setattr(write_through, "transfer_out", None)
-        monkeypatch.setattr(write_through, "read_in", None)
-    elif write_through.transfer_out is None:
-        pytest.skip("the C accelerator _ctransfer was not built")
-    return str(request.param)
 
 
 @pytest.fixture
