@@ -216,6 +216,11 @@ def test_a_sender_interrupted_once_its_answer_is_in_the_engine_leaves_the_connec
         conn.set_exception_listener(heard.append)
         s, p, calls = _send_interrupted_in(peer, conn, monkeypatch, "_took_input")
         assert calls[0] == 1
+        # its answer is handled by the I/O thread, woken for it, not left for the next send
+        deadline = time.monotonic() + 5
+        while conn.metrics().sends_accepted < 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert conn.metrics().sends_accepted == 1
         peer.expect_transfer()
         p.send(s.create_text_message("after"))
         peer.wait()
