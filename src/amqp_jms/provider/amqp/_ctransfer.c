@@ -178,8 +178,11 @@ static PyObject *transfer_out(PyObject *self, PyObject *const *args, Py_ssize_t 
             } else {
                 rest = PyBytes_FromStringAndSize(head + sent, pending - sent);
                 if (rest == NULL) {
+                    /* (out of memory: what the socket took is taken from proton, which keeps the
+                     * rest for the provider's next write, so no byte goes out twice) */
+                    pn_transport_pop_(transport, (size_t)sent);
                     Py_DECREF(address);
-                    return NULL; /* (proton keeps the bytes: the Python path writes them) */
+                    return NULL;
                 }
             }
             pn_transport_pop_(transport, (size_t)pending);
