@@ -245,14 +245,16 @@ def _encode(message: MessageData, ctx: MappingContext) -> bytes:
     if plain:
         shape_key = (code, id(dest), id(ctx), delivery_mode, priority)
         shape = _SHAPES.get(shape_key)
-        if (shape is not None and _encode_plain is not None and shape[0] is dest and shape[1] is ctx
+        if shape is not None and (shape[0] is not dest or shape[1] is not ctx):
+            shape = None  # (a key whose objects are gone, their ids reused)
+        if (shape is not None and _encode_plain is not None
                 and shape[2] is _PLAIN_C_KINDS.get(code, _NOT_PLAIN_C)):
             # the same bytes assembled in C (a text or bytes body); None: the path below
             fast = _encode_plain(shape[3], message_id, shape[4], timestamp, code, body_value)  # type: ignore[arg-type]
             if fast is not None:
                 return fast
     body, content_type = encode_body(code, body_value)
-    if shape is not None and shape[0] is dest and shape[1] is ctx and shape[2] is content_type:
+    if shape is not None and shape[2] is content_type:
         props_body = _encode_str(message_id) + shape[4] + _pack_q(0x83, timestamp)  # type: ignore[arg-type]
         return b"".join((shape[3], _PROPS, compound(0xC0, props_body, _PLAIN_FIELDS), body))
 

@@ -770,8 +770,8 @@ class AmqpProvider(OpenCloseHandling, Provider):
                 or not self._frames.at_frame_boundary):
             return None
         address, rest = transfer_out(link_addr, tag, data, eng.transport_addr, fd)
-        if rest is not None and rest is not write_through.LEFT and self._transport is not None:
-            self._transport.write(rest)  # type: ignore[arg-type]
+        if isinstance(rest, bytes) and self._transport is not None:  # (not None, not LEFT)
+            self._transport.write(rest)
         return _as_delivery(address)
 
     def _write_output(self, eng: Engine) -> None:
